@@ -1,0 +1,45 @@
+# The two commands of the README, and the rest of the developer loop.
+#   make demo    install what is missing, build, run the example, print the verdict
+#   make test    install what is missing, build (warnings are errors), run every test with CTest
+#   make bench   Release build of the benchmarks; prints one BENCH line per figure at the end
+#   make asan    the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make format  clang-format every source file
+
+BUILD   ?= build
+JOBS    ?= $(shell nproc)
+CTEST_ARGS ?=
+
+.PHONY: all deps configure build test demo bench asan format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIELDPROOF_WERROR=ON
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+demo: build
+	@bash scripts/demo.sh $(BUILD)
+
+bench: deps
+	cmake --preset release >/dev/null
+	cmake --build build-release -j $(JOBS)
+	@bash scripts/run-bench.sh build-release
+
+asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+format:
+	git ls-files '*.cpp' '*.hpp' '*.h' '*.cc' | xargs -r clang-format -i
+
+clean:
+	rm -rf build build-debug build-release build-asan

@@ -1,0 +1,57 @@
+# Helpers shared by every part: warnings, sanitizers, libraries, tests and benchmarks.
+
+set(FIELDPROOF_WARNINGS -Wall -Wextra -Wpedantic)
+if(FIELDPROOF_WERROR)
+  list(APPEND FIELDPROOF_WARNINGS -Werror)
+endif()
+
+if(FIELDPROOF_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# fieldproof_library(<part> SOURCES ... [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
+# Defines target fieldproof_<part> (alias fieldproof::<part>) with the public include dir.
+function(fieldproof_library part)
+  cmake_parse_arguments(A "" "" "SOURCES;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  add_library(fieldproof_${part} STATIC ${A_SOURCES})
+  add_library(fieldproof::${part} ALIAS fieldproof_${part})
+  target_include_directories(fieldproof_${part}
+    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(fieldproof_${part} PRIVATE ${FIELDPROOF_WARNINGS})
+  target_link_libraries(fieldproof_${part} PUBLIC ${A_PUBLIC_LIBS} PRIVATE ${A_PRIVATE_LIBS})
+endfunction()
+
+# fieldproof_test(<name> SOURCES ... [LIBS ...] [LABELS ...] [SERIAL] [TIMEOUT s])
+# A GoogleTest executable whose tests CTest discovers one by one. LABELS default to the part
+# ("unit" is added unless "slow" is given); SERIAL keeps timing-sensitive tests alone on the CPU.
+function(fieldproof_test name)
+  cmake_parse_arguments(A "SERIAL" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${A_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_options(${name} PRIVATE ${FIELDPROOF_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${A_LIBS} GTest::gtest GTest::gmock GTest::gtest_main Threads::Threads)
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 120)
+  endif()
+  set(props LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT})
+  if(A_SERIAL)
+    list(APPEND props RUN_SERIAL TRUE)
+  endif()
+  gtest_discover_tests(${name}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES ${props})
+endfunction()
+
+# fieldproof_bench(<name> SOURCES ... [LIBS ...]): a Release-minded benchmark binary. `make bench`
+# runs every target whose name ends in _bench and collects the BENCH lines they print.
+function(fieldproof_bench name)
+  cmake_parse_arguments(A "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${A_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/bench)
+  target_compile_options(${name} PRIVATE ${FIELDPROOF_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${A_LIBS} benchmark::benchmark Threads::Threads)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bench)
+endfunction()
