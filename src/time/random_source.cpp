@@ -1,0 +1,182 @@
+#include "fieldproof/time/random_source.hpp"
+
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fieldproof/time/time_error.hpp"
+
+namespace fieldproof {
+namespace {
+
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
+
+uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// Calls f(component) for each non-empty '/'-separated component of path.
+template <typename F>
+void for_each_component(std::string_view path, F&& f) {
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) f(path.substr(i, j - i));
+    i = j + 1;
+  }
+}
+
+uint64_t derive(uint64_t parent_key, std::string_view component) {
+  return splitmix64_mix(parent_key ^ splitmix64_mix(fnv1a64(component)));
+}
+
+// Natural logarithm from IEEE +, -, *, / only (plus the exact frexp), so that it gives the same
+// bits under every libm: log(x) = e*ln2 + 2*atanh(f), f = (m-1)/(m+1), m in [sqrt(1/2), sqrt(2)).
+double portable_log(double x) {
+  int e = 0;
+  double m = std::frexp(x, &e);  // exact: x = m * 2^e, m in [0.5, 1)
+  if (m < 0.70710678118654752440) {
+    m *= 2.0;
+    e -= 1;
+  }
+  const double f = (m - 1.0) / (m + 1.0);  // |f| <= 0.1716
+  const double f2 = f * f;
+  // 2*atanh(f) = 2f * (1 + f2/3 + f2^2/5 + ...); f2^12/25 < 1e-20, so 12 terms suffice.
+  double series = 0.0;
+  for (int k = 25; k >= 3; k -= 2) series = (series + 1.0 / k) * f2;
+  const double log_m = 2.0 * f + 2.0 * f * series;
+  // ln2 split in a high part with trailing zero bits (e * hi is exact) and a low part (fdlibm).
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  const double de = static_cast<double>(e);
+  return de * kLn2Hi + (de * kLn2Lo + log_m);
+}
+
+}  // namespace
+
+uint64_t fnv1a64(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// One SplitMix64 step from state x: the output for state x + golden gamma.
+uint64_t splitmix64_mix(uint64_t x) {
+  uint64_t z = x + kGolden;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+RandomSource::RandomSource(uint64_t seed, std::string_view label) : seed_(seed), key_(seed) {
+  label_.clear();
+  for_each_component(label, [&](std::string_view c) {
+    label_ += '/';
+    label_.append(c);
+    key_ = derive(key_, c);
+  });
+  if (label_.empty()) label_ = "/";
+  reset_state();
+}
+
+RandomSource::RandomSource(uint64_t seed, std::string label, uint64_t key)
+    : seed_(seed), label_(std::move(label)), key_(key) {
+  reset_state();
+}
+
+void RandomSource::reset_state() {
+  uint64_t st = key_;
+  for (auto& w : s_) {
+    w = splitmix64_mix(st);
+    st += kGolden;
+  }
+  // xoshiro's state must not be all zero; SplitMix64 outputs are a bijection of distinct inputs,
+  // so four consecutive outputs are never all zero, but keep the guard explicit.
+  if ((s_[0] | s_[1] | s_[2] | s_[3]) == 0) s_[0] = kGolden;
+  has_spare_normal_ = false;
+  spare_normal_ = 0.0;
+}
+
+RandomSource RandomSource::child(std::string_view label) const {
+  std::string path = label_ == "/" ? std::string() : label_;
+  uint64_t key = key_;
+  for_each_component(label, [&](std::string_view c) {
+    path += '/';
+    path.append(c);
+    key = derive(key, c);
+  });
+  if (path.empty()) path = "/";
+  return RandomSource(seed_, std::move(path), key);
+}
+
+uint64_t RandomSource::next_u64() {
+  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double RandomSource::uniform01() {
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
+
+double RandomSource::uniform(double a, double b) { return a + (b - a) * uniform01(); }
+
+double RandomSource::normal(double mu, double sigma) {
+  if (!(sigma >= 0.0)) {
+    throw TimeError("RandomSource::normal: sigma " + std::to_string(sigma) +
+                    " is negative or NaN (label " + label_ + ")");
+  }
+  if (has_spare_normal_) {
+    has_spare_normal_ = false;
+    return mu + sigma * spare_normal_;
+  }
+  double u = 0.0;
+  double v = 0.0;
+  double s = 0.0;
+  do {
+    u = 2.0 * uniform01() - 1.0;
+    v = 2.0 * uniform01() - 1.0;
+    s = u * u + v * v;
+  } while (s >= 1.0 || s == 0.0);
+  const double mul = std::sqrt(-2.0 * portable_log(s) / s);
+  spare_normal_ = v * mul;
+  has_spare_normal_ = true;
+  return mu + sigma * (u * mul);
+}
+
+uint64_t RandomSource::below(uint64_t n) {
+  if (n == 0) throw TimeError("RandomSource::below: n must be > 0 (label " + label_ + ")");
+  const uint64_t threshold = (0 - n) % n;  // 2^64 mod n: reject the incomplete last block
+  for (;;) {
+    const uint64_t r = next_u64();
+    if (r >= threshold) return r % n;
+  }
+}
+
+int64_t RandomSource::integers(int64_t low, int64_t high) {
+  if (high < low) {
+    throw TimeError("RandomSource::integers: high " + std::to_string(high) + " is below low " +
+                    std::to_string(low) + " (label " + label_ + ")");
+  }
+  const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  const uint64_t r = span == UINT64_MAX ? next_u64() : below(span + 1);
+  return static_cast<int64_t>(static_cast<uint64_t>(low) + r);
+}
+
+bool operator==(const RandomSource& a, const RandomSource& b) {
+  return a.seed_ == b.seed_ && a.label_ == b.label_ && a.key_ == b.key_ && a.s_[0] == b.s_[0] &&
+         a.s_[1] == b.s_[1] && a.s_[2] == b.s_[2] && a.s_[3] == b.s_[3] &&
+         a.has_spare_normal_ == b.has_spare_normal_ &&
+         (!a.has_spare_normal_ || a.spare_normal_ == b.spare_normal_);
+}
+
+}  // namespace fieldproof

@@ -1,0 +1,114 @@
+// The only reader of std::chrono::steady_clock in the project besides the lock-step pace
+// regulator (tests/lint/clock_allowlist.txt).
+#include "fieldproof/time/system_clock.hpp"
+
+#include <chrono>
+#include <thread>
+#include <utility>
+
+namespace fieldproof {
+namespace {
+
+SimTime steady_now() {
+  const auto d = std::chrono::steady_clock::now().time_since_epoch();
+  return SimTime::from_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+}
+
+std::chrono::steady_clock::time_point to_steady(SimTime t) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t.ns()));
+}
+
+}  // namespace
+
+SimTime SystemClock::now() const { return steady_now(); }
+
+WallNow SystemClock::wall_now() { return [] { return steady_now(); }; }
+
+// ---- PeriodicThread ----
+
+PeriodicThread::PeriodicThread(PeriodicThreadOptions options) : options_(std::move(options)) {
+  if (!options_.now) options_.now = SystemClock::wall_now();
+  if (options_.spin.ns() < 0) options_.spin = Duration::zero();
+}
+
+PeriodicThread::~PeriodicThread() { stop(); }
+
+SimTime PeriodicThread::deadline(SimTime start, Duration period, uint64_t k) {
+  const int64_t kk = k > static_cast<uint64_t>(detail::kMaxNs) ? detail::kMaxNs
+                                                                 : static_cast<int64_t>(k);
+  return start + period * kk;
+}
+
+void PeriodicThread::start(Duration period, Callback callback) {
+  if (period.ns() <= 0 || period.is_infinite()) {
+    throw TimeError("PeriodicThread::start: period " + format_seconds(period) +
+                    " s must be > 0 and finite");
+  }
+  if (!callback) throw TimeError("PeriodicThread::start: the callback is empty");
+  if (thread_.joinable()) {
+    if (running_.load()) throw TimeError("PeriodicThread::start: already running");
+    thread_.join();  // a previous run that stopped itself
+  }
+  stop_requested_.store(false);
+  running_.store(true);
+  thread_ = std::thread([this, period, cb = std::move(callback)]() mutable {
+    run(period, std::move(cb));
+  });
+}
+
+void PeriodicThread::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_requested_.store(true);
+  }
+  cv_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void PeriodicThread::wait_until(SimTime t) {
+  // Coarse part: sleep until `spin` before the deadline (interruptible by stop()).
+  const SimTime coarse = t - options_.spin;
+  if (options_.now() < coarse) {
+    if (options_.sleep_until) {
+      options_.sleep_until(coarse);
+    } else {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait_until(lock, to_steady(coarse), [this] { return stop_requested_.load(); });
+    }
+  }
+  // Fine part: yield until the deadline.
+  while (!stop_requested_.load() && options_.now() < t) std::this_thread::yield();
+}
+
+void PeriodicThread::run(Duration period, Callback callback) {
+  const SimTime start = options_.now();
+  uint64_t k = 0;
+  uint64_t skipped = 0;
+  while (!stop_requested_.load()) {
+    const SimTime due = deadline(start, period, k);
+    wait_until(due);
+    if (stop_requested_.load()) break;
+    const SimTime woke = options_.now();
+    try {
+      callback(PeriodicTick{k, due, woke, skipped});
+    } catch (...) {
+      failures_.fetch_add(1);
+    }
+    ticks_.fetch_add(1);
+    // Next deadline on the grid that is still in the future: overruns skip, never shift, it.
+    ++k;
+    const SimTime after = options_.now();
+    const SimTime next = deadline(start, period, k);
+    if (after > next) {
+      const uint64_t behind = static_cast<uint64_t>((after - next) / period);
+      if (behind > 0) {
+        k += behind;
+        skipped += behind;
+        skipped_.fetch_add(behind);
+      }
+    }
+  }
+  running_.store(false);
+}
+
+}  // namespace fieldproof
