@@ -1,0 +1,186 @@
+// The lock-step coordinator core: owns the shared simulated time, orders every published message
+// and grants time (DESIGN.md, "One idea carries everything"; the invariants are in protocol.hpp).
+//
+// Transport independent and single-threaded: no I/O, no threads, no clock reads of its own. A
+// transport feeds it the frames its peers send (handle), tells it when a peer is gone
+// (disconnected), and calls poll() at the wall time poll() asked for; the core answers through the
+// SendFn given at construction, synchronously, from inside those calls.
+//
+//   CoordinatorOptions opts;
+//   opts.wall_now = SystemClock::wall_now();   // tests inject a fake
+//   CoordinatorCore core(opts, [&](ConnId c, Frame f) { queue_for(c).push(std::move(f)); });
+//   core.handle(1, Announce{"ugv1", "main", Role::kRegulating, SimTime::from_ns(1'000'000)});
+//   // -> Grant{1 ms, 1} is sent to connection 1 (and to every other connection).
+//
+// Rules (exact):
+//  * A (participant, thread) registers with its first Announce; the participant name is bound to
+//    the connection that first used it (kDuplicateName for any other connection). A first
+//    announcement below the current grant counts as the current grant (a late joiner cannot
+//    rewrite history); the new connection is sent the current Grant at once so it learns now().
+//  * effective safe time = min(announced, lowest stamp delivered to the thread since its last
+//    announcement). Only regulating threads count; a following thread's announcements bind
+//    nothing (and are never refused as going backwards).
+//  * A buffered message stamped s is deliverable when s < min effective safe time of all
+//    regulating threads and s <= the grant being issued. Before delivering the smallest deliverable
+//    stamp s the core issues Grant s (if the grant is below s), then delivers every message stamped
+//    s in (stamp, publisher name, publisher seq) order to each subscribed (participant, thread),
+//    lowering each receiver's effective safe time to s, and only then recomputes. So every message
+//    stamped before a grant is delivered before it, and a receiver sees now() == s in its callback.
+//  * grant = min(min effective safe time, pace limit, run_until hold, step target), never while
+//    paused, never backwards, broadcast to every connection as Grant{time, number} only when it
+//    increases. An infinite grant is never sent: with no regulating thread (or all idle at +inf)
+//    and neither pace nor hold, time stays where it is. With only the pace bounding it, the grant
+//    advances along the pace in steps of options.pace_step; with a hold, it jumps to the hold.
+//  * A following participant's publish is stamped with the current grant. A publish by a
+//    following participant can therefore only be ordered deterministically relative to messages
+//    stamped later than the grant (followers do not hold time).
+//  * Refused, with Error sent back to the culprit only and a log line, nothing else disturbed:
+//    publish stamped before the grant (kStampInPast), a regulating announce below the grant
+//    (kAnnounceBackwards), publish / subscribe / unsubscribe before registering (kNotRegistered),
+//    a payload larger than max_message_bytes (kOversized), a name bound to another connection
+//    (kDuplicateName).
+//  * Heartbeats (only when options.wall_now is set): any frame counts for every participant of its
+//    connection. A connection whose participants are all following and that is silent past
+//    follower_timeout is dropped (as if it left) with a log line. A regulating participant silent
+//    past ack_timeout fails the run: no grant is issued any more, every connection receives
+//    Error{kTimeout, reason}, the failure handler is called with the participant's name and the
+//    reason ("lockstep: participant ugv1 (thread main) sent nothing for 30 s"), and every
+//    ControlReply afterwards has ok = false and error = that reason (its status is still filled).
+//  * Leave removes the thread (or the whole participant when thread is empty) and its
+//    subscriptions; disconnected(conn) is a Leave of every participant of the connection.
+//
+// Cascade ("upstream" mode, set_upstream): the core does not order messages itself. Local
+// publishes are validated and stamped as above, then handed to hooks.publish; the parent's ordered
+// deliveries enter through upstream_deliver() and are fanned out locally exactly as the root does
+// (Grant s first if needed, then the deliveries, lowering the local receivers' safe times); the
+// parent's grants enter through upstream_grant() and cap the local grant (local grant =
+// min(local rules, parent grant)); hooks.safe_time reports the local minimum effective safe time
+// whenever it changes and after every fan-out (the parent lowered this child's safe time when it
+// delivered, so the child must announce again); hooks.subscribe / unsubscribe report the first /
+// last local subscriber of a topic. The transport turns these into Announce / Subscribe /
+// Publish frames of one participant (the child) at the parent. A participant cannot tell a child
+// from the root: it sees the same frames in the same order.
+//
+// Thread safety: none; the owner serialises every call (the in-process transport holds a mutex).
+// Callbacks (SendFn, tap, observers, hooks, log) run synchronously inside the calls and must not
+// call back into the core.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "fieldproof/lockstep/protocol.hpp"
+#include "fieldproof/time/duration.hpp"
+#include "fieldproof/time/system_clock.hpp"
+
+namespace fieldproof::lockstep {
+
+// A transport's handle for one peer (a socket identity, an in-process link). Chosen by the
+// transport; the core only compares them.
+using ConnId = uint64_t;
+// How the core answers: the frame for connection `conn`. Called synchronously.
+using SendFn = std::function<void(ConnId conn, Frame frame)>;
+using LogFn = std::function<void(const std::string& line)>;
+
+struct CoordinatorOptions {
+  // Pace cap: the grant never exceeds max_rtf x (unpaused wall time elapsed). 0 = unlimited.
+  double max_rtf = 0.0;
+  // A regulating participant silent this long fails the run (Duration::infinite() = never).
+  Duration ack_timeout = seconds(30);
+  // A following participant silent this long is dropped (Duration::infinite() = never).
+  Duration follower_timeout = seconds(5);
+  // Publish payloads larger than this are refused with kOversized.
+  size_t max_message_bytes = size_t{64} << 20;
+  // Wall time (SimTime on the wall time line), injected: SystemClock::wall_now() in production,
+  // a fake in tests. Empty = no wall clock: max_rtf must be 0, silence is never detected and the
+  // measured RTF is 0.
+  WallNow wall_now;
+  // Start paused (no grant until a resume or step): lets every participant register first.
+  bool start_paused = false;
+  // When only the pace bounds the grant (nothing else finite), the grant advances along the pace
+  // in multiples of this step (deterministic grant values, bounded grant rate). Must be > 0.
+  Duration pace_step = milliseconds(1);
+  // Log lines (refusals, dropped followers, failure). Empty = silent.
+  LogFn log;
+
+  // The first problem with these options, or nullopt when they are usable.
+  std::optional<std::string> validate() const;
+};
+
+// Cascade hooks (see the header comment). Every hook must be set.
+struct UpstreamHooks {
+  std::function<void(const Publish&)> publish;             // a local publish, validated and stamped
+  std::function<void(SimTime)> safe_time;                  // the local minimum, to announce upstream
+  std::function<void(const std::string& topic)> subscribe;    // first local subscriber of a topic
+  std::function<void(const std::string& topic)> unsubscribe;  // last local subscriber left
+};
+
+class CoordinatorCore {
+ public:
+  // Invalid options (validate()) are reported through options.log and replaced by their defaults
+  // field by field; call validate() first to refuse them instead.
+  CoordinatorCore(CoordinatorOptions options, SendFn send);
+  ~CoordinatorCore();
+  CoordinatorCore(const CoordinatorCore&) = delete;
+  CoordinatorCore& operator=(const CoordinatorCore&) = delete;
+
+  // Anything a participant sends. Grant, Deliver, Error and ControlReply frames are refused with
+  // kUnknownKind; a Control frame is answered with a ControlReply to `from`.
+  void handle(ConnId from, Frame frame);
+  // The transport lost the peer: every participant of the connection leaves.
+  void disconnected(ConnId conn);
+  // Re-evaluates what depends on wall time (pace, heartbeats) now. Returns the next wall time at
+  // which poll() must be called, or nullopt when nothing is waiting on wall time.
+  std::optional<SimTime> poll();
+
+  // pause, resume, step, run_until, set_max_rtf, status. step(d): resume until the grant reaches
+  // (grant at the call) + d, then pause (a running clock is paused first). run_until(t): never
+  // grant past t (infinite lifts it); it does not pause.
+  ControlReply control(const Control& request);
+  Status status() const;
+
+  // Sees every message once, in delivery order (root: the total order; child: the fan-out order).
+  void set_tap(std::function<void(const Publish&)> tap);
+  // Called for every grant issued: (time, number).
+  void set_grant_observer(std::function<void(SimTime, uint64_t)> observer);
+  // Called once when the run fails (a regulating participant went silent).
+  void set_failure_handler(
+      std::function<void(const std::string& participant, std::string reason)> handler);
+  void set_log(LogFn log);
+
+  // Cascade (see the header comment). Call set_upstream before any frame is handled.
+  void set_upstream(UpstreamHooks hooks);
+  void upstream_grant(SimTime parent_grant);
+  void upstream_deliver(Publish message);
+
+  // Ends the run: Error{kShutdown} to every connection; later frames are ignored.
+  void shutdown(const std::string& reason);
+
+  SimTime grant() const;
+  uint64_t grants_issued() const;
+  bool failed() const;
+  // The failure reason, empty while the run is healthy.
+  const std::string& failure() const;
+  // Minimum effective safe time of the regulating threads (infinite when there is none).
+  SimTime min_safe_time() const;
+  // Messages buffered and not yet deliverable.
+  size_t pending_messages() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Convenience constructors of Control requests.
+Control pause_request();
+Control resume_request();
+Control step_request(Duration d);
+Control run_until_request(SimTime t);
+Control set_max_rtf_request(double max_rtf);
+Control status_request();
+
+}  // namespace fieldproof::lockstep

@@ -1,0 +1,1 @@
+#include "fieldproof/lockstep/inprocess.hpp"
