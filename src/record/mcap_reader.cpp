@@ -1,0 +1,964 @@
+#include "fieldproof/record/mcap_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <queue>
+#include <utility>
+
+#include "record/compression.hpp"
+#include "record/mcap_wire.hpp"
+
+namespace fieldproof::record {
+
+using wire::Cursor;
+
+// The bytes being read. read() fills exactly n bytes or fails (out of range, I/O error).
+class McapReader::Source {
+ public:
+  virtual ~Source() = default;
+  virtual uint64_t size() const = 0;
+  virtual bool read(uint64_t offset, uint64_t n, std::vector<uint8_t>& out) = 0;
+  bool in_range(uint64_t offset, uint64_t n) const {
+    return offset <= size() && n <= size() - offset;
+  }
+};
+
+namespace {
+
+class FileSource final : public McapReader::Source {
+ public:
+  FileSource(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  ~FileSource() override { ::close(fd_); }
+  uint64_t size() const override { return size_; }
+  bool read(uint64_t offset, uint64_t n, std::vector<uint8_t>& out) override {
+    if (!in_range(offset, n)) return false;
+    out.resize(static_cast<size_t>(n));
+    uint64_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_, out.data() + done, static_cast<size_t>(n - done),
+                          static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      done += static_cast<uint64_t>(r);
+    }
+    return true;
+  }
+
+ private:
+  int fd_;
+  uint64_t size_;
+};
+
+class MemorySource final : public McapReader::Source {
+ public:
+  explicit MemorySource(std::string bytes) : bytes_(std::move(bytes)) {}
+  uint64_t size() const override { return bytes_.size(); }
+  bool read(uint64_t offset, uint64_t n, std::vector<uint8_t>& out) override {
+    if (!in_range(offset, n)) return false;
+    const auto* p = reinterpret_cast<const uint8_t*>(bytes_.data()) + offset;
+    out.assign(p, p + n);
+    return true;
+  }
+
+ private:
+  std::string bytes_;
+};
+
+std::string opcode_name(uint8_t op) {
+  switch (static_cast<Opcode>(op)) {
+    case Opcode::kHeader:
+      return "Header";
+    case Opcode::kFooter:
+      return "Footer";
+    case Opcode::kSchema:
+      return "Schema";
+    case Opcode::kChannel:
+      return "Channel";
+    case Opcode::kMessage:
+      return "Message";
+    case Opcode::kChunk:
+      return "Chunk";
+    case Opcode::kMessageIndex:
+      return "MessageIndex";
+    case Opcode::kChunkIndex:
+      return "ChunkIndex";
+    case Opcode::kAttachment:
+      return "Attachment";
+    case Opcode::kAttachmentIndex:
+      return "AttachmentIndex";
+    case Opcode::kStatistics:
+      return "Statistics";
+    case Opcode::kMetadata:
+      return "Metadata";
+    case Opcode::kMetadataIndex:
+      return "MetadataIndex";
+    case Opcode::kSummaryOffset:
+      return "SummaryOffset";
+    case Opcode::kDataEnd:
+      return "DataEnd";
+  }
+  return "unknown opcode 0x" + [op] {
+    const char* hex = "0123456789abcdef";
+    return std::string{hex[op >> 4], hex[op & 15]};
+  }();
+}
+
+std::string at(uint64_t offset) { return " at offset " + std::to_string(offset); }
+
+std::optional<Schema> parse_schema(Cursor c) {
+  Schema s;
+  s.id = c.u16();
+  s.name = c.str();
+  s.encoding = c.str();
+  s.data = c.str();
+  if (!c.ok()) return std::nullopt;
+  return s;
+}
+
+std::optional<Channel> parse_channel(Cursor c) {
+  Channel ch;
+  ch.id = c.u16();
+  ch.schema_id = c.u16();
+  ch.topic = c.str();
+  ch.message_encoding = c.str();
+  ch.metadata = c.string_map();
+  if (!c.ok()) return std::nullopt;
+  return ch;
+}
+
+struct MessageHeader {
+  uint16_t channel_id = 0;
+  uint32_t sequence = 0;
+  int64_t log_time_ns = 0;
+  int64_t publish_time_ns = 0;
+  std::span<const uint8_t> data;
+};
+
+std::optional<MessageHeader> parse_message(const uint8_t* p, size_t n) {
+  Cursor c(p, n);
+  MessageHeader m;
+  m.channel_id = c.u16();
+  m.sequence = c.u32();
+  m.log_time_ns = wire::to_ns(c.u64());
+  m.publish_time_ns = wire::to_ns(c.u64());
+  if (!c.ok()) return std::nullopt;
+  m.data = std::span<const uint8_t>(c.pos(), c.remaining());
+  return m;
+}
+
+struct ChunkFields {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t uncompressed_size = 0;
+  uint32_t crc = 0;
+  std::string compression;
+  std::string_view records;
+};
+
+std::optional<ChunkFields> parse_chunk(Cursor c) {
+  ChunkFields f;
+  f.start_ns = wire::to_ns(c.u64());
+  f.end_ns = wire::to_ns(c.u64());
+  f.uncompressed_size = c.u64();
+  f.crc = c.u32();
+  f.compression = c.str();
+  f.records = c.take(c.u64());
+  if (!c.ok()) return std::nullopt;
+  return f;
+}
+
+std::optional<std::pair<Attachment, uint32_t>> parse_attachment(Cursor c, uint32_t* computed) {
+  const uint8_t* start = c.pos();
+  Attachment a;
+  a.log_time_ns = wire::to_ns(c.u64());
+  a.create_time_ns = wire::to_ns(c.u64());
+  a.name = c.str();
+  a.content_type = c.str();
+  a.data = std::string(c.take(c.u64()));
+  if (!c.ok()) return std::nullopt;
+  const size_t fields = static_cast<size_t>(c.pos() - start);
+  uint32_t crc = c.u32();
+  if (!c.ok()) return std::nullopt;
+  if (computed != nullptr) *computed = crc == 0 ? 0 : wire::crc32(start, fields);
+  return std::make_pair(std::move(a), crc);
+}
+
+std::optional<Statistics> parse_statistics(Cursor c) {
+  Statistics s;
+  s.message_count = c.u64();
+  s.schema_count = c.u16();
+  s.channel_count = c.u32();
+  s.attachment_count = c.u32();
+  s.metadata_count = c.u32();
+  s.chunk_count = c.u32();
+  s.message_start_time_ns = wire::to_ns(c.u64());
+  s.message_end_time_ns = wire::to_ns(c.u64());
+  Cursor m = c.sub32();
+  while (m.ok() && m.remaining() > 0) {
+    uint16_t id = m.u16();
+    uint64_t n = m.u64();
+    if (m.ok()) s.channel_message_counts[id] = n;
+  }
+  if (!c.ok() || !m.ok()) return std::nullopt;
+  return s;
+}
+
+}  // namespace
+
+McapReader::McapReader() = default;
+McapReader::~McapReader() = default;
+
+uint64_t McapReader::file_size() const { return source_ ? source_->size() : 0; }
+
+void McapReader::reset() {
+  source_.reset();
+  profile_.clear();
+  library_.clear();
+  data_start_ = 0;
+  used_summary_ = false;
+  has_footer_ = false;
+  schemas_.clear();
+  channels_.clear();
+  stats_ = {};
+  metadata_.clear();
+  attachments_.clear();
+  problems_.clear();
+  chunks_.clear();
+  loose_messages_.clear();
+}
+
+void McapReader::problem(uint64_t offset, std::string message) {
+  McapProblem p{offset, std::move(message)};
+  if (options_.on_problem) options_.on_problem(p);
+  problems_.push_back(std::move(p));
+}
+
+Status McapReader::open(const std::string& path, McapReaderOptions options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {StatusCode::kIoError, "cannot open " + path + ": " + std::strerror(errno)};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return {StatusCode::kIoError, "cannot stat " + path + ": " + std::strerror(errno)};
+  }
+  Status s = open_source(std::make_unique<FileSource>(fd, static_cast<uint64_t>(st.st_size)),
+                         std::move(options));
+  if (!s.ok()) return Status(s.code(), path + ": " + s.message());
+  return s;
+}
+
+Status McapReader::open_bytes(std::string bytes, McapReaderOptions options) {
+  return open_source(std::make_unique<MemorySource>(std::move(bytes)), std::move(options));
+}
+
+Status McapReader::open_source(std::unique_ptr<Source> source, McapReaderOptions options) {
+  reset();
+  options_ = std::move(options);
+  const uint64_t size = source->size();
+  std::vector<uint8_t> buf;
+  if (size < wire::kMagicSize) {
+    return {StatusCode::kNotMcap, "not an MCAP file: " + std::to_string(size) +
+                                      " bytes, shorter than the 8-byte magic"};
+  }
+  if (!source->read(0, wire::kMagicSize, buf)) return {StatusCode::kIoError, "read failed"};
+  if (std::memcmp(buf.data(), wire::kMagic, wire::kMagicSize) != 0) {
+    return {StatusCode::kNotMcap, "not an MCAP file: wrong magic at offset 0"};
+  }
+  source_ = std::move(source);
+  data_start_ = wire::kMagicSize;
+
+  // Header: the first record. Without it nothing else can be trusted to be MCAP; a file cut this
+  // early opens empty with a problem.
+  if (!source_->read(wire::kMagicSize, wire::kRecordPrefix, buf)) {
+    problem(wire::kMagicSize, "file cut short inside the Header record");
+    return {};
+  }
+  Cursor hc(buf.data(), buf.size());
+  const uint8_t op = hc.u8();
+  const uint64_t len = hc.u64();
+  if (op != static_cast<uint8_t>(Opcode::kHeader)) {
+    problem(wire::kMagicSize, "first record is " + opcode_name(op) + ", not a Header");
+    return {};
+  }
+  if (!source_->in_range(wire::kMagicSize + wire::kRecordPrefix, len) || len > (1u << 20)) {
+    problem(wire::kMagicSize, "Header record of " + std::to_string(len) +
+                                  " bytes runs past the end of the file (cut short?)");
+    return {};
+  }
+  if (!source_->read(wire::kMagicSize + wire::kRecordPrefix, len, buf)) {
+    return {StatusCode::kIoError, "read failed" + at(wire::kMagicSize)};
+  }
+  Cursor h(buf.data(), buf.size());
+  profile_ = h.str();
+  library_ = h.str();
+  if (!h.ok()) problem(wire::kMagicSize, "malformed Header record");
+  data_start_ = wire::kMagicSize + wire::kRecordPrefix + len;
+
+  if (!(options_.use_summary && read_summary())) scan();
+  return {};
+}
+
+bool McapReader::read_summary() {
+  const uint64_t size = source_->size();
+  if (size < data_start_ + wire::kFooterRecord + wire::kMagicSize) return false;
+  const uint64_t footer_offset = size - wire::kMagicSize - wire::kFooterRecord;
+  std::vector<uint8_t> tail;
+  if (!source_->read(footer_offset, wire::kFooterRecord + wire::kMagicSize, tail)) return false;
+  if (std::memcmp(tail.data() + wire::kFooterRecord, wire::kMagic, wire::kMagicSize) != 0) {
+    return false;  // no trailing magic: not closed; the scan says so
+  }
+  Cursor fc(tail.data(), wire::kFooterRecord);
+  if (fc.u8() != static_cast<uint8_t>(Opcode::kFooter) || fc.u64() != wire::kFooterContent) {
+    problem(footer_offset, "trailing magic present but no Footer record before it");
+    return false;
+  }
+  const uint64_t summary_start = fc.u64();
+  fc.u64();  // summary_offset_start: the summary is read whole, its offsets are not needed
+  const uint32_t summary_crc = fc.u32();
+  has_footer_ = true;
+  if (summary_start == 0) return false;  // a valid file without a summary: scan it
+  if (summary_start < data_start_ || summary_start > footer_offset) {
+    problem(footer_offset, "Footer's summary_start " + std::to_string(summary_start) +
+                               " is outside the file's records; scanning instead");
+    return false;
+  }
+  std::vector<uint8_t> summary;
+  if (!source_->read(summary_start, footer_offset - summary_start, summary)) return false;
+  if (options_.verify_crcs && summary_crc != 0) {
+    uint32_t crc = wire::crc32(summary.data(), summary.size());
+    crc = wire::crc32_update(crc, tail.data(), wire::kRecordPrefix + 16);
+    if (crc != summary_crc) {
+      problem(summary_start, "summary CRC mismatch (stored " + std::to_string(summary_crc) +
+                                 ", computed " + std::to_string(crc) + "); scanning instead");
+      return false;
+    }
+  }
+
+  std::map<uint16_t, Schema> schemas;
+  std::map<uint16_t, Channel> channels;
+  std::vector<ChunkRef> chunks;
+  std::vector<AttachmentInfo> attachments;
+  std::vector<std::pair<uint64_t, uint64_t>> metadata_refs;
+  std::optional<Statistics> stats;
+  bool saw_chunk_index_group = false;
+  Cursor c(summary.data(), summary.size());
+  while (c.remaining() > 0) {
+    const uint64_t rec_offset = summary_start + (summary.size() - c.remaining());
+    const uint8_t op = c.u8();
+    const uint64_t len = c.u64();
+    Cursor body = Cursor::failed();
+    if (c.ok() && len <= c.remaining()) {
+      std::string_view v = c.take(len);
+      body = Cursor(reinterpret_cast<const uint8_t*>(v.data()), v.size());
+    }
+    if (!c.ok() || !body.ok()) {
+      problem(rec_offset, "summary record runs past the footer; scanning instead");
+      return false;
+    }
+    bool ok = true;
+    switch (static_cast<Opcode>(op)) {
+      case Opcode::kSchema: {
+        auto s = parse_schema(body);
+        ok = s.has_value();
+        if (ok && s->id != 0) schemas[s->id] = std::move(*s);
+        break;
+      }
+      case Opcode::kChannel: {
+        auto ch = parse_channel(body);
+        ok = ch.has_value();
+        if (ok) channels[ch->id] = std::move(*ch);
+        break;
+      }
+      case Opcode::kChunkIndex: {
+        saw_chunk_index_group = true;
+        ChunkRef r;
+        r.start_ns = wire::to_ns(body.u64());
+        r.end_ns = wire::to_ns(body.u64());
+        r.offset = body.u64();
+        r.length = body.u64();
+        Cursor m = body.sub32();
+        while (m.ok() && m.remaining() > 0) {
+          uint16_t id = m.u16();
+          uint64_t off = m.u64();
+          if (m.ok()) r.message_index_offsets[id] = off;
+        }
+        r.message_index_length = body.u64();
+        std::string comp = body.str();
+        body.u64();  // compressed_size and uncompressed_size: the chunk record repeats them
+        body.u64();
+        ok = body.ok() && m.ok();
+        if (!ok) break;
+        auto cm = parse_compression(comp);
+        if (!cm) {
+          problem(r.offset, "chunk uses unsupported compression '" + comp + "'; skipped");
+          break;
+        }
+        if (!source_->in_range(r.offset, r.length) || r.offset < data_start_) {
+          problem(rec_offset, "ChunkIndex points outside the file" + at(r.offset) + "; skipped");
+          break;
+        }
+        r.compression = *cm;
+        chunks.push_back(std::move(r));
+        break;
+      }
+      case Opcode::kAttachmentIndex: {
+        AttachmentInfo a;
+        a.offset = body.u64();
+        a.length = body.u64();
+        a.log_time_ns = wire::to_ns(body.u64());
+        a.create_time_ns = wire::to_ns(body.u64());
+        a.data_size = body.u64();
+        a.name = body.str();
+        a.content_type = body.str();
+        ok = body.ok();
+        if (ok) attachments.push_back(std::move(a));
+        break;
+      }
+      case Opcode::kStatistics:
+        stats = parse_statistics(body);
+        ok = stats.has_value();
+        break;
+      case Opcode::kMetadataIndex: {
+        uint64_t off = body.u64();
+        uint64_t length = body.u64();
+        body.str();
+        ok = body.ok();
+        if (ok) metadata_refs.emplace_back(off, length);
+        break;
+      }
+      default:
+        break;  // summary offsets, unknown records: not needed
+    }
+    if (!ok) {
+      problem(rec_offset, "malformed " + opcode_name(op) + " record in the summary; scanning instead");
+      return false;
+    }
+  }
+  // Messages the chunk indexes cannot find (no index group, or messages outside chunks): only a
+  // scan sees them.
+  if (!saw_chunk_index_group && (!stats || stats->message_count > 0)) return false;
+
+  schemas_ = std::move(schemas);
+  channels_ = std::move(channels);
+  chunks_ = std::move(chunks);
+  attachments_ = std::move(attachments);
+  used_summary_ = true;
+
+  std::vector<uint8_t> rec;
+  for (const auto& [off, length] : metadata_refs) {
+    if (length < wire::kRecordPrefix || length > (uint64_t{64} << 20) ||
+        !source_->read(off, length, rec)) {
+      problem(off, "MetadataIndex points outside the file; skipped");
+      continue;
+    }
+    Cursor mc(rec.data(), rec.size());
+    const uint8_t op = mc.u8();
+    const uint64_t len = mc.u64();
+    Metadata m;
+    m.name = mc.str();
+    m.metadata = mc.string_map();
+    if (op != static_cast<uint8_t>(Opcode::kMetadata) || len != length - wire::kRecordPrefix ||
+        !mc.ok()) {
+      problem(off, "MetadataIndex does not point at a whole Metadata record; skipped");
+      continue;
+    }
+    metadata_.push_back(std::move(m));
+  }
+
+  if (stats) {
+    stats_ = *stats;
+  } else {
+    stats_ = {};
+    stats_.schema_count = static_cast<uint16_t>(schemas_.size());
+    stats_.channel_count = static_cast<uint32_t>(channels_.size());
+    stats_.attachment_count = static_cast<uint32_t>(attachments_.size());
+    stats_.metadata_count = static_cast<uint32_t>(metadata_.size());
+    stats_.chunk_count = static_cast<uint32_t>(chunks_.size());
+    bool first = true;
+    for (const ChunkRef& r : chunks_) {
+      stats_.message_start_time_ns = first ? r.start_ns : std::min(stats_.message_start_time_ns, r.start_ns);
+      stats_.message_end_time_ns = first ? r.end_ns : std::max(stats_.message_end_time_ns, r.end_ns);
+      first = false;
+    }
+  }
+  return true;
+}
+
+void McapReader::scan() {
+  used_summary_ = false;
+  schemas_.clear();
+  channels_.clear();
+  chunks_.clear();
+  attachments_.clear();
+  metadata_.clear();
+  loose_messages_.clear();
+  stats_ = {};
+
+  const uint64_t size = source_->size();
+  const uint64_t max_record = options_.max_chunk_uncompressed_size + (uint64_t{1} << 20);
+  std::vector<uint8_t> buf;
+  std::vector<uint8_t> records;
+  // The data section CRC covers every byte before the Data End record, magic included.
+  uint32_t crc = 0;
+  bool crc_known = options_.verify_crcs && source_->read(0, data_start_, buf);
+  if (crc_known) crc = wire::crc32(buf.data(), buf.size());
+  uint64_t pos = data_start_;
+  uint64_t messages = 0;
+
+  auto count_message = [&](const MessageHeader& m) {
+    if (messages == 0) {
+      stats_.message_start_time_ns = m.log_time_ns;
+      stats_.message_end_time_ns = m.log_time_ns;
+    } else {
+      stats_.message_start_time_ns = std::min(stats_.message_start_time_ns, m.log_time_ns);
+      stats_.message_end_time_ns = std::max(stats_.message_end_time_ns, m.log_time_ns);
+    }
+    ++messages;
+    ++stats_.channel_message_counts[m.channel_id];
+  };
+  auto add_schema = [&](Cursor body, uint64_t offset) {
+    auto s = parse_schema(body);
+    if (!s) return problem(offset, "malformed Schema record; skipped");
+    if (s->id != 0) schemas_[s->id] = std::move(*s);
+  };
+  auto add_channel = [&](Cursor body, uint64_t offset) {
+    auto ch = parse_channel(body);
+    if (!ch) return problem(offset, "malformed Channel record; skipped");
+    channels_[ch->id] = std::move(*ch);
+  };
+
+  while (true) {
+    if (pos >= size) {
+      problem(pos, "file ends" + at(pos) +
+                       " without a Data End record: it was not closed (cut short?); kept what "
+                       "precedes");
+      break;
+    }
+    if (size - pos < wire::kRecordPrefix) {
+      problem(pos, "file cut short: " + std::to_string(size - pos) +
+                       " trailing bytes" + at(pos) + " are not a whole record; skipped");
+      break;
+    }
+    std::vector<uint8_t> prefix;
+    if (!source_->read(pos, wire::kRecordPrefix, prefix)) {
+      problem(pos, "read failed" + at(pos));
+      break;
+    }
+    Cursor pc(prefix.data(), prefix.size());
+    const uint8_t op = pc.u8();
+    const uint64_t len = pc.u64();
+    const uint64_t body_at = pos + wire::kRecordPrefix;
+    if (len > size - body_at) {
+      problem(pos, opcode_name(op) + " record" + at(pos) + " claims " + std::to_string(len) +
+                       " bytes but only " + std::to_string(size - body_at) +
+                       " remain: file cut short; skipped");
+      break;
+    }
+    if (len > max_record) {
+      problem(pos, opcode_name(op) + " record" + at(pos) + " of " + std::to_string(len) +
+                       " bytes exceeds the reader's limit; skipped");
+      crc_known = false;
+      pos = body_at + len;
+      continue;
+    }
+    if (!source_->read(body_at, len, buf)) {
+      problem(pos, "read failed" + at(pos));
+      break;
+    }
+    const uint32_t crc_before = crc;
+    if (crc_known) {
+      crc = wire::crc32_update(crc, prefix.data(), prefix.size());
+      crc = wire::crc32_update(crc, buf.data(), buf.size());
+    }
+    Cursor body(buf.data(), buf.size());
+    bool stop = false;
+    switch (static_cast<Opcode>(op)) {
+      case Opcode::kDataEnd: {
+        const uint32_t stored = body.u32();
+        if (body.ok() && crc_known && stored != 0 && stored != crc_before) {
+          problem(pos, "data section CRC mismatch (stored " + std::to_string(stored) +
+                           ", computed " + std::to_string(crc_before) + ")");
+        }
+        stop = true;
+        break;
+      }
+      case Opcode::kFooter:
+        problem(pos, "Footer met before any Data End record");
+        stop = true;
+        break;
+      case Opcode::kSchema:
+        add_schema(body, pos);
+        break;
+      case Opcode::kChannel:
+        add_channel(body, pos);
+        break;
+      case Opcode::kMessage: {
+        auto m = parse_message(buf.data(), buf.size());
+        if (!m) {
+          problem(pos, "malformed Message record; skipped");
+        } else if (!channels_.contains(m->channel_id)) {
+          problem(pos, "Message on undeclared channel " + std::to_string(m->channel_id) +
+                           "; skipped");
+        } else {
+          loose_messages_.push_back(pos);
+          count_message(*m);
+        }
+        break;
+      }
+      case Opcode::kChunk: {
+        auto f = parse_chunk(body);
+        if (!f) {
+          problem(pos, "malformed Chunk record; skipped");
+          break;
+        }
+        auto comp = parse_compression(f->compression);
+        if (!comp) {
+          problem(pos, "Chunk uses unsupported compression '" + f->compression + "'; skipped");
+          break;
+        }
+        if (f->uncompressed_size > options_.max_chunk_uncompressed_size) {
+          problem(pos, "Chunk claims " + std::to_string(f->uncompressed_size) +
+                           " uncompressed bytes, above the reader's limit; skipped");
+          break;
+        }
+        const auto* data = reinterpret_cast<const uint8_t*>(f->records.data());
+        if (Status s = detail::decompress(*comp, data, f->records.size(), f->uncompressed_size,
+                                          records);
+            !s.ok()) {
+          problem(pos, "Chunk cannot be decompressed (" + s.message() + "); skipped");
+          break;
+        }
+        if (options_.verify_crcs && f->crc != 0) {
+          const uint32_t computed = wire::crc32(records.data(), records.size());
+          if (computed != f->crc) {
+            problem(pos, "Chunk CRC mismatch (stored " + std::to_string(f->crc) + ", computed " +
+                             std::to_string(computed) + "); skipped");
+            break;
+          }
+        }
+        ChunkRef ref;
+        ref.offset = pos;
+        ref.length = wire::kRecordPrefix + len;
+        ref.compression = *comp;
+        bool any = false;
+        Cursor rc(records.data(), records.size());
+        while (rc.remaining() > 0) {
+          const uint64_t inner = records.size() - rc.remaining();
+          const uint8_t iop = rc.u8();
+          const uint64_t ilen = rc.u64();
+          if (!rc.ok() || ilen > rc.remaining()) {
+            problem(pos, "Chunk's record at inner offset " + std::to_string(inner) +
+                             " runs past the chunk's end; the rest of the chunk is skipped");
+            break;
+          }
+          std::string_view iv = rc.take(ilen);
+          Cursor ib(reinterpret_cast<const uint8_t*>(iv.data()), iv.size());
+          if (iop == static_cast<uint8_t>(Opcode::kSchema)) {
+            add_schema(ib, pos);
+          } else if (iop == static_cast<uint8_t>(Opcode::kChannel)) {
+            add_channel(ib, pos);
+          } else if (iop == static_cast<uint8_t>(Opcode::kMessage)) {
+            auto m = parse_message(reinterpret_cast<const uint8_t*>(iv.data()), iv.size());
+            if (!m) {
+              problem(pos, "malformed Message at inner offset " + std::to_string(inner) +
+                               " of the Chunk; skipped");
+            } else if (!channels_.contains(m->channel_id)) {
+              problem(pos, "Message on undeclared channel " + std::to_string(m->channel_id) +
+                               " in the Chunk; skipped");
+            } else {
+              ref.start_ns = any ? std::min(ref.start_ns, m->log_time_ns) : m->log_time_ns;
+              ref.end_ns = any ? std::max(ref.end_ns, m->log_time_ns) : m->log_time_ns;
+              any = true;
+              count_message(*m);
+            }
+          }
+        }
+        chunks_.push_back(std::move(ref));
+        break;
+      }
+      case Opcode::kAttachment: {
+        uint32_t computed = 0;
+        auto a = parse_attachment(body, options_.verify_crcs ? &computed : nullptr);
+        if (!a) {
+          problem(pos, "malformed Attachment record; skipped");
+        } else if (options_.verify_crcs && a->second != 0 && computed != a->second) {
+          problem(pos, "Attachment '" + a->first.name + "' CRC mismatch; skipped");
+        } else {
+          AttachmentInfo info;
+          info.offset = pos;
+          info.length = wire::kRecordPrefix + len;
+          info.log_time_ns = a->first.log_time_ns;
+          info.create_time_ns = a->first.create_time_ns;
+          info.data_size = a->first.data.size();
+          info.name = a->first.name;
+          info.content_type = a->first.content_type;
+          attachments_.push_back(std::move(info));
+        }
+        break;
+      }
+      case Opcode::kMetadata: {
+        Metadata m;
+        m.name = body.str();
+        m.metadata = body.string_map();
+        if (!body.ok()) {
+          problem(pos, "malformed Metadata record; skipped");
+        } else {
+          metadata_.push_back(std::move(m));
+        }
+        break;
+      }
+      case Opcode::kHeader:
+        problem(pos, "a second Header record; ignored");
+        break;
+      default:
+        break;  // message indexes (rebuilt on demand), unknown opcodes: skipped as the spec says
+    }
+    pos = body_at + len;
+    if (stop) break;
+  }
+  stats_.message_count = messages;
+  stats_.schema_count = static_cast<uint16_t>(schemas_.size());
+  stats_.channel_count = static_cast<uint32_t>(channels_.size());
+  stats_.attachment_count = static_cast<uint32_t>(attachments_.size());
+  stats_.metadata_count = static_cast<uint32_t>(metadata_.size());
+  stats_.chunk_count = static_cast<uint32_t>(chunks_.size());
+  for (const auto& [id, ch] : channels_) stats_.channel_message_counts.try_emplace(id, 0);
+}
+
+Status McapReader::load_chunk(const ChunkRef& chunk, std::vector<uint8_t>& records) {
+  const uint64_t max_record = options_.max_chunk_uncompressed_size + (uint64_t{1} << 20);
+  std::vector<uint8_t> buf;
+  if (chunk.length < wire::kRecordPrefix || chunk.length > max_record ||
+      !source_->read(chunk.offset, chunk.length, buf)) {
+    return {StatusCode::kCorrupt, "chunk" + at(chunk.offset) + " is outside the file"};
+  }
+  Cursor c(buf.data(), buf.size());
+  const uint8_t op = c.u8();
+  const uint64_t len = c.u64();
+  if (op != static_cast<uint8_t>(Opcode::kChunk) || len != chunk.length - wire::kRecordPrefix) {
+    return {StatusCode::kCorrupt, "no Chunk record" + at(chunk.offset)};
+  }
+  auto f = parse_chunk(Cursor(c.pos(), c.remaining()));
+  if (!f) return {StatusCode::kCorrupt, "malformed Chunk record" + at(chunk.offset)};
+  auto comp = parse_compression(f->compression);
+  if (!comp) {
+    return {StatusCode::kUnsupported,
+            "Chunk" + at(chunk.offset) + " uses unsupported compression '" + f->compression + "'"};
+  }
+  if (f->uncompressed_size > options_.max_chunk_uncompressed_size) {
+    return {StatusCode::kCorrupt, "Chunk" + at(chunk.offset) + " claims too many bytes"};
+  }
+  if (Status s = detail::decompress(*comp, reinterpret_cast<const uint8_t*>(f->records.data()),
+                                    f->records.size(), f->uncompressed_size, records);
+      !s.ok()) {
+    return {s.code(), "Chunk" + at(chunk.offset) + ": " + s.message()};
+  }
+  if (options_.verify_crcs && f->crc != 0) {
+    const uint32_t computed = wire::crc32(records.data(), records.size());
+    if (computed != f->crc) {
+      return {StatusCode::kCorrupt, "Chunk" + at(chunk.offset) + " CRC mismatch (stored " +
+                                        std::to_string(f->crc) + ", computed " +
+                                        std::to_string(computed) + ")"};
+    }
+  }
+  return {};
+}
+
+namespace {
+struct Pending {
+  int64_t log_time_ns;
+  uint64_t file_key;   // chunk record offset, or the loose message's offset
+  uint64_t inner_key;  // offset inside the chunk's records (0 for a loose message)
+  std::shared_ptr<const std::vector<uint8_t>> buffer;
+  size_t body_at;  // message record content inside buffer
+  size_t body_len;
+  bool operator>(const Pending& o) const {
+    if (log_time_ns != o.log_time_ns) return log_time_ns > o.log_time_ns;
+    if (file_key != o.file_key) return file_key > o.file_key;
+    return inner_key > o.inner_key;
+  }
+};
+}  // namespace
+
+Status McapReader::read_messages(const ReadMessageOptions& query,
+                                 const std::function<bool(const MessageView&)>& on_message) {
+  if (!source_) return {StatusCode::kFailedPrecondition, "reader not open"};
+  std::vector<bool> wanted(65536, query.topics.empty());
+  if (!query.topics.empty()) {
+    for (const auto& [id, ch] : channels_) {
+      if (std::find(query.topics.begin(), query.topics.end(), ch.topic) != query.topics.end()) {
+        wanted[id] = true;
+      }
+    }
+  }
+  auto in_range = [&](int64_t t) { return t >= query.start_ns && t < query.end_ns; };
+  auto usable = [&](uint16_t channel) { return wanted[channel] && channels_.contains(channel); };
+
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> heap;
+
+  // Loose messages (outside chunks, scan only).
+  std::vector<uint8_t> buf;
+  for (uint64_t off : loose_messages_) {
+    if (!source_->read(off, wire::kRecordPrefix, buf)) continue;
+    Cursor pc(buf.data(), buf.size());
+    pc.u8();
+    const uint64_t len = pc.u64();
+    auto rec = std::make_shared<std::vector<uint8_t>>();
+    if (!source_->read(off + wire::kRecordPrefix, len, *rec)) continue;
+    auto m = parse_message(rec->data(), rec->size());
+    if (!m || !usable(m->channel_id) || !in_range(m->log_time_ns)) continue;
+    heap.push(Pending{m->log_time_ns, off, 0, std::move(rec), 0, static_cast<size_t>(len)});
+  }
+
+  std::vector<const ChunkRef*> candidates;
+  for (const ChunkRef& c : chunks_) {
+    if (c.end_ns >= query.start_ns && c.start_ns < query.end_ns) candidates.push_back(&c);
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const ChunkRef* a, const ChunkRef* b) {
+    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->offset < b->offset;
+  });
+
+  auto load = [&](const ChunkRef& c) {
+    std::vector<std::pair<int64_t, uint64_t>> entries;
+    bool use_index = !c.message_index_offsets.empty();
+    if (use_index) {
+      for (const auto& [channel, off] : c.message_index_offsets) {
+        if (!usable(channel)) continue;
+        std::vector<uint8_t> idx;
+        bool ok = source_->read(off, wire::kRecordPrefix, idx);
+        uint64_t len = 0;
+        if (ok) {
+          Cursor pc(idx.data(), idx.size());
+          ok = pc.u8() == static_cast<uint8_t>(Opcode::kMessageIndex);
+          len = pc.u64();
+          ok = ok && len <= c.message_index_length &&
+               source_->read(off + wire::kRecordPrefix, len, idx);
+        }
+        Cursor ic(idx.data(), ok ? idx.size() : 0);
+        if (ok && ic.u16() != channel) ok = false;
+        Cursor arr = ok ? ic.sub32() : Cursor::failed();
+        while (ok && arr.ok() && arr.remaining() > 0) {
+          const int64_t t = wire::to_ns(arr.u64());
+          const uint64_t inner = arr.u64();
+          if (arr.ok() && in_range(t)) entries.emplace_back(t, inner);
+        }
+        if (!ok || !arr.ok()) {
+          problem(off, "unreadable MessageIndex for the Chunk" + at(c.offset) +
+                           "; reading the whole chunk instead");
+          use_index = false;
+          entries.clear();
+          break;
+        }
+      }
+      if (use_index && entries.empty()) return;  // nothing wanted here: not even decompressed
+    }
+    auto records = std::make_shared<std::vector<uint8_t>>();
+    if (Status s = load_chunk(c, *records); !s.ok()) {
+      problem(c.offset, s.message() + "; skipped");
+      return;
+    }
+    const size_t n = records->size();
+    auto push_at = [&](uint64_t inner, bool from_index) {
+      if (inner > n || n - inner < wire::kRecordPrefix) return false;
+      Cursor rc(records->data() + inner, n - inner);
+      const uint8_t op = rc.u8();
+      const uint64_t len = rc.u64();
+      if (len > rc.remaining()) return false;
+      if (op != static_cast<uint8_t>(Opcode::kMessage)) return !from_index;
+      auto m = parse_message(rc.pos(), static_cast<size_t>(len));
+      if (!m) return false;
+      if (usable(m->channel_id) && in_range(m->log_time_ns)) {
+        heap.push(Pending{m->log_time_ns, c.offset, inner, records,
+                          static_cast<size_t>(inner + wire::kRecordPrefix),
+                          static_cast<size_t>(len)});
+      }
+      return true;
+    };
+    if (use_index) {
+      for (const auto& e : entries) {
+        if (!push_at(e.second, true)) {
+          problem(c.offset, "MessageIndex entry points at no Message (inner offset " +
+                                std::to_string(e.second) + ") in the Chunk; skipped");
+        }
+      }
+    } else {
+      uint64_t inner = 0;
+      while (inner < n) {
+        Cursor rc(records->data() + inner, n - inner);
+        rc.u8();
+        const uint64_t len = rc.u64();
+        if (!rc.ok() || len > rc.remaining()) break;  // reported when the chunk was scanned
+        push_at(inner, false);
+        inner += wire::kRecordPrefix + len;
+      }
+    }
+  };
+
+  size_t next = 0;
+  while (true) {
+    while (next < candidates.size() &&
+           (heap.empty() || candidates[next]->start_ns <= heap.top().log_time_ns)) {
+      load(*candidates[next]);
+      ++next;
+    }
+    if (heap.empty()) break;
+    Pending p = heap.top();
+    heap.pop();
+    auto m = parse_message(p.buffer->data() + p.body_at, p.body_len);
+    if (!m) continue;  // validated when pushed
+    const Channel& ch = channels_.at(m->channel_id);
+    MessageView view;
+    view.channel = &ch;
+    auto sit = schemas_.find(ch.schema_id);
+    view.schema = (ch.schema_id != 0 && sit != schemas_.end()) ? &sit->second : nullptr;
+    view.sequence = m->sequence;
+    view.log_time_ns = m->log_time_ns;
+    view.publish_time_ns = m->publish_time_ns;
+    view.data = m->data;
+    if (!on_message(view)) break;
+  }
+  return {};
+}
+
+Result<std::vector<Message>> McapReader::read_all(const ReadMessageOptions& query) {
+  std::vector<Message> out;
+  Status s = read_messages(query, [&](const MessageView& m) {
+    out.push_back(Message{m.channel->id, m.sequence, m.log_time_ns, m.publish_time_ns,
+                          std::string(m.data_view())});
+    return true;
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<Attachment> McapReader::read_attachment(const AttachmentInfo& info) {
+  if (!source_) return Status(StatusCode::kFailedPrecondition, "reader not open");
+  std::vector<uint8_t> buf;
+  if (info.length < wire::kRecordPrefix || !source_->read(info.offset, info.length, buf)) {
+    return Status(StatusCode::kCorrupt, "attachment '" + info.name + "'" + at(info.offset) +
+                                            " is outside the file");
+  }
+  Cursor c(buf.data(), buf.size());
+  const uint8_t op = c.u8();
+  const uint64_t len = c.u64();
+  if (op != static_cast<uint8_t>(Opcode::kAttachment) || len != info.length - wire::kRecordPrefix) {
+    return Status(StatusCode::kCorrupt, "no Attachment record" + at(info.offset));
+  }
+  uint32_t computed = 0;
+  auto a = parse_attachment(Cursor(c.pos(), c.remaining()),
+                            options_.verify_crcs ? &computed : nullptr);
+  if (!a) return Status(StatusCode::kCorrupt, "malformed Attachment record" + at(info.offset));
+  if (options_.verify_crcs && a->second != 0 && computed != a->second) {
+    return Status(StatusCode::kCorrupt, "Attachment '" + a->first.name + "'" + at(info.offset) +
+                                            " CRC mismatch");
+  }
+  return std::move(a->first);
+}
+
+}  // namespace fieldproof::record
