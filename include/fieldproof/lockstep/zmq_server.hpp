@@ -1,0 +1,134 @@
+// CoordinatorServer: a CoordinatorCore behind ZeroMQ sockets, on a thread of its own.
+//
+//   ServerOptions o;
+//   o.bind = {"ipc://coordinator.sock", "tcp://0.0.0.0:*"};
+//   o.ipc_dir = run_dir;                        // relative ipc paths resolve here
+//   o.control = "ipc://control.sock";           // optional
+//   o.core.max_rtf = 1.0;
+//   CoordinatorServer server(std::move(o));     // binds (throws TransportError), then serves
+//   for (auto& ep : server.endpoints()) std::cout << ep << "\n";   // tcp ports resolved
+//   ControlReply r = server.control({.op = ControlOp::kPause});    // from any thread
+//
+// Sockets: one ROUTER bound to every `bind` endpoint (participants' DEALER links connect to any
+// of them); each peer's routing id is one ConnId of the core. Frames that do not decode, are
+// oversized or of an unknown kind are answered with an Error frame to that peer only and logged;
+// the server keeps running. A Control frame on the main socket is answered with a ControlReply
+// (so `fieldproof clock` can use the same endpoint); the optional `control` endpoint is a second
+// ROUTER that accepts only Control frames (a peer there cannot act as a participant).
+//
+// CURVE: with `curve_secret_key` set, every endpoint of the server (bind and control) requires
+// CURVE: a peer must know the server's public key (curve_public_key(secret)); a peer without it
+// fails the handshake, is counted in refused_peers(), logged, and never reaches the core.
+//
+// Liveness: ZeroMQ hides disconnects, so heartbeats are the mechanism (the core detects silence:
+// a following participant is dropped after follower_timeout, a regulating one fails the run after
+// ack_timeout, naming it). In addition, a send to a peer whose socket is gone (ROUTER_MANDATORY
+// reports EHOSTUNREACH) calls the core's disconnected() for that connection.
+//
+// Cascade: with `parent` set the server is a child coordinator (cascade.hpp): its core runs in
+// upstream mode, it announces its local minimum to the parent, forwards publishes up, fans the
+// parent's ordered deliveries out and takes the parent's grants as a ceiling.
+//
+// Threading: the core and every socket live on the server's thread; the callbacks below are called
+// on it (keep them short, never call back into the server from them). control(), status(),
+// endpoints() and stop() are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fieldproof/lockstep/coordinator.hpp"
+#include "fieldproof/lockstep/protocol.hpp"
+#include "fieldproof/lockstep/transport.hpp"
+
+namespace fieldproof::lockstep {
+
+struct ServerOptions {
+  // Endpoints participants connect to: ipc://PATH (relative to ipc_dir) or tcp://HOST:PORT
+  // (port * = any free port; endpoints() reports the chosen one). At least one.
+  std::vector<std::string> bind;
+  // An extra endpoint for Control frames only; empty = none.
+  std::string control;
+  // Directory relative ipc paths resolve against ("." when empty).
+  std::string ipc_dir;
+  // Z85 CURVE secret key of the server; empty = no CURVE.
+  std::string curve_secret_key;
+  // The core's settings (max_rtf, ack_timeout, follower_timeout, max_message_bytes, wall_now...).
+  // An empty wall_now is replaced by SystemClock::wall_now().
+  CoordinatorOptions core;
+
+  // Log lines (bad frames, refused peers, failures); empty = dropped.
+  std::function<void(const std::string&)> log;
+  // A regulating participant went silent past ack_timeout (or crashed): its name and the reason.
+  std::function<void(const std::string& participant, const std::string& reason)> on_failure;
+  // Every message in delivery order (the root's total order; in a child, the parent's order).
+  std::function<void(const Publish&)> tap;
+  // Every grant issued by this server's core.
+  std::function<void(SimTime, uint64_t)> on_grant;
+  // A peer failed the CURVE handshake (or another security handshake).
+  std::function<void(const std::string& reason)> on_refused;
+
+  // ---- cascade (child coordinator) ----
+  // The parent coordinator's endpoint; empty = this is the root.
+  std::string parent;
+  // The name this child announces to the parent; empty = "cascade-<pid>".
+  std::string child_name;
+  // CURVE keys for the connection to the parent; heartbeat interval towards it.
+  ConnectOptions parent_connect;
+};
+
+class CoordinatorServer {
+ public:
+  // Binds every endpoint and starts serving. Throws TransportError naming the endpoint when one
+  // is malformed or cannot be bound (in use, directory missing, path too long), or when no bind
+  // endpoint is given.
+  explicit CoordinatorServer(ServerOptions options);
+  // Stops (sends Error{kShutdown} to every connected peer) and joins.
+  ~CoordinatorServer();
+  CoordinatorServer(const CoordinatorServer&) = delete;
+  CoordinatorServer& operator=(const CoordinatorServer&) = delete;
+
+  // The bound endpoints, resolved (absolute ipc paths, tcp ports filled in), in `bind` order.
+  const std::vector<std::string>& endpoints() const;
+  // The resolved control endpoint, empty when none.
+  const std::string& control_endpoint() const;
+  // The server's public CURVE key (empty without CURVE).
+  const std::string& curve_public_key() const;
+
+  // Runs a control request on the server thread and returns its reply. Thread-safe; blocks until
+  // the server answers (or returns ok = false when it has stopped).
+  ControlReply control(const Control& request);
+  Status status() { return control(status_request()).status; }
+
+  // Peers refused at the security handshake so far.
+  uint64_t refused_peers() const;
+  // Frames refused as undecodable / oversized / unknown kind so far.
+  uint64_t bad_frames() const;
+
+  // Stops serving and joins the thread. Idempotent.
+  void stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A control client: sends Control frames to a server's control (or main) endpoint.
+// Not thread-safe; one request at a time. Throws TransportError on a bad endpoint.
+class ControlClient {
+ public:
+  explicit ControlClient(const std::string& endpoint, const ConnectOptions& options = {});
+  ~ControlClient();
+  ControlClient(const ControlClient&) = delete;
+  ControlClient& operator=(const ControlClient&) = delete;
+  // The reply, or ok = false with error "timeout ..." when none came within `timeout`.
+  ControlReply request(const Control& request, Duration timeout = seconds(5));
+
+ private:
+  std::unique_ptr<Link> link_;
+};
+
+}  // namespace fieldproof::lockstep

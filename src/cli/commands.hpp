@@ -1,0 +1,20 @@
+// The subcommands of `fieldproof`. To add one: write <name>_command.cpp defining
+// add_<name>_command (register options, set the callback that stores the exit code), declare it
+// here, call it in main.cpp's kCommands, add the file to CMakeLists.txt.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace fieldproof::cli {
+
+// Exit codes (DESIGN.md): 0 pass, 1 failed / error, 2 invalid input, 130 interrupted.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitInvalid = 2;
+inline constexpr int kExitInterrupted = 130;
+
+// Each add_*_command registers a subcommand on `app`; when it runs, its callback stores the
+// process exit code in `*exit_code`.
+void add_coordinator_command(CLI::App& app, int* exit_code);
+
+}  // namespace fieldproof::cli

@@ -1,0 +1,171 @@
+// `fieldproof coordinator`: runs a root or a child (cascade) lock-step coordinator until SIGINT
+// or SIGTERM.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "fieldproof/lockstep/cascade.hpp"
+#include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/time/duration.hpp"
+
+namespace fieldproof::cli {
+namespace {
+
+struct CoordinatorArgs {
+  std::vector<std::string> bind;
+  std::string parent;
+  double max_rtf = 0.0;
+  std::string control;
+  std::string ipc_dir;
+  std::string curve_secret_key_file;
+  std::string parent_server_key_file;
+  std::string ack_timeout = "30s";
+  std::string follower_timeout = "5s";
+  std::string heartbeat = "0.5s";
+  std::string name;
+  size_t max_message_bytes = size_t{64} << 20;
+  bool start_paused = false;
+};
+
+// Reads a Z85 key (40 characters) from the first line of a file.
+std::string read_key(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(std::string(what) + " file '" + path + "' cannot be read");
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (line.size() != 40) {
+    throw std::invalid_argument(std::string(what) + " file '" + path +
+                                "' must hold a 40-character Z85 key on its first line");
+  }
+  return line;
+}
+
+Duration duration_arg(const std::string& text, const char* option) {
+  auto d = parse_duration(text);
+  if (!d) throw std::invalid_argument(std::string(option) + ": " + d.error());
+  if (*d <= Duration::zero()) throw std::invalid_argument(std::string(option) + " must be > 0");
+  return *d;
+}
+
+int run_coordinator(const CoordinatorArgs& a) {
+  lockstep::ServerOptions o;
+  try {
+    if (a.max_rtf < 0) throw std::invalid_argument("--max-rtf must be >= 0 (0 = unlimited)");
+    o.bind = a.bind;
+    o.control = a.control;
+    o.ipc_dir = a.ipc_dir;
+    o.core.max_rtf = a.max_rtf;
+    o.core.ack_timeout = duration_arg(a.ack_timeout, "--ack-timeout");
+    o.core.follower_timeout = duration_arg(a.follower_timeout, "--follower-timeout");
+    o.core.max_message_bytes = a.max_message_bytes;
+    o.core.start_paused = a.start_paused;
+    if (!a.curve_secret_key_file.empty()) {
+      o.curve_secret_key = read_key(a.curve_secret_key_file, "--curve-secret-key");
+    }
+    o.parent = a.parent;
+    o.child_name = a.name;
+    o.parent_connect.heartbeat_interval = duration_arg(a.heartbeat, "--heartbeat");
+    if (!a.parent_server_key_file.empty()) {
+      o.parent_connect.curve.server_public_key =
+          read_key(a.parent_server_key_file, "--parent-server-key");
+    }
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "fieldproof coordinator: " << e.what() << "\n";
+    return kExitInvalid;
+  }
+  o.log = [](const std::string& line) { std::cerr << "coordinator: " << line << std::endl; };
+  o.on_failure = [](const std::string& participant, const std::string& reason) {
+    std::cerr << "coordinator: participant " << participant << " failed: " << reason << std::endl;
+  };
+
+  // Block the stop signals before any thread starts, so every thread inherits the mask and the
+  // main thread receives them with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::unique_ptr<lockstep::CoordinatorServer> server;
+  try {
+    server = std::make_unique<lockstep::CoordinatorServer>(std::move(o));
+  } catch (const lockstep::TransportError& e) {
+    std::cerr << "fieldproof coordinator: " << e.what() << "\n";
+    return kExitInvalid;
+  } catch (const std::exception& e) {
+    std::cerr << "fieldproof coordinator: " << e.what() << "\n";
+    return kExitFailed;
+  }
+  for (const auto& ep : server->endpoints()) std::cout << "bound " << ep << "\n";
+  if (!server->control_endpoint().empty()) {
+    std::cout << "control " << server->control_endpoint() << "\n";
+  }
+  if (!server->curve_public_key().empty()) {
+    std::cout << "curve-public-key " << server->curve_public_key() << "\n";
+  }
+  if (!a.parent.empty()) std::cout << "parent " << a.parent << "\n";
+  std::cout << "ready" << std::endl;
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  server->stop();
+  std::cerr << "coordinator: stopped by signal " << sig << std::endl;
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_coordinator_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<CoordinatorArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "coordinator",
+      "Run a lock-step time coordinator (a root, or a child under --parent) until SIGINT/SIGTERM.\n"
+      "Participants connect to a --bind endpoint (e.g. FIELDPROOF_COORDINATOR=<endpoint>). The\n"
+      "bound endpoints are printed one per line ('bound EP'), then 'ready'.");
+  cmd->add_option("--bind", args->bind,
+                  "Endpoint to serve participants on: ipc://PATH (relative to --ipc-dir) or "
+                  "tcp://HOST:PORT (PORT * = any free port). Repeatable.")
+      ->required();
+  cmd->add_option("--parent", args->parent,
+                  "Run as a child coordinator under the coordinator at this endpoint (cascade): "
+                  "announce the local minimum to it, forward publishes, republish its grants.");
+  cmd->add_option("--max-rtf", args->max_rtf,
+                  "Pace cap: simulated time never runs faster than R x wall time (0 = unlimited).")
+      ->default_val(0.0);
+  cmd->add_option("--control", args->control,
+                  "Extra endpoint that accepts only control requests (pause, resume, step, "
+                  "run_until, rate, status). Control frames are also accepted on --bind.");
+  cmd->add_option("--ipc-dir", args->ipc_dir, "Directory relative ipc:// paths resolve against.")
+      ->default_val(".");
+  cmd->add_option("--curve-secret-key", args->curve_secret_key_file,
+                  "File holding the server's Z85 CURVE secret key: every endpoint then requires "
+                  "CURVE, and peers need the printed public key.");
+  cmd->add_option("--parent-server-key", args->parent_server_key_file,
+                  "File holding the parent's Z85 CURVE public key (with --parent).");
+  cmd->add_option("--name", args->name,
+                  "The name a child announces to its parent (default cascade-<pid>).");
+  cmd->add_option("--ack-timeout", args->ack_timeout,
+                  "A regulating participant silent this long fails the run (e.g. 30s, 500ms).")
+      ->default_val("30s");
+  cmd->add_option("--follower-timeout", args->follower_timeout,
+                  "A following participant silent this long is dropped.")
+      ->default_val("5s");
+  cmd->add_option("--heartbeat", args->heartbeat,
+                  "Heartbeat interval towards the parent (with --parent).")
+      ->default_val("0.5s");
+  cmd->add_option("--max-message-bytes", args->max_message_bytes,
+                  "Frames larger than this are refused with an error.");
+  cmd->add_flag("--start-paused", args->start_paused, "Start paused (resume via control).");
+  cmd->callback([args, exit_code] { *exit_code = run_coordinator(*args); });
+}
+
+}  // namespace fieldproof::cli

@@ -1,0 +1,29 @@
+// `fieldproof`: one executable, one subcommand per file (commands.hpp).
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+namespace {
+
+using AddCommand = void (*)(CLI::App&, int*);
+constexpr AddCommand kCommands[] = {
+    &fieldproof::cli::add_coordinator_command,
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fieldproof: simulated time as a controlled, repeatable variable for testing robot "
+               "software",
+               "fieldproof"};
+  app.require_subcommand(1);
+  int exit_code = fieldproof::cli::kExitOk;
+  for (AddCommand add : kCommands) add(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? fieldproof::cli::kExitOk : fieldproof::cli::kExitInvalid;
+  }
+  return exit_code;
+}

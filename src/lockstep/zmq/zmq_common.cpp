@@ -1,0 +1,123 @@
+#include "zmq_common.hpp"
+
+#include <sys/un.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace fieldproof::lockstep::zmqd {
+
+void* context() {
+  static void* ctx = [] {
+    void* c = zmq_ctx_new();
+    if (c == nullptr) throw_zmq("zmq_ctx_new");
+    zmq_ctx_set(c, ZMQ_BLOCKY, 0);
+    return c;
+  }();
+  return ctx;
+}
+
+void throw_zmq(const std::string& what) {
+  throw TransportError(what + ": " + zmq_strerror(errno));
+}
+
+std::string resolve_endpoint(std::string_view endpoint, std::string_view ipc_dir) {
+  std::string ep(endpoint);
+  if (ep.rfind("ipc://", 0) == 0) {
+    std::string path = ep.substr(6);
+    if (path.empty()) {
+      throw TransportError("endpoint '" + ep + "': an ipc endpoint needs a path, e.g. ipc://coordinator.sock");
+    }
+    if (path[0] != '/' && path[0] != '@') {
+      std::string dir(ipc_dir);
+      if (dir.empty()) dir = ".";
+      path = dir + (dir.back() == '/' ? "" : "/") + path;
+    }
+    sockaddr_un addr{};
+    if (path.size() >= sizeof(addr.sun_path)) {
+      throw TransportError("endpoint '" + ep + "': the ipc path '" + path + "' is " +
+                           std::to_string(path.size()) + " bytes, longer than the " +
+                           std::to_string(sizeof(addr.sun_path) - 1) +
+                           " a Unix socket allows; use a shorter directory");
+    }
+    return "ipc://" + path;
+  }
+  if (ep.rfind("tcp://", 0) == 0) {
+    std::string rest = ep.substr(6);
+    auto colon = rest.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
+      throw TransportError("endpoint '" + ep +
+                           "': a tcp endpoint needs host:port, e.g. tcp://127.0.0.1:5545 "
+                           "(port * picks a free one when binding)");
+    }
+    std::string port = rest.substr(colon + 1);
+    if (port != "*") {
+      for (char c : port) {
+        if (c < '0' || c > '9') {
+          throw TransportError("endpoint '" + ep + "': port '" + port + "' is not a number");
+        }
+      }
+      if (port.size() > 5 || std::stoi(port) > 65535) {
+        throw TransportError("endpoint '" + ep + "': port " + port + " is out of range");
+      }
+    }
+    return ep;
+  }
+  if (ep.rfind("inproc://", 0) == 0) return ep;
+  throw TransportError("endpoint '" + ep +
+                       "': unsupported transport; use ipc://PATH or tcp://HOST:PORT");
+}
+
+void set_int(void* socket, int option, int value, const char* name) {
+  if (zmq_setsockopt(socket, option, &value, sizeof value) != 0) {
+    throw_zmq(std::string("setting ") + name);
+  }
+}
+
+void set_string(void* socket, int option, const std::string& value, const char* name) {
+  if (zmq_setsockopt(socket, option, value.data(), value.size()) != 0) {
+    throw_zmq(std::string("setting ") + name);
+  }
+}
+
+void apply_client_curve(void* socket, const CurveClientKeys& keys) {
+  if (keys.server_public_key.empty()) return;
+  if (keys.server_public_key.size() != 40) {
+    throw TransportError("the CURVE server public key must be 40 Z85 characters, got " +
+                         std::to_string(keys.server_public_key.size()));
+  }
+  CurveKeyPair own{keys.client_public_key, keys.client_secret_key};
+  if (own.public_key.empty() || own.secret_key.empty()) own = generate_curve_keypair();
+  set_string(socket, ZMQ_CURVE_SERVERKEY, keys.server_public_key, "CURVE server key");
+  set_string(socket, ZMQ_CURVE_PUBLICKEY, own.public_key, "CURVE public key");
+  set_string(socket, ZMQ_CURVE_SECRETKEY, own.secret_key, "CURVE secret key");
+}
+
+bool send_bytes(void* socket, const void* data, size_t size, int flags) {
+  return zmq_send(socket, data, size, flags) >= 0;
+}
+
+}  // namespace fieldproof::lockstep::zmqd
+
+namespace fieldproof::lockstep {
+
+CurveKeyPair generate_curve_keypair() {
+  char pub[41] = {};
+  char sec[41] = {};
+  if (zmq_curve_keypair(pub, sec) != 0) zmqd::throw_zmq("zmq_curve_keypair (CURVE unavailable?)");
+  return {pub, sec};
+}
+
+std::string curve_public_key(const std::string& secret_key) {
+  if (secret_key.size() != 40) {
+    throw TransportError("a CURVE secret key must be 40 Z85 characters, got " +
+                         std::to_string(secret_key.size()));
+  }
+  char pub[41] = {};
+  if (zmq_curve_public(pub, secret_key.c_str()) != 0) {
+    zmqd::throw_zmq("deriving the CURVE public key (not a Z85 key?)");
+  }
+  return pub;
+}
+
+}  // namespace fieldproof::lockstep

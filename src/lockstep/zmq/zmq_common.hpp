@@ -1,0 +1,35 @@
+// Private helpers of the ZeroMQ transports: the process-wide context, errors, endpoints, CURVE.
+#pragma once
+
+#include <zmq.h>
+
+#include <string>
+#include <string_view>
+
+#include "fieldproof/lockstep/transport.hpp"
+
+namespace fieldproof::lockstep::zmqd {
+
+// The process-wide ZeroMQ context (one I/O thread), created on first use and never terminated:
+// terminating it at static destruction would wait for sockets other statics may still hold.
+void* context();
+
+// Throws TransportError with `what` and zmq_strerror(errno).
+[[noreturn]] void throw_zmq(const std::string& what);
+
+// Validates an endpoint and resolves a relative ipc path against `ipc_dir`:
+//   "ipc://coordinator.sock" + "/run/x" -> "ipc:///run/x/coordinator.sock"; "ipc:///abs" as is;
+//   "tcp://host:port" / "tcp://host:*" as is. Anything else throws TransportError with a reason.
+std::string resolve_endpoint(std::string_view endpoint, std::string_view ipc_dir);
+
+// Sets an int / string socket option or throws.
+void set_int(void* socket, int option, int value, const char* name);
+void set_string(void* socket, int option, const std::string& value, const char* name);
+
+// Applies CURVE client settings (server public key; the client's own pair, generated when empty).
+void apply_client_curve(void* socket, const CurveClientKeys& keys);
+
+// Sends one multipart piece. Returns false (errno set) on failure.
+bool send_bytes(void* socket, const void* data, size_t size, int flags);
+
+}  // namespace fieldproof::lockstep::zmqd

@@ -1,0 +1,207 @@
+// The client side: a DEALER socket behind a mutex, woken through the socket's ZMQ_FD.
+//
+// Why not a thread per link: every hop through another thread costs a context switch on each
+// grant. Instead send() and receive() take the mutex only for non-blocking socket calls; a
+// receive() that finds nothing waits in poll(2) on the socket's ZMQ_FD (edge-style: ZeroMQ may
+// reset it during a send on another thread) plus an eventfd that send() writes when it notices
+// that input became ready, so no wake-up is lost.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "fieldproof/lockstep/codec.hpp"
+#include "fieldproof/lockstep/transport.hpp"
+#include "fieldproof/time/system_clock.hpp"
+#include "zmq_common.hpp"
+
+namespace fieldproof::lockstep {
+namespace {
+
+class ZmqLink final : public Link {
+ public:
+  ZmqLink(const std::string& endpoint, const ConnectOptions& options)
+      : options_(options), wall_(SystemClock::wall_now()) {
+    std::string ep = zmqd::resolve_endpoint(endpoint, options.ipc_dir);
+    socket_ = zmq_socket(zmqd::context(), ZMQ_DEALER);
+    if (socket_ == nullptr) zmqd::throw_zmq("creating a DEALER socket");
+    try {
+      zmqd::set_int(socket_, ZMQ_LINGER, static_cast<int>(options.linger.ns() / 1'000'000),
+                    "ZMQ_LINGER");
+      zmqd::apply_client_curve(socket_, options.curve);
+      if (zmq_connect(socket_, ep.c_str()) != 0) zmqd::throw_zmq("connecting to '" + ep + "'");
+      size_t len = sizeof zmq_fd_;
+      if (zmq_getsockopt(socket_, ZMQ_FD, &zmq_fd_, &len) != 0) zmqd::throw_zmq("ZMQ_FD");
+      wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+      if (wake_fd_ < 0) throw TransportError("eventfd failed");
+    } catch (...) {
+      zmq_close(socket_);
+      throw;
+    }
+    if (options.heartbeat_interval > Duration::zero() && !options.heartbeat_interval.is_infinite()) {
+      heartbeat_thread_ = std::thread([this] { heartbeat_loop(); });
+    }
+  }
+
+  ~ZmqLink() override {
+    close();
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+  }
+
+  void send(Frame frame) override {
+    if (auto* a = std::get_if<Announce>(&frame); a != nullptr && name_.empty()) {
+      std::lock_guard lock(name_mutex_);
+      name_ = a->participant;
+    }
+    std::string bytes = encode_frame(frame);
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    zmqd::send_bytes(socket_, bytes.data(), bytes.size(), 0);
+    sent_since_tick_.store(true, std::memory_order_relaxed);
+    signal_if_readable();
+  }
+
+  std::optional<Frame> receive(Duration timeout) override {
+    const bool forever = timeout.is_infinite();
+    const SimTime deadline = forever ? SimTime::infinite() : wall_() + timeout;
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    while (true) {
+      {
+        std::lock_guard lock(mutex_);
+        if (closed_) break;
+        while (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) >= 0) {
+          std::string_view bytes(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
+          DecodeResult r = decode_frame(bytes);
+          if (r) {
+            zmq_msg_close(&msg);
+            return std::move(r).frame();
+          }
+          // A coordinator never sends garbage; a frame we cannot read is surfaced as an Error so
+          // the participant sees it rather than hanging.
+          zmq_msg_close(&msg);
+          return Frame{Error{r.error().code, "undecodable frame from the coordinator: " +
+                                                 r.error().reason}};
+        }
+      }
+      int wait_ms = 10;  // cap: ZMQ_FD is edge-style, recheck now and then
+      if (!forever) {
+        Duration left = deadline - wall_();
+        if (left <= Duration::zero()) break;
+        int64_t ms = (left.ns() + 999'999) / 1'000'000;
+        if (ms < wait_ms) wait_ms = static_cast<int>(ms);
+      }
+      pollfd fds[2] = {{zmq_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      ::poll(fds, 2, wait_ms);
+      if (fds[1].revents & POLLIN) {
+        uint64_t v = 0;
+        [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
+      }
+    }
+    zmq_msg_close(&msg);
+    return std::nullopt;
+  }
+
+  void close() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return;
+      closed_ = true;
+      zmq_close(socket_);
+      socket_ = nullptr;
+    }
+    {
+      std::lock_guard lock(hb_mutex_);
+      stop_heartbeat_ = true;
+    }
+    hb_cv_.notify_all();
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+    if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  }
+
+ private:
+  // Called with mutex_ held after a socket operation: if input is ready, the ZMQ_FD edge may be
+  // gone, so wake any receiver through the eventfd.
+  void signal_if_readable() {
+    int events = 0;
+    size_t len = sizeof events;
+    if (zmq_getsockopt(socket_, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLIN)) {
+      uint64_t one = 1;
+      [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+    }
+  }
+
+  void heartbeat_loop() {
+    const auto interval = std::chrono::nanoseconds(options_.heartbeat_interval.ns());
+    std::unique_lock hb(hb_mutex_);
+    while (!stop_heartbeat_) {
+      hb_cv_.wait_for(hb, interval, [this] { return stop_heartbeat_; });
+      if (stop_heartbeat_) break;
+      if (sent_since_tick_.exchange(false, std::memory_order_relaxed)) continue;
+      std::string name;
+      {
+        std::lock_guard lock(name_mutex_);
+        name = name_;
+      }
+      if (name.empty()) continue;
+      std::string bytes = encode_frame(Heartbeat{name});
+      std::lock_guard lock(mutex_);
+      if (closed_) break;
+      zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
+      signal_if_readable();
+    }
+  }
+
+  ConnectOptions options_;
+  WallNow wall_;
+  std::mutex mutex_;  // guards socket_ and closed_
+  void* socket_ = nullptr;
+  bool closed_ = false;
+  int zmq_fd_ = -1;
+  int wake_fd_ = -1;
+
+  std::mutex name_mutex_;
+  std::string name_;
+  std::atomic<bool> sent_since_tick_{false};
+  std::mutex hb_mutex_;
+  std::condition_variable hb_cv_;
+  bool stop_heartbeat_ = false;
+  std::thread heartbeat_thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<Link> connect(const std::string& endpoint, const ConnectOptions& options) {
+  return std::make_unique<ZmqLink>(endpoint, options);
+}
+
+std::unique_ptr<Participant> connect_participant(const std::string& endpoint,
+                                                 ParticipantOptions options,
+                                                 const ConnectOptions& connect_options) {
+  return std::make_unique<Participant>(connect(endpoint, connect_options), std::move(options));
+}
+
+std::unique_ptr<Participant> participant_from_environment(ParticipantOptions options,
+                                                          ConnectOptions connect_options) {
+  const char* ep = std::getenv(kCoordinatorEnv);
+  if (ep == nullptr || *ep == '\0') {
+    throw TransportError(std::string(kCoordinatorEnv) +
+                         " is not set: set it to the coordinator's endpoint (e.g. "
+                         "ipc:///tmp/run/coordinator.sock or tcp://host:5545), as printed by "
+                         "`fieldproof coordinator`");
+  }
+  if (const char* key = std::getenv("FIELDPROOF_COORDINATOR_SERVER_KEY");
+      key != nullptr && *key != '\0' && connect_options.curve.server_public_key.empty()) {
+    connect_options.curve.server_public_key = key;
+  }
+  return connect_participant(ep, std::move(options), connect_options);
+}
+
+}  // namespace fieldproof::lockstep

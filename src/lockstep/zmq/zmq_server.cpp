@@ -1,0 +1,611 @@
+// The coordinator server loop: zmq_poll over the ROUTER sockets, the parent link (cascade), the
+// security monitor and an eventfd for requests from other threads; core.poll() when it asks.
+#include "fieldproof/lockstep/zmq_server.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <cstring>
+
+#include "fieldproof/lockstep/cascade.hpp"
+#include "fieldproof/lockstep/codec.hpp"
+#include "fieldproof/time/system_clock.hpp"
+#include "zmq_common.hpp"
+
+namespace fieldproof::lockstep {
+
+namespace {
+
+constexpr int kMaxBatch = 512;
+// The child's own thread at its parent (carries the local minimum) and the thread under which it
+// mirrors each local participant's name there.
+constexpr const char* kCascadeThread = "cascade";
+constexpr const char* kMirrorThread = "~cascade";  // frames drained from one socket before looking at the others
+
+struct Peer {
+  void* socket = nullptr;
+  std::string routing_id;
+};
+
+std::string kind_of(std::string_view bytes) {
+  if (bytes.size() < 2) return "?";
+  return frame_kind_name(static_cast<FrameKind>(static_cast<uint8_t>(bytes[1])));
+}
+
+}  // namespace
+
+class CoordinatorServer::Impl {
+ public:
+  explicit Impl(ServerOptions options) : options_(std::move(options)) {
+    if (options_.bind.empty()) {
+      throw TransportError("the coordinator needs at least one endpoint to bind (--bind EP)");
+    }
+    if (!options_.core.wall_now) options_.core.wall_now = SystemClock::wall_now();
+    wall_ = options_.core.wall_now;
+    if (!options_.curve_secret_key.empty()) {
+      curve_public_ = lockstep::curve_public_key(options_.curve_secret_key);
+    }
+    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) throw TransportError("eventfd failed");
+    try {
+      router_ = make_router();
+      for (const auto& ep : options_.bind) endpoints_.push_back(bind(router_, ep));
+      if (!options_.control.empty()) {
+        control_ = make_router();
+        control_endpoint_ = bind(control_, options_.control);
+      }
+      if (!curve_public_.empty()) monitor_ = make_monitor(router_);
+      make_core();
+      if (!options_.parent.empty()) make_parent();
+    } catch (...) {
+      close_sockets();
+      ::close(wake_fd_);
+      throw;
+    }
+    thread_ = std::thread([this] { run(); });
+  }
+
+  ~Impl() {
+    stop();
+    ::close(wake_fd_);
+  }
+
+  void stop() {
+    if (stopping_.exchange(true)) {
+      if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+      return;
+    }
+    wake();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  ControlReply control(const Control& request) {
+    auto promise = std::make_shared<std::promise<ControlReply>>();
+    auto future = promise->get_future();
+    {
+      std::lock_guard lock(tasks_mutex_);
+      if (stopped_) {
+        ControlReply r;
+        r.ok = false;
+        r.error = "the coordinator server has stopped";
+        return r;
+      }
+      tasks_.push_back([this, request, promise] { promise->set_value(core_->control(request)); });
+    }
+    wake();
+    return future.get();
+  }
+
+  const std::vector<std::string>& endpoints() const { return endpoints_; }
+  const std::string& control_endpoint() const { return control_endpoint_; }
+  const std::string& curve_public_key() const { return curve_public_; }
+  uint64_t refused_peers() const { return refused_.load(); }
+  uint64_t bad_frames() const { return bad_frames_.load(); }
+
+ private:
+  // ---- setup ----------------------------------------------------------------------------------
+
+  void* make_router() {
+    void* s = zmq_socket(zmqd::context(), ZMQ_ROUTER);
+    if (s == nullptr) zmqd::throw_zmq("creating a ROUTER socket");
+    sockets_.push_back(s);
+    zmqd::set_int(s, ZMQ_LINGER, 200, "ZMQ_LINGER");
+    zmqd::set_int(s, ZMQ_ROUTER_MANDATORY, 1, "ZMQ_ROUTER_MANDATORY");
+    zmqd::set_int(s, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");  // never drop a grant to a slow peer
+    zmqd::set_int(s, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
+    if (!options_.curve_secret_key.empty()) {
+      zmqd::set_int(s, ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER");
+      zmqd::set_string(s, ZMQ_CURVE_SECRETKEY, options_.curve_secret_key, "CURVE secret key");
+    }
+    return s;
+  }
+
+  std::string bind(void* socket, const std::string& endpoint) {
+    std::string ep = zmqd::resolve_endpoint(endpoint, options_.ipc_dir);
+    if (zmq_bind(socket, ep.c_str()) != 0) {
+      int err = errno;
+      std::string hint;
+      if (err == EADDRINUSE) hint = " (address in use: another coordinator?)";
+      if (err == ENOENT) hint = " (does the directory exist?)";
+      throw TransportError("cannot bind '" + ep + "': " + zmq_strerror(err) + hint);
+    }
+    char last[512] = {};
+    size_t len = sizeof last;
+    if (zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, last, &len) != 0) return ep;
+    std::string bound(last);
+    // A wildcard tcp bind reports 0.0.0.0: that is where it listens, keep it as the user said.
+    return bound.empty() ? ep : bound;
+  }
+
+  void* make_monitor(void* socket) {
+    std::string addr = "inproc://fieldproof-monitor-" + std::to_string(reinterpret_cast<uintptr_t>(this));
+    if (zmq_socket_monitor(socket, addr.c_str(),
+                           ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
+      zmqd::throw_zmq("zmq_socket_monitor");
+    }
+    void* m = zmq_socket(zmqd::context(), ZMQ_PAIR);
+    if (m == nullptr) zmqd::throw_zmq("creating the monitor socket");
+    sockets_.push_back(m);
+    zmqd::set_int(m, ZMQ_LINGER, 0, "ZMQ_LINGER");
+    if (zmq_connect(m, addr.c_str()) != 0) zmqd::throw_zmq("connecting the monitor");
+    return m;
+  }
+
+  void make_core() {
+    core_ = std::make_unique<CoordinatorCore>(
+        options_.core, [this](ConnId to, Frame frame) { send_to(to, frame); });
+    if (options_.tap) core_->set_tap(options_.tap);
+    if (options_.on_grant) core_->set_grant_observer(options_.on_grant);
+    core_->set_failure_handler([this](const std::string& participant, std::string reason) {
+      log("failure: " + reason);
+      if (options_.on_failure) options_.on_failure(participant, reason);
+    });
+  }
+
+  // ---- cascade: the link to the parent ------------------------------------------------------
+
+  void make_parent() {
+    child_name_ = options_.child_name.empty() ? "cascade-" + std::to_string(::getpid())
+                                              : options_.child_name;
+    std::string ep = zmqd::resolve_endpoint(options_.parent, options_.ipc_dir);
+    void* s = zmq_socket(zmqd::context(), ZMQ_DEALER);
+    if (s == nullptr) zmqd::throw_zmq("creating the parent DEALER socket");
+    sockets_.push_back(s);
+    zmqd::set_int(s, ZMQ_LINGER, 200, "ZMQ_LINGER");
+    zmqd::set_int(s, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
+    zmqd::set_int(s, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
+    zmqd::apply_client_curve(s, options_.parent_connect.curve);
+    if (zmq_connect(s, ep.c_str()) != 0) zmqd::throw_zmq("connecting to the parent '" + ep + "'");
+    parent_ = s;
+    heartbeat_interval_ = options_.parent_connect.heartbeat_interval;
+    UpstreamHooks hooks;
+    hooks.publish = [this](const Publish& p) { send_parent(Frame{p}); };
+    hooks.safe_time = [this](SimTime t) {
+      send_parent(Frame{Announce{child_name_, kCascadeThread, Role::kRegulating, t}});
+    };
+    hooks.subscribe = [this](const std::string& topic) {
+      send_parent(Frame{Subscribe{child_name_, kCascadeThread, topic}});
+    };
+    hooks.unsubscribe = [this](const std::string& topic) {
+      send_parent(Frame{Unsubscribe{child_name_, kCascadeThread, topic}});
+    };
+    core_->set_upstream(std::move(hooks));
+    send_parent(Frame{Announce{child_name_, kCascadeThread, Role::kRegulating,
+                               core_->min_safe_time()}});
+  }
+
+  // A local participant's name must exist at the parent so that its forwarded publishes keep
+  // their publisher name (the total order's second key): the child registers it there on its
+  // connection with a thread that never holds time (the child's own thread carries the local
+  // minimum), and removes it when the participant leaves.
+  void mirror_registration(const Frame& frame) {
+    if (const auto* a = std::get_if<Announce>(&frame)) {
+      if (a->participant == child_name_) return;
+      if (mirrored_.insert(a->participant).second) {
+        send_parent(Frame{Announce{a->participant, kMirrorThread, a->role, SimTime::infinite()}});
+      }
+    } else if (const auto* l = std::get_if<Leave>(&frame)) {
+      if (l->thread.empty() && mirrored_.erase(l->participant) > 0) {
+        send_parent(Frame{Leave{l->participant, ""}});
+      }
+    }
+  }
+
+  void send_parent(const Frame& frame) {
+    if (parent_ == nullptr) return;
+    encode_frame_into(frame, parent_out_);
+    if (zmq_send(parent_, parent_out_.data(), parent_out_.size(), ZMQ_DONTWAIT) < 0) {
+      log(std::string("send to the parent failed: ") + zmq_strerror(errno));
+    }
+    parent_heartbeat_due_ = wall_() + heartbeat_interval_;
+  }
+
+  void parent_heartbeat() {
+    if (heartbeat_interval_ <= Duration::zero() || heartbeat_interval_.is_infinite()) {
+      parent_heartbeat_due_ = SimTime::infinite();
+      return;
+    }
+    if (wall_() >= parent_heartbeat_due_) send_parent(Frame{Heartbeat{child_name_}});
+  }
+
+  void drain_parent() {
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    for (int i = 0; i < kMaxBatch; ++i) {
+      if (zmq_msg_recv(&msg, parent_, ZMQ_DONTWAIT) < 0) break;
+      std::string_view bytes(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
+      DecodeResult r = decode_frame(bytes);
+      if (!r) {
+        log("undecodable frame from the parent: " + r.error().reason);
+        continue;
+      }
+      Frame f = std::move(r).frame();
+      if (auto* g = std::get_if<Grant>(&f)) {
+        core_->upstream_grant(g->time);
+      } else if (auto* d = std::get_if<Deliver>(&f)) {
+        core_->upstream_deliver(std::move(d->message));
+      } else if (auto* e = std::get_if<Error>(&f)) {
+        log("the parent refused a frame: " + e->reason);
+        if (e->code == ErrorCode::kTimeout || e->code == ErrorCode::kShutdown) {
+          core_->shutdown("the parent coordinator ended the run: " + e->reason);
+        }
+      }
+    }
+    zmq_msg_close(&msg);
+  }
+
+  void close_sockets() {
+    for (void* s : sockets_) zmq_close(s);
+    sockets_.clear();
+  }
+
+  // ---- the loop -------------------------------------------------------------------------------
+
+  void wake() {
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  }
+
+  void run() {
+    std::vector<zmq_pollitem_t> items;
+    items.push_back({router_, 0, ZMQ_POLLIN, 0});
+    if (control_) items.push_back({control_, 0, ZMQ_POLLIN, 0});
+    if (monitor_) items.push_back({monitor_, 0, ZMQ_POLLIN, 0});
+    if (parent_) items.push_back({parent_, 0, ZMQ_POLLIN, 0});
+    items.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
+
+    std::optional<SimTime> next = core_->poll();
+    while (!stopping_.load(std::memory_order_relaxed)) {
+      long timeout_ms = 1000;  // also bounds how late a parent heartbeat can be
+      if (next) {
+        Duration left = *next - wall_();
+        int64_t ms = left <= Duration::zero() ? 0 : (left.ns() + 999'999) / 1'000'000;
+        if (ms < timeout_ms) timeout_ms = static_cast<long>(ms);
+      }
+      if (parent_) {
+        Duration left = parent_heartbeat_due_ - wall_();
+        int64_t ms = left <= Duration::zero() ? 0 : (left.ns() + 999'999) / 1'000'000;
+        if (ms < timeout_ms) timeout_ms = static_cast<long>(ms);
+      }
+      int rc = zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms);
+      if (rc < 0 && errno != EINTR) {
+        log(std::string("zmq_poll failed: ") + zmq_strerror(errno));
+        break;
+      }
+      drain_wake();
+      run_tasks();
+      drain_router(router_, /*control_only=*/false);
+      if (control_) drain_router(control_, /*control_only=*/true);
+      if (monitor_) drain_monitor();
+      if (parent_) drain_parent();
+      flush_disconnects();
+      next = core_->poll();
+      flush_disconnects();
+      if (parent_) parent_heartbeat();
+    }
+    shutdown();
+  }
+
+  void drain_wake() {
+    uint64_t v = 0;
+    [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
+  }
+
+  void run_tasks() {
+    std::deque<std::function<void()>> tasks;
+    {
+      std::lock_guard lock(tasks_mutex_);
+      tasks.swap(tasks_);
+    }
+    for (auto& t : tasks) t();
+  }
+
+  void drain_router(void* socket, bool control_only) {
+    zmq_msg_t id;
+    zmq_msg_t body;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    for (int i = 0; i < kMaxBatch; ++i) {
+      if (zmq_msg_recv(&id, socket, ZMQ_DONTWAIT) < 0) break;
+      std::string routing(static_cast<const char*>(zmq_msg_data(&id)), zmq_msg_size(&id));
+      if (!zmq_msg_more(&id)) continue;  // cannot happen with DEALER peers
+      if (zmq_msg_recv(&body, socket, 0) < 0) break;
+      // A peer may send extra parts; only the first body part is the frame.
+      bool extra = zmq_msg_more(&body);
+      std::string_view bytes(static_cast<const char*>(zmq_msg_data(&body)), zmq_msg_size(&body));
+      handle_bytes(socket, routing, bytes, control_only, extra);
+      while (extra) {
+        zmq_msg_t skip;
+        zmq_msg_init(&skip);
+        zmq_msg_recv(&skip, socket, 0);
+        extra = zmq_msg_more(&skip);
+        zmq_msg_close(&skip);
+      }
+    }
+    zmq_msg_close(&id);
+    zmq_msg_close(&body);
+  }
+
+  ConnId conn_for(void* socket, const std::string& routing) {
+    auto& ids = socket == router_ ? router_ids_ : control_ids_;
+    auto it = ids.find(routing);
+    if (it != ids.end()) return it->second;
+    ConnId c = next_conn_++;
+    ids.emplace(routing, c);
+    peers_.emplace(c, Peer{socket, routing});
+    return c;
+  }
+
+  void handle_bytes(void* socket, const std::string& routing, std::string_view bytes,
+                    bool control_only, bool extra_parts) {
+    ConnId conn = conn_for(socket, routing);
+    if (bytes.size() > options_.core.max_message_bytes) {
+      refuse(conn, Error{ErrorCode::kOversized,
+                         "frame of " + std::to_string(bytes.size()) +
+                             " bytes exceeds max_message_bytes " +
+                             std::to_string(options_.core.max_message_bytes)});
+      return;
+    }
+    DecodeResult r = decode_frame(bytes, options_.core.max_message_bytes);
+    if (!r) {
+      refuse(conn, r.error());
+      return;
+    }
+    if (extra_parts) log("ignoring extra message parts after a " + kind_of(bytes) + " frame");
+    Frame frame = std::move(r).frame();
+    if (auto* c = std::get_if<Control>(&frame)) {
+      send_to(conn, Frame{core_->control(*c)});
+      return;
+    }
+    if (control_only) {
+      refuse(conn, Error{ErrorCode::kMalformed, std::string("the control endpoint takes only "
+                                                            "control frames, got ") +
+                                                    kind_of(bytes)});
+      return;
+    }
+    switch (frame.index()) {
+      case 6:   // Grant
+      case 7:   // Deliver
+      case 8:   // Error
+      case 10:  // ControlReply
+        refuse(conn, Error{ErrorCode::kMalformed, std::string("a ") + kind_of(bytes) +
+                                                      " frame is coordinator-to-participant only"});
+        return;
+      default:
+        break;
+    }
+    if (parent_) mirror_registration(frame);
+    track_roles(conn, frame);
+    core_->handle(conn, std::move(frame));
+  }
+
+  // Which connections carry a regulating participant that has not left: a vanished socket of
+  // such a connection is a crash the heartbeat must report (ack_timeout, naming it), so the
+  // server does not turn it into a silent Leave through disconnected().
+  void track_roles(ConnId conn, const Frame& frame) {
+    if (const auto* a = std::get_if<Announce>(&frame)) {
+      if (a->role == Role::kRegulating) regulating_[conn].insert(a->participant);
+    } else if (const auto* l = std::get_if<Leave>(&frame)) {
+      auto it = regulating_.find(conn);
+      if (it != regulating_.end() && l->thread.empty()) {
+        it->second.erase(l->participant);
+        if (it->second.empty()) regulating_.erase(it);
+      }
+    }
+  }
+
+  void refuse(ConnId conn, Error error) {
+    bad_frames_.fetch_add(1);
+    log("refused a frame from connection " + std::to_string(conn) + ": " + error.reason);
+    send_to(conn, Frame{std::move(error)});
+  }
+
+  void send_to(ConnId conn, const Frame& frame) {
+    auto it = peers_.find(conn);
+    if (it == peers_.end()) return;
+    encode_frame_into(frame, out_);
+    const Peer& p = it->second;
+    if (zmq_send(p.socket, p.routing_id.data(), p.routing_id.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) <
+            0 ||
+        zmq_send(p.socket, out_.data(), out_.size(), ZMQ_DONTWAIT) < 0) {
+      if (errno == EHOSTUNREACH) {
+        pending_disconnects_.push_back(conn);
+      } else {
+        log("send to connection " + std::to_string(conn) + " failed: " + zmq_strerror(errno));
+      }
+    }
+  }
+
+  void flush_disconnects() {
+    while (!pending_disconnects_.empty()) {
+      ConnId c = pending_disconnects_.front();
+      pending_disconnects_.pop_front();
+      auto it = peers_.find(c);
+      if (it == peers_.end()) continue;
+      auto& ids = it->second.socket == router_ ? router_ids_ : control_ids_;
+      ids.erase(it->second.routing_id);
+      bool participant_conn = it->second.socket == router_;
+      peers_.erase(it);
+      if (participant_conn) {
+        if (regulating_.count(c) > 0) {
+          log("connection " + std::to_string(c) +
+              " is gone with regulating participants that did not leave; the heartbeat "
+              "timeout will name them");
+        } else {
+          log("connection " + std::to_string(c) + " is gone (its socket closed)");
+          core_->disconnected(c);
+        }
+      }
+    }
+  }
+
+  void drain_monitor() {
+    for (int i = 0; i < 64; ++i) {
+      zmq_msg_t ev;
+      zmq_msg_init(&ev);
+      if (zmq_msg_recv(&ev, monitor_, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&ev);
+        break;
+      }
+      uint16_t event = 0;
+      if (zmq_msg_size(&ev) >= 2) std::memcpy(&event, zmq_msg_data(&ev), 2);
+      bool more = zmq_msg_more(&ev);
+      zmq_msg_close(&ev);
+      std::string address;
+      if (more) {
+        zmq_msg_t addr;
+        zmq_msg_init(&addr);
+        zmq_msg_recv(&addr, monitor_, 0);
+        address.assign(static_cast<const char*>(zmq_msg_data(&addr)), zmq_msg_size(&addr));
+        zmq_msg_close(&addr);
+      }
+      std::string reason = "refused a peer on " + address +
+                           ": security handshake failed (a CURVE peer needs the server's "
+                           "public key)";
+      refused_.fetch_add(1);
+      log(reason);
+      if (options_.on_refused) options_.on_refused(reason);
+    }
+  }
+
+  void shutdown() {
+    for (auto& [conn, peer] : peers_) {
+      if (peer.socket != router_) continue;
+      send_to(conn, Frame{Error{ErrorCode::kShutdown, "the coordinator is shutting down"}});
+    }
+    if (parent_ && !child_name_.empty()) send_parent(Frame{Leave{child_name_, ""}});
+    {
+      std::lock_guard lock(tasks_mutex_);
+      stopped_ = true;
+    }
+    run_tasks();  // answer anyone who queued a request meanwhile
+    core_.reset();
+    close_sockets();
+  }
+
+  void log(const std::string& line) {
+    if (options_.log) options_.log(line);
+  }
+
+  ServerOptions options_;
+  WallNow wall_;
+  std::unique_ptr<CoordinatorCore> core_;
+  std::vector<void*> sockets_;
+  void* router_ = nullptr;
+  void* control_ = nullptr;
+  void* monitor_ = nullptr;
+  void* parent_ = nullptr;
+  std::vector<std::string> endpoints_;
+  std::string control_endpoint_;
+  std::string curve_public_;
+
+  std::unordered_map<std::string, ConnId> router_ids_;
+  std::unordered_map<std::string, ConnId> control_ids_;
+  std::unordered_map<ConnId, Peer> peers_;
+  ConnId next_conn_ = 1;
+  std::deque<ConnId> pending_disconnects_;
+  std::unordered_map<ConnId, std::unordered_set<std::string>> regulating_;
+  std::string out_;
+
+  // cascade state
+  std::string child_name_;
+  Duration heartbeat_interval_ = Duration::infinite();
+  SimTime parent_heartbeat_due_ = SimTime::infinite();
+  std::string parent_out_;
+  std::unordered_set<std::string> mirrored_;
+
+  int wake_fd_ = -1;
+  std::mutex tasks_mutex_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopped_ = false;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> refused_{0};
+  std::atomic<uint64_t> bad_frames_{0};
+  std::thread thread_;
+};
+
+CoordinatorServer::CoordinatorServer(ServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+CoordinatorServer::~CoordinatorServer() { impl_->stop(); }
+const std::vector<std::string>& CoordinatorServer::endpoints() const { return impl_->endpoints(); }
+const std::string& CoordinatorServer::control_endpoint() const {
+  return impl_->control_endpoint();
+}
+const std::string& CoordinatorServer::curve_public_key() const {
+  return impl_->curve_public_key();
+}
+ControlReply CoordinatorServer::control(const Control& request) { return impl_->control(request); }
+uint64_t CoordinatorServer::refused_peers() const { return impl_->refused_peers(); }
+uint64_t CoordinatorServer::bad_frames() const { return impl_->bad_frames(); }
+void CoordinatorServer::stop() { impl_->stop(); }
+
+ControlClient::ControlClient(const std::string& endpoint, const ConnectOptions& options) {
+  ConnectOptions o = options;
+  o.heartbeat_interval = Duration::zero();  // a control client is no participant
+  link_ = connect(endpoint, o);
+}
+ControlClient::~ControlClient() = default;
+
+ControlReply ControlClient::request(const Control& request, Duration timeout) {
+  link_->send(Frame{request});
+  while (true) {
+    std::optional<Frame> f = link_->receive(timeout);
+    if (!f) {
+      ControlReply r;
+      r.ok = false;
+      r.error = "timeout: no reply from the coordinator within " + format_seconds(timeout) + " s";
+      return r;
+    }
+    if (auto* reply = std::get_if<ControlReply>(&*f)) return std::move(*reply);
+    if (auto* err = std::get_if<Error>(&*f)) {
+      ControlReply r;
+      r.ok = false;
+      r.error = err->reason;
+      return r;
+    }
+  }
+}
+
+}  // namespace fieldproof::lockstep
+
+namespace fieldproof::lockstep {
+
+std::unique_ptr<CoordinatorServer> start_child_coordinator(ServerOptions options) {
+  if (options.parent.empty()) {
+    throw TransportError("a child coordinator needs the parent's endpoint (--parent EP)");
+  }
+  return std::make_unique<CoordinatorServer>(std::move(options));
+}
+
+}  // namespace fieldproof::lockstep
