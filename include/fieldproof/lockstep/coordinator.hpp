@@ -98,14 +98,14 @@ struct CoordinatorOptions {
   // Wall time (SimTime on the wall time line), injected: SystemClock::wall_now() in production,
   // a fake in tests. Empty = no wall clock: max_rtf must be 0, silence is never detected and the
   // measured RTF is 0.
-  WallNow wall_now;
+  WallNow wall_now{};
   // Start paused (no grant until a resume or step): lets every participant register first.
   bool start_paused = false;
   // When only the pace bounds the grant (nothing else finite), the grant advances along the pace
   // in multiples of this step (deterministic grant values, bounded grant rate). Must be > 0.
   Duration pace_step = milliseconds(1);
   // Log lines (refusals, dropped followers, failure). Empty = silent.
-  LogFn log;
+  LogFn log{};
 
   // The first problem with these options, or nullopt when they are usable.
   std::optional<std::string> validate() const;
@@ -113,10 +113,13 @@ struct CoordinatorOptions {
 
 // Cascade hooks (see the header comment). Every hook must be set.
 struct UpstreamHooks {
-  std::function<void(const Publish&)> publish;             // a local publish, validated and stamped
-  std::function<void(SimTime)> safe_time;                  // the local minimum, to announce upstream
-  std::function<void(const std::string& topic)> subscribe;    // first local subscriber of a topic
-  std::function<void(const std::string& topic)> unsubscribe;  // last local subscriber left
+  // A local publish, validated and stamped: forward it to the parent unchanged.
+  std::function<void(const Publish&)> publish{};
+  // The local minimum effective safe time: announce it to the parent.
+  std::function<void(SimTime)> safe_time{};
+  // The first local subscriber of a topic appeared / the last one left: (un)subscribe upstream.
+  std::function<void(const std::string& topic)> subscribe{};
+  std::function<void(const std::string& topic)> unsubscribe{};
 };
 
 class CoordinatorCore {
@@ -131,8 +134,12 @@ class CoordinatorCore {
   // Anything a participant sends. Grant, Deliver, Error and ControlReply frames are refused with
   // kUnknownKind; a Control frame is answered with a ControlReply to `from`.
   void handle(ConnId from, Frame frame);
-  // The transport lost the peer: every participant of the connection leaves.
+  // The peer closed the connection: every participant of the connection leaves (like Leave).
   void disconnected(ConnId conn);
+  // The peer vanished without leaving (its socket is gone, e.g. the process was killed): a
+  // regulating participant of the connection fails the run (named, as for silence); following
+  // ones are dropped with a log line.
+  void connection_lost(ConnId conn);
   // Re-evaluates what depends on wall time (pace, heartbeats) now. Returns the next wall time at
   // which poll() must be called, or nullopt when nothing is waiting on wall time.
   std::optional<SimTime> poll();

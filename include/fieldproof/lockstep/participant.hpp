@@ -40,11 +40,11 @@
 namespace fieldproof::lockstep {
 
 struct ParticipantOptions {
-  std::string name;                 // unique among the coordinator's participants
+  std::string name{};               // unique among the coordinator's participants
   Role role = Role::kRegulating;    // applies to every thread of the participant
   std::string thread = "main";      // the name of the constructing thread
   // Errors the coordinator sent back (refusals), and fatal ones. Empty = ignored (still counted).
-  std::function<void(const Error&)> on_error;
+  std::function<void(const Error&)> on_error{};
 };
 
 using MessageCallback = std::function<void(const Publish&)>;
