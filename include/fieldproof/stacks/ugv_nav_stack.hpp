@@ -1,0 +1,143 @@
+// The reference navigation stack, transport-independent: it takes the vehicle's pose, scans and
+// navigate_to_pose goals, and on each tick of simulated time produces cmd_vel, goal statuses,
+// feedback and lifecycle transitions into an outbox. The two hosts (the in-process plugin,
+// plugin_api.hpp, and the process fieldproof-ugv-nav) only move messages in and out.
+//
+// Deterministic: the same calls with the same arguments give the same outbox, bit for bit; the
+// only wall-clock input is the injected WallNow of the lifecycle manager's heartbeats. Not thread
+// safe: the host serialises the calls.
+//
+//   auto stack = UgvNavStack::create(options, world.occupancy_grid(0.05), wall_now, &error);
+//   stack->on_pose(t, {x, y, yaw});
+//   stack->on_goal(t, {"g1", {10.0, -1.0, 0.0}});
+//   stack->tick(t);                        // at stack->next_tick(), every control_period
+//   for (const StackOutput& out : stack->take_outbox()) ...
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "fieldproof/stacks/controller.hpp"
+#include "fieldproof/stacks/costmap.hpp"
+#include "fieldproof/stacks/lifecycle.hpp"
+#include "fieldproof/stacks/planner.hpp"
+#include "fieldproof/stacks/types.hpp"
+#include "fieldproof/time/duration.hpp"
+#include "fieldproof/world/occupancy_grid.hpp"
+
+namespace fieldproof::stacks {
+
+struct UgvNavOptions {
+  std::string vehicle = "ugv1";
+  InflationOptions inflation;
+  PlannerOptions planner;
+  ControllerOptions controller;
+  LifecycleOptions lifecycle;
+  Duration control_period = milliseconds(50);    // the control loop (20 Hz of simulated time)
+  Duration feedback_period = milliseconds(200);  // navigate_to_pose feedback (5 Hz)
+  double blocked_check_distance = 2.0;  // m of path ahead checked against the latest scan
+  // A scan hit within this distance of an obstacle of the map is the map itself, not news.
+  double scan_match_tolerance = 0.15;
+  int max_replans = 5;                           // failed replans in a row before aborting
+  Duration replan_interval = milliseconds(500);  // between replans while blocked
+  // An empty string when valid, otherwise what is wrong with which field.
+  std::string validate() const;
+};
+
+// Parses options from JSON (every field optional; durations as text "50ms", lengths in metres):
+//   {"vehicle":"ugv1","inflation":{"robot_radius":0.36,"margin":0.15},
+//    "controller":{"max_linear":0.5,...},"planner":{...},"lifecycle":{"heartbeat_timeout":"4s"},
+//    "control_period":"50ms","feedback_period":"200ms","blocked_check_distance":2.0,
+//    "scan_match_tolerance":0.15,"max_replans":5,"replan_interval":"500ms"}
+// Unknown keys and wrong types are errors naming the key.
+Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view json);
+
+// One message of the outbox. stamp is the simulated time the stack produced it at.
+struct StackOutput {
+  SimTime stamp;
+  std::variant<CmdVel, NavStatus, NavFeedback, LifecycleTransition> message;
+};
+
+class UgvNavStack {
+ public:
+  // Builds the stack over the static map. nullptr and *error set when the options or the grid are
+  // invalid. wall_now must be callable for the stack's whole life.
+  static std::unique_ptr<UgvNavStack> create(UgvNavOptions options,
+                                             const world::OccupancyGrid& static_map,
+                                             WallNow wall_now, std::string* error);
+
+  // Inputs, each at the simulated time it was delivered. A pose or scan with NaN/inf fields is
+  // ignored (counted in ignored_inputs()).
+  void on_pose(SimTime stamp, const Pose2D& pose);
+  void on_scan(SimTime stamp, const LaserScan& scan);
+  // A navigate_to_pose goal: rejected (with the reason) when the stack is not active, the pose is
+  // not finite, the id empty, or the goal lies outside the map or in an obstacle; otherwise
+  // accepted, preempting the active goal (which is canceled).
+  void on_goal(SimTime stamp, const NavGoal& goal);
+  // Cancels the active goal if its id matches; false otherwise.
+  bool cancel(SimTime stamp, const std::string& id);
+
+  // The control loop: lifecycle (autostart, heartbeats, watchdog), planning, blocked check,
+  // replanning, control, feedback. Call at next_tick() (later is fine; earlier is a no-op).
+  void tick(SimTime now);
+  SimTime next_tick() const { return next_tick_; }
+
+  // The wall-clock watchdog alone, for a host that calls it on a wall timer while simulated time
+  // stands still (a paused world). Outputs are stamped at the last simulated time seen.
+  void check_wall();
+
+  // Aborts the active goal and deactivates the lifecycle (the host is ending).
+  void shutdown(SimTime now, const std::string& reason);
+
+  std::vector<StackOutput> take_outbox();
+
+  LifecycleState lifecycle_state() const { return lifecycle_.state(); }
+  bool has_goal() const { return goal_.has_value(); }
+  // The path being followed (world metres), empty when none.
+  const std::vector<Point2>& path() const { return controller_.path(); }
+  int replans() const { return replans_total_; }
+  uint64_t ignored_inputs() const { return ignored_inputs_; }
+  const UgvNavOptions& options() const { return options_; }
+  const Costmap& costmap() const { return costmap_; }
+
+ private:
+  enum class Phase : uint8_t { kNeedPlan, kFollowing, kBlocked };
+  struct ActiveGoal {
+    NavGoal goal;
+    Phase phase = Phase::kNeedPlan;
+    int failed_replans = 0;
+    SimTime next_replan;
+    SimTime next_feedback;
+  };
+
+  UgvNavStack(UgvNavOptions options, Costmap costmap, WallNow wall_now);
+  void emit(std::variant<CmdVel, NavStatus, NavFeedback, LifecycleTransition> m);
+  void drain_lifecycle();
+  void finish(GoalStatus status, const std::string& reason);
+  // The static map plus the latest scan's hits that the map does not explain; nullopt when the
+  // scan shows nothing new.
+  std::optional<Costmap> local_map() const;
+  bool path_blocked(const Costmap& local) const;
+  bool replan(const Costmap& map);
+
+  UgvNavOptions options_;
+  Costmap costmap_;
+  LifecycleManager lifecycle_;
+  PurePursuit controller_;
+  SimTime now_ = SimTime::zero();
+  SimTime next_tick_ = SimTime::zero();
+  std::optional<Pose2D> pose_;
+  std::optional<LaserScan> scan_;
+  bool scan_fresh_ = false;
+  std::optional<ActiveGoal> goal_;
+  bool moving_ = false;  // the last cmd_vel was not zero
+  int replans_total_ = 0;
+  uint64_t ignored_inputs_ = 0;
+  std::vector<StackOutput> outbox_;
+};
+
+}  // namespace fieldproof::stacks

@@ -1,0 +1,303 @@
+#include "fieldproof/stacks/ugv_nav_stack.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace fieldproof::stacks {
+namespace {
+
+constexpr size_t kMaxScanRays = 100'000;
+
+bool finite_pose(const Pose2D& p) {
+  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.yaw);
+}
+
+std::string fmt_xy(double x, double y) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "(%.2f, %.2f)", x, y);
+  return buf;
+}
+
+}  // namespace
+
+std::string UgvNavOptions::validate() const {
+  if (vehicle.empty()) return "vehicle must not be empty";
+  if (std::string e = inflation.validate(); !e.empty()) return e;
+  if (std::string e = planner.validate(); !e.empty()) return e;
+  if (std::string e = controller.validate(); !e.empty()) return e;
+  if (std::string e = lifecycle.validate(); !e.empty()) return e;
+  if (control_period <= Duration::zero() || control_period.is_infinite()) {
+    return "control_period must be > 0 and finite";
+  }
+  if (feedback_period <= Duration::zero() || feedback_period.is_infinite()) {
+    return "feedback_period must be > 0 and finite";
+  }
+  if (!std::isfinite(blocked_check_distance) || blocked_check_distance < 0) {
+    return "blocked_check_distance must be >= 0 (metres)";
+  }
+  if (!std::isfinite(scan_match_tolerance) || scan_match_tolerance < 0) {
+    return "scan_match_tolerance must be >= 0 (metres)";
+  }
+  if (max_replans < 1) return "max_replans must be >= 1";
+  if (replan_interval < Duration::zero() || replan_interval.is_infinite()) {
+    return "replan_interval must be >= 0 and finite";
+  }
+  return {};
+}
+
+std::unique_ptr<UgvNavStack> UgvNavStack::create(UgvNavOptions options,
+                                                 const world::OccupancyGrid& static_map,
+                                                 WallNow wall_now, std::string* error) {
+  const auto fail = [&](std::string e) -> std::unique_ptr<UgvNavStack> {
+    if (error) *error = std::move(e);
+    return nullptr;
+  };
+  if (std::string e = options.validate(); !e.empty()) return fail("ugv_nav options: " + e);
+  if (!wall_now) return fail("ugv_nav: no wall clock given (wall_now is empty)");
+  auto cm = Costmap::build(static_map, options.inflation);
+  if (!cm) return fail("ugv_nav: " + cm.error());
+  return std::unique_ptr<UgvNavStack>(
+      new UgvNavStack(std::move(options), *cm, std::move(wall_now)));
+}
+
+UgvNavStack::UgvNavStack(UgvNavOptions options, Costmap costmap, WallNow wall_now)
+    : options_(std::move(options)),
+      costmap_(std::move(costmap)),
+      lifecycle_(options_.lifecycle, std::move(wall_now)),
+      controller_(options_.controller) {}
+
+void UgvNavStack::emit(std::variant<CmdVel, NavStatus, NavFeedback, LifecycleTransition> m) {
+  if (const CmdVel* c = std::get_if<CmdVel>(&m)) moving_ = !(*c == CmdVel{});
+  outbox_.push_back({now_, std::move(m)});
+}
+
+void UgvNavStack::drain_lifecycle() {
+  for (LifecycleTransition& t : lifecycle_.take()) emit(std::move(t));
+}
+
+std::vector<StackOutput> UgvNavStack::take_outbox() {
+  std::vector<StackOutput> out;
+  out.swap(outbox_);
+  return out;
+}
+
+void UgvNavStack::finish(GoalStatus status, const std::string& reason) {
+  if (!goal_) return;
+  if (moving_ || status != GoalStatus::kSucceeded) emit(CmdVel{});
+  emit(NavStatus{goal_->goal.id, status, reason});
+  goal_.reset();
+  controller_.clear();
+}
+
+void UgvNavStack::on_pose(SimTime stamp, const Pose2D& pose) {
+  if (!finite_pose(pose)) {
+    ++ignored_inputs_;
+    return;
+  }
+  now_ = std::max(now_, stamp);
+  pose_ = pose;
+}
+
+void UgvNavStack::on_scan(SimTime stamp, const LaserScan& scan) {
+  if (!std::isfinite(scan.angle_min) || !std::isfinite(scan.angle_increment) ||
+      !std::isfinite(scan.range_min) || !std::isfinite(scan.range_max) ||
+      scan.ranges.size() > kMaxScanRays) {
+    ++ignored_inputs_;
+    return;
+  }
+  now_ = std::max(now_, stamp);
+  scan_ = scan;
+  scan_fresh_ = true;
+}
+
+void UgvNavStack::on_goal(SimTime stamp, const NavGoal& goal) {
+  now_ = std::max(now_, stamp);
+  const auto reject = [&](std::string reason) {
+    emit(NavStatus{goal.id, GoalStatus::kRejected, std::move(reason)});
+  };
+  if (lifecycle_.state() != LifecycleState::kActive) {
+    return reject("the stack is not active (lifecycle state " +
+                  std::string(to_string(lifecycle_.state())) + ")");
+  }
+  if (goal.id.empty()) return reject("the goal has no id");
+  if (!finite_pose(goal.pose)) return reject("the goal pose is not finite (NaN or infinity)");
+  const Point2 gp{goal.pose.x, goal.pose.y};
+  const auto cell = costmap_.cell_of(gp);
+  if (!cell) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " is outside the map [%.2f, %.2f] x [%.2f, %.2f]",
+                  costmap_.origin_x(), costmap_.origin_x() + costmap_.width() * costmap_.resolution(),
+                  costmap_.origin_y(),
+                  costmap_.origin_y() + costmap_.height() * costmap_.resolution());
+    return reject("goal " + fmt_xy(gp.x, gp.y) + buf);
+  }
+  const uint8_t cost = costmap_.cost(*cell);
+  if (cost == kObstacle) return reject("goal " + fmt_xy(gp.x, gp.y) + " is inside an obstacle");
+  if (cost == kLethal) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf,
+                  " is within %.2f m (the robot's radius) of an obstacle: the robot cannot stand "
+                  "there",
+                  options_.inflation.robot_radius);
+    return reject("goal " + fmt_xy(gp.x, gp.y) + buf);
+  }
+  if (goal_) {
+    finish(GoalStatus::kCanceled, "preempted by goal " + goal.id);
+  }
+  emit(NavStatus{goal.id, GoalStatus::kAccepted, ""});
+  goal_ = ActiveGoal{goal, Phase::kNeedPlan, 0, now_, now_};
+}
+
+bool UgvNavStack::cancel(SimTime stamp, const std::string& id) {
+  if (!goal_ || goal_->goal.id != id) return false;
+  now_ = std::max(now_, stamp);
+  finish(GoalStatus::kCanceled, "canceled on request");
+  return true;
+}
+
+void UgvNavStack::check_wall() {
+  if (lifecycle_.check()) {
+    drain_lifecycle();
+    finish(GoalStatus::kAborted, "lifecycle went inactive: " + lifecycle_.last_reason());
+  }
+}
+
+void UgvNavStack::shutdown(SimTime now, const std::string& reason) {
+  now_ = std::max(now_, now);
+  finish(GoalStatus::kAborted, "the stack is shutting down: " + reason);
+  lifecycle_.deactivate(reason);
+  drain_lifecycle();
+}
+
+std::optional<Costmap> UgvNavStack::local_map() const {
+  if (!scan_ || !pose_) return std::nullopt;
+  const LaserScan& s = *scan_;
+  const Pose2D& p = *pose_;
+  const double res = costmap_.resolution();
+  const int k = static_cast<int>(std::ceil(options_.scan_match_tolerance / res));
+  std::optional<Costmap> local;
+  Cell last{-1, -1};
+  for (size_t i = 0; i < s.ranges.size(); ++i) {
+    const double r = s.ranges[i];
+    if (!std::isfinite(r) || r < s.range_min || r >= s.range_max) continue;
+    const double a = p.yaw + s.angle_min + static_cast<double>(i) * s.angle_increment;
+    const auto c = costmap_.cell_of({p.x + r * std::cos(a), p.y + r * std::sin(a)});
+    if (!c || *c == last) continue;
+    last = *c;
+    bool known = false;
+    for (int dy = -k; dy <= k && !known; ++dy) {
+      for (int dx = -k; dx <= k; ++dx) {
+        if (costmap_.cost({c->x + dx, c->y + dy}) == kObstacle) {
+          known = true;
+          break;
+        }
+      }
+    }
+    if (known) continue;
+    if (!local) local = costmap_;
+    local->add_obstacle(*c);
+  }
+  return local;
+}
+
+bool UgvNavStack::path_blocked(const Costmap& local) const {
+  if (!pose_ || !controller_.has_path()) return false;
+  const std::vector<Point2> pts = controller_.ahead(*pose_, options_.blocked_check_distance);
+  const double step = 0.5 * costmap_.resolution();
+  for (size_t i = 1; i < pts.size(); ++i) {
+    const double len = std::hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y);
+    const int n = std::max(1, static_cast<int>(std::ceil(len / step)));
+    for (int j = 0; j <= n; ++j) {
+      const double t = static_cast<double>(j) / n;
+      const Point2 q{pts[i - 1].x + t * (pts[i].x - pts[i - 1].x),
+                     pts[i - 1].y + t * (pts[i].y - pts[i - 1].y)};
+      // Only what the scan added counts: the static map's lethal band near the start is the
+      // planner's escape route, not a blockage.
+      if (local.cost_at(q) >= kLethal && costmap_.cost_at(q) < kLethal) return true;
+    }
+  }
+  return false;
+}
+
+bool UgvNavStack::replan(const Costmap& map) {
+  const PlanResult r =
+      plan_path(map, {pose_->x, pose_->y}, {goal_->goal.pose.x, goal_->goal.pose.y},
+                options_.planner);
+  if (!r.ok()) return false;
+  controller_.set_path(r.path, goal_->goal.pose.yaw);
+  return true;
+}
+
+void UgvNavStack::tick(SimTime now) {
+  if (now < next_tick_) return;
+  now_ = std::max(now_, now);
+  next_tick_ = now_ + options_.control_period;
+
+  if (lifecycle_.state() == LifecycleState::kUnconfigured) lifecycle_.startup();
+  drain_lifecycle();
+  // The watchdog first: the first tick after a long pause finds the servers silent.
+  check_wall();
+  // The servers run on simulated-time timers; running is what their heartbeat reports.
+  for (const std::string& server : options_.lifecycle.servers) lifecycle_.heartbeat(server);
+  drain_lifecycle();
+  if (lifecycle_.state() != LifecycleState::kActive || !goal_ || !pose_) return;
+
+  ActiveGoal& g = *goal_;
+  const Pose2D pose = *pose_;
+  if (g.phase == Phase::kNeedPlan) {
+    const PlanResult r = plan_path(costmap_, {pose.x, pose.y}, {g.goal.pose.x, g.goal.pose.y},
+                                   options_.planner);
+    if (!r.ok()) return finish(GoalStatus::kAborted, r.reason);
+    controller_.set_path(r.path, g.goal.pose.yaw);
+    g.phase = Phase::kFollowing;
+  }
+
+  if (g.phase == Phase::kFollowing && scan_fresh_) {
+    scan_fresh_ = false;
+    const std::optional<Costmap> local = local_map();
+    if (local && path_blocked(*local)) {
+      g.phase = Phase::kBlocked;
+      g.next_replan = now_;
+      emit(CmdVel{});  // stop first
+    }
+  }
+
+  if (g.phase == Phase::kBlocked) {
+    if (now_ < g.next_replan) {
+      if (moving_) emit(CmdVel{});
+      return;
+    }
+    scan_fresh_ = false;
+    ++replans_total_;
+    const std::optional<Costmap> local = local_map();
+    if (replan(local ? *local : costmap_)) {
+      // Drive on from the next tick: the vehicle stands for one control period.
+      g.phase = Phase::kFollowing;
+      g.failed_replans = 0;
+      if (moving_) emit(CmdVel{});
+      return;
+    } else {
+      ++g.failed_replans;
+      if (g.failed_replans >= options_.max_replans) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "path blocked: no path around it after %d replans",
+                      g.failed_replans);
+        return finish(GoalStatus::kAborted, buf);
+      }
+      g.next_replan = now_ + options_.replan_interval;
+      if (moving_) emit(CmdVel{});
+      return;
+    }
+  }
+
+  const ControlOutput out = controller_.compute(pose);
+  if (out.done) return finish(GoalStatus::kSucceeded, "");
+  emit(out.cmd);
+  if (now_ >= g.next_feedback) {
+    emit(NavFeedback{g.goal.id, out.distance_remaining});
+    g.next_feedback = now_ + options_.feedback_period;
+  }
+}
+
+}  // namespace fieldproof::stacks
