@@ -70,6 +70,8 @@ struct ServerOptions {
   std::function<void(SimTime, uint64_t)> on_grant;
   // A peer failed the CURVE handshake (or another security handshake).
   std::function<void(const std::string& reason)> on_refused;
+  // Every Announce that decoded, before the core handles it (lets a caller await registrations).
+  std::function<void(const Announce&)> on_announce;
 
   // ---- cascade (child coordinator) ----
   // The parent coordinator's endpoint; empty = this is the root.

@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -180,28 +179,6 @@ class ZmqLink final : public Link {
 
 std::unique_ptr<Link> connect(const std::string& endpoint, const ConnectOptions& options) {
   return std::make_unique<ZmqLink>(endpoint, options);
-}
-
-std::unique_ptr<Participant> connect_participant(const std::string& endpoint,
-                                                 ParticipantOptions options,
-                                                 const ConnectOptions& connect_options) {
-  return std::make_unique<Participant>(connect(endpoint, connect_options), std::move(options));
-}
-
-std::unique_ptr<Participant> participant_from_environment(ParticipantOptions options,
-                                                          ConnectOptions connect_options) {
-  const char* ep = std::getenv(kCoordinatorEnv);
-  if (ep == nullptr || *ep == '\0') {
-    throw TransportError(std::string(kCoordinatorEnv) +
-                         " is not set: set it to the coordinator's endpoint (e.g. "
-                         "ipc:///tmp/run/coordinator.sock or tcp://host:5545), as printed by "
-                         "`fieldproof coordinator`");
-  }
-  if (const char* key = std::getenv("FIELDPROOF_COORDINATOR_SERVER_KEY");
-      key != nullptr && *key != '\0' && connect_options.curve.server_public_key.empty()) {
-    connect_options.curve.server_public_key = key;
-  }
-  return connect_participant(ep, std::move(options), connect_options);
 }
 
 }  // namespace fieldproof::lockstep

@@ -405,6 +405,9 @@ class CoordinatorServer::Impl {
       default:
         break;
     }
+    if (options_.on_announce) {
+      if (const auto* a = std::get_if<Announce>(&frame)) options_.on_announce(*a);
+    }
     if (parent_) mirror_registration(frame);
     track_roles(conn, frame);
     core_->handle(conn, std::move(frame));
