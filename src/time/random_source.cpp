@@ -78,7 +78,7 @@ RandomSource::RandomSource(uint64_t seed, std::string_view label) : seed_(seed),
     label_.append(c);
     key_ = derive(key_, c);
   });
-  if (label_.empty()) label_ = "/";
+  if (label_.empty()) label_.push_back('/');
   reset_state();
 }
 
@@ -108,7 +108,7 @@ RandomSource RandomSource::child(std::string_view label) const {
     path.append(c);
     key = derive(key, c);
   });
-  if (path.empty()) path = "/";
+  if (path.empty()) path.push_back('/');
   return RandomSource(seed_, std::move(path), key);
 }
 
