@@ -1,0 +1,248 @@
+// The embedded world: an SDF world file's static geometry and physics step, reference UGVs
+// (differential drive, chassis contact sensor, wheel odometry, 2-D lidar, IMU) and world control
+// mirroring Gazebo's WorldControl. Planar (x, y, yaw) kinematics stepped at the physics step in
+// integer nanoseconds; single-threaded and deterministic: same file, same seed, same calls ⇒ the
+// same message stream, bit for bit. Transport-free: outputs go to an outbox of WorldMessages, and
+// inputs arrive by calls (or handle_message for bus payloads), so a lock-step glue is thin.
+//
+//   WorldOptions options;
+//   options.seed = 7;
+//   auto loaded = World::load("examples/worlds/depot.sdf", options);
+//   if (!loaded.world) { for (auto& e : loaded.errors) std::puts(e.c_str()); return 2; }
+//   World& w = *loaded.world;
+//   if (auto s = w.spawn_vehicle("ugv1", "dock"); !s) std::puts(s.message.c_str());
+//   (void)w.set_cmd_vel("ugv1", {0.5, 0.2});
+//   w.step_n(1000);                                      // one simulated second at 1 ms
+//   for (const WorldMessage& m : w.take_messages()) ...; // topic, stamp, type, payload
+//
+// Sensor rates (simulation time, phase 0 on the world's time grid, first output one period after
+// spawn at the earliest): /clock 100 Hz, /world/<w>/stats 5 Hz (and at once on every control
+// change), /world/<w>/pose/info 10 Hz (every vehicle then every static model, each by name),
+// /model/<n>/odometry 50 Hz, /model/<n>/imu 100 Hz, /model/<n>/scan 10 Hz, /model/<n>/contacts
+// whenever the set of touching collisions changes (an empty message when contact ends) and every
+// 100 ms while touching. Within one step the order is: clock, stats, poses, then each vehicle by
+// name with odometry, imu, scan, contacts.
+//
+// Lidar convention (REP 117, as Gazebo): a ray that hits nothing within range_max reports +inf;
+// a hit closer than range_min reports -inf; a hit's range gets Gaussian noise and is clamped into
+// [range_min, range_max]. Rays see static shapes whose vertical extent overlaps the vehicles'
+// plane (see WorldOptions::plane_z_*), and the chassis of other vehicles, never their own.
+//
+// Contacts: the chassis (a box) against static shapes and other chassis. A move that would deepen
+// a penetration is refused and the vehicle stopped (velocity zero): no penetration growth. A
+// vehicle is "touching" when a move was refused this step or its chassis, grown by
+// contact_margin, overlaps something.
+//
+// Thread safety: none; one thread drives a World.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fieldproof/time/duration.hpp"
+#include "fieldproof/world/geometry.hpp"
+#include "fieldproof/world/occupancy_grid.hpp"
+
+namespace fieldproof::world {
+
+// The result of a call a user can get wrong: ok, or a message saying what and why.
+struct [[nodiscard]] Status {
+  bool ok = true;
+  std::string message;
+  explicit operator bool() const { return ok; }
+  static Status success() { return {}; }
+  static Status error(std::string m) { return {false, std::move(m)}; }
+};
+
+// One output of the world: a bus message. Payload is the protobuf encoding of `type`
+// (fieldproof/msgs/types.hpp names, e.g. "ignition.msgs.LaserScan").
+struct WorldMessage {
+  std::string topic;
+  SimTime stamp;
+  std::string_view type;
+  std::string payload;
+};
+
+struct Twist2D {
+  double linear_x = 0.0;   // m/s, forward
+  double angular_z = 0.0;  // rad/s, counter-clockwise
+};
+
+// The reference UGV. Every field has a default; all must be finite and non-negative.
+struct UgvParams {
+  double length = 0.6;            // chassis footprint along x (m)
+  double width = 0.4;             // chassis footprint along y (m)
+  double height = 0.3;            // chassis height (m), for information
+  double max_linear = 1.0;        // |v| limit (m/s)
+  double max_angular = 1.5;       // |w| limit (rad/s)
+  double max_linear_accel = 1.0;  // |dv/dt| limit (m/s²); +inf for none
+  double max_angular_accel = 3.0; // |dw/dt| limit (rad/s²); +inf for none
+  // Lidar (at the chassis centre).
+  bool lidar = true;
+  int lidar_rays = 360;           // over a full turn, angle_min = -pi, step = 2 pi / rays
+  double lidar_range_min = 0.12;
+  double lidar_range_max = 12.0;
+  double lidar_noise_stddev = 0.01;
+  Duration lidar_period = milliseconds(100);
+  // Wheel odometry: per-step noise proportional to the distance travelled, plus a scale error
+  // drawn once at spawn (the drift).
+  Duration odometry_period = milliseconds(20);
+  double odometry_linear_noise = 0.02;      // stddev as a fraction of the distance travelled
+  double odometry_angular_noise = 0.02;     // stddev as a fraction of the angle turned
+  double odometry_linear_scale_stddev = 0.01;   // drift: wheel radius error
+  double odometry_angular_scale_stddev = 0.02;  // drift: track width error
+  // IMU.
+  Duration imu_period = milliseconds(10);
+  double imu_angular_velocity_stddev = 0.002;    // rad/s
+  double imu_linear_acceleration_stddev = 0.02;  // m/s²
+};
+
+struct WorldOptions {
+  uint64_t seed = 0;  // root of every sensor's noise (/vehicles/<name>/<sensor>/noise)
+  // Wall clock for the measured real-time factor (ns, any epoch). Unset: the factor reads 0.
+  std::function<int64_t()> wall_now_ns;
+  // Warnings met while running (a refused command, ...). Unset: they are only counted.
+  std::function<void(const std::string&)> on_warning;
+  // Messages as they are produced. Unset: they wait in the outbox for take_messages().
+  std::function<void(WorldMessage&&)> sink;
+  // false: no sensor messages at all (physics only; benchmarks' baseline).
+  bool sensors = true;
+  Duration clock_period = milliseconds(10);
+  Duration stats_period = milliseconds(200);
+  Duration pose_period = milliseconds(100);
+  Duration contact_repeat_period = milliseconds(100);
+  double contact_margin = 0.001;  // m: closer than this counts as touching
+  // Static shapes whose vertical extent overlaps [plane_z_min, plane_z_max] are obstacles;
+  // others (ground slabs, overhead beams) are left out with a warning.
+  double plane_z_min = 0.02;
+  double plane_z_max = 0.5;
+  // Uniform broad-phase grid cell over static shapes (m).
+  double grid_cell = 1.0;
+};
+
+struct WorldStatistics {
+  bool paused = false;
+  SimTime sim_time;
+  uint64_t iterations = 0;
+  double real_time_factor = 0.0;  // measured since the previous stats message (wall clock)
+  double target_real_time_factor = 1.0;
+  Duration step_size;
+  int model_count = 0;  // static models + vehicles
+};
+
+struct VehicleState {
+  Pose2D pose;          // ground truth
+  Twist2D velocity;     // ground truth, after limits
+  Twist2D command;      // last accepted command
+  Pose2D odometry;      // integrated from noisy wheel odometry
+  bool touching = false;
+};
+
+class World;
+
+struct LoadResult {
+  std::unique_ptr<World> world;       // null when errors is non-empty
+  std::vector<std::string> errors;    // "file:line: message" where sdformat knows the line
+  std::vector<std::string> warnings;  // unsupported geometry etc., each naming what and where
+};
+
+class World {
+ public:
+  // Reads an SDF world file (libsdformat). The first <world> is used.
+  static LoadResult load(const std::string& path, WorldOptions options = {});
+  // The same from SDF text; `name_for_errors` stands for the file name in messages.
+  static LoadResult load_string(const std::string& sdf, WorldOptions options = {},
+                                const std::string& name_for_errors = "<string>");
+  // An empty world (no static geometry): for tests and tools.
+  static std::unique_ptr<World> empty(std::string name, Duration step, WorldOptions options = {});
+
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  const std::string& name() const;
+  Duration step_size() const;
+  double target_real_time_factor() const;
+  SimTime sim_time() const;
+  uint64_t iterations() const;
+  bool paused() const;
+
+  // --- Static geometry and frames ---
+  const std::vector<StaticShape>& static_shapes() const;
+  // World-level <frame>s resolved to the world frame, by name.
+  const std::map<std::string, Pose2D>& frames() const;
+  std::optional<Pose2D> frame(std::string_view name) const;
+  // Names of the static models, sorted.
+  std::vector<std::string> static_models() const;
+  // The static shapes rasterised (resolution in m > 0); the grid covers their bounds plus
+  // `padding` metres on each side.
+  OccupancyGrid occupancy_grid(double resolution, double padding = 0.5) const;
+
+  // --- Models at run time ---
+  // A reference UGV at `pose` or at a world frame. Refused (nothing changes) when the name is
+  // taken or invalid (empty, '/', whitespace), the pose is not finite, the frame is unknown, or
+  // the chassis would overlap a static shape or another vehicle.
+  Status spawn_vehicle(const std::string& name, Pose2D pose, const UgvParams& params = {});
+  Status spawn_vehicle(const std::string& name, std::string_view frame,
+                       const UgvParams& params = {});
+  // A static model of shapes (their model field is replaced by `name`). Refused when the name is
+  // taken, a shape is degenerate or not finite, or it would overlap a vehicle.
+  Status spawn_static(const std::string& name, std::vector<StaticShape> shapes);
+  // Removes a vehicle or a static model. Unknown names are an error.
+  Status remove(const std::string& name);
+  std::vector<std::string> vehicles() const;  // sorted
+  std::optional<VehicleState> vehicle(std::string_view name) const;
+
+  // cmd_vel. NaN or infinite values are refused (warning, state unchanged); finite values beyond
+  // the limits are accepted and clamped by the drive.
+  Status set_cmd_vel(const std::string& vehicle, Twist2D cmd);
+
+  // --- Stepping and control (Gazebo's WorldControl) ---
+  // One server iteration: advances one physics step when running, or when steps were asked for
+  // by multi_step / run_to_sim_time while paused. Returns whether it advanced.
+  bool step();
+  // Up to n iterations of step(); returns how many advanced (fewer when the world pauses).
+  int64_t step_n(int64_t n);
+  // True when step() would advance.
+  bool can_step() const;
+  void pause(bool paused);
+  // Pauses the world (a running one first) and lets the next n step() calls advance; it is
+  // paused again after them (Gazebo's multi_step; the scenario's sim.step).
+  void multi_step(uint64_t n);
+  // Runs (even from paused) until sim time >= t, then pauses. A time not ahead pauses at once.
+  void run_to_sim_time(SimTime t);
+  // Target real-time factor, for the pace regulator that drives step(); > 0 and finite, or
+  // +inf meaning unpaced.
+  Status set_physics(double real_time_factor);
+
+  WorldStatistics statistics() const;
+
+  // --- Bus side ---
+  // Handles an incoming message: /model/<n>/cmd_vel (ignition.msgs.Twist) and
+  // /world/<w>/control (ignition.msgs.WorldControl). Anything else, or a payload that does not
+  // parse, is an error.
+  Status handle_message(std::string_view topic, std::string_view type, std::string_view payload);
+  // Topics the world takes input on (for subscriptions): the control topic and every vehicle's
+  // cmd_vel.
+  std::vector<std::string> input_topics() const;
+  // Messages produced since the last call (when no sink is set), in production order.
+  std::vector<WorldMessage> take_messages();
+
+  uint64_t warning_count() const;
+  // Wall time spent ray casting (ns, via wall_now_ns; 0 without it): the benchmark's share.
+  int64_t raycast_wall_ns() const;
+
+  struct Impl;
+
+ private:
+  explicit World(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fieldproof::world

@@ -1,0 +1,281 @@
+// Private: planar collision and ray-casting primitives and the broad-phase grid.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "fieldproof/world/geometry.hpp"
+
+namespace fieldproof::world::detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Aabb {
+  double min_x = kInf, min_y = kInf, max_x = -kInf, max_y = -kInf;
+  void add(const Aabb& o) {
+    min_x = std::min(min_x, o.min_x);
+    min_y = std::min(min_y, o.min_y);
+    max_x = std::max(max_x, o.max_x);
+    max_y = std::max(max_y, o.max_y);
+  }
+  bool overlaps(const Aabb& o) const {
+    return min_x <= o.max_x && o.min_x <= max_x && min_y <= o.max_y && o.min_y <= max_y;
+  }
+  bool empty() const { return !(min_x <= max_x && min_y <= max_y); }
+};
+
+// An oriented box: centre, unit axis (c, s) of its local x, half extents.
+struct Obb {
+  double cx = 0, cy = 0, c = 1, s = 0, hx = 0, hy = 0;
+  static Obb make(const Pose2D& p, double size_x, double size_y) {
+    return Obb{p.x, p.y, std::cos(p.yaw), std::sin(p.yaw), size_x / 2, size_y / 2};
+  }
+  Obb grown(double m) const { return Obb{cx, cy, c, s, hx + m, hy + m}; }
+  Aabb aabb() const {
+    const double ex = std::abs(c) * hx + std::abs(s) * hy;
+    const double ey = std::abs(s) * hx + std::abs(c) * hy;
+    return Aabb{cx - ex, cy - ey, cx + ex, cy + ey};
+  }
+  double bounding_radius() const { return std::sqrt(hx * hx + hy * hy); }
+};
+
+struct Circle {
+  double cx = 0, cy = 0, r = 0;
+  Aabb aabb() const { return Aabb{cx - r, cy - r, cx + r, cy + r}; }
+};
+
+// Separating-axis overlap of two boxes: the smallest overlap over the four axes. > 0: the boxes
+// penetrate by about that much; <= 0: separated (by at least -value along some axis).
+inline double overlap(const Obb& a, const Obb& b) {
+  const double dx = b.cx - a.cx, dy = b.cy - a.cy;
+  const double axes[4][2] = {{a.c, a.s}, {-a.s, a.c}, {b.c, b.s}, {-b.s, b.c}};
+  double best = kInf;
+  for (const auto& ax : axes) {
+    const double ra = a.hx * std::abs(a.c * ax[0] + a.s * ax[1]) +
+                      a.hy * std::abs(-a.s * ax[0] + a.c * ax[1]);
+    const double rb = b.hx * std::abs(b.c * ax[0] + b.s * ax[1]) +
+                      b.hy * std::abs(-b.s * ax[0] + b.c * ax[1]);
+    const double d = std::abs(dx * ax[0] + dy * ax[1]);
+    best = std::min(best, ra + rb - d);
+  }
+  return best;
+}
+
+// The point of box b closest to (px, py) (the point itself when inside).
+inline void closest_point(const Obb& b, double px, double py, double* qx, double* qy) {
+  const double dx = px - b.cx, dy = py - b.cy;
+  const double lx = std::clamp(dx * b.c + dy * b.s, -b.hx, b.hx);
+  const double ly = std::clamp(-dx * b.s + dy * b.c, -b.hy, b.hy);
+  *qx = b.cx + lx * b.c - ly * b.s;
+  *qy = b.cy + lx * b.s + ly * b.c;
+}
+
+// Penetration of a circle into a box: > 0 overlapping by that much, <= 0 separated by -value.
+inline double overlap(const Obb& b, const Circle& k) {
+  const double dx = k.cx - b.cx, dy = k.cy - b.cy;
+  const double lx = dx * b.c + dy * b.s;
+  const double ly = -dx * b.s + dy * b.c;
+  const double ox = std::abs(lx) - b.hx, oy = std::abs(ly) - b.hy;
+  if (ox <= 0 && oy <= 0) return k.r + std::min(-ox, -oy);  // centre inside the box
+  const double ex = std::max(ox, 0.0), ey = std::max(oy, 0.0);
+  return k.r - std::sqrt(ex * ex + ey * ey);
+}
+
+// Ray (ox, oy) + t (dx, dy), |d| = 1, against a box: the entry distance t >= 0, or +inf.
+// A ray starting inside reports 0.
+inline double ray_hit(const Obb& b, double ox, double oy, double dx, double dy) {
+  const double rx = ox - b.cx, ry = oy - b.cy;
+  const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
+  const double ldx = dx * b.c + dy * b.s, ldy = -dx * b.s + dy * b.c;
+  double t0 = 0.0, t1 = kInf;
+  const double lo[2] = {lox, loy}, ld[2] = {ldx, ldy}, h[2] = {b.hx, b.hy};
+  for (int i = 0; i < 2; ++i) {
+    if (std::abs(ld[i]) < 1e-300) {
+      if (std::abs(lo[i]) > h[i]) return kInf;
+      continue;
+    }
+    const double inv = 1.0 / ld[i];
+    double ta = (-h[i] - lo[i]) * inv, tb = (h[i] - lo[i]) * inv;
+    if (ta > tb) std::swap(ta, tb);
+    t0 = std::max(t0, ta);
+    t1 = std::min(t1, tb);
+    if (t0 > t1) return kInf;
+  }
+  return t0;
+}
+
+inline double ray_hit(const Circle& k, double ox, double oy, double dx, double dy) {
+  const double fx = ox - k.cx, fy = oy - k.cy;
+  const double b = fx * dx + fy * dy;
+  const double c = fx * fx + fy * fy - k.r * k.r;
+  if (c <= 0) return 0.0;  // inside
+  const double disc = b * b - c;
+  if (disc < 0 || b > 0) return kInf;
+  const double t = -b - std::sqrt(disc);
+  return t >= 0 ? t : kInf;
+}
+
+// A static collider: a box or a disc, from a StaticShape.
+struct Collider {
+  bool is_box = true;
+  Obb box;
+  Circle circle;
+  Aabb bounds;
+  int shape = 0;  // index into the world's static shapes
+};
+
+inline Collider make_collider(const StaticShape& s, int index) {
+  Collider c;
+  c.shape = index;
+  if (s.type == ShapeType::kBox) {
+    c.is_box = true;
+    c.box = Obb::make(s.pose, s.size_x, s.size_y);
+    c.bounds = c.box.aabb();
+  } else {
+    c.is_box = false;
+    c.circle = Circle{s.pose.x, s.pose.y, s.radius};
+    c.bounds = c.circle.aabb();
+  }
+  return c;
+}
+
+inline double overlap(const Obb& a, const Collider& c) {
+  return c.is_box ? overlap(a, c.box) : overlap(a, c.circle);
+}
+
+inline double ray_hit(const Collider& c, double ox, double oy, double dx, double dy) {
+  return c.is_box ? ray_hit(c.box, ox, oy, dx, dy) : ray_hit(c.circle, ox, oy, dx, dy);
+}
+
+// Uniform grid over the static colliders' bounds. Queries visit each collider once (a stamp per
+// collider), in cell order then insertion order: deterministic.
+class Grid {
+ public:
+  void build(const std::vector<Collider>& colliders, double cell) {
+    colliders_ = &colliders;
+    cell_ = cell;
+    bounds_ = Aabb{};
+    for (const auto& c : colliders) bounds_.add(c.bounds);
+    cells_.clear();
+    stamp_.assign(colliders.size(), 0);
+    query_ = 0;
+    if (colliders.empty()) {
+      nx_ = ny_ = 0;
+      return;
+    }
+    nx_ = std::max(1, static_cast<int>(std::ceil((bounds_.max_x - bounds_.min_x) / cell_)));
+    ny_ = std::max(1, static_cast<int>(std::ceil((bounds_.max_y - bounds_.min_y) / cell_)));
+    cells_.assign(static_cast<size_t>(nx_) * ny_, {});
+    for (size_t i = 0; i < colliders.size(); ++i) {
+      int x0, y0, x1, y1;
+      cell_range(colliders[i].bounds, &x0, &y0, &x1, &y1);
+      for (int y = y0; y <= y1; ++y)
+        for (int x = x0; x <= x1; ++x) cells_[idx(x, y)].push_back(static_cast<int>(i));
+    }
+  }
+
+  // Calls f(const Collider&) for every collider whose cell range meets `box`.
+  template <typename F>
+  void query(const Aabb& box, F&& f) {
+    if (nx_ == 0 || !box.overlaps(bounds_)) return;
+    const uint32_t q = next_query();
+    int x0, y0, x1, y1;
+    cell_range(box, &x0, &y0, &x1, &y1);
+    for (int y = y0; y <= y1; ++y)
+      for (int x = x0; x <= x1; ++x)
+        for (int i : cells_[idx(x, y)]) {
+          if (stamp_[i] == q) continue;
+          stamp_[i] = q;
+          const Collider& c = (*colliders_)[i];
+          if (c.bounds.overlaps(box)) f(c);
+        }
+  }
+
+  // Nearest hit along a unit ray within max_t (Amanatides-Woo traversal); +inf when none.
+  double cast(double ox, double oy, double dx, double dy, double max_t) {
+    if (nx_ == 0) return kInf;
+    // Clip the ray to the grid bounds.
+    double t_enter = 0.0, t_exit = max_t;
+    const double o[2] = {ox, oy}, d[2] = {dx, dy};
+    const double lo[2] = {bounds_.min_x, bounds_.min_y}, hi[2] = {bounds_.max_x, bounds_.max_y};
+    for (int i = 0; i < 2; ++i) {
+      if (std::abs(d[i]) < 1e-300) {
+        if (o[i] < lo[i] || o[i] > hi[i]) return kInf;
+        continue;
+      }
+      double ta = (lo[i] - o[i]) / d[i], tb = (hi[i] - o[i]) / d[i];
+      if (ta > tb) std::swap(ta, tb);
+      t_enter = std::max(t_enter, ta);
+      t_exit = std::min(t_exit, tb);
+    }
+    if (t_enter > t_exit) return kInf;
+    const double sx = ox + dx * t_enter, sy = oy + dy * t_enter;
+    int cx = std::clamp(static_cast<int>(std::floor((sx - bounds_.min_x) / cell_)), 0, nx_ - 1);
+    int cy = std::clamp(static_cast<int>(std::floor((sy - bounds_.min_y) / cell_)), 0, ny_ - 1);
+    const int step_x = dx > 0 ? 1 : -1, step_y = dy > 0 ? 1 : -1;
+    const double inv_dx = std::abs(dx) < 1e-300 ? kInf : 1.0 / std::abs(dx);
+    const double inv_dy = std::abs(dy) < 1e-300 ? kInf : 1.0 / std::abs(dy);
+    const double next_bx = bounds_.min_x + (cx + (dx > 0 ? 1 : 0)) * cell_;
+    const double next_by = bounds_.min_y + (cy + (dy > 0 ? 1 : 0)) * cell_;
+    double t_max_x = std::abs(dx) < 1e-300 ? kInf : std::abs(next_bx - ox) * inv_dx;
+    double t_max_y = std::abs(dy) < 1e-300 ? kInf : std::abs(next_by - oy) * inv_dy;
+    const double t_delta_x = cell_ * inv_dx, t_delta_y = cell_ * inv_dy;
+    const uint32_t q = next_query();
+    double best = kInf;
+    while (true) {
+      for (int i : cells_[idx(cx, cy)]) {
+        if (stamp_[i] == q) continue;
+        stamp_[i] = q;
+        const double t = ray_hit((*colliders_)[i], ox, oy, dx, dy);
+        if (t < best) best = t;
+      }
+      const double cell_exit = std::min(t_max_x, t_max_y);
+      if (best <= cell_exit || cell_exit > t_exit) break;
+      if (t_max_x < t_max_y) {
+        cx += step_x;
+        t_max_x += t_delta_x;
+        if (cx < 0 || cx >= nx_) break;
+      } else {
+        cy += step_y;
+        t_max_y += t_delta_y;
+        if (cy < 0 || cy >= ny_) break;
+      }
+    }
+    return best <= max_t ? best : kInf;
+  }
+
+ private:
+  size_t idx(int x, int y) const { return static_cast<size_t>(y) * nx_ + x; }
+  void cell_range(const Aabb& b, int* x0, int* y0, int* x1, int* y1) const {
+    auto cx = [&](double v) {
+      return std::clamp(static_cast<int>(std::floor((v - bounds_.min_x) / cell_)), 0, nx_ - 1);
+    };
+    auto cy = [&](double v) {
+      return std::clamp(static_cast<int>(std::floor((v - bounds_.min_y) / cell_)), 0, ny_ - 1);
+    };
+    *x0 = cx(b.min_x);
+    *x1 = cx(b.max_x);
+    *y0 = cy(b.min_y);
+    *y1 = cy(b.max_y);
+  }
+  uint32_t next_query() {
+    if (++query_ == 0) {  // wrapped: clear the stamps
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      query_ = 1;
+    }
+    return query_;
+  }
+
+  const std::vector<Collider>* colliders_ = nullptr;
+  double cell_ = 1.0;
+  Aabb bounds_;
+  int nx_ = 0, ny_ = 0;
+  std::vector<std::vector<int>> cells_;
+  std::vector<uint32_t> stamp_;
+  uint32_t query_ = 0;
+};
+
+}  // namespace fieldproof::world::detail

@@ -1,0 +1,909 @@
+#include "fieldproof/world/world.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "collide.hpp"
+#include "fieldproof/msgs/ign.hpp"
+#include "fieldproof/time/random_source.hpp"
+#include "sdf_loader.hpp"
+
+namespace fieldproof::world {
+
+using detail::Aabb;
+using detail::Collider;
+using detail::kInf;
+using detail::Obb;
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+constexpr double kGravity = 9.80665;
+
+// The first time on the period grid strictly after `now`.
+SimTime next_on_grid(SimTime now, Duration period) {
+  const int64_t p = period.ns();
+  int64_t k = now.ns() / p;
+  if (now.ns() < 0 && now.ns() % p != 0) --k;
+  return SimTime::from_ns((k + 1) * p);
+}
+
+// Whether a periodic output is due at `now`; advances `next` past now when it is.
+bool due(SimTime now, SimTime* next, Duration period) {
+  if (now < *next) return false;
+  while (*next <= now) *next += period;
+  return true;
+}
+
+bool finite(double v) { return std::isfinite(v); }
+bool finite(const Pose2D& p) { return finite(p.x) && finite(p.y) && finite(p.yaw); }
+
+Status check_name(const std::string& name) {
+  if (name.empty()) return Status::error("a model name must not be empty");
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
+    if (!ok) {
+      return Status::error("model name '" + name +
+                           "' may hold only letters, digits, '_', '-' and '.' (it is used in "
+                           "topic names)");
+    }
+  }
+  return Status::success();
+}
+
+Status check_params(const UgvParams& p) {
+  const double values[] = {p.length,
+                           p.width,
+                           p.height,
+                           p.max_linear,
+                           p.max_angular,
+                           p.lidar_range_min,
+                           p.lidar_range_max,
+                           p.lidar_noise_stddev,
+                           p.odometry_linear_noise,
+                           p.odometry_angular_noise,
+                           p.odometry_linear_scale_stddev,
+                           p.odometry_angular_scale_stddev,
+                           p.imu_angular_velocity_stddev,
+                           p.imu_linear_acceleration_stddev};
+  for (double v : values) {
+    if (!finite(v) || v < 0) return Status::error("UGV parameters must be finite and >= 0");
+  }
+  if (std::isnan(p.max_linear_accel) || std::isnan(p.max_angular_accel) ||
+      p.max_linear_accel <= 0 || p.max_angular_accel <= 0) {
+    return Status::error("UGV acceleration limits must be > 0 (+inf for none)");
+  }
+  if (p.length <= 0 || p.width <= 0) return Status::error("UGV footprint must be > 0");
+  if (p.lidar && (p.lidar_rays < 1 || p.lidar_rays > 100000 ||
+                  p.lidar_range_max <= p.lidar_range_min || p.lidar_period.ns() <= 0)) {
+    return Status::error("UGV lidar: rays in [1, 100000], range_max > range_min, period > 0");
+  }
+  if (p.odometry_period.ns() <= 0 || p.imu_period.ns() <= 0) {
+    return Status::error("UGV odometry and IMU periods must be > 0");
+  }
+  return Status::success();
+}
+
+Pose2D arc(const Pose2D& p, double v, double w, double dt) {
+  const double dth = w * dt;
+  Pose2D out;
+  if (std::abs(dth) < 1e-9) {
+    const double mid = p.yaw + dth / 2;
+    out.x = p.x + v * dt * std::cos(mid);
+    out.y = p.y + v * dt * std::sin(mid);
+  } else {
+    const double r = v / w;
+    out.x = p.x + r * (std::sin(p.yaw + dth) - std::sin(p.yaw));
+    out.y = p.y - r * (std::cos(p.yaw + dth) - std::cos(p.yaw));
+  }
+  out.yaw = detail::normalize_angle(p.yaw + dth);
+  return out;
+}
+
+double approach(double current, double target, double max_rate, double dt) {
+  const double d = max_rate * dt;
+  return current + std::clamp(target - current, -d, d);
+}
+
+struct ContactInfo {
+  int64_t key = 0;  // >= 0: static shape index; < 0: -(vehicle id + 1)
+  std::string other;
+  double x = 0, y = 0, depth = 0;
+};
+
+}  // namespace
+
+struct Vehicle {
+  std::string name;
+  int64_t id = 0;
+  UgvParams params;
+  VehicleState state;
+  std::string chassis_name;
+  std::string topic_odom, topic_imu, topic_scan, topic_contacts, topic_cmd_vel;
+  RandomSource lidar_rng, odom_rng, imu_rng;
+  double odom_scale_linear = 1.0, odom_scale_angular = 1.0;
+  double odom_ds = 0.0, odom_dth = 0.0;
+  SimTime last_odom, last_imu;
+  double imu_last_v = 0.0;
+  SimTime next_odom, next_imu, next_scan, next_contact_repeat;
+  double depth = 0.0;  // current penetration (0 unless something was spawned onto it)
+  std::vector<ContactInfo> contacts;
+  std::vector<int64_t> published_keys;
+  std::vector<double> ray_c, ray_s;  // body-frame ray directions
+  std::vector<double> ranges;
+
+  Obb chassis(const Pose2D& p) const { return Obb::make(p, params.length, params.width); }
+};
+
+struct World::Impl {
+  WorldOptions opts;
+  std::string name;
+  Duration step;
+  double target_rtf = 1.0;
+  std::vector<StaticShape> shapes;
+  std::vector<Collider> colliders;
+  detail::Grid grid;
+  std::map<std::string, Pose2D> frames;
+  std::map<std::string, Pose2D> static_models;  // name → pose (reported in pose/info)
+  std::map<std::string, Vehicle> vehicles;
+  int64_t next_vehicle_id = 0;
+
+  SimTime now;
+  uint64_t iterations = 0;
+  bool paused = false;
+  uint64_t pending_steps = 0;
+  std::optional<SimTime> run_to;
+
+  SimTime next_clock, next_stats, next_pose;
+  SimTime stats_sim;
+  int64_t stats_wall = 0;
+  int64_t start_wall = 0;
+  double measured_rtf = 0.0;
+
+  std::vector<WorldMessage> outbox;
+  uint64_t warnings = 0;
+  int64_t raycast_ns = 0;
+  std::string topic_clock = "/clock", topic_stats, topic_pose, topic_control;
+
+  void init_topics() {
+    topic_stats = "/world/" + name + "/stats";
+    topic_pose = "/world/" + name + "/pose/info";
+    topic_control = "/world/" + name + "/control";
+    next_clock = next_on_grid(now, opts.clock_period);
+    next_stats = next_on_grid(now, opts.stats_period);
+    next_pose = next_on_grid(now, opts.pose_period);
+    if (opts.wall_now_ns) start_wall = stats_wall = opts.wall_now_ns();
+  }
+
+  void warn(const std::string& m) {
+    ++warnings;
+    if (opts.on_warning) opts.on_warning(m);
+  }
+
+  void emit(std::string topic, std::string_view type, std::string payload) {
+    WorldMessage m{std::move(topic), now, type, std::move(payload)};
+    if (opts.sink) {
+      opts.sink(std::move(m));
+    } else {
+      outbox.push_back(std::move(m));
+    }
+  }
+
+  void rebuild_static() {
+    colliders.clear();
+    colliders.reserve(shapes.size());
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      colliders.push_back(detail::make_collider(shapes[i], static_cast<int>(i)));
+    }
+    grid.build(colliders, opts.grid_cell);
+  }
+
+  // The deepest overlap of a chassis at `pose` with anything but `self`, and what it touches
+  // (chassis grown by the contact margin).
+  double probe(const Vehicle& self, const Pose2D& pose, std::vector<ContactInfo>* touching) {
+    const Obb box = self.chassis(pose);
+    const Obb grown = box.grown(opts.contact_margin);
+    double deepest = 0.0;
+    grid.query(grown.aabb(), [&](const Collider& c) {
+      if (detail::overlap(grown, c) <= 0) return;
+      const double ov = detail::overlap(box, c);
+      deepest = std::max(deepest, ov);
+      if (touching) {
+        ContactInfo ci;
+        ci.key = c.shape;
+        ci.other = scoped_name(shapes[static_cast<size_t>(c.shape)]);
+        ci.depth = std::max(ov, 0.0);
+        if (c.is_box) {
+          detail::closest_point(c.box, pose.x, pose.y, &ci.x, &ci.y);
+        } else {
+          const double dx = pose.x - c.circle.cx, dy = pose.y - c.circle.cy;
+          const double d = std::sqrt(dx * dx + dy * dy);
+          ci.x = c.circle.cx + (d > 0 ? dx / d * c.circle.r : c.circle.r);
+          ci.y = c.circle.cy + (d > 0 ? dy / d * c.circle.r : 0.0);
+        }
+        touching->push_back(std::move(ci));
+      }
+    });
+    const double r_self = grown.bounding_radius();
+    for (const auto& [other_name, other] : vehicles) {
+      if (other.id == self.id) continue;
+      const Obb ob = other.chassis(other.state.pose);
+      const double dx = ob.cx - box.cx, dy = ob.cy - box.cy;
+      const double reach = r_self + ob.bounding_radius();
+      if (dx * dx + dy * dy > reach * reach) continue;
+      if (detail::overlap(grown, ob) <= 0) continue;
+      const double ov = detail::overlap(box, ob);
+      deepest = std::max(deepest, ov);
+      if (touching) {
+        ContactInfo ci;
+        ci.key = -(other.id + 1);
+        ci.other = other.chassis_name;
+        ci.depth = std::max(ov, 0.0);
+        detail::closest_point(ob, pose.x, pose.y, &ci.x, &ci.y);
+        touching->push_back(std::move(ci));
+      }
+    }
+    return deepest;
+  }
+
+  void physics(Vehicle& v, double dt) {
+    VehicleState& s = v.state;
+    const UgvParams& p = v.params;
+    double lin = std::clamp(approach(s.velocity.linear_x, s.command.linear_x, p.max_linear_accel,
+                                     dt),
+                            -p.max_linear, p.max_linear);
+    double ang = std::clamp(approach(s.velocity.angular_z, s.command.angular_z,
+                                     p.max_angular_accel, dt),
+                            -p.max_angular, p.max_angular);
+    const Pose2D candidate = arc(s.pose, lin, ang, dt);
+    std::vector<ContactInfo> touching;
+    const double depth = probe(v, candidate, &touching);
+    if (depth > v.depth + 1e-9) {
+      // Refused: the move would push into something. Stop where we are.
+      lin = ang = 0.0;
+      v.contacts = std::move(touching);
+    } else {
+      s.pose = candidate;
+      v.depth = depth;
+      v.odom_ds += lin * dt;
+      v.odom_dth += ang * dt;
+      v.contacts = std::move(touching);
+    }
+    s.velocity = Twist2D{lin, ang};
+    s.touching = !v.contacts.empty();
+  }
+
+  void advance() {
+    now += step;
+    ++iterations;
+    const double dt = static_cast<double>(step.ns()) * 1e-9;
+    for (auto& [n, v] : vehicles) physics(v, dt);
+    if (!opts.sensors) return;
+    if (due(now, &next_clock, opts.clock_period)) emit_clock();
+    if (due(now, &next_stats, opts.stats_period)) emit_stats();
+    if (due(now, &next_pose, opts.pose_period)) emit_poses();
+    for (auto& [n, v] : vehicles) {
+      if (due(now, &v.next_odom, v.params.odometry_period)) emit_odometry(v);
+      if (due(now, &v.next_imu, v.params.imu_period)) emit_imu(v);
+      if (v.params.lidar && due(now, &v.next_scan, v.params.lidar_period)) emit_scan(v);
+      emit_contacts_if_due(v);
+    }
+  }
+
+  void emit_clock() {
+    ignition::msgs::Clock m;
+    msgs::set_stamp(m.mutable_header(), now);
+    *m.mutable_sim() = msgs::to_time(now);
+    emit(topic_clock, msgs::kClock, msgs::serialize(m));
+  }
+
+  WorldStatistics stats() {
+    WorldStatistics st;
+    st.paused = paused && !run_to;
+    st.sim_time = now;
+    st.iterations = iterations;
+    st.real_time_factor = measured_rtf;
+    st.target_real_time_factor = target_rtf;
+    st.step_size = step;
+    st.model_count = static_cast<int>(static_models.size() + vehicles.size());
+    return st;
+  }
+
+  void emit_stats() {
+    if (opts.wall_now_ns) {
+      const int64_t wall = opts.wall_now_ns();
+      const int64_t dw = wall - stats_wall;
+      if (dw > 0) measured_rtf = static_cast<double>((now - stats_sim).ns()) / dw;
+      stats_wall = wall;
+      stats_sim = now;
+    }
+    const WorldStatistics st = stats();
+    ignition::msgs::WorldStatistics m;
+    msgs::set_stamp(m.mutable_header(), now);
+    *m.mutable_sim_time() = msgs::to_time(now);
+    if (opts.wall_now_ns) {
+      *m.mutable_real_time() = msgs::to_time(SimTime::from_ns(stats_wall - start_wall));
+    }
+    m.set_paused(st.paused);
+    m.set_iterations(st.iterations);
+    m.set_model_count(st.model_count);
+    m.set_real_time_factor(st.real_time_factor);
+    *m.mutable_step_size() = msgs::to_time(SimTime::zero() + step);
+    emit(topic_stats, msgs::kWorldStatistics, msgs::serialize(m));
+  }
+
+  void emit_poses() {
+    ignition::msgs::Pose_V m;
+    msgs::set_stamp(m.mutable_header(), now);
+    for (const auto& [n, v] : vehicles) {
+      auto* pose = m.add_pose();
+      pose->set_name(n);
+      pose->set_id(static_cast<uint32_t>(v.id));
+      msgs::set_planar_pose(pose, v.state.pose.x, v.state.pose.y, v.state.pose.yaw);
+    }
+    for (const auto& [n, p] : static_models) {
+      auto* pose = m.add_pose();
+      pose->set_name(n);
+      msgs::set_planar_pose(pose, p.x, p.y, p.yaw);
+    }
+    emit(topic_pose, msgs::kPoseV, msgs::serialize(m));
+  }
+
+  void emit_odometry(Vehicle& v) {
+    const UgvParams& p = v.params;
+    const double elapsed = static_cast<double>((now - v.last_odom).ns()) * 1e-9;
+    v.last_odom = now;
+    const double ds = v.odom_ds * v.odom_scale_linear +
+                      v.odom_rng.normal(0.0, p.odometry_linear_noise * std::abs(v.odom_ds));
+    const double dth = v.odom_dth * v.odom_scale_angular +
+                       v.odom_rng.normal(0.0, p.odometry_angular_noise * std::abs(v.odom_dth));
+    v.odom_ds = v.odom_dth = 0.0;
+    Pose2D& o = v.state.odometry;
+    o.x += ds * std::cos(o.yaw + dth / 2);
+    o.y += ds * std::sin(o.yaw + dth / 2);
+    o.yaw = detail::normalize_angle(o.yaw + dth);
+    ignition::msgs::Odometry m;
+    msgs::set_stamp(m.mutable_header(), now, v.name + "/odom");
+    msgs::set_planar_pose(m.mutable_pose(), o.x, o.y, o.yaw);
+    if (elapsed > 0) {
+      m.mutable_twist()->mutable_linear()->set_x(ds / elapsed);
+      m.mutable_twist()->mutable_angular()->set_z(dth / elapsed);
+    }
+    emit(v.topic_odom, msgs::kOdometry, msgs::serialize(m));
+  }
+
+  void emit_imu(Vehicle& v) {
+    const UgvParams& p = v.params;
+    const double elapsed = static_cast<double>((now - v.last_imu).ns()) * 1e-9;
+    const double lin = v.state.velocity.linear_x;
+    const double ang = v.state.velocity.angular_z;
+    const double ax = elapsed > 0 ? (lin - v.imu_last_v) / elapsed : 0.0;
+    v.last_imu = now;
+    v.imu_last_v = lin;
+    ignition::msgs::IMU m;
+    msgs::set_stamp(m.mutable_header(), now, v.name + "/imu_link");
+    m.set_entity_name(v.name + "::chassis::imu");
+    const double yaw = v.state.pose.yaw;
+    m.mutable_orientation()->set_w(std::cos(yaw / 2));
+    m.mutable_orientation()->set_z(std::sin(yaw / 2));
+    const double sg = p.imu_angular_velocity_stddev, sa = p.imu_linear_acceleration_stddev;
+    m.mutable_angular_velocity()->set_x(v.imu_rng.normal(0.0, sg));
+    m.mutable_angular_velocity()->set_y(v.imu_rng.normal(0.0, sg));
+    m.mutable_angular_velocity()->set_z(ang + v.imu_rng.normal(0.0, sg));
+    m.mutable_linear_acceleration()->set_x(ax + v.imu_rng.normal(0.0, sa));
+    m.mutable_linear_acceleration()->set_y(lin * ang + v.imu_rng.normal(0.0, sa));
+    m.mutable_linear_acceleration()->set_z(kGravity + v.imu_rng.normal(0.0, sa));
+    emit(v.topic_imu, msgs::kImu, msgs::serialize(m));
+  }
+
+  void cast_scan(const Vehicle& v, std::vector<double>* out) {
+    const UgvParams& p = v.params;
+    const int n = p.lidar_rays;
+    out->assign(static_cast<size_t>(n), kInf);
+    const double ox = v.state.pose.x, oy = v.state.pose.y;
+    const double c = std::cos(v.state.pose.yaw), s = std::sin(v.state.pose.yaw);
+    for (int i = 0; i < n; ++i) {
+      const double dx = c * v.ray_c[i] - s * v.ray_s[i];
+      const double dy = s * v.ray_c[i] + c * v.ray_s[i];
+      (*out)[i] = grid.cast(ox, oy, dx, dy, p.lidar_range_max);
+    }
+    // Other vehicles: only the rays within the angle each one's bounding circle subtends.
+    const double step = 2 * kPi / n;
+    for (const auto& [other_name, other] : vehicles) {
+      if (other.id == v.id) continue;
+      const Obb ob = other.chassis(other.state.pose);
+      const double rx = ob.cx - ox, ry = ob.cy - oy;
+      const double d = std::sqrt(rx * rx + ry * ry);
+      const double rb = ob.bounding_radius();
+      if (d - rb > p.lidar_range_max) continue;
+      int first = 0, count = n;
+      if (d > rb) {
+        const double half = std::asin(rb / d);
+        const double bearing = std::atan2(ry, rx) - v.state.pose.yaw;
+        // Ray i points at angle_min + i * step = -pi + i * step (body frame).
+        first = static_cast<int>(std::floor((bearing - half + kPi) / step));
+        count = static_cast<int>(std::ceil((bearing + half + kPi) / step)) - first + 1;
+        count = std::min(count, n);
+      }
+      for (int k = 0; k < count; ++k) {
+        const int i = ((first + k) % n + n) % n;
+        const double dx = c * v.ray_c[i] - s * v.ray_s[i];
+        const double dy = s * v.ray_c[i] + c * v.ray_s[i];
+        const double t = detail::ray_hit(ob, ox, oy, dx, dy);
+        if (t < (*out)[i] && t <= p.lidar_range_max) (*out)[i] = t;
+      }
+    }
+  }
+
+  void emit_scan(Vehicle& v) {
+    const UgvParams& p = v.params;
+    const int64_t t0 = opts.wall_now_ns ? opts.wall_now_ns() : 0;
+    cast_scan(v, &v.ranges);
+    if (opts.wall_now_ns) raycast_ns += opts.wall_now_ns() - t0;
+    ignition::msgs::LaserScan m;
+    msgs::set_stamp(m.mutable_header(), now, v.name + "/lidar_link");
+    m.set_frame(v.name + "::chassis::lidar");
+    msgs::set_planar_pose(m.mutable_world_pose(), v.state.pose.x, v.state.pose.y,
+                          v.state.pose.yaw);
+    const double step = 2 * kPi / p.lidar_rays;
+    m.set_angle_min(-kPi);
+    m.set_angle_max(-kPi + step * (p.lidar_rays - 1));
+    m.set_angle_step(step);
+    m.set_range_min(p.lidar_range_min);
+    m.set_range_max(p.lidar_range_max);
+    m.set_count(static_cast<uint32_t>(p.lidar_rays));
+    m.set_vertical_count(1);
+    auto* ranges = m.mutable_ranges();
+    ranges->Reserve(p.lidar_rays);
+    for (double t : v.ranges) {
+      double r;
+      if (!(t <= p.lidar_range_max)) {
+        r = kInf;
+      } else if (t < p.lidar_range_min) {
+        r = -kInf;
+      } else {
+        r = std::clamp(t + v.lidar_rng.normal(0.0, p.lidar_noise_stddev), p.lidar_range_min,
+                       p.lidar_range_max);
+      }
+      ranges->Add(r);
+    }
+    emit(v.topic_scan, msgs::kLaserScan, msgs::serialize(m));
+  }
+
+  void emit_contacts_if_due(Vehicle& v) {
+    std::vector<int64_t> keys;
+    keys.reserve(v.contacts.size());
+    for (const auto& c : v.contacts) keys.push_back(c.key);
+    std::sort(keys.begin(), keys.end());
+    const bool changed = keys != v.published_keys;
+    const bool repeat = !v.contacts.empty() && now >= v.next_contact_repeat;
+    if (!changed && !repeat) return;
+    v.published_keys = std::move(keys);
+    v.next_contact_repeat = now + opts.contact_repeat_period;
+    ignition::msgs::Contacts m;
+    msgs::set_stamp(m.mutable_header(), now);
+    for (const auto& c : v.contacts) {
+      auto* ct = m.add_contact();
+      ct->mutable_collision1()->set_name(v.chassis_name);
+      ct->mutable_collision1()->set_type(ignition::msgs::Entity::COLLISION);
+      ct->mutable_collision2()->set_name(c.other);
+      ct->mutable_collision2()->set_type(ignition::msgs::Entity::COLLISION);
+      auto* pos = ct->add_position();
+      pos->set_x(c.x);
+      pos->set_y(c.y);
+      pos->set_z(v.params.height / 2);
+      ct->add_depth(c.depth);
+    }
+    emit(v.topic_contacts, msgs::kContacts, msgs::serialize(m));
+  }
+
+  bool name_taken(const std::string& n) const {
+    return vehicles.count(n) > 0 || static_models.count(n) > 0;
+  }
+};
+
+World::World(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+World::~World() = default;
+
+namespace {
+LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
+                       std::unique_ptr<World> (*make)(std::unique_ptr<World::Impl>)) {
+  LoadResult result;
+  result.errors = std::move(outcome.errors);
+  result.warnings = std::move(outcome.warnings);
+  if (!result.errors.empty()) return result;
+  auto impl = std::make_unique<World::Impl>();
+  impl->opts = std::move(options);
+  impl->name = outcome.world.name;
+  impl->step = outcome.world.step;
+  impl->target_rtf = outcome.world.real_time_factor;
+  impl->shapes = std::move(outcome.world.shapes);
+  impl->frames = std::move(outcome.world.frames);
+  impl->static_models = std::move(outcome.world.model_poses);
+  impl->rebuild_static();
+  impl->init_topics();
+  result.world = make(std::move(impl));
+  return result;
+}
+
+Status check_options(const WorldOptions& o) {
+  if (o.clock_period.ns() <= 0 || o.stats_period.ns() <= 0 || o.pose_period.ns() <= 0 ||
+      o.contact_repeat_period.ns() <= 0) {
+    return Status::error("world output periods must be > 0");
+  }
+  if (!(o.grid_cell > 0) || !std::isfinite(o.grid_cell) || !(o.contact_margin >= 0)) {
+    return Status::error("grid_cell must be > 0 and contact_margin >= 0");
+  }
+  return Status::success();
+}
+}  // namespace
+
+
+LoadResult World::load(const std::string& path, WorldOptions options) {
+  if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
+  auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max);
+  return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {
+    return std::unique_ptr<World>(new World(std::move(impl)));
+  });
+}
+
+LoadResult World::load_string(const std::string& sdf, WorldOptions options,
+                              const std::string& name_for_errors) {
+  if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
+  auto outcome = detail::load_sdf(name_for_errors, &sdf, options.plane_z_min, options.plane_z_max);
+  return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {
+    return std::unique_ptr<World>(new World(std::move(impl)));
+  });
+}
+
+std::unique_ptr<World> World::empty(std::string name, Duration step, WorldOptions options) {
+  if (step.ns() <= 0) throw std::invalid_argument("World::empty: the step must be > 0");
+  if (Status s = check_options(options); !s) throw std::invalid_argument(s.message);
+  auto impl = std::make_unique<Impl>();
+  impl->opts = std::move(options);
+  impl->name = std::move(name);
+  impl->step = step;
+  impl->rebuild_static();
+  impl->init_topics();
+  return std::unique_ptr<World>(new World(std::move(impl)));
+}
+
+const std::string& World::name() const { return impl_->name; }
+Duration World::step_size() const { return impl_->step; }
+double World::target_real_time_factor() const { return impl_->target_rtf; }
+SimTime World::sim_time() const { return impl_->now; }
+uint64_t World::iterations() const { return impl_->iterations; }
+bool World::paused() const { return impl_->paused && !impl_->run_to; }
+const std::vector<StaticShape>& World::static_shapes() const { return impl_->shapes; }
+const std::map<std::string, Pose2D>& World::frames() const { return impl_->frames; }
+
+std::optional<Pose2D> World::frame(std::string_view name) const {
+  auto it = impl_->frames.find(std::string(name));
+  if (it == impl_->frames.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> World::static_models() const {
+  std::vector<std::string> out;
+  for (const auto& [n, p] : impl_->static_models) out.push_back(n);
+  return out;
+}
+
+OccupancyGrid World::occupancy_grid(double resolution, double padding) const {
+  if (!(resolution > 0) || !std::isfinite(resolution) || !(padding >= 0) ||
+      !std::isfinite(padding)) {
+    throw std::invalid_argument("occupancy_grid: resolution must be > 0 and padding >= 0");
+  }
+  OccupancyGrid g;
+  g.resolution = resolution;
+  Aabb bounds;
+  for (const auto& c : impl_->colliders) bounds.add(c.bounds);
+  if (bounds.empty()) return g;
+  g.origin_x = bounds.min_x - padding;
+  g.origin_y = bounds.min_y - padding;
+  const double w = std::ceil((bounds.max_x + padding - g.origin_x) / resolution);
+  const double h = std::ceil((bounds.max_y + padding - g.origin_y) / resolution);
+  if (w * h > 1e8) {
+    throw std::invalid_argument("occupancy_grid: more than 1e8 cells; use a coarser resolution");
+  }
+  g.width = static_cast<int>(w);
+  g.height = static_cast<int>(h);
+  g.cells.assign(static_cast<size_t>(g.width) * g.height, OccupancyGrid::kFree);
+  for (const auto& c : impl_->colliders) {
+    const int x0 = std::max(0, static_cast<int>(std::floor((c.bounds.min_x - g.origin_x) / resolution)));
+    const int y0 = std::max(0, static_cast<int>(std::floor((c.bounds.min_y - g.origin_y) / resolution)));
+    const int x1 = std::min(g.width - 1, static_cast<int>(std::floor((c.bounds.max_x - g.origin_x) / resolution)));
+    const int y1 = std::min(g.height - 1, static_cast<int>(std::floor((c.bounds.max_y - g.origin_y) / resolution)));
+    for (int iy = y0; iy <= y1; ++iy) {
+      for (int ix = x0; ix <= x1; ++ix) {
+        const Obb cell{g.center_x(ix), g.center_y(iy), 1.0, 0.0, resolution / 2, resolution / 2};
+        if (detail::overlap(cell, c) > 0) {
+          g.cells[static_cast<size_t>(iy) * g.width + ix] = OccupancyGrid::kOccupied;
+        }
+      }
+    }
+  }
+  return g;
+}
+
+Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParams& params) {
+  Impl& w = *impl_;
+  if (Status s = check_name(name); !s) return s;
+  if (w.name_taken(name)) return Status::error("spawn '" + name + "': the name is taken");
+  if (!finite(pose)) return Status::error("spawn '" + name + "': the pose is not finite");
+  if (Status s = check_params(params); !s) return Status::error("spawn '" + name + "': " + s.message);
+  Vehicle v;
+  v.name = name;
+  v.id = w.next_vehicle_id;
+  v.params = params;
+  pose.yaw = detail::normalize_angle(pose.yaw);
+  v.state.pose = pose;
+  v.state.odometry = pose;
+  v.chassis_name = name + "::chassis::collision";
+  std::vector<ContactInfo> touching;
+  const double depth = w.probe(v, pose, &touching);
+  if (depth > 0) {
+    std::string what;
+    for (const auto& c : touching) {
+      if (c.depth > 0) what += (what.empty() ? "" : ", ") + c.other;
+    }
+    return Status::error("spawn '" + name + "' at (" + std::to_string(pose.x) + ", " +
+                         std::to_string(pose.y) + "): the chassis would overlap " + what);
+  }
+  ++w.next_vehicle_id;
+  v.topic_odom = "/model/" + name + "/odometry";
+  v.topic_imu = "/model/" + name + "/imu";
+  v.topic_scan = "/model/" + name + "/scan";
+  v.topic_contacts = "/model/" + name + "/contacts";
+  v.topic_cmd_vel = "/model/" + name + "/cmd_vel";
+  const RandomSource root(w.opts.seed);
+  v.lidar_rng = root.child("/vehicles/" + name + "/lidar/noise");
+  v.odom_rng = root.child("/vehicles/" + name + "/odometry/noise");
+  v.imu_rng = root.child("/vehicles/" + name + "/imu/noise");
+  v.odom_scale_linear = 1.0 + v.odom_rng.normal(0.0, params.odometry_linear_scale_stddev);
+  v.odom_scale_angular = 1.0 + v.odom_rng.normal(0.0, params.odometry_angular_scale_stddev);
+  v.last_odom = v.last_imu = w.now;
+  v.next_odom = next_on_grid(w.now, params.odometry_period);
+  v.next_imu = next_on_grid(w.now, params.imu_period);
+  v.next_scan = next_on_grid(w.now, params.lidar_period);
+  v.contacts = std::move(touching);
+  v.state.touching = !v.contacts.empty();
+  if (params.lidar) {
+    const double step = 2 * kPi / params.lidar_rays;
+    for (int i = 0; i < params.lidar_rays; ++i) {
+      v.ray_c.push_back(std::cos(-kPi + i * step));
+      v.ray_s.push_back(std::sin(-kPi + i * step));
+    }
+  }
+  w.vehicles.emplace(name, std::move(v));
+  return Status::success();
+}
+
+Status World::spawn_vehicle(const std::string& name, std::string_view frame_name,
+                            const UgvParams& params) {
+  auto f = frame(frame_name);
+  if (!f) {
+    std::string known;
+    for (const auto& [n, p] : impl_->frames) known += (known.empty() ? "" : ", ") + n;
+    return Status::error("spawn '" + name + "': no frame '" + std::string(frame_name) +
+                         "' in world '" + impl_->name + "' (frames: " +
+                         (known.empty() ? "none" : known) + ")");
+  }
+  return spawn_vehicle(name, *f, params);
+}
+
+Status World::spawn_static(const std::string& name, std::vector<StaticShape> shapes) {
+  Impl& w = *impl_;
+  if (Status s = check_name(name); !s) return s;
+  if (w.name_taken(name)) return Status::error("spawn '" + name + "': the name is taken");
+  if (shapes.empty()) return Status::error("spawn '" + name + "': no shapes");
+  for (auto& s : shapes) {
+    const bool ok = finite(s.pose) &&
+                    (s.type == ShapeType::kBox ? (finite(s.size_x) && finite(s.size_y) &&
+                                                  s.size_x > 0 && s.size_y > 0)
+                                               : (finite(s.radius) && s.radius > 0));
+    if (!ok) {
+      return Status::error("spawn '" + name + "': shape '" + s.collision +
+                           "' has a non-finite pose or a size not > 0");
+    }
+    s.model = name;
+    if (s.link.empty()) s.link = "link";
+    if (s.collision.empty()) s.collision = "collision";
+    s.pose.yaw = detail::normalize_angle(s.pose.yaw);
+    const Collider c = detail::make_collider(s, 0);
+    for (const auto& [vn, v] : w.vehicles) {
+      if (detail::overlap(v.chassis(v.state.pose), c) > 0) {
+        return Status::error("spawn '" + name + "': shape '" + s.collision +
+                             "' would overlap vehicle '" + vn + "'");
+      }
+    }
+  }
+  w.static_models[name] = shapes.front().pose;
+  for (auto& s : shapes) w.shapes.push_back(std::move(s));
+  w.rebuild_static();
+  return Status::success();
+}
+
+Status World::remove(const std::string& name) {
+  Impl& w = *impl_;
+  if (w.vehicles.erase(name) > 0) return Status::success();
+  if (w.static_models.erase(name) > 0) {
+    const std::string nested = name + "::";
+    std::erase_if(w.shapes, [&](const StaticShape& s) {
+      return s.model == name || s.model.compare(0, nested.size(), nested) == 0;
+    });
+    w.rebuild_static();
+    return Status::success();
+  }
+  return Status::error("remove '" + name + "': no such model");
+}
+
+std::vector<std::string> World::vehicles() const {
+  std::vector<std::string> out;
+  for (const auto& [n, v] : impl_->vehicles) out.push_back(n);
+  return out;
+}
+
+std::optional<VehicleState> World::vehicle(std::string_view name) const {
+  auto it = impl_->vehicles.find(std::string(name));
+  if (it == impl_->vehicles.end()) return std::nullopt;
+  return it->second.state;
+}
+
+Status World::set_cmd_vel(const std::string& vehicle, Twist2D cmd) {
+  auto it = impl_->vehicles.find(vehicle);
+  if (it == impl_->vehicles.end()) {
+    return Status::error("cmd_vel for '" + vehicle + "': no such vehicle");
+  }
+  if (!finite(cmd.linear_x) || !finite(cmd.angular_z)) {
+    const std::string m = "cmd_vel for '" + vehicle + "' refused: linear.x=" +
+                          std::to_string(cmd.linear_x) + " angular.z=" +
+                          std::to_string(cmd.angular_z) + " (NaN or infinite)";
+    impl_->warn(m);
+    return Status::error(m);
+  }
+  it->second.state.command = cmd;
+  return Status::success();
+}
+
+bool World::can_step() const {
+  const Impl& w = *impl_;
+  if (w.run_to) return true;
+  return !w.paused || w.pending_steps > 0;
+}
+
+bool World::step() {
+  Impl& w = *impl_;
+  if (w.run_to) {
+    if (w.now >= *w.run_to) {
+      w.run_to.reset();
+      w.paused = true;
+      if (w.opts.sensors) w.emit_stats();
+      return false;
+    }
+    w.advance();
+    if (w.now >= *w.run_to) {
+      w.run_to.reset();
+      w.paused = true;
+      if (w.opts.sensors) w.emit_stats();
+    }
+    return true;
+  }
+  if (!w.paused) {
+    w.advance();
+    return true;
+  }
+  if (w.pending_steps > 0) {
+    --w.pending_steps;
+    w.advance();
+    return true;
+  }
+  return false;
+}
+
+int64_t World::step_n(int64_t n) {
+  int64_t done = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!step()) break;
+    ++done;
+  }
+  return done;
+}
+
+void World::pause(bool paused) {
+  Impl& w = *impl_;
+  w.paused = paused;
+  w.run_to.reset();
+  if (!paused) w.pending_steps = 0;
+  if (w.opts.sensors) w.emit_stats();
+}
+
+void World::multi_step(uint64_t n) {
+  Impl& w = *impl_;
+  w.paused = true;
+  w.run_to.reset();
+  w.pending_steps += n;
+  if (w.opts.sensors) w.emit_stats();
+}
+
+void World::run_to_sim_time(SimTime t) {
+  Impl& w = *impl_;
+  w.pending_steps = 0;
+  if (t <= w.now) {
+    w.run_to.reset();
+    w.paused = true;
+  } else {
+    w.run_to = t;
+  }
+  if (w.opts.sensors) w.emit_stats();
+}
+
+Status World::set_physics(double real_time_factor) {
+  if (std::isnan(real_time_factor) || real_time_factor <= 0) {
+    return Status::error("set_physics: the real-time factor must be > 0 (+inf for unpaced), got " +
+                         std::to_string(real_time_factor));
+  }
+  impl_->target_rtf = real_time_factor;
+  if (impl_->opts.sensors) impl_->emit_stats();
+  return Status::success();
+}
+
+WorldStatistics World::statistics() const { return impl_->stats(); }
+
+Status World::handle_message(std::string_view topic, std::string_view type,
+                             std::string_view payload) {
+  Impl& w = *impl_;
+  if (topic == w.topic_control) {
+    if (type != msgs::kWorldControl) {
+      return Status::error(std::string(topic) + ": expects " + std::string(msgs::kWorldControl) +
+                           ", got " + std::string(type));
+    }
+    auto m = msgs::parse<ignition::msgs::WorldControl>(payload);
+    if (!m) return Status::error(std::string(topic) + ": payload does not parse");
+    if (m->multi_step() > 0 || m->step()) {
+      multi_step(m->multi_step() > 0 ? m->multi_step() : 1);
+    } else if (m->has_run_to_sim_time()) {
+      run_to_sim_time(msgs::from_time(m->run_to_sim_time()));
+    } else {
+      pause(m->pause());
+    }
+    return Status::success();
+  }
+  constexpr std::string_view kPrefix = "/model/";
+  constexpr std::string_view kSuffix = "/cmd_vel";
+  if (topic.size() > kPrefix.size() + kSuffix.size() && topic.starts_with(kPrefix) &&
+      topic.ends_with(kSuffix)) {
+    const std::string vehicle(
+        topic.substr(kPrefix.size(), topic.size() - kPrefix.size() - kSuffix.size()));
+    if (type != msgs::kTwist) {
+      return Status::error(std::string(topic) + ": expects " + std::string(msgs::kTwist) +
+                           ", got " + std::string(type));
+    }
+    auto m = msgs::parse<ignition::msgs::Twist>(payload);
+    if (!m) return Status::error(std::string(topic) + ": payload does not parse");
+    return set_cmd_vel(vehicle, Twist2D{m->linear().x(), m->angular().z()});
+  }
+  return Status::error("world '" + w.name + "' takes no input on " + std::string(topic));
+}
+
+std::vector<std::string> World::input_topics() const {
+  std::vector<std::string> out{impl_->topic_control};
+  for (const auto& [n, v] : impl_->vehicles) out.push_back(v.topic_cmd_vel);
+  return out;
+}
+
+std::vector<WorldMessage> World::take_messages() {
+  std::vector<WorldMessage> out;
+  out.swap(impl_->outbox);
+  return out;
+}
+
+uint64_t World::warning_count() const { return impl_->warnings; }
+int64_t World::raycast_wall_ns() const { return impl_->raycast_ns; }
+
+}  // namespace fieldproof::world

@@ -1,0 +1,221 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "fieldproof/msgs/ign.hpp"
+#include "fieldproof/world/world.hpp"
+#include "world_test_util.hpp"
+
+namespace fieldproof::world {
+namespace {
+
+using testing::ideal_ugv;
+using testing::on_topic;
+
+std::unique_ptr<World> empty_world(WorldOptions o = {}) {
+  return World::empty("flat", milliseconds(1), std::move(o));
+}
+
+ignition::msgs::LaserScan first_scan(World& w, const std::string& vehicle) {
+  w.step_n(100);  // the first scan is due at 100 ms
+  auto scans = on_topic(w.take_messages(), "/model/" + vehicle + "/scan");
+  EXPECT_FALSE(scans.empty());
+  if (scans.empty()) return {};
+  return *msgs::parse<ignition::msgs::LaserScan>(scans.front().payload);
+}
+
+// Ray i looks at -pi + i * 2pi/360 in the body frame: 180 is straight ahead, 270 to the left.
+TEST(Lidar, RangeToABoxAtAKnownDistance) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  const auto scan = first_scan(*w, "ugv1");
+  ASSERT_EQ(scan.ranges_size(), 360);
+  EXPECT_EQ(scan.count(), 360u);
+  EXPECT_DOUBLE_EQ(scan.angle_min(), -M_PI);
+  EXPECT_NEAR(scan.ranges(180), 4.5, 1e-12);
+  // 2 degrees off axis the ray meets the face x = 4.5 at 4.5 / cos(2°).
+  EXPECT_NEAR(scan.ranges(182), 4.5 / std::cos(2 * M_PI / 180), 1e-12);
+  EXPECT_TRUE(std::isinf(scan.ranges(270)) && scan.ranges(270) > 0);  // nothing to the left
+}
+
+TEST(Lidar, RangeToACylinderAndFromARotatedVehicle) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_static("post", {testing::disc_shape(0.0, 4.0, 0.5)}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{0, 0, M_PI / 2}, ideal_ugv()));
+  const auto scan = first_scan(*w, "ugv1");
+  EXPECT_NEAR(scan.ranges(180), 3.5, 1e-12);  // ahead is +y now
+}
+
+TEST(Lidar, SeesOtherVehiclesButNotItself) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  ASSERT_TRUE(w->spawn_vehicle("ugv2", Pose2D{3.0, 0.0, 0.0}, ideal_ugv()));
+  const auto scan = first_scan(*w, "ugv1");
+  EXPECT_NEAR(scan.ranges(180), 2.7, 1e-12);  // ugv2's rear face
+  EXPECT_TRUE(std::isinf(scan.ranges(0)));     // behind: not its own chassis
+}
+
+TEST(Lidar, BeyondRangeIsPositiveInfinity) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_static("far", {testing::box_shape(20.0, 0.0, 1.0, 1.0)}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  const auto scan = first_scan(*w, "ugv1");
+  EXPECT_EQ(scan.range_max(), 12.0);
+  EXPECT_TRUE(std::isinf(scan.ranges(180)) && scan.ranges(180) > 0);
+}
+
+TEST(Lidar, NoiseIsGaussianWithTheConfiguredSpread) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(5.5, 0.0, 1.0, 40.0)}));
+  UgvParams p = ideal_ugv();
+  p.lidar_noise_stddev = 0.01;
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, p));
+  w->step_n(2000);  // 20 scans
+  double sum = 0, sum2 = 0;
+  int n = 0;
+  for (const auto& m : on_topic(w->take_messages(), "/model/ugv1/scan")) {
+    const auto scan = *msgs::parse<ignition::msgs::LaserScan>(m.payload);
+    const double err = scan.ranges(180) - 5.0;
+    sum += err;
+    sum2 += err * err;
+    ++n;
+  }
+  ASSERT_EQ(n, 20);
+  EXPECT_LT(std::abs(sum / n), 0.01);  // mean within a few sigma / sqrt(n)
+  const double sd = std::sqrt(sum2 / n);
+  EXPECT_GT(sd, 0.004);
+  EXPECT_LT(sd, 0.02);
+}
+
+TEST(Contacts, DrivingIntoAWallGivesAContactAndNoPenetration) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(3.0, 0.0, 0.2, 4.0)}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.0}));
+  w->step_n(10'000);
+  const auto s = w->vehicle("ugv1");
+  // Chassis front (x + 0.3) stops at the wall's face (2.9), never past it.
+  EXPECT_LE(s->pose.x + 0.3, 2.9 + 1e-12);
+  EXPECT_GT(s->pose.x + 0.3, 2.9 - 0.001);
+  EXPECT_EQ(s->velocity.linear_x, 0.0);
+  EXPECT_TRUE(s->touching);
+  const auto contacts = on_topic(w->take_messages(), "/model/ugv1/contacts");
+  ASSERT_FALSE(contacts.empty());
+  const auto c = *msgs::parse<ignition::msgs::Contacts>(contacts.front().payload);
+  ASSERT_EQ(c.contact_size(), 1);
+  EXPECT_EQ(c.contact(0).collision1().name(), "ugv1::chassis::collision");
+  EXPECT_EQ(c.contact(0).collision2().name(), "wall::link::collision");
+  EXPECT_NEAR(c.contact(0).position(0).x(), 2.9, 1e-9);
+  // Repeated at 10 Hz while touching: about 10 per second of the ~4.8 s spent at the wall.
+  EXPECT_GT(contacts.size(), 40u);
+}
+
+TEST(Contacts, PassingCloseGivesNone) {
+  auto w = empty_world();
+  // The wall's near face at y = 0.3: 10 cm from the chassis side (y = 0.2).
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(5.0, 0.4, 8.0, 0.2)}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {1.0, 0.0}));
+  w->step_n(10'000);
+  EXPECT_GT(w->vehicle("ugv1")->pose.x, 9.5);
+  EXPECT_TRUE(on_topic(w->take_messages(), "/model/ugv1/contacts").empty());
+}
+
+TEST(Contacts, ContactEndsWithAnEmptyMessageWhenBackingOff) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(1.0, 0.0, 0.2, 4.0)}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.0}));
+  w->step_n(3000);
+  ASSERT_TRUE(w->vehicle("ugv1")->touching);
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {-0.5, 0.0}));
+  (void)w->take_messages();
+  w->step_n(500);
+  EXPECT_FALSE(w->vehicle("ugv1")->touching);
+  const auto contacts = on_topic(w->take_messages(), "/model/ugv1/contacts");
+  ASSERT_FALSE(contacts.empty());
+  EXPECT_EQ(msgs::parse<ignition::msgs::Contacts>(contacts.back().payload)->contact_size(), 0);
+}
+
+TEST(Contacts, TwoVehiclesDrivingHeadOnStopAndTouch) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_vehicle("a", Pose2D{0, 0, 0}, ideal_ugv()));
+  ASSERT_TRUE(w->spawn_vehicle("b", Pose2D{2, 0, M_PI}, ideal_ugv()));
+  ASSERT_TRUE(w->set_cmd_vel("a", {0.5, 0}));
+  ASSERT_TRUE(w->set_cmd_vel("b", {0.5, 0}));
+  w->step_n(4000);
+  const auto a = w->vehicle("a"), b = w->vehicle("b");
+  EXPECT_TRUE(a->touching);
+  EXPECT_TRUE(b->touching);
+  EXPECT_LE(a->pose.x + 0.3, b->pose.x - 0.3 + 1e-12);  // no overlap
+  const auto contacts = on_topic(w->take_messages(), "/model/a/contacts");
+  ASSERT_FALSE(contacts.empty());
+  EXPECT_EQ(msgs::parse<ignition::msgs::Contacts>(contacts.front().payload)
+                ->contact(0)
+                .collision2()
+                .name(),
+            "b::chassis::collision");
+}
+
+TEST(Sensors, RatesAndStampsAreAsDocumented) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}));
+  w->step_n(1000);
+  const auto all = w->take_messages();
+  EXPECT_EQ(on_topic(all, "/clock").size(), 100u);
+  EXPECT_EQ(on_topic(all, "/world/flat/stats").size(), 5u);
+  EXPECT_EQ(on_topic(all, "/world/flat/pose/info").size(), 10u);
+  EXPECT_EQ(on_topic(all, "/model/ugv1/odometry").size(), 50u);
+  EXPECT_EQ(on_topic(all, "/model/ugv1/imu").size(), 100u);
+  const auto scans = on_topic(all, "/model/ugv1/scan");
+  ASSERT_EQ(scans.size(), 10u);
+  EXPECT_EQ(scans.front().stamp, SimTime::from_ns(100'000'000));
+  EXPECT_EQ(scans.front().type, msgs::kLaserScan);
+  const auto scan = *msgs::parse<ignition::msgs::LaserScan>(scans.front().payload);
+  EXPECT_EQ(msgs::stamp_of(scan.header()), scans.front().stamp);
+  // Stamps never go backwards in the stream.
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_LE(all[i - 1].stamp, all[i].stamp);
+}
+
+TEST(Sensors, GroundTruthPosesNameEveryModel) {
+  LoadResult r = World::load(testing::depot_path());
+  ASSERT_TRUE(r.world);
+  ASSERT_TRUE(r.world->spawn_vehicle("ugv1", "dock"));
+  r.world->step_n(100);
+  const auto poses = on_topic(r.world->take_messages(), "/world/depot/pose/info");
+  ASSERT_EQ(poses.size(), 1u);
+  const auto pv = *msgs::parse<ignition::msgs::Pose_V>(poses[0].payload);
+  ASSERT_EQ(pv.pose_size(), 14);
+  EXPECT_EQ(pv.pose(0).name(), "ugv1");
+  EXPECT_NEAR(pv.pose(0).position().x(), -11.9, 1e-9);
+}
+
+TEST(Sensors, OdometryFollowsTheTruthWithDrift) {
+  LoadResult r = World::load(testing::depot_path(), testing::seeded(3));
+  ASSERT_TRUE(r.world);
+  ASSERT_TRUE(r.world->spawn_vehicle("ugv1", "dock"));
+  ASSERT_TRUE(r.world->set_cmd_vel("ugv1", {0.8, 0.0}));
+  r.world->step_n(8000);
+  const auto s = r.world->vehicle("ugv1");
+  const double truth = s->pose.x + 11.9, odom = s->odometry.x + 11.9;
+  EXPECT_GT(truth, 5.0);
+  EXPECT_NE(odom, truth);                       // noise and drift
+  EXPECT_LT(std::abs(odom - truth), 0.1 * truth);  // but close
+}
+
+TEST(Sensors, ImuReportsTurnRateAndGravity) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.4}));
+  w->step_n(500);
+  const auto imus = on_topic(w->take_messages(), "/model/ugv1/imu");
+  ASSERT_FALSE(imus.empty());
+  const auto imu = *msgs::parse<ignition::msgs::IMU>(imus.back().payload);
+  EXPECT_NEAR(imu.angular_velocity().z(), 0.4, 1e-12);
+  EXPECT_NEAR(imu.linear_acceleration().y(), 0.2, 1e-12);  // v * w
+  EXPECT_NEAR(imu.linear_acceleration().z(), 9.80665, 1e-12);
+}
+
+}  // namespace
+}  // namespace fieldproof::world
