@@ -33,8 +33,8 @@ Status Compressor::compress(Compression c, int level, const uint8_t* data, size_
       size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), out.data(), out.size(), data,
                                    size, level);
       if (ZSTD_isError(n)) {
-        return {StatusCode::kIoError, std::string("zstd compression failed: ") +
-                                          ZSTD_getErrorName(n)};
+        return {StatusCode::kIoError,
+                std::string("zstd compression failed: ") + ZSTD_getErrorName(n)};
       }
       out.resize(n);
       return {};
@@ -47,8 +47,8 @@ Status Compressor::compress(Compression c, int level, const uint8_t* data, size_
       out.resize(LZ4F_compressFrameBound(size, &prefs));
       size_t n = LZ4F_compressFrame(out.data(), out.size(), data, size, &prefs);
       if (LZ4F_isError(n)) {
-        return {StatusCode::kIoError, std::string("lz4 compression failed: ") +
-                                          LZ4F_getErrorName(n)};
+        return {StatusCode::kIoError,
+                std::string("lz4 compression failed: ") + LZ4F_getErrorName(n)};
       }
       out.resize(n);
       return {};
@@ -92,8 +92,8 @@ Status decompress_zstd(const uint8_t* data, size_t size, uint64_t expected,
     if (ZSTD_isError(last)) {
       st = corrupt(std::string("zstd: ") + ZSTD_getErrorName(last));
     } else if (po.pos != 0) {
-      st = corrupt("zstd: more data than the chunk's uncompressed_size " +
-                   std::to_string(expected));
+      st =
+          corrupt("zstd: more data than the chunk's uncompressed_size " + std::to_string(expected));
     } else if (last != 0) {
       st = corrupt("zstd: frame incomplete after " + std::to_string(produced) + " bytes");
     }
@@ -125,8 +125,8 @@ Status decompress_lz4(const uint8_t* data, size_t size, uint64_t expected,
     out.resize(produced + want + 1);
     size_t dst_size = want + 1;
     size_t src_size = size - consumed;
-    hint = LZ4F_decompress(ctx, out.data() + produced, &dst_size, data + consumed, &src_size,
-                           nullptr);
+    hint =
+        LZ4F_decompress(ctx, out.data() + produced, &dst_size, data + consumed, &src_size, nullptr);
     if (LZ4F_isError(hint)) {
       st = corrupt(std::string("lz4: ") + LZ4F_getErrorName(hint));
       break;
@@ -134,8 +134,7 @@ Status decompress_lz4(const uint8_t* data, size_t size, uint64_t expected,
     consumed += src_size;
     produced += dst_size;
     if (produced > expected) {
-      st = corrupt("lz4: more data than the chunk's uncompressed_size " +
-                   std::to_string(expected));
+      st = corrupt("lz4: more data than the chunk's uncompressed_size " + std::to_string(expected));
       break;
     }
     if (dst_size == 0 && src_size == 0) {

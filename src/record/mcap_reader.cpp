@@ -209,10 +209,26 @@ std::optional<Statistics> parse_statistics(Cursor c) {
   return s;
 }
 
+// True when the file ends with a Footer record and the magic (it was closed).
+bool ends_with_footer(McapReader::Source& source, uint64_t data_start) {
+  const uint64_t size = source.size();
+  if (size < data_start + wire::kFooterRecord + wire::kMagicSize) return false;
+  std::vector<uint8_t> tail;
+  if (!source.read(size - wire::kMagicSize - wire::kFooterRecord,
+                   wire::kFooterRecord + wire::kMagicSize, tail)) {
+    return false;
+  }
+  Cursor fc(tail.data(), wire::kFooterRecord);
+  return std::memcmp(tail.data() + wire::kFooterRecord, wire::kMagic, wire::kMagicSize) == 0 &&
+         fc.u8() == static_cast<uint8_t>(Opcode::kFooter) && fc.u64() == wire::kFooterContent;
+}
+
 }  // namespace
 
 McapReader::McapReader() = default;
 McapReader::~McapReader() = default;
+McapReader::McapReader(McapReader&&) noexcept = default;
+McapReader& McapReader::operator=(McapReader&&) noexcept = default;
 
 uint64_t McapReader::file_size() const { return source_ ? source_->size() : 0; }
 
@@ -234,6 +250,9 @@ void McapReader::reset() {
 }
 
 void McapReader::problem(uint64_t offset, std::string message) {
+  // Every message names where: offsets are what a person needs to look at a damaged file.
+  if (message.find("offset") == std::string::npos)
+    message = "at offset " + std::to_string(offset) + ": " + message;
   McapProblem p{offset, std::move(message)};
   if (options_.on_problem) options_.on_problem(p);
   problems_.push_back(std::move(p));
@@ -263,8 +282,8 @@ Status McapReader::open_source(std::unique_ptr<Source> source, McapReaderOptions
   const uint64_t size = source->size();
   std::vector<uint8_t> buf;
   if (size < wire::kMagicSize) {
-    return {StatusCode::kNotMcap, "not an MCAP file: " + std::to_string(size) +
-                                      " bytes, shorter than the 8-byte magic"};
+    return {StatusCode::kNotMcap,
+            "not an MCAP file: " + std::to_string(size) + " bytes, shorter than the 8-byte magic"};
   }
   if (!source->read(0, wire::kMagicSize, buf)) return {StatusCode::kIoError, "read failed"};
   if (std::memcmp(buf.data(), wire::kMagic, wire::kMagicSize) != 0) {
@@ -300,7 +319,8 @@ Status McapReader::open_source(std::unique_ptr<Source> source, McapReaderOptions
   if (!h.ok()) problem(wire::kMagicSize, "malformed Header record");
   data_start_ = wire::kMagicSize + wire::kRecordPrefix + len;
 
-  if (!(options_.use_summary && read_summary())) scan();
+  has_footer_ = ends_with_footer(*source_, data_start_);
+  if (!(options_.use_summary && has_footer_ && read_summary())) scan();
   return {};
 }
 
@@ -321,7 +341,6 @@ bool McapReader::read_summary() {
   const uint64_t summary_start = fc.u64();
   fc.u64();  // summary_offset_start: the summary is read whole, its offsets are not needed
   const uint32_t summary_crc = fc.u32();
-  has_footer_ = true;
   if (summary_start == 0) return false;  // a valid file without a summary: scan it
   if (summary_start < data_start_ || summary_start > footer_offset) {
     problem(footer_offset, "Footer's summary_start " + std::to_string(summary_start) +
@@ -436,7 +455,8 @@ bool McapReader::read_summary() {
         break;  // summary offsets, unknown records: not needed
     }
     if (!ok) {
-      problem(rec_offset, "malformed " + opcode_name(op) + " record in the summary; scanning instead");
+      problem(rec_offset,
+              "malformed " + opcode_name(op) + " record in the summary; scanning instead");
       return false;
     }
   }
@@ -482,8 +502,10 @@ bool McapReader::read_summary() {
     stats_.chunk_count = static_cast<uint32_t>(chunks_.size());
     bool first = true;
     for (const ChunkRef& r : chunks_) {
-      stats_.message_start_time_ns = first ? r.start_ns : std::min(stats_.message_start_time_ns, r.start_ns);
-      stats_.message_end_time_ns = first ? r.end_ns : std::max(stats_.message_end_time_ns, r.end_ns);
+      stats_.message_start_time_ns =
+          first ? r.start_ns : std::min(stats_.message_start_time_ns, r.start_ns);
+      stats_.message_end_time_ns =
+          first ? r.end_ns : std::max(stats_.message_end_time_ns, r.end_ns);
       first = false;
     }
   }
@@ -541,8 +563,8 @@ void McapReader::scan() {
       break;
     }
     if (size - pos < wire::kRecordPrefix) {
-      problem(pos, "file cut short: " + std::to_string(size - pos) +
-                       " trailing bytes" + at(pos) + " are not a whole record; skipped");
+      problem(pos, "file cut short: " + std::to_string(size - pos) + " trailing bytes" + at(pos) +
+                       " are not a whole record; skipped");
       break;
     }
     std::vector<uint8_t> prefix;
@@ -585,6 +607,10 @@ void McapReader::scan() {
           problem(pos, "data section CRC mismatch (stored " + std::to_string(stored) +
                            ", computed " + std::to_string(crc_before) + ")");
         }
+        if (!has_footer_) {
+          problem(pos, "the file ends after the Data End record" + at(pos) +
+                           " without its summary and footer (cut short while closing)");
+        }
         stop = true;
         break;
       }
@@ -603,8 +629,8 @@ void McapReader::scan() {
         if (!m) {
           problem(pos, "malformed Message record; skipped");
         } else if (!channels_.contains(m->channel_id)) {
-          problem(pos, "Message on undeclared channel " + std::to_string(m->channel_id) +
-                           "; skipped");
+          problem(pos,
+                  "Message on undeclared channel " + std::to_string(m->channel_id) + "; skipped");
         } else {
           loose_messages_.push_back(pos);
           count_message(*m);
@@ -628,8 +654,8 @@ void McapReader::scan() {
           break;
         }
         const auto* data = reinterpret_cast<const uint8_t*>(f->records.data());
-        if (Status s = detail::decompress(*comp, data, f->records.size(), f->uncompressed_size,
-                                          records);
+        if (Status s =
+                detail::decompress(*comp, data, f->records.size(), f->uncompressed_size, records);
             !s.ok()) {
           problem(pos, "Chunk cannot be decompressed (" + s.message() + "); skipped");
           break;
@@ -941,8 +967,8 @@ Result<Attachment> McapReader::read_attachment(const AttachmentInfo& info) {
   if (!source_) return Status(StatusCode::kFailedPrecondition, "reader not open");
   std::vector<uint8_t> buf;
   if (info.length < wire::kRecordPrefix || !source_->read(info.offset, info.length, buf)) {
-    return Status(StatusCode::kCorrupt, "attachment '" + info.name + "'" + at(info.offset) +
-                                            " is outside the file");
+    return Status(StatusCode::kCorrupt,
+                  "attachment '" + info.name + "'" + at(info.offset) + " is outside the file");
   }
   Cursor c(buf.data(), buf.size());
   const uint8_t op = c.u8();
@@ -951,12 +977,12 @@ Result<Attachment> McapReader::read_attachment(const AttachmentInfo& info) {
     return Status(StatusCode::kCorrupt, "no Attachment record" + at(info.offset));
   }
   uint32_t computed = 0;
-  auto a = parse_attachment(Cursor(c.pos(), c.remaining()),
-                            options_.verify_crcs ? &computed : nullptr);
+  auto a =
+      parse_attachment(Cursor(c.pos(), c.remaining()), options_.verify_crcs ? &computed : nullptr);
   if (!a) return Status(StatusCode::kCorrupt, "malformed Attachment record" + at(info.offset));
   if (options_.verify_crcs && a->second != 0 && computed != a->second) {
-    return Status(StatusCode::kCorrupt, "Attachment '" + a->first.name + "'" + at(info.offset) +
-                                            " CRC mismatch");
+    return Status(StatusCode::kCorrupt,
+                  "Attachment '" + a->first.name + "'" + at(info.offset) + " CRC mismatch");
   }
   return std::move(a->first);
 }

@@ -75,8 +75,7 @@ class OstreamSink final : public McapSink {
 Result<std::unique_ptr<McapSink>> open_file_sink(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
-    return Status(StatusCode::kIoError,
-                  "cannot create " + path + ": " + std::strerror(errno));
+    return Status(StatusCode::kIoError, "cannot create " + path + ": " + std::strerror(errno));
   }
   return std::unique_ptr<McapSink>(std::make_unique<FileSink>(f, path));
 }
@@ -159,10 +158,11 @@ Status McapWriter::fail(Status s) {
 Status McapWriter::put(const uint8_t* data, size_t size) {
   if (!sticky_error_.ok()) return sticky_error_;
   if (Status s = sink_->write(data, size); !s.ok()) {
-    return fail(Status(s.code(), s.message() + " (at file offset " + std::to_string(offset_) +
-                                     ")"));
+    return fail(
+        Status(s.code(), s.message() + " (at file offset " + std::to_string(offset_) + ")"));
   }
-  if (in_data_section_ && options_.enable_crcs) data_crc_ = wire::crc32_update(data_crc_, data, size);
+  if (in_data_section_ && options_.enable_crcs)
+    data_crc_ = wire::crc32_update(data_crc_, data, size);
   offset_ += size;
   return {};
 }
@@ -191,9 +191,8 @@ Result<uint16_t> McapWriter::add_schema(std::string_view name, std::string_view 
   return schemas_.back().id;
 }
 
-Result<uint16_t> McapWriter::add_channel(std::string_view topic,
-                                         std::string_view message_encoding, uint16_t schema_id,
-                                         const KeyValueMap& metadata) {
+Result<uint16_t> McapWriter::add_channel(std::string_view topic, std::string_view message_encoding,
+                                         uint16_t schema_id, const KeyValueMap& metadata) {
   if (sink_ == nullptr || closed_) return Status(StatusCode::kFailedPrecondition, "not open");
   if (!sticky_error_.ok()) return sticky_error_;
   if (schema_id > schemas_.size()) {
@@ -223,9 +222,9 @@ Result<uint16_t> McapWriter::add_channel(std::string_view topic,
 
 Status McapWriter::write(uint16_t channel_id, uint32_t sequence, SimTime log_time,
                          SimTime publish_time, std::string_view data) {
-  return write(channel_id, sequence, log_time, publish_time,
-               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()),
-                                        data.size()));
+  return write(
+      channel_id, sequence, log_time, publish_time,
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
 }
 
 Status McapWriter::write(uint16_t channel_id, uint32_t sequence, SimTime log_time,
@@ -236,8 +235,8 @@ Status McapWriter::write(uint16_t channel_id, uint32_t sequence, SimTime log_tim
     return invalid("message on undeclared channel " + std::to_string(channel_id));
   }
   if (log_time.ns() < 0 || publish_time.ns() < 0) {
-    return invalid("negative time on channel " + channels_[channel_id].topic +
-                   " (log_time " + std::to_string(log_time.ns()) + " ns)");
+    return invalid("negative time on channel " + channels_[channel_id].topic + " (log_time " +
+                   std::to_string(log_time.ns()) + " ns)");
   }
   const int64_t t = log_time.ns();
   const uint64_t record_offset = chunk_.size();
@@ -250,7 +249,8 @@ Status McapWriter::write(uint16_t channel_id, uint32_t sequence, SimTime log_tim
   a.u64(static_cast<uint64_t>(publish_time.ns()));
   a.bytes(data.data(), data.size());
 
-  if (options_.write_message_indexes) chunk_message_index_[channel_id].emplace_back(t, record_offset);
+  if (options_.write_message_indexes)
+    chunk_message_index_[channel_id].emplace_back(t, record_offset);
   if (record_offset == 0) {
     chunk_start_ns_ = t;
     chunk_end_ns_ = t;
@@ -383,10 +383,9 @@ Status McapWriter::write_attachment(std::string_view name, std::string_view cont
   a.str(content_type);
   a.u64(data.size());
   a.bytes(data.data(), data.size());
-  const uint32_t crc =
-      options_.enable_crcs
-          ? wire::crc32(scratch_.data() + fields_start, scratch_.size() - fields_start)
-          : 0;
+  const uint32_t crc = options_.enable_crcs ? wire::crc32(scratch_.data() + fields_start,
+                                                          scratch_.size() - fields_start)
+                                            : 0;
   a.u32(crc);
   a.end_record(at);
   AttachmentInfo info;
@@ -540,14 +539,16 @@ Status McapWriter::write_summary_and_footer() {
   }
 
   const bool has_summary = !summary.empty();
-  size_t r = sa.begin_record(Opcode::kFooter);
+  // The footer's length is written directly (not patched afterwards): the CRC covers it.
+  sa.u8(static_cast<uint8_t>(Opcode::kFooter));
+  sa.u64(wire::kFooterContent);
   sa.u64(has_summary ? summary_start : 0);
   sa.u64(summary_offset_start);
   // The summary CRC covers the summary, the summary offsets and the footer up to this field.
   uint32_t summary_crc = 0;
-  if (options_.enable_crcs && has_summary) summary_crc = wire::crc32(summary.data(), summary.size());
+  if (options_.enable_crcs && has_summary)
+    summary_crc = wire::crc32(summary.data(), summary.size());
   sa.u32(summary_crc);
-  sa.end_record(r);
   sa.bytes(wire::kMagic, wire::kMagicSize);
   if (Status s = put(summary); !s.ok()) return s;
   return {};

@@ -5,7 +5,9 @@
 //   McapReaderOptions opt;
 //   opt.on_problem = [](const McapProblem& p) { log(p.offset, p.message); };
 //   if (Status s = r.open("recording.mcap", opt); !s.ok()) return s;   // not MCAP, unreadable
-//   ReadMessageOptions q{.start_ns = 0, .end_ns = 5'000'000'000, .topics = {"/odom"}};
+//   ReadMessageOptions q;
+//   q.end_ns = 5'000'000'000;
+//   q.topics = {"/odom"};
 //   Status s = r.read_messages(q, [](const MessageView& m) {
 //     use(m.channel->topic, m.log_time_ns, m.data);  // m.data valid during the call only
 //     return true;                                   // false stops the read
@@ -57,9 +59,9 @@ struct McapReaderOptions {
 };
 
 struct ReadMessageOptions {
-  int64_t start_ns = 0;                                   // inclusive
+  int64_t start_ns = 0;                                  // inclusive
   int64_t end_ns = std::numeric_limits<int64_t>::max();  // exclusive
-  std::vector<std::string> topics;                        // empty: every topic
+  std::vector<std::string> topics;                       // empty: every topic
 };
 
 // A message handed to read_messages' callback; data points into the reader's buffers and stays
@@ -92,6 +94,8 @@ class McapReader {
   ~McapReader();
   McapReader(const McapReader&) = delete;
   McapReader& operator=(const McapReader&) = delete;
+  McapReader(McapReader&&) noexcept;
+  McapReader& operator=(McapReader&&) noexcept;
 
   // Opens and indexes a file. Errors: kIoError (cannot open), kNotMcap (shorter than the magic or
   // a wrong magic). Anything after a good magic opens: damage is reported as problems and what

@@ -20,7 +20,7 @@ namespace fieldproof::record {
 
 enum class StatusCode : uint8_t {
   kOk = 0,
-  kInvalidArgument,  // the caller passed something the format cannot hold or did not declare
+  kInvalidArgument,     // the caller passed something the format cannot hold or did not declare
   kFailedPrecondition,  // wrong state: not open, already closed
   kIoError,             // the file or sink failed
   kNotMcap,             // the bytes are not an MCAP file (bad magic)

@@ -2,7 +2,9 @@
 // message indexes, and a summary (schemas, channels, chunk / attachment / metadata indexes,
 // statistics, summary offsets) so indexed readers and Foxglove open it directly.
 //
-//   McapWriter w(McapWriterOptions{.compression = Compression::kZstd});
+//   McapWriterOptions opt;
+//   opt.compression = Compression::kZstd;
+//   McapWriter w(opt);
 //   if (Status s = w.open("run/recording.mcap"); !s.ok()) return s;
 //   auto schema = w.add_schema("fieldproof.Event", "jsonschema", R"({"type":"object"})");
 //   auto channel = w.add_channel("/fieldproof/events", "json", *schema, {});
@@ -114,8 +116,8 @@ class McapWriter {
   // A Metadata record (outside chunks), indexed in the summary.
   Status write_metadata(std::string_view name, const KeyValueMap& metadata);
   // An Attachment record (outside chunks), indexed in the summary.
-  Status write_attachment(std::string_view name, std::string_view content_type,
-                          SimTime log_time, SimTime create_time, std::span<const uint8_t> data);
+  Status write_attachment(std::string_view name, std::string_view content_type, SimTime log_time,
+                          SimTime create_time, std::span<const uint8_t> data);
   Status write_attachment(const Attachment& attachment);
 
   // Writes the open chunk (if it holds anything) with its message indexes and flushes the sink,
