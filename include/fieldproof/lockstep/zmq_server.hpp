@@ -60,7 +60,8 @@ struct ServerOptions {
   // An empty wall_now is replaced by SystemClock::wall_now().
   CoordinatorOptions core;
 
-  // Log lines (bad frames, refused peers, failures); empty = dropped.
+  // Log lines (bad frames, refused peers, failures; also the core's own refusals when core.log is
+  // empty); empty = dropped.
   std::function<void(const std::string&)> log;
   // A regulating participant went silent past ack_timeout (or crashed): its name and the reason.
   std::function<void(const std::string& participant, const std::string& reason)> on_failure;

@@ -163,6 +163,7 @@ class CoordinatorServer::Impl {
   }
 
   void make_core() {
+    if (!options_.core.log && options_.log) options_.core.log = options_.log;
     core_ = std::make_unique<CoordinatorCore>(
         options_.core, [this](ConnId to, Frame frame) { send_to(to, frame); });
     if (options_.tap) core_->set_tap(options_.tap);

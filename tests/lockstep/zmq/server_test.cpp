@@ -1,0 +1,461 @@
+// The ZeroMQ coordinator server in this process, participants over real ipc/tcp sockets:
+// endpoints, the control endpoint, bad input over the socket, CURVE.
+#include <gtest/gtest.h>
+#include <zmq.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "fieldproof/lockstep/codec.hpp"
+#include "fieldproof/lockstep/transport.hpp"
+#include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/time/system_clock.hpp"
+#include "lockstep/zmq/test_support.hpp"
+
+namespace fieldproof::lockstep {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Events;
+using testing::TempDir;
+
+ConnectOptions fast_heartbeat() {
+  ConnectOptions o;
+  o.heartbeat_interval = milliseconds(50);
+  return o;
+}
+
+// A regulating participant stepping 1 ms at a time on its own thread until stopped.
+class Ticker {
+ public:
+  Ticker(const std::string& endpoint, const std::string& name, ConnectOptions copts = fast_heartbeat())
+      : p_(connect_participant(endpoint, {.name = name}, copts)) {
+    thread_ = std::thread([this] {
+      Rate rate(*p_, milliseconds(1));
+      while (!stop_.load() && rate.sleep()) now_ns_.store(p_->now().ns());
+    });
+  }
+  ~Ticker() {
+    stop_.store(true);
+    thread_.join();
+  }
+  Participant& participant() { return *p_; }
+  SimTime now() const { return SimTime::from_ns(now_ns_.load()); }
+
+ private:
+  std::unique_ptr<Participant> p_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> now_ns_{0};
+  std::thread thread_;
+};
+
+// Grants seen by the server's grant observer, awaited.
+struct GrantLog {
+  Events<SimTime> events;
+  bool await_at_least(SimTime t, std::chrono::milliseconds timeout = 10s) {
+    return events.await([&](const std::vector<SimTime>& g) { return !g.empty() && g.back() >= t; },
+                        timeout);
+  }
+  // True when a grant above `t` arrives within `window` (used to show that none does).
+  bool any_above_within(SimTime t, std::chrono::milliseconds window) {
+    return events.await(
+        [&](const std::vector<SimTime>& g) { return !g.empty() && g.back() > t; }, window);
+  }
+};
+
+ServerOptions server_options(const TempDir& dir, GrantLog* grants = nullptr) {
+  ServerOptions o;
+  o.bind = {"ipc://coordinator.sock"};
+  o.ipc_dir = dir.path();
+  o.core.max_rtf = 5.0;  // keep the tickers from burning a shared CPU
+  if (grants != nullptr) o.on_grant = [grants](SimTime t, uint64_t) { grants->events.push(t); };
+  return o;
+}
+
+// ---- endpoints ---------------------------------------------------------------------------------
+
+TEST(ServerEndpoints, RelativeIpcPathResolvesInTheIpcDirectory) {
+  TempDir dir;
+  CoordinatorServer server(server_options(dir));
+  ASSERT_EQ(server.endpoints().size(), 1u);
+  EXPECT_EQ(server.endpoints()[0], "ipc://" + dir.file("coordinator.sock"));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("coordinator.sock")));
+}
+
+TEST(ServerEndpoints, TcpWildcardPortIsReportedBack) {
+  TempDir dir;
+  ServerOptions o = server_options(dir);
+  o.bind = {"tcp://127.0.0.1:*"};
+  CoordinatorServer server(std::move(o));
+  ASSERT_EQ(server.endpoints().size(), 1u);
+  const std::string& ep = server.endpoints()[0];
+  EXPECT_EQ(ep.rfind("tcp://127.0.0.1:", 0), 0u) << ep;
+  EXPECT_EQ(ep.find('*'), std::string::npos) << ep;
+  Participant p(connect(ep, fast_heartbeat()), {.name = "tcp-user"});
+  EXPECT_TRUE(p.ok());
+  EXPECT_TRUE(p.sleep_until(SimTime::from_ns(2'000'000)));
+}
+
+TEST(ServerEndpoints, UnsupportedEndpointIsRefusedNamingIt) {
+  TempDir dir;
+  ServerOptions o = server_options(dir);
+  o.bind = {"udp://1.2.3.4:5"};
+  try {
+    CoordinatorServer server(std::move(o));
+    FAIL() << "expected TransportError";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("udp://1.2.3.4:5"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ServerEndpoints, IpcPathInAMissingDirectoryIsRefused) {
+  TempDir dir;
+  ServerOptions o = server_options(dir);
+  o.bind = {"ipc://" + dir.file("no/such/dir/c.sock")};
+  EXPECT_THROW(CoordinatorServer server(std::move(o)), TransportError);
+}
+
+TEST(ServerEndpoints, NoBindEndpointIsRefused) {
+  ServerOptions o;
+  EXPECT_THROW(CoordinatorServer server(std::move(o)), TransportError);
+}
+
+TEST(Transport, ParticipantFromEnvironmentWithoutTheVariableSaysWhatToSet) {
+  ::unsetenv(kCoordinatorEnv);
+  try {
+    participant_from_environment({.name = "x"});
+    FAIL() << "expected TransportError";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("FIELDPROOF_COORDINATOR"), std::string::npos);
+  }
+}
+
+TEST(Transport, ParticipantFromEnvironmentConnectsToTheNamedEndpoint) {
+  TempDir dir;
+  CoordinatorServer server(server_options(dir));
+  ::setenv(kCoordinatorEnv, server.endpoints()[0].c_str(), 1);
+  auto p = participant_from_environment({.name = "from-env"}, fast_heartbeat());
+  ::unsetenv(kCoordinatorEnv);
+  EXPECT_TRUE(p->ok());
+  EXPECT_TRUE(p->sleep_until(SimTime::from_ns(3'000'000)));
+  EXPECT_EQ(p->now(), SimTime::from_ns(3'000'000));
+}
+
+TEST(Transport, LinkSendIsSafeFromManyThreadsWhileAnotherReceives) {
+  TempDir dir;
+  CoordinatorServer server(server_options(dir));
+  auto link = connect(server.endpoints()[0], fast_heartbeat());
+  std::vector<std::thread> senders;
+  for (int t = 0; t < 4; ++t) {
+    senders.emplace_back([&link] {
+      for (int i = 0; i < 200; ++i) link->send(Frame{status_request()});
+    });
+  }
+  int replies = 0;
+  while (replies < 800) {
+    auto f = link->receive(seconds(5));
+    ASSERT_TRUE(f.has_value()) << "after " << replies << " replies";
+    if (std::holds_alternative<ControlReply>(*f)) ++replies;
+  }
+  for (auto& t : senders) t.join();
+  EXPECT_EQ(replies, 800);
+}
+
+TEST(Transport, CloseWakesABlockedReceive) {
+  TempDir dir;
+  CoordinatorServer server(server_options(dir));
+  auto link = connect(server.endpoints()[0], fast_heartbeat());
+  std::thread closer([&] { link->close(); });
+  EXPECT_FALSE(link->receive(Duration::infinite()).has_value());
+  closer.join();
+}
+
+// ---- control -----------------------------------------------------------------------------------
+
+class ControlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions o = server_options(dir_, &grants_);
+    o.control = "ipc://control.sock";
+    server_ = std::make_unique<CoordinatorServer>(std::move(o));
+    client_ = std::make_unique<ControlClient>(server_->control_endpoint());
+    ticker_ = std::make_unique<Ticker>(server_->endpoints()[0], "ticker");
+    ASSERT_TRUE(grants_.await_at_least(SimTime::from_ns(5'000'000)));
+  }
+  void TearDown() override {
+    client_->request(resume_request());
+    client_->request(run_until_request(SimTime::infinite()));
+    ticker_.reset();
+  }
+  ControlReply request(const Control& c) {
+    ControlReply r = client_->request(c);
+    EXPECT_TRUE(r.ok) << r.error;
+    return r;
+  }
+
+  TempDir dir_;
+  GrantLog grants_;
+  std::unique_ptr<CoordinatorServer> server_;
+  std::unique_ptr<ControlClient> client_;
+  std::unique_ptr<Ticker> ticker_;
+};
+
+TEST_F(ControlTest, PauseStopsGrants) {
+  request(pause_request());
+  Status s = request(status_request()).status;
+  EXPECT_TRUE(s.paused);
+  EXPECT_FALSE(grants_.any_above_within(s.time, 300ms));
+  EXPECT_EQ(request(status_request()).status.time, s.time);
+}
+
+TEST_F(ControlTest, ResumeRestartsGrants) {
+  request(pause_request());
+  SimTime t = request(status_request()).status.time;
+  request(resume_request());
+  EXPECT_FALSE(request(status_request()).status.paused);
+  EXPECT_TRUE(grants_.await_at_least(t + milliseconds(10)));
+}
+
+TEST_F(ControlTest, StepAdvancesExactlyTheDurationThenPauses) {
+  request(pause_request());
+  SimTime t = request(status_request()).status.time;
+  request(step_request(milliseconds(7)));
+  ASSERT_TRUE(grants_.await_at_least(t + milliseconds(7)));
+  EXPECT_FALSE(grants_.any_above_within(t + milliseconds(7), 300ms));
+  Status s = request(status_request()).status;
+  EXPECT_TRUE(s.paused);
+  EXPECT_EQ(s.time, t + milliseconds(7));
+}
+
+TEST_F(ControlTest, RunUntilHoldsTheClockThere) {
+  SimTime now = request(status_request()).status.time;
+  SimTime hold = now + milliseconds(30);
+  request(run_until_request(hold));
+  ASSERT_TRUE(grants_.await_at_least(hold));
+  EXPECT_FALSE(grants_.any_above_within(hold, 300ms));
+  Status s = request(status_request()).status;
+  EXPECT_EQ(s.time, hold);
+  EXPECT_EQ(s.hold, hold);
+  EXPECT_FALSE(s.paused);
+  request(run_until_request(SimTime::infinite()));
+  EXPECT_TRUE(grants_.await_at_least(hold + milliseconds(5)));
+}
+
+TEST_F(ControlTest, SetMaxRtfIsReportedInStatus) {
+  request(set_max_rtf_request(3.0));
+  EXPECT_DOUBLE_EQ(request(status_request()).status.max_rtf, 3.0);
+}
+
+TEST_F(ControlTest, StatusListsTheParticipantWithItsRole) {
+  Status s = request(status_request()).status;
+  ASSERT_FALSE(s.participants.empty());
+  EXPECT_EQ(s.participants[0].participant, "ticker");
+  EXPECT_EQ(s.participants[0].role, Role::kRegulating);
+}
+
+TEST_F(ControlTest, ControlFramesAreAlsoAnsweredOnTheMainEndpoint) {
+  ControlClient main_client(server_->endpoints()[0]);
+  ControlReply r = main_client.request(status_request());
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_FALSE(r.status.participants.empty());
+}
+
+TEST_F(ControlTest, ControlEndpointRefusesParticipantFrames) {
+  auto link = connect(server_->control_endpoint(), fast_heartbeat());
+  link->send(Frame{Announce{"intruder", "main", Role::kRegulating, SimTime::zero()}});
+  auto f = link->receive(seconds(5));
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(std::holds_alternative<Error>(*f));
+  EXPECT_NE(std::get<Error>(*f).reason.find("control"), std::string::npos);
+}
+
+// ---- bad input over the socket ----------------------------------------------------------------
+
+// A raw DEALER socket, to send bytes no Link would.
+class RawPeer {
+ public:
+  explicit RawPeer(const std::string& endpoint) {
+    ctx_ = zmq_ctx_new();
+    sock_ = zmq_socket(ctx_, ZMQ_DEALER);
+    int linger = 0;
+    zmq_setsockopt(sock_, ZMQ_LINGER, &linger, sizeof linger);
+    int timeout_ms = 5000;
+    zmq_setsockopt(sock_, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    zmq_connect(sock_, endpoint.c_str());
+  }
+  ~RawPeer() {
+    zmq_close(sock_);
+    zmq_ctx_term(ctx_);
+  }
+  void send_bytes(const std::string& b) { zmq_send(sock_, b.data(), b.size(), 0); }
+  void send(const Frame& f) { send_bytes(encode_frame(f)); }
+  // The next frame the server sent (skipping grants); nullopt after 5 s of nothing.
+  std::optional<Frame> next_non_grant() {
+    while (true) {
+      zmq_msg_t m;
+      zmq_msg_init(&m);
+      if (zmq_msg_recv(&m, sock_, 0) < 0) {
+        zmq_msg_close(&m);
+        return std::nullopt;
+      }
+      DecodeResult r = decode_frame(
+          std::string_view(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m)));
+      zmq_msg_close(&m);
+      if (!r) return Frame{Error{ErrorCode::kMalformed, "test: undecodable reply"}};
+      if (!std::holds_alternative<Grant>(r.frame())) return std::move(r).frame();
+    }
+  }
+
+ private:
+  void* ctx_;
+  void* sock_;
+};
+
+class BadInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions o = server_options(dir_, &grants_);
+    o.core.max_message_bytes = 4096;
+    o.log = [this](const std::string& line) { log_.push(line); };
+    server_ = std::make_unique<CoordinatorServer>(std::move(o));
+    ticker_ = std::make_unique<Ticker>(server_->endpoints()[0], "ticker");
+    ASSERT_TRUE(grants_.await_at_least(SimTime::from_ns(5'000'000)));
+  }
+  // Sends what `send` sends from a raw peer, expects an Error with `code`, then shows that the
+  // ticker keeps receiving grants and that the refusal was logged.
+  void expect_refused(const std::function<void(RawPeer&)>& send, ErrorCode code) {
+    RawPeer peer(server_->endpoints()[0]);
+    send(peer);
+    std::optional<Frame> f = peer.next_non_grant();
+    ASSERT_TRUE(f.has_value()) << "no reply";
+    ASSERT_TRUE(std::holds_alternative<Error>(*f)) << "reply index " << f->index();
+    const Error& e = std::get<Error>(*f);
+    EXPECT_EQ(e.code, code) << e.reason;
+    EXPECT_FALSE(e.reason.empty());
+    SimTime t = ticker_->now();
+    EXPECT_TRUE(grants_.await_at_least(t + milliseconds(20))) << "the ticker stalled";
+    EXPECT_TRUE(ticker_->participant().ok());
+    EXPECT_EQ(ticker_->participant().errors(), 0u);
+    EXPECT_TRUE(log_.await([](const auto& l) { return !l.empty(); }, 5s)) << "nothing logged";
+  }
+  SimTime grant() { return server_->status().time; }
+
+  TempDir dir_;
+  GrantLog grants_;
+  Events<std::string> log_;
+  std::unique_ptr<CoordinatorServer> server_;
+  std::unique_ptr<Ticker> ticker_;
+};
+
+TEST_F(BadInputTest, MalformedFrameGetsAnErrorAndOthersKeepGoing) {
+  expect_refused([](RawPeer& p) { p.send_bytes("hello, coordinator"); }, ErrorCode::kMalformed);
+  EXPECT_GE(server_->bad_frames(), 1u);
+}
+
+TEST_F(BadInputTest, TruncatedFrameGetsAnErrorAndOthersKeepGoing) {
+  std::string b = encode_frame(Announce{"cut", "main", Role::kRegulating, SimTime::zero()});
+  expect_refused([&](RawPeer& p) { p.send_bytes(b.substr(0, b.size() - 3)); },
+                 ErrorCode::kMalformed);
+}
+
+TEST_F(BadInputTest, UnknownKindGetsAnErrorAndOthersKeepGoing) {
+  expect_refused([](RawPeer& p) { p.send_bytes(std::string("\xF1\x63", 2)); },
+                 ErrorCode::kUnknownKind);
+}
+
+TEST_F(BadInputTest, StampInThePastGetsAnErrorAndOthersKeepGoing) {
+  expect_refused(
+      [](RawPeer& p) {
+        p.send(Frame{Announce{"late", "main", Role::kRegulating, SimTime::infinite()}});
+        p.send(Frame{Publish{"late", "/t", SimTime::zero(), 1, "text", "old news"}});
+      },
+      ErrorCode::kStampInPast);
+}
+
+TEST_F(BadInputTest, BackwardsAnnounceGetsAnErrorAndOthersKeepGoing) {
+  expect_refused(
+      [](RawPeer& p) {
+        p.send(Frame{Announce{"back", "main", Role::kRegulating, SimTime::infinite()}});
+        p.send(Frame{Announce{"back", "main", Role::kRegulating, SimTime::zero()}});
+      },
+      ErrorCode::kAnnounceBackwards);
+}
+
+TEST_F(BadInputTest, DuplicateNameGetsAnErrorAndOthersKeepGoing) {
+  expect_refused(
+      [](RawPeer& p) {
+        p.send(Frame{Announce{"ticker", "main", Role::kRegulating, SimTime::infinite()}});
+      },
+      ErrorCode::kDuplicateName);
+}
+
+TEST_F(BadInputTest, OversizedFrameGetsAnErrorAndOthersKeepGoing) {
+  expect_refused(
+      [](RawPeer& p) {
+        p.send(Frame{Publish{"big", "/t", SimTime::infinite(), 1, "bytes", std::string(8000, 'x')}});
+      },
+      ErrorCode::kOversized);
+}
+
+TEST_F(BadInputTest, CoordinatorToParticipantFrameIsRefused) {
+  expect_refused([](RawPeer& p) { p.send(Frame{Grant{SimTime::infinite(), 1}}); },
+                 ErrorCode::kMalformed);
+}
+
+// ---- CURVE -------------------------------------------------------------------------------------
+
+class CurveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    keys_ = generate_curve_keypair();
+    ServerOptions o = server_options(dir_);
+    o.bind = {"tcp://127.0.0.1:*"};
+    o.curve_secret_key = keys_.secret_key;
+    o.on_refused = [this](const std::string& r) { refused_.push(r); };
+    o.on_announce = [this](const Announce& a) { announced_.push(a.participant); };
+    server_ = std::make_unique<CoordinatorServer>(std::move(o));
+  }
+  TempDir dir_;
+  CurveKeyPair keys_;
+  Events<std::string> refused_;
+  Events<std::string> announced_;
+  std::unique_ptr<CoordinatorServer> server_;
+};
+
+TEST_F(CurveTest, ServerReportsItsPublicKey) {
+  EXPECT_EQ(server_->curve_public_key(), keys_.public_key);
+  EXPECT_EQ(curve_public_key(keys_.secret_key), keys_.public_key);
+}
+
+TEST_F(CurveTest, PeerWithTheServerKeyJoins) {
+  ConnectOptions c = fast_heartbeat();
+  c.curve.server_public_key = keys_.public_key;
+  Participant p(connect(server_->endpoints()[0], c), {.name = "trusted"});
+  EXPECT_TRUE(p.ok());
+  EXPECT_TRUE(p.sleep_until(SimTime::from_ns(1'000'000)));
+}
+
+TEST_F(CurveTest, PeerWithoutTheKeyIsRefused) {
+  auto link = connect(server_->endpoints()[0], fast_heartbeat());  // plain, no CURVE
+  link->send(Frame{Announce{"stranger", "main", Role::kRegulating, SimTime::zero()}});
+  ASSERT_TRUE(refused_.await([](const auto& r) { return !r.empty(); }, 10s));
+  EXPECT_GE(server_->refused_peers(), 1u);
+  EXPECT_FALSE(link->receive(milliseconds(200)).has_value());
+  EXPECT_TRUE(announced_.snapshot().empty());
+  EXPECT_TRUE(server_->status().participants.empty());
+}
+
+TEST_F(CurveTest, PeerWithAWrongServerKeyIsRefused) {
+  ConnectOptions c = fast_heartbeat();
+  c.curve.server_public_key = generate_curve_keypair().public_key;
+  auto link = connect(server_->endpoints()[0], c);
+  link->send(Frame{Announce{"impostor", "main", Role::kRegulating, SimTime::zero()}});
+  EXPECT_FALSE(link->receive(milliseconds(500)).has_value());
+  EXPECT_TRUE(announced_.snapshot().empty());
+  EXPECT_TRUE(server_->status().participants.empty());
+}
+
+}  // namespace
+}  // namespace fieldproof::lockstep
