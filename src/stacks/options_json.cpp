@@ -109,10 +109,18 @@ Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
   }
   if (!doc.is_object()) return Parsed<UgvNavOptions>::failure("ugv_nav params: not a JSON object");
   Reader r{doc, "", ""};
-  r.only({"vehicle", "inflation", "planner", "controller", "lifecycle", "control_period",
+  r.only({"vehicle", "pose_source", "world", "inflation", "planner", "controller", "lifecycle", "control_period",
           "feedback_period", "blocked_check_distance", "scan_match_tolerance", "max_replans",
           "replan_interval"});
   r.text("vehicle", &o.vehicle);
+  std::string pose_source;
+  r.text("pose_source", &pose_source);
+  if (pose_source == "ground_truth") {
+    o.pose_source = PoseSource::kGroundTruth;
+  } else if (!pose_source.empty() && pose_source != "odometry" && r.error.empty()) {
+    r.error = "'pose_source' must be \"odometry\" or \"ground_truth\", not \"" + pose_source + "\"";
+  }
+  r.text("world", &o.world);
   r.duration("control_period", &o.control_period);
   r.duration("feedback_period", &o.feedback_period);
   r.number("blocked_check_distance", &o.blocked_check_distance);

@@ -22,7 +22,12 @@ std::string fmt_xy(double x, double y) {
 }  // namespace
 
 std::string UgvNavOptions::validate() const {
-  if (vehicle.empty()) return "vehicle must not be empty";
+  if (vehicle.empty() || vehicle.find_first_of("/ \t\n") != std::string::npos) {
+    return "vehicle must be a non-empty name without '/' or spaces";
+  }
+  if (pose_source == PoseSource::kGroundTruth && world.empty()) {
+    return "pose_source ground_truth needs the world's name (world)";
+  }
   if (std::string e = inflation.validate(); !e.empty()) return e;
   if (std::string e = planner.validate(); !e.empty()) return e;
   if (std::string e = controller.validate(); !e.empty()) return e;
@@ -170,21 +175,38 @@ void UgvNavStack::shutdown(SimTime now, const std::string& reason) {
   drain_lifecycle();
 }
 
-std::optional<Costmap> UgvNavStack::local_map() const {
-  if (!scan_ || !pose_) return std::nullopt;
+void UgvNavStack::update_marks() {
+  if (!scan_ || !pose_) return;
   const LaserScan& s = *scan_;
   const Pose2D& p = *pose_;
   const double res = costmap_.resolution();
   const int k = static_cast<int>(std::ceil(options_.scan_match_tolerance / res));
-  std::optional<Costmap> local;
-  Cell last{-1, -1};
+  const double max_range = options_.blocked_check_distance + options_.inflation.robot_radius +
+                           options_.inflation.margin + res;
+  const int w = costmap_.width();
+  const auto index = [w](Cell c) { return static_cast<int64_t>(c.y) * w + c.x; };
+  // Clear along every ray first (what the ray passed through is free now), then mark the hits,
+  // so a hit is never cleared by a neighbouring ray of the same scan.
+  std::vector<Cell> hits;
   for (size_t i = 0; i < s.ranges.size(); ++i) {
     const double r = s.ranges[i];
-    if (!std::isfinite(r) || r < s.range_min || r >= s.range_max) continue;
+    if (std::isnan(r) || r < s.range_min) continue;  // includes -inf: too close to tell
+    const bool hit = std::isfinite(r) && r < s.range_max;
     const double a = p.yaw + s.angle_min + static_cast<double>(i) * s.angle_increment;
-    const auto c = costmap_.cell_of({p.x + r * std::cos(a), p.y + r * std::sin(a)});
-    if (!c || *c == last) continue;
-    last = *c;
+    const double ca = std::cos(a);
+    const double sa = std::sin(a);
+    const double clear_to = std::min(hit ? r - res : s.range_max, max_range);
+    if (!marks_.empty()) {
+      for (double d = 0.0; d < clear_to; d += 0.5 * res) {
+        const auto c = costmap_.cell_of({p.x + d * ca, p.y + d * sa});
+        if (!c) break;
+        marks_.erase(index(*c));
+      }
+    }
+    if (!hit || r > max_range) continue;
+    const auto c = costmap_.cell_of({p.x + r * ca, p.y + r * sa});
+    if (!c) continue;
+    // A hit within the tolerance of a mapped obstacle is the map itself.
     bool known = false;
     for (int dy = -k; dy <= k && !known; ++dy) {
       for (int dx = -k; dx <= k; ++dx) {
@@ -194,9 +216,17 @@ std::optional<Costmap> UgvNavStack::local_map() const {
         }
       }
     }
-    if (known) continue;
-    if (!local) local = costmap_;
-    local->add_obstacle(*c);
+    if (!known) hits.push_back(*c);
+  }
+  for (const Cell c : hits) marks_.insert(index(c));
+}
+
+std::optional<Costmap> UgvNavStack::local_map() const {
+  if (marks_.empty()) return std::nullopt;
+  Costmap local = costmap_;
+  const int w = costmap_.width();
+  for (const int64_t i : marks_) {
+    local.add_obstacle({static_cast<int>(i % w), static_cast<int>(i / w)});
   }
   return local;
 }
@@ -245,16 +275,21 @@ void UgvNavStack::tick(SimTime now) {
 
   ActiveGoal& g = *goal_;
   const Pose2D pose = *pose_;
+  const bool new_scan = scan_fresh_;
+  if (new_scan) {
+    scan_fresh_ = false;
+    update_marks();
+  }
   if (g.phase == Phase::kNeedPlan) {
-    const PlanResult r = plan_path(costmap_, {pose.x, pose.y}, {g.goal.pose.x, g.goal.pose.y},
-                                   options_.planner);
+    const std::optional<Costmap> local = local_map();
+    const PlanResult r = plan_path(local ? *local : costmap_, {pose.x, pose.y},
+                                   {g.goal.pose.x, g.goal.pose.y}, options_.planner);
     if (!r.ok()) return finish(GoalStatus::kAborted, r.reason);
     controller_.set_path(r.path, g.goal.pose.yaw);
     g.phase = Phase::kFollowing;
   }
 
-  if (g.phase == Phase::kFollowing && scan_fresh_) {
-    scan_fresh_ = false;
+  if (g.phase == Phase::kFollowing && new_scan) {
     const std::optional<Costmap> local = local_map();
     if (local && path_blocked(*local)) {
       g.phase = Phase::kBlocked;
@@ -268,7 +303,6 @@ void UgvNavStack::tick(SimTime now) {
       if (moving_) emit(CmdVel{});
       return;
     }
-    scan_fresh_ = false;
     ++replans_total_;
     const std::optional<Costmap> local = local_map();
     if (replan(local ? *local : costmap_)) {

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -31,15 +32,25 @@
 
 namespace fieldproof::stacks {
 
+// Where the stack takes the vehicle's pose from.
+enum class PoseSource : uint8_t {
+  kOdometry,     // /model/<vehicle>/odometry: wheel odometry, drifting (no localisation)
+  kGroundTruth,  // /world/<world>/pose/info: the simulator's pose, as a perfect localisation
+};
+
 struct UgvNavOptions {
   std::string vehicle = "ugv1";
+  PoseSource pose_source = PoseSource::kOdometry;
+  std::string world;  // the world's name, needed for PoseSource::kGroundTruth
   InflationOptions inflation;
   PlannerOptions planner;
   ControllerOptions controller;
   LifecycleOptions lifecycle;
   Duration control_period = milliseconds(50);    // the control loop (20 Hz of simulated time)
   Duration feedback_period = milliseconds(200);  // navigate_to_pose feedback (5 Hz)
-  double blocked_check_distance = 2.0;  // m of path ahead checked against the latest scan
+  // m of path ahead checked against the latest scan; scan hits farther than this plus the
+  // inflation are not used (far hits carry the pose's heading error the most).
+  double blocked_check_distance = 2.0;
   // A scan hit within this distance of an obstacle of the map is the map itself, not news.
   double scan_match_tolerance = 0.15;
   int max_replans = 5;                           // failed replans in a row before aborting
@@ -49,7 +60,7 @@ struct UgvNavOptions {
 };
 
 // Parses options from JSON (every field optional; durations as text "50ms", lengths in metres):
-//   {"vehicle":"ugv1","inflation":{"robot_radius":0.36,"margin":0.15},
+//   {"vehicle":"ugv1","pose_source":"odometry"|"ground_truth","world":"depot","inflation":{"robot_radius":0.36,"margin":0.15},
 //    "controller":{"max_linear":0.5,...},"planner":{...},"lifecycle":{"heartbeat_timeout":"4s"},
 //    "control_period":"50ms","feedback_period":"200ms","blocked_check_distance":2.0,
 //    "scan_match_tolerance":0.15,"max_replans":5,"replan_interval":"500ms"}
@@ -118,8 +129,10 @@ class UgvNavStack {
   void emit(std::variant<CmdVel, NavStatus, NavFeedback, LifecycleTransition> m);
   void drain_lifecycle();
   void finish(GoalStatus status, const std::string& reason);
-  // The static map plus the latest scan's hits that the map does not explain; nullopt when the
-  // scan shows nothing new.
+  // The obstacle layer: scan hits the map does not explain are marked, cells a ray passes
+  // through are cleared (ray tracing), within the range the blocked check needs.
+  void update_marks();
+  // The static map plus the marked cells; nullopt when nothing is marked.
   std::optional<Costmap> local_map() const;
   bool path_blocked(const Costmap& local) const;
   bool replan(const Costmap& map);
@@ -133,6 +146,7 @@ class UgvNavStack {
   std::optional<Pose2D> pose_;
   std::optional<LaserScan> scan_;
   bool scan_fresh_ = false;
+  std::set<int64_t> marks_;  // cell indices of the obstacle layer (ordered: deterministic)
   std::optional<ActiveGoal> goal_;
   bool moving_ = false;  // the last cmd_vel was not zero
   int replans_total_ = 0;
