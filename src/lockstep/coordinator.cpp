@@ -126,6 +126,8 @@ struct CoordinatorCore::Impl {
   std::vector<Publish> inbox;  // FIFO of upstream deliveries
   size_t inbox_head = 0;
   std::optional<SimTime> reported;
+  bool awaiting_parent_marker = false;
+  std::vector<ConnId> marker_conns;  // connections that received a delivery since the last marker
   bool report_needed = true;
 
   Impl(CoordinatorOptions o, SendFn s) : opt(std::move(o)), send(std::move(s)) {
@@ -333,12 +335,22 @@ struct CoordinatorCore::Impl {
       ThreadRec& rec = threads[receivers[i]];
       rec.effective = std::min(rec.effective, s);
       const ConnId c = participants[rec.participant].conn;
+      if (std::find(marker_conns.begin(), marker_conns.end(), c) == marker_conns.end()) {
+        marker_conns.push_back(c);
+      }
       if (i + 1 == receivers.size()) {
         send(c, Deliver{rec.name, std::move(msg)});
       } else {
         send(c, Deliver{rec.name, msg});
       }
     }
+  }
+
+  // The end of a delivery batch: each connection that received a delivery gets the current grant
+  // again (same number). A participant announces again only after it (see coordinator.hpp).
+  void send_markers() {
+    for (ConnId c : marker_conns) send(c, Grant{grant, grants});
+    marker_conns.clear();
   }
 
   void evaluate() {
@@ -358,6 +370,7 @@ struct CoordinatorCore::Impl {
               pending.pop_back();
               fan_out(std::move(msg));
             }
+            send_markers();
             continue;
           }
         }
@@ -373,6 +386,7 @@ struct CoordinatorCore::Impl {
           }
           fan_out(std::move(msg));
           report_needed = true;
+          awaiting_parent_marker = true;
           continue;
         }
       }
@@ -383,7 +397,7 @@ struct CoordinatorCore::Impl {
       step_target.reset();
       do_pause();
     }
-    if (upstream) {
+    if (upstream && !awaiting_parent_marker) {
       const SimTime me = min_safe();
       if (report_needed || !reported || *reported != me) {
         reported = me;
@@ -826,6 +840,9 @@ void CoordinatorCore::set_upstream(UpstreamHooks hooks) {
 }
 
 void CoordinatorCore::upstream_grant(SimTime parent_grant) {
+  // Any grant from the parent ends the parent's delivery batch: mirror it locally.
+  impl_->awaiting_parent_marker = false;
+  if (!impl_->failed && !impl_->shut_down) impl_->send_markers();
   if (parent_grant > impl_->ceiling) impl_->ceiling = parent_grant;
   impl_->evaluate();
 }

@@ -1,1 +1,212 @@
 #include "fieldproof/lockstep/inprocess.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace fieldproof::lockstep {
+
+namespace {
+
+// A growable ring of frames: push/pop without allocating once warm (a deque allocates blocks).
+class FrameRing {
+ public:
+  bool empty() const { return count_ == 0; }
+  void push(Frame f) {
+    if (count_ == buf_.size()) grow();
+    buf_[(head_ + count_) % buf_.size()] = std::move(f);
+    ++count_;
+  }
+  Frame pop() {
+    Frame f = std::move(buf_[head_]);
+    head_ = (head_ + 1) % buf_.size();
+    --count_;
+    return f;
+  }
+
+ private:
+  void grow() {
+    std::vector<Frame> bigger(buf_.empty() ? 16 : buf_.size() * 2);
+    for (size_t i = 0; i < count_; ++i) bigger[i] = std::move(buf_[(head_ + i) % buf_.size()]);
+    buf_ = std::move(bigger);
+    head_ = 0;
+  }
+  std::vector<Frame> buf_;
+  size_t head_ = 0;
+  size_t count_ = 0;
+};
+
+struct LinkQueue {
+  FrameRing frames;
+  std::condition_variable cv;
+  bool closed = false;
+};
+
+}  // namespace
+
+struct InProcessCoordinator::State {
+  std::mutex mu;
+  WallNow wall_now;
+  std::unordered_map<ConnId, std::shared_ptr<LinkQueue>> links;
+  ConnId next_id = 1;
+  bool shut = false;
+  std::unique_ptr<CoordinatorCore> core;
+
+  void deliver(ConnId to, Frame f) {
+    auto it = links.find(to);
+    if (it == links.end() || it->second->closed) return;
+    it->second->frames.push(std::move(f));
+    it->second->cv.notify_one();
+  }
+
+  void shutdown(const std::string& reason) {
+    if (shut) return;
+    core->shutdown(reason);
+    shut = true;
+  }
+};
+
+namespace {
+
+class InProcessLink final : public Link {
+ public:
+  InProcessLink(std::shared_ptr<InProcessCoordinator::State> st, ConnId id,
+                std::shared_ptr<LinkQueue> q)
+      : st_(std::move(st)), id_(id), q_(std::move(q)) {}
+  ~InProcessLink() override { close(); }
+
+  void send(Frame frame) override {
+    std::lock_guard<std::mutex> lk(st_->mu);
+    if (q_->closed || st_->shut) return;
+    st_->core->handle(id_, std::move(frame));
+  }
+
+  std::optional<Frame> receive(Duration timeout) override {
+    std::unique_lock<std::mutex> lk(st_->mu);
+    if (!q_->frames.empty()) return q_->frames.pop();
+    if (q_->closed || timeout <= Duration::zero()) return std::nullopt;
+    const bool has_wall = static_cast<bool>(st_->wall_now);
+    const SimTime deadline =
+        has_wall && !timeout.is_infinite() ? st_->wall_now() + timeout : SimTime::infinite();
+    bool waited_once = false;
+    for (;;) {
+      std::optional<SimTime> next;
+      if (!st_->shut) next = st_->core->poll();
+      if (!q_->frames.empty()) return q_->frames.pop();
+      if (q_->closed) return std::nullopt;
+      if (!has_wall) {
+        // No wall clock: nothing depends on wall time, so just wait for a frame.
+        if (timeout.is_infinite()) {
+          q_->cv.wait(lk, [&] { return !q_->frames.empty() || q_->closed; });
+        } else {
+          if (waited_once) return std::nullopt;
+          q_->cv.wait_for(lk, std::chrono::nanoseconds(timeout.ns()),
+                          [&] { return !q_->frames.empty() || q_->closed; });
+          waited_once = true;
+        }
+      } else {
+        const SimTime now = st_->wall_now();
+        if (now >= deadline) return std::nullopt;
+        SimTime wake = deadline;
+        if (next && *next < wake) wake = *next;
+        if (wake.is_infinite()) {
+          q_->cv.wait(lk, [&] { return !q_->frames.empty() || q_->closed; });
+        } else {
+          const Duration d = wake - now;
+          // A poll time already past (the core wants to be polled again at once) still waits
+          // a little, so a misbehaving deadline cannot turn this into a busy loop.
+          const int64_t ns = std::max<int64_t>(d.ns(), 100'000);
+          q_->cv.wait_for(lk, std::chrono::nanoseconds(ns),
+                          [&] { return !q_->frames.empty() || q_->closed; });
+        }
+      }
+    }
+  }
+
+  void close() override {
+    std::lock_guard<std::mutex> lk(st_->mu);
+    if (q_->closed) return;
+    q_->closed = true;
+    if (!st_->shut) st_->core->disconnected(id_);
+    st_->links.erase(id_);
+    q_->cv.notify_all();
+  }
+
+ private:
+  std::shared_ptr<InProcessCoordinator::State> st_;
+  ConnId id_;
+  std::shared_ptr<LinkQueue> q_;
+};
+
+}  // namespace
+
+InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options)
+    : state_(std::make_shared<State>()) {
+  state_->wall_now = options.wall_now;
+  State* st = state_.get();
+  state_->core = std::make_unique<CoordinatorCore>(
+      std::move(options), [st](ConnId to, Frame f) { st->deliver(to, std::move(f)); });
+}
+
+InProcessCoordinator::~InProcessCoordinator() {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  state_->shutdown("lockstep: the in-process coordinator was destroyed");
+}
+
+std::unique_ptr<Link> InProcessCoordinator::make_link() {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  const ConnId id = state_->next_id++;
+  auto q = std::make_shared<LinkQueue>();
+  if (state_->shut) {
+    q->frames.push(Error{ErrorCode::kShutdown, "lockstep: the coordinator has shut down"});
+  }
+  state_->links[id] = q;
+  return std::make_unique<InProcessLink>(state_, id, std::move(q));
+}
+
+ControlReply InProcessCoordinator::control(const Control& request) {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->core->control(request);
+}
+
+Status InProcessCoordinator::status() {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->core->control(status_request()).status;
+}
+
+std::optional<SimTime> InProcessCoordinator::poll() {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->core->poll();
+}
+
+void InProcessCoordinator::set_tap(std::function<void(const Publish&)> tap) {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  state_->core->set_tap(std::move(tap));
+}
+
+void InProcessCoordinator::set_grant_observer(std::function<void(SimTime, uint64_t)> observer) {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  state_->core->set_grant_observer(std::move(observer));
+}
+
+void InProcessCoordinator::set_failure_handler(
+    std::function<void(const std::string& participant, std::string reason)> handler) {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  state_->core->set_failure_handler(std::move(handler));
+}
+
+void InProcessCoordinator::shutdown(const std::string& reason) {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  state_->shutdown(reason);
+}
+
+void InProcessCoordinator::with_core(const std::function<void(CoordinatorCore&)>& f) {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  f(*state_->core);
+}
+
+}  // namespace fieldproof::lockstep

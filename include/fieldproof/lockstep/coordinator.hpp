@@ -26,6 +26,11 @@
 //    s in (stamp, publisher name, publisher seq) order to each subscribed (participant, thread),
 //    lowering each receiver's effective safe time to s, and only then recomputes. So every message
 //    stamped before a grant is delivered before it, and a receiver sees now() == s in its callback.
+//  * End of a batch: after the deliveries of one stamp, every connection that received one of them
+//    gets Grant{current grant, same number} again. A participant must not announce again after a
+//    Deliver until it has received a Grant frame after it: otherwise, over a transport that
+//    splits the batch, it could raise its safe time while deliveries are still in flight to it.
+//    (The participant library does this.)
 //  * grant = min(min effective safe time, pace limit, run_until hold, step target), never while
 //    paused, never backwards, broadcast to every connection as Grant{time, number} only when it
 //    increases. An infinite grant is never sent: with no regulating thread (or all idle at +inf)
@@ -56,7 +61,9 @@
 // parent's grants enter through upstream_grant() and cap the local grant (local grant =
 // min(local rules, parent grant)); hooks.safe_time reports the local minimum effective safe time
 // whenever it changes and after every fan-out (the parent lowered this child's safe time when it
-// delivered, so the child must announce again); hooks.subscribe / unsubscribe report the first /
+// delivered, so the child must announce again) -- but never between a delivery from the parent
+// and the parent's next Grant frame (the end of its batch, see above), which upstream_grant()
+// also mirrors to the local receivers; hooks.subscribe / unsubscribe report the first /
 // last local subscriber of a topic. The transport turns these into Announce / Subscribe /
 // Publish frames of one participant (the child) at the parent. A participant cannot tell a child
 // from the root: it sees the same frames in the same order.
