@@ -1,0 +1,287 @@
+// The participant library over the in-process transport, with real threads where it matters.
+#include "fieldproof/lockstep/participant.hpp"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "fieldproof/lockstep/executor.hpp"
+#include "fieldproof/lockstep/inprocess.hpp"
+
+namespace fieldproof::lockstep {
+namespace {
+
+SimTime ms(int64_t v) { return SimTime::from_ns(v * 1'000'000); }
+
+ParticipantOptions named(const std::string& name, Role role = Role::kRegulating) {
+  ParticipantOptions o;
+  o.name = name;
+  o.role = role;
+  return o;
+}
+
+CoordinatorOptions paused() {
+  CoordinatorOptions o;
+  o.start_paused = true;
+  return o;
+}
+
+TEST(Participant, JoinsAndLearnsTheTime) {
+  InProcessCoordinator coord;
+  Participant p(coord.make_link(), named("p"));
+  EXPECT_TRUE(p.ok());
+  EXPECT_EQ(p.now(), SimTime::zero());
+  EXPECT_EQ(coord.status().participants.size(), 1u);
+}
+
+TEST(Participant, SleepUntilWakesAtExactlyThatTime) {
+  InProcessCoordinator coord;
+  Participant p(coord.make_link(), named("p"));
+  EXPECT_TRUE(p.sleep_until(ms(5)));
+  EXPECT_EQ(p.now(), ms(5));
+  EXPECT_TRUE(p.sleep_for(milliseconds(3)));
+  EXPECT_EQ(p.now(), ms(8));
+  EXPECT_TRUE(p.sleep_until(ms(2)));  // already past: returns at once
+  EXPECT_EQ(p.now(), ms(8));
+}
+
+TEST(Participant, SingleThreadedGrantLoopNeedsNoOtherThread) {
+  InProcessCoordinator coord;
+  Participant p(coord.make_link(), named("p"));
+  for (int i = 0; i < 10'000; ++i) ASSERT_TRUE(p.sleep_until(p.now() + milliseconds(1)));
+  EXPECT_EQ(p.now(), ms(10'000));
+  EXPECT_EQ(coord.status().grants, 10'000u);
+}
+
+TEST(Participant, RateWakesAtIntegerMultiplesOfThePeriod) {
+  InProcessCoordinator coord;
+  Participant p(coord.make_link(), named("p"));
+  Rate rate(p, milliseconds(3));
+  std::vector<SimTime> wakes;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(rate.sleep());
+    wakes.push_back(p.now());
+  }
+  EXPECT_EQ(wakes, (std::vector<SimTime>{ms(3), ms(6), ms(9), ms(12), ms(15)}));
+}
+
+TEST(Participant, PeriodicTimerFiresOnSimulatedTimeInsideSleeps) {
+  InProcessCoordinator coord;
+  Participant p(coord.make_link(), named("p"));
+  std::vector<SimTime> fired;
+  p.create_timer(milliseconds(2), [&] { fired.push_back(p.now()); });
+  ASSERT_TRUE(p.sleep_until(ms(7)));
+  EXPECT_EQ(fired, (std::vector<SimTime>{ms(2), ms(4), ms(6)}));
+  EXPECT_EQ(p.now(), ms(7));
+}
+
+TEST(Participant, OneShotTimerFiresOnceAndCancelledTimerNever) {
+  InProcessCoordinator coord;
+  Participant p(coord.make_link(), named("p"));
+  int once = 0;
+  int cancelled = 0;
+  p.main_thread().create_timer_at(ms(3), [&] { ++once; });
+  TimerHandle t = p.create_timer(milliseconds(1), [&] { ++cancelled; });
+  p.cancel_timer(t);
+  ASSERT_TRUE(p.sleep_until(ms(10)));
+  EXPECT_EQ(once, 1);
+  EXPECT_EQ(cancelled, 0);
+}
+
+TEST(Participant, PublishedMessageReachesTheSubscriberWithItsStamp) {
+  InProcessCoordinator coord(paused());
+  Participant a(coord.make_link(), named("a"));
+  Participant b(coord.make_link(), named("b"));
+  std::vector<std::pair<SimTime, SimTime>> got;  // (stamp, b's now in the callback)
+  b.subscribe("t", [&](const Publish& m) { got.emplace_back(m.stamp, b.now()); });
+  coord.control(resume_request());
+  std::thread tb([&] { b.sleep_until(ms(20)); });
+  ASSERT_TRUE(a.sleep_until(ms(4)));
+  a.publish("t", "hello");
+  ASSERT_TRUE(a.sleep_until(ms(20)));
+  tb.join();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, ms(4));
+  EXPECT_EQ(got[0].second, ms(4));
+}
+
+TEST(Participant, SingleThreadedExecutorHoldsTheClockDuringACallback) {
+  InProcessCoordinator coord(paused());
+  Participant sub(coord.make_link(), named("sub"));
+  Participant pub(coord.make_link(), named("pub"));
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  sub.subscribe("t", [&](const Publish&) {
+    entered.set_value();
+    released.wait();
+  });
+  SingleThreadedExecutor exec(sub);
+  coord.control(resume_request());
+  std::thread ts([&] { exec.spin(); });
+  std::thread tp([&] {
+    pub.sleep_until(ms(10));
+    pub.publish("t", "x");
+    pub.sleep_until(ms(100));
+  });
+  entered.get_future().wait();
+  Status s = coord.status();
+  EXPECT_EQ(s.time, ms(10));
+  ASSERT_EQ(s.participants.size(), 2u);
+  EXPECT_EQ(s.participants[1].participant, "sub");
+  EXPECT_EQ(s.participants[1].safe_time, ms(10));  // held at the callback's time
+  release.set_value();
+  tp.join();  // pub reaches 100 ms only once the callback is done
+  EXPECT_EQ(pub.now(), ms(100));
+  exec.stop();
+  ts.join();
+}
+
+TEST(Participant, IdleExecutorAnnouncesItsNextTimer) {
+  InProcessCoordinator coord(paused());
+  Participant p(coord.make_link(), named("p"));
+  Participant other(coord.make_link(), named("other"));
+  std::vector<SimTime> fired;
+  p.create_timer(milliseconds(25), [&] { fired.push_back(p.now()); });
+  SingleThreadedExecutor exec(p);
+  coord.control(resume_request());
+  std::thread t([&] { exec.spin_until(ms(60)); });
+  ASSERT_TRUE(other.sleep_until(ms(60)));
+  t.join();
+  EXPECT_EQ(fired, (std::vector<SimTime>{ms(25), ms(50)}));
+}
+
+TEST(Participant, MultiThreadedExecutorRunsEachCallbackOnItsSubscribingThread) {
+  InProcessCoordinator coord(paused());
+  Participant p(coord.make_link(), named("p"));
+  Participant src(coord.make_link(), named("src"));
+  MultiThreadedExecutor exec(p, 2);
+  std::mutex mu;
+  std::map<std::string, std::thread::id> ran_on;
+  exec.worker(0).subscribe("a", [&](const Publish&) {
+    std::lock_guard<std::mutex> lk(mu);
+    ran_on["a"] = std::this_thread::get_id();
+  });
+  exec.worker(1).subscribe("b", [&](const Publish&) {
+    std::lock_guard<std::mutex> lk(mu);
+    ran_on["b"] = std::this_thread::get_id();
+  });
+  EXPECT_EQ(exec.worker(1).name(), "worker-1");
+  coord.control(resume_request());
+  std::thread te([&] { exec.spin_until(ms(10)); });
+  ASSERT_TRUE(src.sleep_until(ms(2)));
+  src.publish("a", "1");
+  src.publish("b", "2");
+  ASSERT_TRUE(src.sleep_until(ms(10)));
+  te.join();
+  ASSERT_EQ(ran_on.size(), 2u);
+  EXPECT_NE(ran_on["a"], ran_on["b"]);
+}
+
+TEST(Participant, FollowerSeesTheClockButDoesNotHoldIt) {
+  InProcessCoordinator coord(paused());
+  Participant reg(coord.make_link(), named("reg"));
+  Participant fol(coord.make_link(), named("fol", Role::kFollowing));
+  coord.control(resume_request());
+  ASSERT_TRUE(reg.sleep_until(ms(30)));  // does not wait for the follower
+  ASSERT_TRUE(fol.sleep_until(ms(20)));  // already past
+  EXPECT_EQ(fol.now(), ms(30));
+}
+
+TEST(Participant, DuplicateNameMakesTheSecondOneNotOk) {
+  InProcessCoordinator coord;
+  Participant a(coord.make_link(), named("same"));
+  Participant b(coord.make_link(), named("same"));
+  EXPECT_TRUE(a.ok());
+  EXPECT_FALSE(b.ok());
+  EXPECT_FALSE(b.sleep_until(ms(1)));
+  EXPECT_NE(b.last_error().find("same"), std::string::npos);
+}
+
+TEST(Participant, CoordinatorShutdownEndsEverySleep) {
+  InProcessCoordinator coord(paused());
+  Participant p(coord.make_link(), named("p"));
+  std::thread t([&] { EXPECT_FALSE(p.sleep_until(ms(10))); });
+  coord.shutdown("test over");
+  t.join();
+  EXPECT_FALSE(p.ok());
+}
+
+TEST(Participant, DestructorLeaves) {
+  InProcessCoordinator coord;
+  { Participant p(coord.make_link(), named("p")); }
+  EXPECT_TRUE(coord.status().participants.empty());
+}
+
+TEST(Participant, RefusedPublishIsReportedAndTheParticipantCarriesOn) {
+  InProcessCoordinator coord;
+  std::vector<ErrorCode> codes;
+  ParticipantOptions o = named("p");
+  o.on_error = [&](const Error& e) { codes.push_back(e.code); };
+  Participant p(coord.make_link(), o);
+  ASSERT_TRUE(p.sleep_until(ms(10)));
+  p.publish_at(ms(5), "t", "late");
+  ASSERT_TRUE(p.sleep_until(ms(20)));
+  EXPECT_EQ(codes, std::vector<ErrorCode>{ErrorCode::kStampInPast});
+  EXPECT_TRUE(p.ok());
+  EXPECT_EQ(p.errors(), 1u);
+}
+
+// Four participants with different periods on their own threads publish and answer each other;
+// the coordinator's ordered trace is byte-identical over five runs.
+constexpr int64_t kEndMs = 120;
+
+std::string run_four_participants() {
+  InProcessCoordinator coord(paused());
+  std::ostringstream trace;
+  coord.set_tap([&](const Publish& m) {
+    trace << m.stamp.ns() << ' ' << m.participant << ' ' << m.seq << ' ' << m.topic << ' '
+          << m.payload << '\n';
+  });
+  const std::vector<std::pair<std::string, int64_t>> specs = {
+      {"alpha", 3}, {"bravo", 5}, {"charlie", 7}, {"delta", 11}};
+  std::vector<std::unique_ptr<Participant>> ps;
+  for (const auto& [name, period] : specs) {
+    ps.push_back(std::make_unique<Participant>(coord.make_link(), named(name)));
+  }
+  for (size_t i = 0; i < ps.size(); ++i) {
+    Participant* self = ps[i].get();
+    for (size_t j = 0; j < ps.size(); ++j) {
+      if (i == j) continue;
+      self->subscribe(specs[j].first, [self](const Publish& m) {
+        if (m.payload.rfind("re:", 0) == 0 || self->now() >= ms(kEndMs)) {
+          return;
+        }
+        self->publish(self->name(), "re:" + m.participant + "/" + std::to_string(m.seq));
+      });
+    }
+  }
+  coord.control(resume_request());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    threads.emplace_back([&, i] {
+      Participant& p = *ps[i];
+      Rate rate(p, milliseconds(specs[i].second));
+      int k = 0;
+      while (rate.next() < ms(kEndMs)) {
+        if (!rate.sleep()) return;
+        p.publish(p.name(), "tick " + std::to_string(++k));
+      }
+      p.sleep_until(ms(kEndMs));
+    });
+  }
+  for (auto& t : threads) t.join();
+  return trace.str();
+}
+
+TEST(Participant, FourParticipantsOnThreadsGiveAnIdenticalTraceOverFiveRuns) {
+  const std::string first = run_four_participants();
+  EXPECT_GT(std::count(first.begin(), first.end(), '\n'), 100);
+  for (int run = 1; run < 5; ++run) ASSERT_EQ(run_four_participants(), first) << "run " << run;
+}
+
+}  // namespace
+}  // namespace fieldproof::lockstep
