@@ -110,9 +110,9 @@ double approach(double current, double target, double max_rate, double dt) {
   return current + std::clamp(target - current, -d, d);
 }
 
+// What a chassis touches. The other side's name is looked up only when a message is built.
 struct ContactInfo {
   int64_t key = 0;  // >= 0: static shape index; < 0: -(vehicle id + 1)
-  std::string other;
   double x = 0, y = 0, depth = 0;
 };
 
@@ -136,6 +136,9 @@ struct Vehicle {
   std::vector<int64_t> published_keys;
   std::vector<double> ray_c, ray_s;  // body-frame ray directions
   std::vector<double> ranges;
+
+  Obb box;  // the chassis at the current pose (kept in step with state.pose)
+  double radius = 0.0;  // bounding radius of the chassis
 
   Obb chassis(const Pose2D& p) const { return Obb::make(p, params.length, params.width); }
 };
@@ -177,7 +180,7 @@ struct World::Impl {
     next_clock = next_on_grid(now, opts.clock_period);
     next_stats = next_on_grid(now, opts.stats_period);
     next_pose = next_on_grid(now, opts.pose_period);
-    if (opts.wall_now_ns) start_wall = stats_wall = opts.wall_now_ns();
+    if (opts.wall_now) start_wall = stats_wall = opts.wall_now().ns();
   }
 
   void warn(const std::string& m) {
@@ -205,8 +208,8 @@ struct World::Impl {
 
   // The deepest overlap of a chassis at `pose` with anything but `self`, and what it touches
   // (chassis grown by the contact margin).
-  double probe(const Vehicle& self, const Pose2D& pose, std::vector<ContactInfo>* touching) {
-    const Obb box = self.chassis(pose);
+  double probe(const Vehicle& self, const Obb& box, std::vector<ContactInfo>* touching) {
+    const Pose2D pose{box.cx, box.cy, 0.0};
     const Obb grown = box.grown(opts.contact_margin);
     double deepest = 0.0;
     grid.query(grown.aabb(), [&](const Collider& c) {
@@ -216,7 +219,6 @@ struct World::Impl {
       if (touching) {
         ContactInfo ci;
         ci.key = c.shape;
-        ci.other = scoped_name(shapes[static_cast<size_t>(c.shape)]);
         ci.depth = std::max(ov, 0.0);
         if (c.is_box) {
           detail::closest_point(c.box, pose.x, pose.y, &ci.x, &ci.y);
@@ -232,9 +234,9 @@ struct World::Impl {
     const double r_self = grown.bounding_radius();
     for (const auto& [other_name, other] : vehicles) {
       if (other.id == self.id) continue;
-      const Obb ob = other.chassis(other.state.pose);
+      const Obb& ob = other.box;
       const double dx = ob.cx - box.cx, dy = ob.cy - box.cy;
-      const double reach = r_self + ob.bounding_radius();
+      const double reach = r_self + other.radius;
       if (dx * dx + dy * dy > reach * reach) continue;
       if (detail::overlap(grown, ob) <= 0) continue;
       const double ov = detail::overlap(box, ob);
@@ -242,7 +244,6 @@ struct World::Impl {
       if (touching) {
         ContactInfo ci;
         ci.key = -(other.id + 1);
-        ci.other = other.chassis_name;
         ci.depth = std::max(ov, 0.0);
         detail::closest_point(ob, pose.x, pose.y, &ci.x, &ci.y);
         touching->push_back(std::move(ci));
@@ -261,14 +262,16 @@ struct World::Impl {
                                      p.max_angular_accel, dt),
                             -p.max_angular, p.max_angular);
     const Pose2D candidate = arc(s.pose, lin, ang, dt);
+    const Obb candidate_box = v.chassis(candidate);
     std::vector<ContactInfo> touching;
-    const double depth = probe(v, candidate, &touching);
+    const double depth = probe(v, candidate_box, &touching);
     if (depth > v.depth + 1e-9) {
       // Refused: the move would push into something. Stop where we are.
       lin = ang = 0.0;
       v.contacts = std::move(touching);
     } else {
       s.pose = candidate;
+      v.box = candidate_box;
       v.depth = depth;
       v.odom_ds += lin * dt;
       v.odom_dth += ang * dt;
@@ -315,8 +318,8 @@ struct World::Impl {
   }
 
   void emit_stats() {
-    if (opts.wall_now_ns) {
-      const int64_t wall = opts.wall_now_ns();
+    if (opts.wall_now) {
+      const int64_t wall = opts.wall_now().ns();
       const int64_t dw = wall - stats_wall;
       if (dw > 0) measured_rtf = static_cast<double>((now - stats_sim).ns()) / dw;
       stats_wall = wall;
@@ -326,7 +329,7 @@ struct World::Impl {
     ignition::msgs::WorldStatistics m;
     msgs::set_stamp(m.mutable_header(), now);
     *m.mutable_sim_time() = msgs::to_time(now);
-    if (opts.wall_now_ns) {
+    if (opts.wall_now) {
       *m.mutable_real_time() = msgs::to_time(SimTime::from_ns(stats_wall - start_wall));
     }
     m.set_paused(st.paused);
@@ -416,10 +419,11 @@ struct World::Impl {
     const double step = 2 * kPi / n;
     for (const auto& [other_name, other] : vehicles) {
       if (other.id == v.id) continue;
-      const Obb ob = other.chassis(other.state.pose);
+      const Obb& ob = other.box;
       const double rx = ob.cx - ox, ry = ob.cy - oy;
+      const double rb = other.radius;
+      if (std::abs(rx) - rb > p.lidar_range_max || std::abs(ry) - rb > p.lidar_range_max) continue;
       const double d = std::sqrt(rx * rx + ry * ry);
-      const double rb = ob.bounding_radius();
       if (d - rb > p.lidar_range_max) continue;
       int first = 0, count = n;
       if (d > rb) {
@@ -442,9 +446,9 @@ struct World::Impl {
 
   void emit_scan(Vehicle& v) {
     const UgvParams& p = v.params;
-    const int64_t t0 = opts.wall_now_ns ? opts.wall_now_ns() : 0;
+    const int64_t t0 = opts.wall_now ? opts.wall_now().ns() : 0;
     cast_scan(v, &v.ranges);
-    if (opts.wall_now_ns) raycast_ns += opts.wall_now_ns() - t0;
+    if (opts.wall_now) raycast_ns += opts.wall_now().ns() - t0;
     ignition::msgs::LaserScan m;
     msgs::set_stamp(m.mutable_header(), now, v.name + "/lidar_link");
     m.set_frame(v.name + "::chassis::lidar");
@@ -475,7 +479,16 @@ struct World::Impl {
     emit(v.topic_scan, msgs::kLaserScan, msgs::serialize(m));
   }
 
+  std::string contact_name(int64_t key) const {
+    if (key >= 0) return scoped_name(shapes[static_cast<size_t>(key)]);
+    for (const auto& [n, v] : vehicles) {
+      if (-(v.id + 1) == key) return v.chassis_name;
+    }
+    return "removed";
+  }
+
   void emit_contacts_if_due(Vehicle& v) {
+    if (v.contacts.empty() && v.published_keys.empty()) return;
     std::vector<int64_t> keys;
     keys.reserve(v.contacts.size());
     for (const auto& c : v.contacts) keys.push_back(c.key);
@@ -491,7 +504,7 @@ struct World::Impl {
       auto* ct = m.add_contact();
       ct->mutable_collision1()->set_name(v.chassis_name);
       ct->mutable_collision1()->set_type(ignition::msgs::Entity::COLLISION);
-      ct->mutable_collision2()->set_name(c.other);
+      ct->mutable_collision2()->set_name(contact_name(c.key));
       ct->mutable_collision2()->set_type(ignition::msgs::Entity::COLLISION);
       auto* pos = ct->add_position();
       pos->set_x(c.x);
@@ -645,12 +658,14 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
   v.state.pose = pose;
   v.state.odometry = pose;
   v.chassis_name = name + "::chassis::collision";
+  v.box = v.chassis(pose);
+  v.radius = v.box.bounding_radius();
   std::vector<ContactInfo> touching;
-  const double depth = w.probe(v, pose, &touching);
+  const double depth = w.probe(v, v.box, &touching);
   if (depth > 0) {
     std::string what;
     for (const auto& c : touching) {
-      if (c.depth > 0) what += (what.empty() ? "" : ", ") + c.other;
+      if (c.depth > 0) what += (what.empty() ? "" : ", ") + w.contact_name(c.key);
     }
     return Status::error("spawn '" + name + "' at (" + std::to_string(pose.x) + ", " +
                          std::to_string(pose.y) + "): the chassis would overlap " + what);
@@ -717,7 +732,7 @@ Status World::spawn_static(const std::string& name, std::vector<StaticShape> sha
     s.pose.yaw = detail::normalize_angle(s.pose.yaw);
     const Collider c = detail::make_collider(s, 0);
     for (const auto& [vn, v] : w.vehicles) {
-      if (detail::overlap(v.chassis(v.state.pose), c) > 0) {
+      if (detail::overlap(v.box, c) > 0) {
         return Status::error("spawn '" + name + "': shape '" + s.collision +
                              "' would overlap vehicle '" + vn + "'");
       }

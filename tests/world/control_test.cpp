@@ -111,7 +111,7 @@ TEST(Control, WorldControlMessagesDriveTheSameControls) {
 TEST(Control, StatisticsReportPauseIterationsAndMeasuredRealTimeFactor) {
   int64_t wall = 0;
   WorldOptions o;
-  o.wall_now_ns = [&] { return wall; };
+  o.wall_now = [&] { return SimTime::from_ns(wall); };
   LoadResult r = World::load(testing::depot_path(), std::move(o));
   ASSERT_TRUE(r.world);
   World& w = *r.world;

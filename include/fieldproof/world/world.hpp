@@ -105,8 +105,9 @@ struct UgvParams {
 
 struct WorldOptions {
   uint64_t seed = 0;  // root of every sensor's noise (/vehicles/<name>/<sensor>/noise)
-  // Wall clock for the measured real-time factor (ns, any epoch). Unset: the factor reads 0.
-  std::function<int64_t()> wall_now_ns;
+  // Wall clock for the measured real-time factor (a fieldproof::WallNow, e.g.
+  // SystemClock::wall_now()). Unset: the factor reads 0.
+  std::function<SimTime()> wall_now;
   // Warnings met while running (a refused command, ...). Unset: they are only counted.
   std::function<void(const std::string&)> on_warning;
   // Messages as they are produced. Unset: they wait in the outbox for take_messages().
@@ -235,7 +236,7 @@ class World {
   std::vector<WorldMessage> take_messages();
 
   uint64_t warning_count() const;
-  // Wall time spent ray casting (ns, via wall_now_ns; 0 without it): the benchmark's share.
+  // Wall time spent ray casting (ns, via WorldOptions::wall_now; 0 without it): the benchmark's share.
   int64_t raycast_wall_ns() const;
 
   struct Impl;

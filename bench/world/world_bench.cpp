@@ -1,0 +1,101 @@
+// world_bench: simulated seconds per wall second of examples/worlds/depot.sdf, unpaced, with 1, 10
+// and 50 UGVs driving circles with every sensor on, and the share of wall time spent ray casting.
+// The baseline of each figure is measured in the same run: the same loop with sensors off
+// (physics only). Usage: world_bench [--seconds S] [--world PATH]   (S simulated seconds per case)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "fieldproof/world/world.hpp"
+
+namespace {
+
+using fieldproof::SimTime;
+using fieldproof::world::Pose2D;
+using fieldproof::world::World;
+using fieldproof::world::WorldMessage;
+using fieldproof::world::WorldOptions;
+
+SimTime wall_now() {
+  return SimTime::from_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count());
+}
+
+struct Result {
+  double rtf = 0;            // simulated s per wall s
+  double raycast_share = 0;  // fraction of wall time
+  uint64_t messages = 0;
+  int vehicles = 0;
+};
+
+Result run(const std::string& path, int n, bool sensors, double sim_seconds) {
+  Result res;
+  WorldOptions o;
+  o.seed = 1;
+  o.sensors = sensors;
+  o.wall_now = wall_now;
+  o.sink = [&res](WorldMessage&& m) { res.messages += m.payload.size() > 0 ? 1 : 0; };
+  auto loaded = World::load(path, o);
+  if (!loaded.world) {
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::exit(2);
+  }
+  World& w = *loaded.world;
+  // Spawn on a lattice over the yard, skipping places taken by obstacles. Circles of radius
+  // 0.8 m: neighbours 2.5 m apart do not meet (some vehicles do touch shelves and stop there).
+  for (double y = -8.6; y <= 8.6 && res.vehicles < n; y += 2.45) {
+    for (double x = -13.5; x <= 13.5 && res.vehicles < n; x += 2.45) {
+      const std::string name = "ugv" + std::to_string(res.vehicles + 1);
+      if (w.spawn_vehicle(name, Pose2D{x, y, 0.0})) {
+        (void)w.set_cmd_vel(name, {0.4, 0.5});
+        ++res.vehicles;
+      }
+    }
+  }
+  const int64_t steps = static_cast<int64_t>(sim_seconds * 1e9) / w.step_size().ns();
+  const SimTime t0 = wall_now();
+  w.step_n(steps);
+  const double wall_s = static_cast<double>((wall_now() - t0).ns()) * 1e-9;
+  res.rtf = w.sim_time().seconds_f() / wall_s;
+  res.raycast_share = static_cast<double>(w.raycast_wall_ns()) * 1e-9 / wall_s;
+  return res;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 5.0;
+  std::string path = "examples/worlds/depot.sdf";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
+      seconds = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--world") == 0 && i + 1 < argc) {
+      path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: world_bench [--seconds S] [--world PATH]\n");
+      return 2;
+    }
+  }
+  if (!(seconds > 0)) {
+    std::fprintf(stderr, "world_bench: --seconds must be > 0\n");
+    return 2;
+  }
+  for (int n : {1, 10, 50}) {
+    const Result base = run(path, n, false, seconds);
+    const Result full = run(path, n, true, seconds);
+    if (full.vehicles != n) {
+      std::fprintf(stderr, "world_bench: only %d of %d vehicles found room\n", full.vehicles, n);
+      return 1;
+    }
+    std::printf("# ugv%d: %.0f x real time with sensors (%llu messages), %.0f x physics only\n", n,
+                full.rtf, static_cast<unsigned long long>(full.messages), base.rtf);
+    std::printf("BENCH world_rtf_ugv%d %.1f x ratio=%.3f baseline=physics_only_ugv%d\n", n,
+                full.rtf, full.rtf / base.rtf, n);
+    std::printf("BENCH world_raycast_share_ugv%d %.1f %% ratio=%.3f baseline=world_wall_time_ugv%d\n",
+                n, full.raycast_share * 100, full.raycast_share, n);
+  }
+  return 0;
+}
