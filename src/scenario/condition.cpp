@@ -451,6 +451,9 @@ struct ConditionProgram {
 
 namespace {
 
+constexpr int kMaxConditionDepth = 100;
+constexpr size_t kMaxConditionLength = 4096;
+
 class ParseFailure {
  public:
   ConditionError error;
@@ -479,6 +482,23 @@ class Parser {
   [[noreturn]] void fail(int column, const std::string& msg) {
     throw ParseFailure{ConditionError{at(column, msg), column}};
   }
+
+  // Bounds the recursion (and so the evaluator's) on hostile input such as 10^5 parentheses.
+  class DepthGuard {
+   public:
+    explicit DepthGuard(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxConditionDepth) {
+        p_.fail(p_.peek().column, "the condition nests more than " +
+                                      std::to_string(kMaxConditionDepth) + " levels deep");
+      }
+    }
+    ~DepthGuard() { --p_.depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+
+   private:
+    Parser& p_;
+  };
 
   static std::string describe(const Token& t) {
     switch (t.kind) {
@@ -523,6 +543,7 @@ class Parser {
 
   // conditional: or_expr ['if' or_expr 'else' conditional]
   int conditional() {
+    DepthGuard guard(*this);
     const Token& lam = peek();
     if (is_name(lam, "lambda")) fail(lam.column, "lambdas are not allowed");
     int body = or_expr();
@@ -572,6 +593,7 @@ class Parser {
   }
 
   int not_expr() {
+    DepthGuard guard(*this);
     if (is_name(peek(), "not")) {
       Token kw = take();
       int operand = not_expr();
@@ -698,6 +720,7 @@ class Parser {
   }
 
   int unary() {
+    DepthGuard guard(*this);
     const Token& t = peek();
     if (t.kind == Tok::kMinus || t.kind == Tok::kPlus) {
       Token op = take();
@@ -892,6 +915,7 @@ class Parser {
 
   std::vector<Token> t_;
   size_t pos_ = 0;
+  int depth_ = 0;
   detail::ConditionProgram& prog_;
 };
 
@@ -1289,6 +1313,12 @@ Evaluated<Condition> Condition::compile(std::string_view text, std::vector<std::
   prog->text = std::string(text);
   prog->names = std::move(names);
   prog->read.assign(prog->names.size(), false);
+  if (text.size() > kMaxConditionLength) {
+    return E::failure({at(static_cast<int>(kMaxConditionLength) + 1,
+                          "a condition is at most " + std::to_string(kMaxConditionLength) +
+                              " characters long"),
+                       static_cast<int>(kMaxConditionLength) + 1});
+  }
   LexResult lex = tokenize(text);
   if (lex.error) return E::failure(*lex.error);
   // A refused token that never reaches the parser's refusal paths still needs its reason; the

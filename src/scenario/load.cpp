@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -609,6 +610,51 @@ class Builder {
   std::vector<std::string>& notes_;
 };
 
+// yaml-cpp recurses once per nesting level and has no limit of its own: a hostile file of 10^5
+// brackets would overflow the stack. No scenario nests anywhere near these bounds.
+constexpr int kMaxFlowDepth = 64;
+constexpr int kMaxIndent = 256;
+
+std::optional<Diagnostic> check_nesting(std::string_view text, const std::string& file) {
+  int depth = 0;
+  int line = 1;
+  int column = 1;
+  bool line_start = true;
+  int indent = 0;
+  for (char c : text) {
+    if (line_start) {
+      if (c == ' ' || c == '-' || c == '\t') {
+        ++indent;
+      } else {
+        line_start = false;
+      }
+      if (indent > kMaxIndent) {
+        return Diagnostic{file, {line, column}, "",
+                          "the file nests deeper than " + std::to_string(kMaxIndent) +
+                              " columns of indentation; a scenario never needs that"};
+      }
+    }
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxFlowDepth) {
+        return Diagnostic{file, {line, column}, "",
+                          "the file nests more than " + std::to_string(kMaxFlowDepth) +
+                              " brackets deep; a scenario never needs that"};
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+    if (c == '\n') {
+      ++line;
+      column = 1;
+      line_start = true;
+      indent = 0;
+    } else {
+      ++column;
+    }
+  }
+  return std::nullopt;
+}
+
 void sort_by_position(std::vector<Diagnostic>& d) {
   std::stable_sort(d.begin(), d.end(), [](const Diagnostic& a, const Diagnostic& b) {
     if (a.pos.line != b.pos.line) return a.pos.line < b.pos.line;
@@ -623,9 +669,20 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
                                     const LoadOptions& opts) {
   const SpecRegistry& reg = opts.registry ? *opts.registry : SpecRegistry::builtin();
   ValidationResult result;
+  if (auto deep = check_nesting(yaml, file)) {
+    result.errors.push_back(*deep);
+    return result;
+  }
   YAML::Node doc;
   try {
-    doc = YAML::Load(std::string(yaml));
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
+    if (docs.size() > 1) {
+      result.errors.push_back({file, detail::Walker::pos_of(docs[1]), "",
+                               "the file holds " + std::to_string(docs.size()) +
+                                   " YAML documents; a scenario is one document (remove ---)"});
+      return result;
+    }
+    if (!docs.empty()) doc = docs[0];
   } catch (const YAML::Exception& e) {
     SourcePos p;
     if (e.mark.line >= 0) p = {e.mark.line + 1, e.mark.column + 1};

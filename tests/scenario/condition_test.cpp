@@ -445,6 +445,27 @@ TEST(ConditionRefusal, WrongArity) {
 
 TEST(ConditionRefusal, Semicolon) { EXPECT_EQ(refused("value; 1").column, 6); }
 
+TEST(ConditionRefusal, NestingDeeperThanAHundredLevels) {
+  ConditionError e = refused(std::string(200, '(') + "1" + std::string(200, ')'));
+  EXPECT_THAT(e.message, HasSubstr("nests more than 100 levels"));
+  EXPECT_THAT(refused(std::string(500, '-') + "1").message, HasSubstr("nests more than"));
+  EXPECT_THAT(refused(std::string(500, '[') + std::string(500, ']')).message,
+              HasSubstr("nests more than"));
+}
+
+TEST(ConditionRefusal, LongerThan4096Characters) {
+  std::string text = "1";
+  while (text.size() <= 4096) text += " + 1";
+  ConditionError e = refused(text);
+  EXPECT_EQ(e.column, 4097);
+}
+
+TEST(ConditionCompile, LongFlatChainsEvaluate) {
+  std::string text = "value";
+  while (text.size() < 4000) text += " + 1";
+  EXPECT_EQ(num(text, Value(0.0)), static_cast<double>((text.size() - 5) / 4));
+}
+
 TEST(ConditionValue, ReprAsPython) {
   EXPECT_EQ(Value().repr(), "None");
   EXPECT_EQ(Value(true).repr(), "True");

@@ -811,6 +811,52 @@ TEST(ScenarioFile, TabIndentationIsASyntaxErrorWithPosition) {
   EXPECT_EQ(r.errors[0].pos.line, 4);
 }
 
+TEST(ScenarioFile, DeeplyNestedBracketsRefusedBeforeParsing) {
+  auto r = load("name: " + std::string(100000, '['));
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].to_string(),
+            "s.yaml:1:71: the file nests more than 64 brackets deep; a scenario never needs that");
+}
+
+TEST(ScenarioFile, DeeplyIndentedBlocksRefusedBeforeParsing) {
+  std::string yaml = "name: t\nx:\n";
+  for (int i = 0; i < 1000; ++i) yaml += "- ";
+  yaml += "1\n";
+  auto r = load(yaml);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].pos.line, 3);
+  EXPECT_THAT(r.errors[0].message, HasSubstr("columns of indentation"));
+}
+
+TEST(ScenarioFile, SeveralDocumentsRefused) {
+  auto r = load("name: a\n---\nname: b\n");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].to_string(),
+            "s.yaml:3:1: the file holds 2 YAML documents; a scenario is one document (remove ---)");
+}
+
+TEST(ScenarioFile, MalformedInputsGiveErrorsNeverACrash) {
+  const char* inputs[] = {
+      "\x01\x02\xff\xfe",
+      "name: &a [*a]",
+      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: {x: .nan, y: 1}}]\n",
+      "name: t\nworld: world.sdf\nvehicles: {name: a}\n",
+      "name: t\nworld: world.sdf\nvehicles: [[[]]]\n",
+      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: dock}]\nassertions: [7, null, []]\n",
+      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: dock}]\ntimeline: [{action: [1]}]\n",
+      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: dock}]\nkpis: [{type: {a: 1}}]\n",
+      "? [a, b]\n: c\n",
+      "name: t\n<<: {world: world.sdf}\n",
+      "\"unterminated",
+      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: dock}]\ntime: {step_s: 99999999999h}\n",
+  };
+  for (const char* in : inputs) {
+    auto r = load(in);
+    EXPECT_FALSE(r.ok()) << in;
+    EXPECT_FALSE(r.errors.empty()) << in;
+  }
+}
+
 TEST(ScenarioFile, EmptyFileRefused) {
   auto r = load("");
   ASSERT_EQ(r.errors.size(), 1u);
