@@ -35,10 +35,16 @@ struct QueuedLess {
   }
 };
 
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// A queued message, stored where it is delivered from: subscribers get a reference to `msg`
+// itself, so a payload is moved once (into the queue) and never copied.
 struct Queued {
+  BusMessage msg;
   TopicEntry* topic = nullptr;
-  std::string payload;
-  std::string_view type;
 };
 
 std::string stamp_text(SimTime t) { return format_seconds(t) + " s"; }
@@ -52,12 +58,76 @@ struct Subscription::Link {
 struct Bus::Impl {
   // Guarded by mutex: the queue, the interned names, the floor.
   mutable std::mutex mutex;
-  detail::DaryHeap<QueuedKey, QueuedLess> queue;
-  std::vector<Queued> slots;
+  // The queue: messages usually arrive in (stamp, sequence) order, so they go to `run` (a sorted
+  // vector read from `run_head`, O(1) both ways); one published out of order goes to `heap`.
+  // The next message is the smaller of the two fronts.
+  std::vector<QueuedKey> run;
+  size_t run_head = 0;
+  detail::DaryHeap<QueuedKey, QueuedLess> heap;
+  // Message storage in fixed chunks, so a Queued keeps its address while being delivered even if
+  // publishers add chunks meanwhile.
+  static constexpr uint32_t kChunkBits = 8;
+  static constexpr uint32_t kChunkSize = 1u << kChunkBits;
+  std::vector<std::unique_ptr<Queued[]>> chunks;
+  uint32_t slot_count = 0;
   std::vector<uint32_t> free_slots;
-  std::unordered_map<std::string, std::unique_ptr<TopicEntry>> topics;
-  std::unordered_set<std::string> types;
+  std::vector<uint32_t> delivered;  // slots of the last batch, freed at the next lock
+  std::unordered_map<std::string, std::unique_ptr<TopicEntry>, StringHash, std::equal_to<>> topics;
+  std::unordered_set<std::string, StringHash, std::equal_to<>> types;
+  // Recently used topics, checked before hashing (publishers reuse a handful of topics).
+  static constexpr size_t kTopicCache = 8;
+  TopicEntry* topic_cache[kTopicCache] = {};
+  size_t topic_cache_next = 0;
   int64_t floor = 0;
+
+  // deliver_until's batch of same-stamp messages: slot and address, taken under the lock.
+  static constexpr size_t kBatch = 64;
+  struct Taken {
+    uint32_t slot;
+    Queued* queued;
+  };
+  std::vector<Taken> batch;
+
+  Queued& slot_locked(uint32_t i) { return chunks[i >> kChunkBits][i & (kChunkSize - 1)]; }
+  uint32_t allocate_locked() {
+    if (!free_slots.empty()) {
+      const uint32_t i = free_slots.back();
+      free_slots.pop_back();
+      return i;
+    }
+    if ((slot_count & (kChunkSize - 1)) == 0) chunks.push_back(std::make_unique<Queued[]>(kChunkSize));
+    return slot_count++;
+  }
+
+  bool queue_empty() const { return run_head == run.size() && heap.empty(); }
+  size_t queue_size() const { return run.size() - run_head + heap.size(); }
+  // The smallest queued key; the queue must not be empty.
+  const QueuedKey& queue_top() const {
+    if (run_head == run.size()) return heap.top();
+    if (heap.empty()) return run[run_head];
+    return QueuedLess{}(heap.top(), run[run_head]) ? heap.top() : run[run_head];
+  }
+  void queue_push(const QueuedKey& k) {
+    if (run_head == run.size() || !QueuedLess{}(k, run.back())) {
+      run.push_back(k);
+    } else {
+      heap.push(k);
+    }
+  }
+  QueuedKey queue_pop() {
+    QueuedKey k;
+    if (run_head != run.size() && (heap.empty() || !QueuedLess{}(heap.top(), run[run_head]))) {
+      k = run[run_head++];
+      if (run_head == run.size()) {
+        run.clear();
+        run_head = 0;
+      }
+    } else {
+      k = heap.top();
+      heap.pop();
+    }
+    return k;
+  }
 
   // Delivering thread only.
   std::unordered_map<uint64_t, std::unique_ptr<Sub>> subs;
@@ -68,12 +138,25 @@ struct Bus::Impl {
   std::shared_ptr<Subscription::Link> link = std::make_shared<Subscription::Link>();
 
   TopicEntry* intern_topic_locked(std::string_view name) {
-    auto it = topics.find(std::string(name));
-    if (it != topics.end()) return it->second.get();
-    auto entry = std::make_unique<TopicEntry>();
-    entry->name = std::string(name);
-    TopicEntry* p = entry.get();
-    topics.emplace(entry->name, std::move(entry));
+    for (TopicEntry* t : topic_cache) {
+      // Topics often share a prefix and differ at the end: compare the size and last byte first.
+      if (t != nullptr && t->name.size() == name.size() && !name.empty() &&
+          t->name.back() == name.back() && t->name == name) {
+        return t;
+      }
+    }
+    TopicEntry* p = nullptr;
+    auto it = topics.find(name);
+    if (it != topics.end()) {
+      p = it->second.get();
+    } else {
+      auto entry = std::make_unique<TopicEntry>();
+      entry->name = std::string(name);
+      p = entry.get();
+      topics.emplace(entry->name, std::move(entry));
+    }
+    topic_cache[topic_cache_next] = p;
+    topic_cache_next = (topic_cache_next + 1) % kTopicCache;
     return p;
   }
 
@@ -162,19 +245,15 @@ uint64_t Bus::publish(std::string_view topic, SimTime stamp, std::string payload
   }
   // Taken under the lock so that sequence order and queue order agree across threads.
   const uint64_t sequence = next_sequence_.fetch_add(1, std::memory_order_relaxed);
-  uint32_t slot = 0;
-  if (!impl_->free_slots.empty()) {
-    slot = impl_->free_slots.back();
-    impl_->free_slots.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(impl_->slots.size());
-    impl_->slots.emplace_back();
-  }
-  Queued& q = impl_->slots[slot];
+  const uint32_t slot = impl_->allocate_locked();
+  Queued& q = impl_->slot_locked(slot);
   q.topic = impl_->intern_topic_locked(topic);
-  q.payload = std::move(payload);
-  q.type = type.empty() ? std::string_view() : *impl_->types.emplace(type).first;
-  impl_->queue.push(QueuedKey{stamp.ns(), sequence, slot});
+  q.msg.topic = q.topic->name;
+  q.msg.stamp = stamp;
+  q.msg.sequence = sequence;
+  q.msg.payload = std::move(payload);
+  q.msg.type = type.empty() ? std::string_view() : *impl_->types.emplace(type).first;
+  impl_->queue_push(QueuedKey{stamp.ns(), sequence, slot});
   return sequence;
 }
 
@@ -210,40 +289,58 @@ size_t Bus::deliver_until(SimTime t) {
   } reset{im};
 
   size_t deliveries = 0;
-  BusMessage msg;
   for (;;) {
-    TopicEntry* topic = nullptr;
+    // Take every message of the next stamp (up to kBatch) under one lock. Anything published
+    // meanwhile has a larger sequence and a stamp >= this one, so it sorts after the whole batch:
+    // the batch never needs to be merged with later publications.
+    size_t count = 0;
     {
       std::lock_guard<std::mutex> lock(im.mutex);
-      if (im.queue.empty() || im.queue.top().stamp > t.ns()) break;
-      const QueuedKey key = im.queue.top();
-      im.queue.pop();
-      Queued& q = im.slots[key.slot];
-      topic = q.topic;
-      msg.topic = topic->name;
-      msg.stamp = SimTime::from_ns(key.stamp);
-      msg.sequence = key.sequence;
-      msg.payload.swap(q.payload);  // the slot keeps msg's old buffer for reuse
-      msg.type = q.type;
-      im.free_slots.push_back(key.slot);
-      im.floor = key.stamp;
-    }
-    // Subscribers added from here on get the next messages, not this one; removal is deferred
-    // while delivering, so indices stay valid.
-    const size_t n_topic = topic->subs.size();
-    const size_t n_wild = im.wildcard.size();
-    size_t i = 0;
-    size_t j = 0;
-    while (i < n_topic || j < n_wild) {
-      Sub* s = nullptr;
-      if (j >= n_wild || (i < n_topic && topic->subs[i]->id < im.wildcard[j]->id)) {
-        s = topic->subs[i++];
-      } else {
-        s = im.wildcard[j++];
+      for (uint32_t d : im.delivered) im.free_slots.push_back(d);
+      im.delivered.clear();
+      if (im.queue_empty() || im.queue_top().stamp > t.ns()) break;
+      const int64_t stamp = im.queue_top().stamp;
+      while (count < Impl::kBatch && !im.queue_empty() && im.queue_top().stamp == stamp) {
+        const QueuedKey key = im.queue_pop();
+        if (im.batch.size() <= count) im.batch.emplace_back();
+        im.batch[count++] = Impl::Taken{key.slot, &im.slot_locked(key.slot)};
       }
-      if (!s->active) continue;
-      ++deliveries;
-      s->callback(msg);
+      im.floor = stamp;
+    }
+    size_t k = 0;
+    try {
+      for (; k < count; ++k) {
+        const Queued& q = *im.batch[k].queued;
+        const TopicEntry* topic = q.topic;
+        // Subscribers added from here on get the next messages, not this one; removal is
+        // deferred while delivering, so indices stay valid.
+        const size_t n_topic = topic->subs.size();
+        const size_t n_wild = im.wildcard.size();
+        size_t i = 0;
+        size_t j = 0;
+        while (i < n_topic || j < n_wild) {
+          Sub* s = nullptr;
+          if (j >= n_wild || (i < n_topic && topic->subs[i]->id < im.wildcard[j]->id)) {
+            s = topic->subs[i++];
+          } else {
+            s = im.wildcard[j++];
+          }
+          if (!s->active) continue;
+          ++deliveries;
+          s->callback(q.msg);
+        }
+        im.delivered.push_back(im.batch[k].slot);
+      }
+    } catch (...) {
+      // A callback threw: that message counts as delivered, the rest of the batch goes back to
+      // the queue, undelivered (their slots still hold them).
+      std::lock_guard<std::mutex> lock(im.mutex);
+      im.free_slots.push_back(im.batch[k].slot);
+      for (size_t r = k + 1; r < count; ++r) {
+        const Queued& q = *im.batch[r].queued;
+        im.queue_push(QueuedKey{q.msg.stamp.ns(), q.msg.sequence, im.batch[r].slot});
+      }
+      throw;
     }
   }
   return deliveries;
@@ -251,13 +348,13 @@ size_t Bus::deliver_until(SimTime t) {
 
 std::optional<SimTime> Bus::next_stamp() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  if (impl_->queue.empty()) return std::nullopt;
-  return SimTime::from_ns(impl_->queue.top().stamp);
+  if (impl_->queue_empty()) return std::nullopt;
+  return SimTime::from_ns(impl_->queue_top().stamp);
 }
 
 size_t Bus::pending() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->queue.size();
+  return impl_->queue_size();
 }
 
 SimTime Bus::last_delivered() const {

@@ -1,6 +1,7 @@
 // Bus: the seed document's section 6 (total order) and the delivery contracts of bus.hpp.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -215,6 +216,32 @@ TEST(Bus, ReentrantDeliverIsRefused) {
   bus.publish("/t", ms(0), "");
   bus.deliver_until(ms(0));
   EXPECT_TRUE(refused);
+}
+
+TEST(Bus, ThrowingSubscriberPropagatesAndTheRestStaysQueued) {
+  Bus bus;
+  std::vector<std::string> got;
+  auto s = bus.subscribe("/t", [&](const BusMessage& m) {
+    got.push_back(m.payload);
+    if (m.payload == "bad") throw std::runtime_error("subscriber failed");
+  });
+  bus.publish("/t", ms(1), "a");
+  bus.publish("/t", ms(1), "bad");
+  bus.publish("/t", ms(1), "c");
+  bus.publish("/t", ms(2), "d");
+  EXPECT_THROW(bus.deliver_until(ms(2)), std::runtime_error);
+  EXPECT_EQ(bus.pending(), 2u);
+  EXPECT_EQ(bus.deliver_until(ms(2)), 2u);
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "bad", "c", "d"}));
+}
+
+TEST(Bus, OutOfOrderPublicationsAreStillDeliveredInOrder) {
+  Bus bus;
+  std::vector<int64_t> stamps;
+  auto s = bus.subscribe("*", [&](const BusMessage& m) { stamps.push_back(m.stamp.ns()); });
+  for (int64_t t : {5, 3, 9, 1, 3, 7, 2}) bus.publish("/t", SimTime::from_ns(t), "");
+  bus.deliver_until(SimTime::from_ns(100));
+  EXPECT_EQ(stamps, (std::vector<int64_t>{1, 2, 3, 3, 5, 7, 9}));
 }
 
 TEST(Bus, ConcurrentPublishersGetUniqueSequencesDeliveredInOrder) {
