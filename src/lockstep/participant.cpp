@@ -56,6 +56,7 @@ struct Participant::Shared {
   uint64_t seq = 0;
   uint64_t next_timer = 1;
   std::map<std::string, std::unique_ptr<ParticipantThread::State>> threads;
+  std::vector<Error> unreported;  // errors for opt.on_error, called without the lock
 
   bool done() const { return fatal || left; }
 
@@ -77,7 +78,7 @@ struct Participant::Shared {
           e->code == ErrorCode::kDuplicateName) {
         fatal = true;
       }
-      if (opt.on_error) opt.on_error(*e);
+      if (opt.on_error) unreported.push_back(*e);
     }
   }
 
@@ -106,6 +107,13 @@ struct Participant::Shared {
         }
       }
       cv.notify_all();
+      if (!unreported.empty()) {
+        std::vector<Error> errs = std::move(unreported);
+        unreported.clear();
+        lk.unlock();
+        for (const Error& e : errs) opt.on_error(e);
+        lk.lock();
+      }
     }
   }
 
