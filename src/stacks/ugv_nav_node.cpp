@@ -3,43 +3,10 @@
 #include <cmath>
 
 #include "fieldproof/msgs/ign.hpp"
-#include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/msgs/types.hpp"
+#include "stacks/nav_wire.hpp"
 
 namespace fieldproof::stacks {
-namespace {
-
-msgs::NavStatusCode to_msg(GoalStatus s) {
-  switch (s) {
-    case GoalStatus::kAccepted:
-      return msgs::NavStatusCode::kAccepted;
-    case GoalStatus::kRejected:
-      return msgs::NavStatusCode::kRejected;
-    case GoalStatus::kSucceeded:
-      return msgs::NavStatusCode::kSucceeded;
-    case GoalStatus::kAborted:
-      return msgs::NavStatusCode::kAborted;
-    case GoalStatus::kCanceled:
-      return msgs::NavStatusCode::kCanceled;
-  }
-  return msgs::NavStatusCode::kUnknown;
-}
-
-msgs::LifecycleStateCode to_msg(LifecycleState s) {
-  switch (s) {
-    case LifecycleState::kUnconfigured:
-      return msgs::LifecycleStateCode::kUnconfigured;
-    case LifecycleState::kInactive:
-      return msgs::LifecycleStateCode::kInactive;
-    case LifecycleState::kActive:
-      return msgs::LifecycleStateCode::kActive;
-    case LifecycleState::kFinalized:
-      return msgs::LifecycleStateCode::kFinalized;
-  }
-  return msgs::LifecycleStateCode::kUnknown;
-}
-
-}  // namespace
 
 UgvNavTopics ugv_nav_topics(const UgvNavOptions& o) {
   const std::string m = "/model/" + o.vehicle;
@@ -106,9 +73,9 @@ std::string UgvNavNode::deliver(const BusMessage& m) {
     return {};
   }
   if (m.topic == topics_.goal) {
-    const auto g = msgs::decode_nav_goal(m.payload);
+    const auto g = wire::decode_goal(m.payload);
     if (!g) return bad(msgs::kNavigateToPoseGoal);
-    stack_->on_goal(m.stamp, {g->id, {g->x, g->y, g->yaw}});
+    stack_->on_goal(m.stamp, *g);
     return {};
   }
   return "ugv_nav: no subscription to topic " + m.topic;
@@ -127,13 +94,13 @@ std::vector<BusMessage> UgvNavNode::take_messages() {
       b = {topics_.cmd_vel, o.stamp, std::string(msgs::kTwist), msgs::serialize(t)};
     } else if (const NavStatus* s = std::get_if<NavStatus>(&o.message)) {
       b = {topics_.status, o.stamp, std::string(msgs::kNavigateToPoseStatus),
-           msgs::encode(msgs::NavStatus{s->id, to_msg(s->status), s->reason})};
+           wire::encode_status(*s)};
     } else if (const NavFeedback* f = std::get_if<NavFeedback>(&o.message)) {
       b = {topics_.feedback, o.stamp, std::string(msgs::kNavigateToPoseFeedback),
-           msgs::encode(msgs::NavFeedback{f->id, f->distance_remaining})};
+           wire::encode_feedback(*f)};
     } else if (const LifecycleTransition* l = std::get_if<LifecycleTransition>(&o.message)) {
       b = {topics_.lifecycle, o.stamp, std::string(msgs::kLifecycleState),
-           msgs::encode(msgs::Lifecycle{l->node, to_msg(l->state)})};
+           wire::encode_lifecycle(*l)};
     }
     out.push_back(std::move(b));
   }

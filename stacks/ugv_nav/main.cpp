@@ -1,0 +1,149 @@
+// fieldproof-ugv-nav: the reference navigation stack as a process, a regulating participant of
+// the coordinator named by --endpoint or $FIELDPROOF_COORDINATOR.
+//
+//   fieldproof-ugv-nav --vehicle ugv1 --world examples/worlds/depot.sdf [--endpoint EP]
+//                      [--params JSON] [--map-resolution 0.05] [--name ugv1_nav]
+//
+// Exit codes: 0 stopped (SIGINT/SIGTERM) or the run ended, 1 the coordinator failed the run or
+// could not be reached, 2 bad arguments, world file or params.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <pthread.h>
+#include <string>
+#include <thread>
+
+#include "fieldproof/lockstep/transport.hpp"
+#include "fieldproof/stacks/participant_host.hpp"
+#include "fieldproof/stacks/ugv_nav_node.hpp"
+#include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/world/world.hpp"
+
+namespace {
+
+using namespace fieldproof;
+
+int run(int argc, char** argv) {
+  CLI::App app{"fieldproof-ugv-nav: the reference navigation stack as a lock-step participant"};
+  std::string vehicle;
+  std::string world_file;
+  std::string endpoint;
+  std::string params;
+  std::string params_file;
+  std::string name;
+  double resolution = 0.05;
+  bool no_watchdog_thread = false;
+  app.add_option("--vehicle", vehicle, "the vehicle (model name) to drive")->required();
+  app.add_option("--world", world_file, "the SDF world file: its static geometry is the map")
+      ->required();
+  app.add_option("--endpoint", endpoint,
+                 "the coordinator (ipc://PATH or tcp://HOST:PORT); default $FIELDPROOF_COORDINATOR");
+  app.add_option("--params", params, "stack options as JSON (see ugv_nav_stack.hpp)");
+  app.add_option("--params-file", params_file, "stack options from a JSON file");
+  app.add_option("--map-resolution", resolution, "map cell size in metres")
+      ->check(CLI::Range(0.01, 1.0));
+  app.add_option("--name", name, "participant name (default <vehicle>_nav)");
+  app.add_flag("--no-wall-watchdog-thread", no_watchdog_thread,
+               "check heartbeats only on ticks (not while simulated time stands still)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  if (!params_file.empty()) {
+    std::ifstream in(params_file);
+    if (!in) {
+      std::fprintf(stderr, "fieldproof-ugv-nav: cannot read --params-file %s\n",
+                   params_file.c_str());
+      return 2;
+    }
+    params.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto options = stacks::parse_ugv_nav_options(params);
+  if (!options) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", options.error().c_str());
+    return 2;
+  }
+  stacks::UgvNavOptions o = options.value();
+  o.vehicle = vehicle;
+
+  auto loaded = world::World::load(world_file);
+  if (!loaded.world) {
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    return 2;
+  }
+  if (o.pose_source == stacks::PoseSource::kGroundTruth && o.world.empty()) {
+    o.world = loaded.world->name();
+  }
+  std::string error;
+  auto node = stacks::UgvNavNode::create(o, loaded.world->occupancy_grid(resolution),
+                                         SystemClock::wall_now(), &error);
+  if (!node) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", error.c_str());
+    return 2;
+  }
+  loaded.world.reset();
+
+  // Signals go to one thread that asks the loop to stop (nothing async-signal-unsafe runs in a
+  // handler). Blocked here, before any thread starts, so every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  lockstep::ParticipantOptions popts;
+  popts.name = name.empty() ? vehicle + "_nav" : name;
+  popts.role = lockstep::Role::kRegulating;
+  popts.on_error = [](const lockstep::Error& e) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: coordinator: %s\n", e.reason.c_str());
+  };
+  std::unique_ptr<lockstep::Participant> participant;
+  try {
+    participant = endpoint.empty()
+                      ? lockstep::participant_from_environment(popts)
+                      : lockstep::connect_participant(endpoint, popts);
+  } catch (const lockstep::TransportError& e) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", e.what());
+    return 2;
+  }
+  if (!participant->ok()) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: the coordinator refused %s: %s\n",
+                 popts.name.c_str(), participant->last_error().c_str());
+    return 1;
+  }
+
+  stacks::ParticipantHostOptions hopts;
+  if (no_watchdog_thread) hopts.wall_check_period = Duration::zero();
+  hopts.on_problem = [](const std::string& p) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", p.c_str());
+  };
+  stacks::UgvNavParticipantHost host(*participant, *node, hopts);
+
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    host.stop();
+  });
+  const bool ok = host.run();
+  participant->leave();
+  // Wake the signal thread if no signal came.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", e.what());
+    return 1;
+  }
+}
