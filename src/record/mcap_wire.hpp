@@ -23,6 +23,11 @@ inline constexpr size_t kFooterRecord = kRecordPrefix + kFooterContent;
 uint32_t crc32_update(uint32_t crc, const uint8_t* data, size_t size);
 inline uint32_t crc32(const uint8_t* data, size_t size) { return crc32_update(0, data, size); }
 
+// Writes the low n bytes of v at p, little-endian.
+inline void store_le(uint8_t* p, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
 // Stored uint64 timestamps as int64, saturating at INT64_MAX.
 inline int64_t to_ns(uint64_t t) {
   return t > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())

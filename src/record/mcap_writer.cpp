@@ -134,7 +134,8 @@ Status McapWriter::open(std::unique_ptr<McapSink> sink) {
   channels_.clear();
   stats_ = {};
   chunk_.clear();
-  chunk_message_index_.clear();
+  for (auto& entries : chunk_message_index_) entries.clear();
+  channel_counts_.clear();
   chunk_indexes_.clear();
   attachment_indexes_.clear();
   metadata_indexes_.clear();
@@ -216,7 +217,8 @@ Result<uint16_t> McapWriter::add_channel(std::string_view topic, std::string_vie
   if (Status s = put(scratch_); !s.ok()) return s;
   channels_.push_back(std::move(channel));
   stats_.channel_count = static_cast<uint32_t>(channels_.size());
-  stats_.channel_message_counts[channels_.back().id] = 0;
+  chunk_message_index_.emplace_back();
+  channel_counts_.push_back(0);
   return channels_.back().id;
 }
 
@@ -240,17 +242,20 @@ Status McapWriter::write(uint16_t channel_id, uint32_t sequence, SimTime log_tim
   }
   const int64_t t = log_time.ns();
   const uint64_t record_offset = chunk_.size();
-  wire::Appender a(chunk_);
-  a.u8(static_cast<uint8_t>(Opcode::kMessage));
-  a.u64(2 + 4 + 8 + 8 + data.size());
-  a.u16(channel_id);
-  a.u32(sequence);
-  a.u64(static_cast<uint64_t>(t));
-  a.u64(static_cast<uint64_t>(publish_time.ns()));
-  a.bytes(data.data(), data.size());
+  // The record's fixed part in one piece, then the payload: two appends per message.
+  uint8_t head[wire::kRecordPrefix + 2 + 4 + 8 + 8];
+  wire::store_le(head, static_cast<uint8_t>(Opcode::kMessage), 1);
+  wire::store_le(head + 1, 2 + 4 + 8 + 8 + data.size(), 8);
+  wire::store_le(head + 9, channel_id, 2);
+  wire::store_le(head + 11, sequence, 4);
+  wire::store_le(head + 15, static_cast<uint64_t>(t), 8);
+  wire::store_le(head + 23, static_cast<uint64_t>(publish_time.ns()), 8);
+  chunk_.insert(chunk_.end(), head, head + sizeof(head));
+  chunk_.insert(chunk_.end(), data.begin(), data.end());
 
-  if (options_.write_message_indexes)
+  if (options_.write_message_indexes) {
     chunk_message_index_[channel_id].emplace_back(t, record_offset);
+  }
   if (record_offset == 0) {
     chunk_start_ns_ = t;
     chunk_end_ns_ = t;
@@ -266,10 +271,18 @@ Status McapWriter::write(uint16_t channel_id, uint32_t sequence, SimTime log_tim
     stats_.message_end_time_ns = std::max(stats_.message_end_time_ns, t);
   }
   ++stats_.message_count;
-  ++stats_.channel_message_counts[channel_id];
+  ++channel_counts_[channel_id];
 
   if (chunk_.size() >= options_.chunk_size) return write_chunk();
   return {};
+}
+
+Statistics McapWriter::statistics() const {
+  Statistics s = stats_;
+  for (size_t id = 0; id < channel_counts_.size(); ++id) {
+    s.channel_message_counts[static_cast<uint16_t>(id)] = channel_counts_[id];
+  }
+  return s;
 }
 
 Status McapWriter::close_chunk() {
@@ -313,7 +326,10 @@ Status McapWriter::write_chunk() {
   if (options_.write_message_indexes) {
     scratch_.clear();
     const uint64_t index_start = offset_;
-    for (const auto& [channel, entries] : chunk_message_index_) {
+    for (size_t id = 0; id < chunk_message_index_.size(); ++id) {
+      const auto& entries = chunk_message_index_[id];
+      if (entries.empty()) continue;
+      const auto channel = static_cast<uint16_t>(id);
       entry.message_index_offsets[channel] = index_start + scratch_.size();
       size_t at = a.begin_record(Opcode::kMessageIndex);
       a.u16(channel);
@@ -331,7 +347,7 @@ Status McapWriter::write_chunk() {
   ++stats_.chunk_count;
   if (options_.write_chunk_indexes) chunk_indexes_.push_back(std::move(entry));
   chunk_.clear();
-  chunk_message_index_.clear();
+  for (auto& entries : chunk_message_index_) entries.clear();
   // A single huge message may have grown the buffers; give that memory back.
   if (chunk_.capacity() > 2 * options_.chunk_size + 4096) chunk_.shrink_to_fit();
   if (compressed_.capacity() > 2 * options_.chunk_size + 4096) {
@@ -475,7 +491,7 @@ Status McapWriter::write_summary_and_footer() {
       sa.u64(static_cast<uint64_t>(stats_.message_start_time_ns));
       sa.u64(static_cast<uint64_t>(stats_.message_end_time_ns));
       size_t m = sa.begin_length32();
-      for (const auto& [id, n] : stats_.channel_message_counts) {
+      for (const auto& [id, n] : statistics().channel_message_counts) {
         sa.u16(id);
         sa.u64(n);
       }

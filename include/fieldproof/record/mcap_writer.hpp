@@ -136,7 +136,7 @@ class McapWriter {
   // Bytes written to the sink so far (the file offset of the next record).
   uint64_t bytes_written() const { return offset_; }
   // The statistics so far (complete after close()).
-  const Statistics& statistics() const { return stats_; }
+  Statistics statistics() const;
   const McapWriterOptions& options() const { return options_; }
 
  private:
@@ -178,9 +178,11 @@ class McapWriter {
   std::vector<uint8_t> chunk_;
   int64_t chunk_start_ns_ = 0;
   int64_t chunk_end_ns_ = 0;
-  std::map<uint16_t, std::vector<std::pair<int64_t, uint64_t>>> chunk_message_index_;
-  std::vector<uint8_t> compressed_;  // reused between chunks
-  std::vector<uint8_t> scratch_;     // reused record buffer
+  // Per channel id: (log_time, offset in chunk_) of each message of the open chunk.
+  std::vector<std::vector<std::pair<int64_t, uint64_t>>> chunk_message_index_;
+  std::vector<uint64_t> channel_counts_;  // messages per channel id, for the statistics
+  std::vector<uint8_t> compressed_;       // reused between chunks
+  std::vector<uint8_t> scratch_;          // reused record buffer
   std::unique_ptr<detail::Compressor> compressor_;
 
   std::vector<ChunkIndexEntry> chunk_indexes_;
