@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fieldproof/time/sim_clock.hpp"
 #include "fieldproof/time/system_clock.hpp"
 
 namespace fieldproof {
@@ -38,6 +39,15 @@ TEST(SystemClock, NowIsMonotonic) {
     prev = t;
   }
   EXPECT_GT(prev.ns(), 0);
+}
+
+template <typename C>
+concept CanAdvance = requires(C& c) { c.advance(Duration::zero()); };
+
+TEST(SystemClock, HasNoAdvanceOnlySimClockDoes) {
+  // Seed section 3: advance() exists only on the simulated clock; hardware time moves by itself.
+  EXPECT_FALSE(CanAdvance<SystemClock>);
+  EXPECT_TRUE(CanAdvance<SimClock>);
 }
 
 TEST(SystemClock, WallNowIsInjectable) {
