@@ -19,6 +19,7 @@ void UgvNavParticipantHost::problem(const std::string& what) {
 
 void UgvNavParticipantHost::publish_locked(SimTime floor) {
   for (BusMessage& m : node_.take_messages()) {
+    if (options_.on_published) options_.on_published(m);
     participant_.publish_at(std::max(m.stamp, floor), m.topic, std::move(m.payload),
                             std::move(m.type));
   }

@@ -26,9 +26,12 @@ struct ParticipantHostOptions {
   // finds the silence).
   Duration wall_check_period = milliseconds(250);
   // Wall clock of the watchdog thread's schedule; empty: the steady clock.
-  WallNow wall_now;
+  WallNow wall_now{};
   // Problems met (a payload that does not parse, a refused publish): one line each.
-  std::function<void(const std::string&)> on_problem;
+  std::function<void(const std::string&)> on_problem{};
+  // Every message published, as it is handed to the participant (from the loop's thread or the
+  // watchdog thread, under the host's lock).
+  std::function<void(const BusMessage&)> on_published{};
 };
 
 class UgvNavParticipantHost {
