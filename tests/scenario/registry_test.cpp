@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace fieldproof::scenario {
 namespace {
 
@@ -116,6 +118,30 @@ TEST(Registry, DescribeKindReadsAsTheDocs) {
   }
   const TypeSpec* n = SpecRegistry::builtin().assertion("no_collision");
   EXPECT_EQ(describe_kind(n->params[2]), "list of string");
+}
+
+TEST(RegistryCatalog, TextListsEveryTypeWithParametersAndMetrics) {
+  std::string text = format_catalog(SpecRegistry::builtin());
+  for (const auto& t : SpecRegistry::builtin().assertions()) {
+    EXPECT_THAT(text, HasSubstr("  " + t.type + " - ")) << t.type;
+  }
+  EXPECT_THAT(text, HasSubstr("    tolerance_m (number, default 0.5): distance to the target\n"));
+  EXPECT_THAT(text, HasSubstr("    metrics: closest_m [m], reached_at_s [s], final_distance_m [m]"));
+  EXPECT_THAT(text, HasSubstr("    at least one of: max_cpu_pct, max_memory_mb"));
+  EXPECT_THAT(text, HasSubstr("KPI collectors"));
+}
+
+TEST(RegistryCatalog, JsonListsTypesKpisAndActions) {
+  auto j = nlohmann::json::parse(catalog_json(SpecRegistry::builtin()));
+  EXPECT_EQ(j["assertions"].size(), 16u);
+  EXPECT_EQ(j["kpis"].size(), 7u);
+  EXPECT_EQ(j["actions"].size(), 7u);
+  const auto& reach = j["assertions"][0];
+  EXPECT_EQ(reach["type"], "reach_pose");
+  EXPECT_EQ(reach["parameters"][0]["name"], "name");  // the common keys first
+  EXPECT_EQ(reach["parameters"][2]["choices"], nlohmann::json::array({"continue", "abort"}));
+  EXPECT_EQ(reach["metrics"][0]["name"], "closest_m");
+  EXPECT_TRUE(reach["plugin"].is_null());
 }
 
 }  // namespace

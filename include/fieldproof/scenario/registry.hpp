@@ -128,4 +128,14 @@ class SpecRegistry {
 // The name of a kind as the tables print it ("duration", "placement", "list of number", ...).
 std::string describe_kind(const ParamSpec& spec);
 
+// The tables as `fieldproof assertions` prints them: every assertion type, then every KPI
+// collector and timeline action, each with its summary, parameters (kind, required or default,
+// description) and metrics. Plain text, one blank line between types.
+std::string format_catalog(const SpecRegistry& registry);
+// The same as JSON (`fieldproof assertions --json`):
+// {"assertions": [{"type", "summary", "plugin", "parameters": [{"name", "kind", "required",
+//   "default", "choices", "description"}], "metrics": [{"name", "unit", "description"}]}],
+//  "kpis": [...], "actions": [...]}; the common keys (name, type, on_fail) are listed first.
+std::string catalog_json(const SpecRegistry& registry);
+
 }  // namespace fieldproof::scenario
