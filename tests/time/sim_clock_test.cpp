@@ -467,6 +467,17 @@ TEST(SimClock, DrivenBusDeliversAfterTimersAtEqualTime) {
   EXPECT_EQ(order, (std::vector<std::string>{"t1", "t2", "msg@2@2", "t3"}));
 }
 
+TEST(SimClock, DrivenBusSubscriberExceptionPropagatesOutOfAdvance) {
+  Bus bus;
+  SimClock clock({.bus = &bus, .drive_bus = true});
+  auto sub = bus.subscribe("/x", [](const BusMessage&) { throw std::runtime_error("bad sub"); });
+  bus.publish("/x", ms(3), "m");
+  EXPECT_THROW(clock.advance_to(ms(5)), std::runtime_error);
+  EXPECT_EQ(clock.now(), ms(3));
+  EXPECT_EQ(clock.advance_to(ms(5)), 0u);  // the clock is usable again
+  EXPECT_EQ(clock.now(), ms(5));
+}
+
 TEST(SimClock, AdvanceAndDeliverDrainsTheBus) {
   Bus bus;
   SimClock clock({.bus = &bus});

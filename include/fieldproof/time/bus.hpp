@@ -26,8 +26,8 @@
 // Threads: publish() may be called from any thread (a mutex guards the queue). subscribe(),
 // Subscription::unsubscribe() and deliver_until() must be called from the delivering thread (or
 // with external synchronisation); callbacks run on the thread calling deliver_until().
-// A callback that throws propagates out of deliver_until(); the message counts as delivered to the
-// subscribers already called.
+// A callback that throws propagates out of deliver_until(): that message counts as delivered (its
+// remaining subscribers are skipped), later messages stay queued for the next call.
 #pragma once
 
 #include <atomic>

@@ -42,8 +42,11 @@
 // and so on). Without drive_bus, call bus.deliver_until(now())
 // yourself (documented helper: advance_and_deliver()).
 //
+// With drive_bus, an exception thrown by a bus subscriber is not a timer failure: it propagates
+// out of advance() (now() is then the time of that delivery; call advance again to go on).
+//
 // Threads: a SimClock and its handles belong to one thread (no locking). The Bus it publishes to
-// must outlive it.
+// must outlive it. A clock must not be destroyed from inside one of its own callbacks.
 #pragma once
 
 #include <cstddef>

@@ -61,7 +61,8 @@ struct PeriodicThreadOptions {
   // Wall time source; empty = SystemClock::wall_now(). Tests inject a fake.
   WallNow now;
   // Sleeps until the given wall time (may return early); empty = a condition-variable wait on the
-  // steady clock that stop() interrupts. Tests inject a fake that moves their fake time.
+  // steady clock that stop() interrupts. Tests inject a fake that moves their fake time. If `now`
+  // is not on the steady clock's time line, inject this too: the default reads times as steady.
   std::function<void(SimTime until)> sleep_until;
 };
 
