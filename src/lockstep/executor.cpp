@@ -23,7 +23,9 @@ MultiThreadedExecutor::MultiThreadedExecutor(Participant& participant, size_t th
   }
 }
 
-MultiThreadedExecutor::~MultiThreadedExecutor() = default;
+MultiThreadedExecutor::~MultiThreadedExecutor() {
+  for (size_t i = 1; i < threads_.size(); ++i) threads_[i]->leave();
+}
 
 bool MultiThreadedExecutor::spin() { return spin_until(SimTime::infinite()); }
 

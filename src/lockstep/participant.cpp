@@ -220,6 +220,7 @@ void ParticipantThread::announce(SimTime safe_time) {
 void ParticipantThread::subscribe(const std::string& topic, MessageCallback callback) {
   auto* sh = state_->sh;
   std::lock_guard<std::mutex> lk(sh->mu);
+  if (!state_->announced) sh->announce(*state_, sh->grant);  // registers a thread that left
   const bool fresh = state_->callbacks.count(topic) == 0;
   state_->callbacks[topic] = std::make_shared<MessageCallback>(std::move(callback));
   if (fresh) sh->send(Subscribe{sh->opt.name, state_->name, topic});
@@ -269,6 +270,19 @@ void ParticipantThread::stop() {
   std::lock_guard<std::mutex> lk(state_->sh->mu);
   state_->stop = true;
   state_->sh->cv.notify_all();
+}
+
+void ParticipantThread::leave() {
+  auto* sh = state_->sh;
+  std::lock_guard<std::mutex> lk(sh->mu);
+  if (!state_->announced) return;  // not registered
+  sh->send(Leave{sh->opt.name, state_->name});
+  state_->announced.reset();
+  state_->callbacks.clear();
+  state_->timers.clear();
+  state_->inbox.clear();
+  state_->lowered = false;
+  state_->awaiting_marker = false;
 }
 
 // ---- Participant ----

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <mutex>
 #include <sstream>
@@ -179,6 +180,66 @@ TEST(Participant, MultiThreadedExecutorRunsEachCallbackOnItsSubscribingThread) {
   te.join();
   ASSERT_EQ(ran_on.size(), 2u);
   EXPECT_NE(ran_on["a"], ran_on["b"]);
+}
+
+TEST(Participant, MultiThreadedExecutorWorkersLeaveWhenItIsDestroyed) {
+  InProcessCoordinator coord(paused());
+  Participant p(coord.make_link(), named("p"));
+  Participant src(coord.make_link(), named("src"));
+  {
+    MultiThreadedExecutor exec(p, 3);
+    coord.control(resume_request());
+    std::thread te([&] { exec.spin_until(ms(10)); });
+    ASSERT_TRUE(src.sleep_until(ms(10)));
+    te.join();
+    EXPECT_EQ(coord.status().participants.size(), 4u);
+  }
+  EXPECT_EQ(coord.status().participants.size(), 2u);
+  std::thread tp([&] { EXPECT_TRUE(p.sleep_until(ms(30))); });
+  EXPECT_TRUE(src.sleep_until(ms(30)));  // no worker holds the clock at 10 ms any more
+  tp.join();
+}
+
+TEST(Participant, ThreadLeaveReleasesTheTimeItHeld) {
+  InProcessCoordinator coord;
+  Participant p(coord.make_link(), named("p"));
+  ParticipantThread& worker = p.thread("worker-1");  // announced at the current time: holds
+  worker.leave();
+  EXPECT_TRUE(p.sleep_until(ms(5)));
+  EXPECT_EQ(coord.status().participants.size(), 1u);
+}
+
+TEST(Participant, InProcessPacedSleepWaitsForTheWallClock) {
+  std::atomic<int64_t> wall_ns{1'000'000'000};
+  CoordinatorOptions o;
+  o.max_rtf = 1.0;
+  o.ack_timeout = Duration::infinite();
+  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  InProcessCoordinator coord(o);
+  Participant p(coord.make_link(), named("p"));
+  std::thread t([&] { EXPECT_TRUE(p.sleep_until(ms(5))); });
+  // Wait until p has announced 5 ms (an event, not a delay).
+  while (coord.status().participants.at(0).safe_time != ms(5)) std::this_thread::yield();
+  EXPECT_EQ(coord.status().time, SimTime::zero());  // the wall clock has not moved
+  wall_ns += 5'000'000;
+  coord.poll();
+  t.join();
+  EXPECT_EQ(p.now(), ms(5));
+}
+
+TEST(Participant, InProcessReceivePollsThePaceWithoutAHelperThread) {
+  std::atomic<int64_t> wall_ns{1'000'000'000};
+  CoordinatorOptions o;
+  o.max_rtf = 2.0;
+  o.ack_timeout = Duration::infinite();
+  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  InProcessCoordinator coord(o);
+  Participant p(coord.make_link(), named("p"));
+  std::thread t([&] { EXPECT_TRUE(p.sleep_until(ms(8))); });
+  while (coord.status().participants.at(0).safe_time != ms(8)) std::this_thread::yield();
+  wall_ns += 4'000'000;  // nobody calls coord.poll(): the waiting receive() does
+  t.join();
+  EXPECT_EQ(p.now(), ms(8));
 }
 
 TEST(Participant, FollowerSeesTheClockButDoesNotHoldIt) {

@@ -42,7 +42,8 @@ class SingleThreadedExecutor {
 class MultiThreadedExecutor {
  public:
   MultiThreadedExecutor(Participant& participant, size_t threads);
-  ~MultiThreadedExecutor();  // stops and joins
+  // The workers leave (they no longer hold time); the participant's main thread stays.
+  ~MultiThreadedExecutor();
   size_t size() const { return threads_.size(); }
   // i = 0: the main thread; 1..n-1: the workers.
   ParticipantThread& worker(size_t i) { return *threads_.at(i); }

@@ -90,6 +90,10 @@ class ParticipantThread {
   bool spin_until(SimTime until);
   // Makes the current or next spin_until / sleep of this thread return false (from any thread).
   void stop();
+  // This thread stops taking part (Leave{participant, thread}): it no longer holds time and its
+  // subscriptions and timers are dropped. Using the handle again registers it anew. Call it when
+  // an OS thread that waited on simulated time ends while the participant goes on.
+  void leave();
 
   struct State;
   explicit ParticipantThread(State* state) : state_(state) {}
@@ -140,7 +144,7 @@ class Participant {
   }
   void cancel_timer(TimerHandle t) { main_thread().cancel_timer(t); }
 
-  // Leaves (a thread's leave: ParticipantThread is released only with the participant). Idempotent.
+  // The whole participant leaves (every thread); later sleeps return false. Idempotent.
   void leave();
 
   struct Shared;
