@@ -94,8 +94,9 @@ void bench_scheduler(size_t n, uint64_t events) {
     fp::SimClock clock;
     uint64_t count = 0;
     for (size_t i = 0; i < n; ++i) {
-      clock.schedule_periodic(fp::nanoseconds(timers.period[i]), [&count] { ++count; },
-                              fp::SimTime::from_ns(timers.phase[i]));
+      clock.schedule_periodic(
+          fp::nanoseconds(timers.period[i]), [&count] { ++count; },
+          fp::SimTime::from_ns(timers.phase[i]));
     }
     const auto step = fp::milliseconds(10);
     uint64_t ran = 0;
@@ -128,9 +129,10 @@ void bench_scheduler(size_t n, uint64_t events) {
   const char* label = n == 10 ? "n10" : n == 1000 ? "n1000" : "n100000";
   std::printf("scheduler N=%zu: %.3g events/s, std::priority_queue pop+push %.3g/s\n", n, rate,
               baseline);
-  std::printf("BENCH scheduler_events_per_s_%s %.0f events/s ratio=%.2f "
-              "baseline=std_priority_queue\n",
-              label, rate, rate / baseline);
+  std::printf(
+      "BENCH scheduler_events_per_s_%s %.0f events/s ratio=%.2f "
+      "baseline=std_priority_queue\n",
+      label, rate, rate / baseline);
   std::fflush(stdout);
 }
 
@@ -146,9 +148,8 @@ void bench_bus() {
     uint64_t bytes = 0;
     std::vector<fp::Subscription> subs;
     for (const char* t : topics) {
-      subs.push_back(bus.subscribe(t, [&bytes](const fp::BusMessage& m) {
-        bytes += m.payload.size();
-      }));
+      subs.push_back(
+          bus.subscribe(t, [&bytes](const fp::BusMessage& m) { bytes += m.payload.size(); }));
     }
     uint64_t delivered = 0;
     int64_t stamp = 0;
@@ -201,9 +202,10 @@ void bench_bus() {
   });
 
   std::printf("bus: %.3g deliveries/s, vector push + callback %.3g/s\n", rate, baseline);
-  std::printf("BENCH bus_deliveries_per_s %.0f deliveries/s ratio=%.2f "
-              "baseline=std_vector_push_callback\n",
-              rate, rate / baseline);
+  std::printf(
+      "BENCH bus_deliveries_per_s %.0f deliveries/s ratio=%.2f "
+      "baseline=std_vector_push_callback\n",
+      rate, rate / baseline);
   std::fflush(stdout);
 }
 

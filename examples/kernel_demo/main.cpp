@@ -46,33 +46,42 @@ Run run_once(uint64_t seed) {
   // The recorder subscribes to everything; it sees messages in (stamp, sequence) order.
   fp::Subscription recorder = bus.subscribe("*", [&](const fp::BusMessage& m) {
     run.delivered.emplace_back(m.stamp.ns(), m.sequence);
-    run.timeline.push_back(at(clock) + "    bus  seq=" + std::to_string(m.sequence) + " stamp=" +
-                           fp::format_seconds(m.stamp) + " " + std::string(m.topic) + " " +
-                           m.payload);
+    run.timeline.push_back(at(clock) + "    bus  seq=" + std::to_string(m.sequence) +
+                           " stamp=" + fp::format_seconds(m.stamp) + " " + std::string(m.topic) +
+                           " " + m.payload);
   });
 
   int controller_ticks = 0;
-  clock.schedule_periodic(fp::milliseconds(5), [&] {
-    ++controller_ticks;
-    run.timer_log.push_back(std::to_string(clock.now_ns()) + " controller");
-    run.timeline.push_back(at(clock) + "  controller tick " + std::to_string(controller_ticks));
-    bus.publish("/cmd_vel", clock.now(), "v=" + std::to_string(controller_ticks % 3) + ".0");
-  }, fp::SimTime::zero(), "controller");
+  clock.schedule_periodic(
+      fp::milliseconds(5),
+      [&] {
+        ++controller_ticks;
+        run.timer_log.push_back(std::to_string(clock.now_ns()) + " controller");
+        run.timeline.push_back(at(clock) + "  controller tick " + std::to_string(controller_ticks));
+        bus.publish("/cmd_vel", clock.now(), "v=" + std::to_string(controller_ticks % 3) + ".0");
+      },
+      fp::SimTime::zero(), "controller");
 
-  clock.schedule_periodic(fp::milliseconds(20), [&] {
-    run.timer_log.push_back(std::to_string(clock.now_ns()) + " telemetry");
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "  telemetry  imu0 noise = % .6f % .6f % .6f",
-                  noise.normal(0.0, 0.05), noise.normal(0.0, 0.05), noise.normal(0.0, 0.05));
-    run.timeline.push_back(at(clock) + buf);
-    bus.publish("/telemetry", clock.now(), "ok");
-  }, fp::SimTime::zero(), "telemetry");
+  clock.schedule_periodic(
+      fp::milliseconds(20),
+      [&] {
+        run.timer_log.push_back(std::to_string(clock.now_ns()) + " telemetry");
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "  telemetry  imu0 noise = % .6f % .6f % .6f",
+                      noise.normal(0.0, 0.05), noise.normal(0.0, 0.05), noise.normal(0.0, 0.05));
+        run.timeline.push_back(at(clock) + buf);
+        bus.publish("/telemetry", clock.now(), "ok");
+      },
+      fp::SimTime::zero(), "telemetry");
 
-  clock.schedule(fp::SimTime::from_ns(13'000'000), [&] {
-    run.timer_log.push_back(std::to_string(clock.now_ns()) + " watchdog");
-    run.timeline.push_back(at(clock) + "  watchdog   throws (on purpose)");
-    throw std::runtime_error("imu0 silent for 13 ms");
-  }, "watchdog");
+  clock.schedule(
+      fp::SimTime::from_ns(13'000'000),
+      [&] {
+        run.timer_log.push_back(std::to_string(clock.now_ns()) + " watchdog");
+        run.timeline.push_back(at(clock) + "  watchdog   throws (on purpose)");
+        throw std::runtime_error("imu0 silent for 13 ms");
+      },
+      "watchdog");
 
   const fp::SimTime end = fp::SimTime::from_ns(50'000'000);
   while (clock.now() < end) clock.advance(clock.step());
@@ -142,10 +151,11 @@ bool check_order(const Run& run, std::string& why) {
 
 int main() {
   constexpr uint64_t kSeed = 42;
-  std::printf("fieldproof kernel demo: SimClock stepped 1 ms at a time for 50 ms, seed %llu\n"
-              "  controller 200 Hz, telemetry 50 Hz with noise from /sensors/imu0/noise,\n"
-              "  a watchdog that throws once, a bus delivering in (stamp, sequence) order\n\n",
-              static_cast<unsigned long long>(kSeed));
+  std::printf(
+      "fieldproof kernel demo: SimClock stepped 1 ms at a time for 50 ms, seed %llu\n"
+      "  controller 200 Hz, telemetry 50 Hz with noise from /sensors/imu0/noise,\n"
+      "  a watchdog that throws once, a bus delivering in (stamp, sequence) order\n\n",
+      static_cast<unsigned long long>(kSeed));
 
   const Run first = run_once(kSeed);
   const Run second = run_once(kSeed);
@@ -159,13 +169,15 @@ int main() {
   ok = ok && same;
   std::string why;
   const bool fifo = check_order(first, why);
-  std::printf("  FIFO at equal times (a periodic timer re-enters the queue when it fires, so at\n"
-              "  t=20 ms telemetry, queued at 0 ms, runs before the controller, queued at 15 ms)\n"
-              "  and (stamp, sequence) bus delivery, against a naive reference model: %s%s\n",
-              fifo ? "yes" : "NO: ", why.c_str());
+  std::printf(
+      "  FIFO at equal times (a periodic timer re-enters the queue when it fires, so at\n"
+      "  t=20 ms telemetry, queued at 0 ms, runs before the controller, queued at 15 ms)\n"
+      "  and (stamp, sequence) bus delivery, against a naive reference model: %s%s\n",
+      fifo ? "yes" : "NO: ", why.c_str());
   ok = ok && fifo;
   const bool reported = first.failures == 1;
-  std::printf("  the throwing callback was caught and reported once: %s\n", reported ? "yes" : "NO");
+  std::printf("  the throwing callback was caught and reported once: %s\n",
+              reported ? "yes" : "NO");
   ok = ok && reported;
   std::printf("verdict: %s\n", ok ? "passed" : "failed");
   return ok ? 0 : 1;

@@ -95,7 +95,8 @@ struct Bus::Impl {
       free_slots.pop_back();
       return i;
     }
-    if ((slot_count & (kChunkSize - 1)) == 0) chunks.push_back(std::make_unique<Queued[]>(kChunkSize));
+    if ((slot_count & (kChunkSize - 1)) == 0)
+      chunks.push_back(std::make_unique<Queued[]>(kChunkSize));
     return slot_count++;
   }
 

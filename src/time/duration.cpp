@@ -59,7 +59,8 @@ Parsed<Duration> parse_duration(std::string_view text) {
       (is_digit(unit[1]) || unit[1] == '-' || unit[1] == '+')) {
     return refuse(text, "exponents are not accepted");
   }
-  if (!unit.empty() && unit.front() == '.') return refuse(text, "it has more than one decimal point");
+  if (!unit.empty() && unit.front() == '.')
+    return refuse(text, "it has more than one decimal point");
 
   int64_t unit_ns = 0;
   if (unit.empty() || unit == "s") {

@@ -124,9 +124,7 @@ uint64_t RandomSource::next_u64() {
   return result;
 }
 
-double RandomSource::uniform01() {
-  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
-}
+double RandomSource::uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 double RandomSource::uniform(double a, double b) { return a + (b - a) * uniform01(); }
 

@@ -59,7 +59,7 @@ struct SimClockCore {
 
   void release(uint32_t i) noexcept {
     at(i).callback = nullptr;
-    info[i].label.clear();  // clear() keeps the buffer: never throws, never allocates
+    info[i].label.clear();    // clear() keeps the buffer: never throws, never allocates
     free_slots.push_back(i);  // never allocates (capacity reserved)
   }
 
@@ -70,7 +70,7 @@ struct SimClockCore {
     s.live = false;
     ++s.generation;
     --live;
-    ++stale;  // its entry stays in the heap until it reaches the top
+    ++stale;                       // its entry stays in the heap until it reaches the top
     if (running != i) release(i);  // else released when its callback returns
   }
 };
@@ -87,11 +87,21 @@ std::string json_escape(const std::string& s) {
   out.reserve(s.size() + 2);
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           static const char* kHex = "0123456789abcdef";
@@ -162,12 +172,12 @@ SimClock::~SimClock() {
   core_->slot_count = 0;
 }
 
-TimerHandle SimClock::add(int64_t at_ns, int64_t period_ns, Callback callback,
-                          std::string label) {
+TimerHandle SimClock::add(int64_t at_ns, int64_t period_ns, Callback callback, std::string label) {
   Core& core = *core_;
   if (core.stale > 1024 && core.stale * 2 > heap_.size()) {
     // Mostly cancelled entries: drop them all at once rather than one by one at the top.
-    std::erase_if(heap_, [&](const Entry& e) { return core.at(e.slot).generation != e.generation; });
+    std::erase_if(heap_,
+                  [&](const Entry& e) { return core.at(e.slot).generation != e.generation; });
     detail::heap_rebuild(heap_, EntryLess{});
     core.stale = 0;
   }
@@ -262,8 +272,7 @@ bool SimClock::fire_top() {
   now_ns_ = e.at_ns;
   if (s.period_ns > 0) {
     // Re-inserted before the callback runs, with the next sequence number (header: FIFO rule).
-    const Entry next{detail::sat_add(e.at_ns, s.period_ns), next_sequence_++, e.slot,
-                     e.generation};
+    const Entry next{detail::sat_add(e.at_ns, s.period_ns), next_sequence_++, e.slot, e.generation};
     // Same order either way; the comparison differs only in speed (see EntryKeyLess).
     if (heap_.size() - kBranchlessMin <= kBranchlessMax - kBranchlessMin) {
       detail::heap_replace_top(heap_, next, EntryKeyLess{});
@@ -345,10 +354,10 @@ void SimClock::report_failure(uint64_t id, const std::string& label, const std::
   last_failure_ = "timer " + std::to_string(id) + (label.empty() ? "" : " (" + label + ")") +
                   " threw at " + t_text(now_ns_) + ": " + message;
   if (bus_ == nullptr) return;
-  std::string payload = "{\"event\":\"SCHEDULER_CALLBACK_FAILED\",\"timer_id\":" +
-                        std::to_string(id) + ",\"label\":\"" + json_escape(label) +
-                        "\",\"message\":\"" + json_escape(message) +
-                        "\",\"at_ns\":" + std::to_string(now_ns_) + "}";
+  std::string payload =
+      "{\"event\":\"SCHEDULER_CALLBACK_FAILED\",\"timer_id\":" + std::to_string(id) +
+      ",\"label\":\"" + json_escape(label) + "\",\"message\":\"" + json_escape(message) +
+      "\",\"at_ns\":" + std::to_string(now_ns_) + "}";
   try {
     bus_->publish(kEventsTopic, now(), std::move(payload), kEventType);
   } catch (const std::exception& ex) {

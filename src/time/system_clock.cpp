@@ -22,7 +22,9 @@ std::chrono::steady_clock::time_point to_steady(SimTime t) {
 
 SimTime SystemClock::now() const { return steady_now(); }
 
-WallNow SystemClock::wall_now() { return [] { return steady_now(); }; }
+WallNow SystemClock::wall_now() {
+  return [] { return steady_now(); };
+}
 
 // ---- PeriodicThread ----
 
@@ -34,8 +36,8 @@ PeriodicThread::PeriodicThread(PeriodicThreadOptions options) : options_(std::mo
 PeriodicThread::~PeriodicThread() { stop(); }
 
 SimTime PeriodicThread::deadline(SimTime start, Duration period, uint64_t k) {
-  const int64_t kk = k > static_cast<uint64_t>(detail::kMaxNs) ? detail::kMaxNs
-                                                                 : static_cast<int64_t>(k);
+  const int64_t kk =
+      k > static_cast<uint64_t>(detail::kMaxNs) ? detail::kMaxNs : static_cast<int64_t>(k);
   return start + period * kk;
 }
 
@@ -51,9 +53,8 @@ void PeriodicThread::start(Duration period, Callback callback) {
   }
   stop_requested_.store(false);
   running_.store(true);
-  thread_ = std::thread([this, period, cb = std::move(callback)]() mutable {
-    run(period, std::move(cb));
-  });
+  thread_ = std::thread(
+      [this, period, cb = std::move(callback)]() mutable { run(period, std::move(cb)); });
 }
 
 void PeriodicThread::stop() {

@@ -78,9 +78,9 @@ TEST(Bus, PublishInsideDeliveryIsDeliveredInSameCallAfterCurrent) {
   auto s = bus.subscribe("*", [&](const BusMessage& m) {
     got.push_back(m.payload);
     if (m.payload == "ping") {
-      bus.publish("/reply", m.stamp, "pong");      // same stamp: after the current message
-      bus.publish("/reply", ms(2), "pong2");       // later but <= target: same call
-      bus.publish("/reply", ms(9), "too late");    // beyond the target: waits
+      bus.publish("/reply", m.stamp, "pong");    // same stamp: after the current message
+      bus.publish("/reply", ms(2), "pong2");     // later but <= target: same call
+      bus.publish("/reply", ms(9), "too late");  // beyond the target: waits
     }
   });
   bus.publish("/q", ms(1), "ping");
@@ -128,9 +128,8 @@ TEST(Bus, SubscribeDuringDeliveryGetsOnlyLaterMessages) {
   auto s = bus.subscribe("/t", [&](const BusMessage& m) {
     got.push_back("old:" + m.payload);
     if (extra.empty()) {
-      extra.push_back(bus.subscribe("/t", [&](const BusMessage& n) {
-        got.push_back("new:" + n.payload);
-      }));
+      extra.push_back(
+          bus.subscribe("/t", [&](const BusMessage& n) { got.push_back("new:" + n.payload); }));
     }
   });
   bus.publish("/t", ms(1), "a");

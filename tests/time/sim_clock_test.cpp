@@ -75,9 +75,12 @@ TEST(SimClock, SameSeedSameSchedulesGiveSameOrderAndTimestamps) {
     auto rng = std::make_shared<RandomSource>(clock.random_source().child("/jitter"));
     clock.schedule_periodic(milliseconds(5), t.rec(clock, "ctrl"));
     clock.schedule_periodic(milliseconds(20), t.rec(clock, "telemetry"));
-    clock.schedule_periodic(milliseconds(5), [&, rng] {
-      t.events.emplace_back("noise" + std::to_string(rng->integers(0, 9)), clock.now_ns());
-    }, ms(2));
+    clock.schedule_periodic(
+        milliseconds(5),
+        [&, rng] {
+          t.events.emplace_back("noise" + std::to_string(rng->integers(0, 9)), clock.now_ns());
+        },
+        ms(2));
     for (int i = 0; i < 60; ++i) clock.advance(milliseconds(1));
     return t.events;
   };
@@ -90,7 +93,8 @@ TEST(SimClock, SameSeedSameSchedulesGiveSameOrderAndTimestamps) {
 TEST(SimClock, PeriodicFiresAtPhasePlusKPeriods) {
   SimClock clock;
   std::vector<int64_t> at;
-  clock.schedule_periodic(milliseconds(5), [&] { at.push_back(clock.now_ns()); }, ms(2));
+  clock.schedule_periodic(
+      milliseconds(5), [&] { at.push_back(clock.now_ns()); }, ms(2));
   clock.advance_to(ms(22));
   EXPECT_EQ(at, (std::vector<int64_t>{2'000'000, 7'000'000, 12'000'000, 17'000'000, 22'000'000}));
 }
@@ -127,7 +131,8 @@ TEST(SimClock, PhaseBeforeNowStartsAtNextGridPoint) {
   SimClock clock;
   clock.advance_to(ms(11));
   std::vector<int64_t> at;
-  clock.schedule_periodic(milliseconds(5), [&] { at.push_back(clock.now_ns()); }, ms(2));
+  clock.schedule_periodic(
+      milliseconds(5), [&] { at.push_back(clock.now_ns()); }, ms(2));
   clock.advance_to(ms(22));
   EXPECT_EQ(at, (std::vector<int64_t>{12'000'000, 17'000'000, 22'000'000}));
 }
@@ -275,8 +280,8 @@ TEST(SimClock, ThrowingCallbackIsReportedAndSchedulerContinues) {
   auto sub = bus.subscribe(kEventsTopic, [&](const BusMessage& m) { events.push_back(m); });
   SimClock clock({.bus = &bus});
   int after = 0;
-  TimerHandle bad = clock.schedule(ms(2), [] { throw std::runtime_error("sensor \"imu\" died"); },
-                                   "imu_driver");
+  TimerHandle bad = clock.schedule(
+      ms(2), [] { throw std::runtime_error("sensor \"imu\" died"); }, "imu_driver");
   clock.schedule(ms(2), [&] { ++after; });
   clock.schedule(ms(3), [&] { ++after; });
   EXPECT_EQ(clock.advance_to(ms(4)), 3u);
@@ -411,11 +416,10 @@ TEST(SimClock, PeriodicReinsertionCountsAsNewInsertionAtFireTime) {
   });
   clock.schedule(ms(10), t.rec(clock, "O"));
   clock.advance_to(ms(20));
-  EXPECT_EQ(t.events, (std::vector<std::pair<std::string, int64_t>>{{"P", 0},
-                                                                   {"O", 10'000'000},
-                                                                   {"P", 10'000'000},
-                                                                   {"P", 20'000'000},
-                                                                   {"X", 20'000'000}}));
+  EXPECT_EQ(
+      t.events,
+      (std::vector<std::pair<std::string, int64_t>>{
+          {"P", 0}, {"O", 10'000'000}, {"P", 10'000'000}, {"P", 20'000'000}, {"X", 20'000'000}}));
 }
 
 TEST(SimClock, TwoPeriodicSamePeriodSamePhaseKeepInsertionOrder) {
@@ -436,7 +440,8 @@ TEST(SimClock, TwoPeriodicSamePeriodDifferentPhaseInterleaveFixed) {
     SimClock clock;
     std::string order;
     clock.schedule_periodic(milliseconds(4), [&] { order += 'a'; });
-    clock.schedule_periodic(milliseconds(4), [&] { order += 'b'; }, ms(2));
+    clock.schedule_periodic(
+        milliseconds(4), [&] { order += 'b'; }, ms(2));
     clock.schedule_periodic(milliseconds(2), [&] { order += 'c'; });
     clock.advance_to(ms(8));
     return order;

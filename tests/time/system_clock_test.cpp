@@ -42,7 +42,9 @@ TEST(SystemClock, NowIsMonotonic) {
 }
 
 template <typename C>
-concept CanAdvance = requires(C& c) { c.advance(Duration::zero()); };
+concept CanAdvance = requires(C& c) {
+  c.advance(Duration::zero());
+};
 
 TEST(SystemClock, HasNoAdvanceOnlySimClockDoes) {
   // Seed section 3: advance() exists only on the simulated clock; hardware time moves by itself.

@@ -135,8 +135,8 @@ class SimClock {
   // One-shot at `at` (>= now()). `label` names the timer in failure reports.
   TimerHandle schedule(SimTime at, Callback callback, std::string label = {});
   // Every `period` (> 0) from `phase` on (see contracts above).
-  TimerHandle schedule_periodic(Duration period, Callback callback,
-                                SimTime phase = SimTime::zero(), std::string label = {});
+  TimerHandle schedule_periodic(Duration period, Callback callback, SimTime phase = SimTime::zero(),
+                                std::string label = {});
 
   // The time of the earliest pending timer, or nullopt if none.
   std::optional<SimTime> next_wakeup() const;
