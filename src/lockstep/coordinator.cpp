@@ -308,11 +308,14 @@ struct CoordinatorCore::Impl {
     return b;
   }
 
-  SimTime pace_bound() const {
+  // The pace's bound on the grant, given every other bound `other`. When the pace allows
+  // `other`, that is the bound; otherwise the pace limit rounded down to the pace_step grid
+  // (deterministic grant values along the pace). poll() asks to be called exactly when one of the
+  // two becomes reachable, so it never asks for a time already past.
+  SimTime pace_bound(SimTime other) const {
     if (pace.unlimited() || paused) return SimTime::infinite();
     const SimTime lim = pace.limit(wall());
-    if (lim.is_infinite()) return lim;
-    // Quantised to the pace_step grid: deterministic grant values along the pace.
+    if (lim >= other) return other;
     const int64_t step = opt.pace_step.ns();
     const int64_t q = lim.ns() >= 0 ? lim.ns() / step : -((-lim.ns() + step - 1) / step);
     return SimTime::from_ns(q * step);
@@ -357,7 +360,8 @@ struct CoordinatorCore::Impl {
     if (failed || shut_down) return;
     for (;;) {
       const SimTime me = min_safe();
-      const SimTime bound = std::min(external_bound(), pace_bound());
+      const SimTime external = external_bound();
+      const SimTime bound = std::min(external, pace_bound(std::min(me, external)));
       const SimTime g = std::max(grant, std::min(me, bound));
       if (!upstream) {
         if (!pending.empty()) {

@@ -302,6 +302,25 @@ TEST(CoordinatorCore, PollSaysWhenThePaceAllowsTheNextGrant) {
   EXPECT_EQ(h.core->grant(), ms(10));
 }
 
+TEST(CoordinatorCore, PacedGrantReachesAnOffGridAnnouncementAndPollNeverAsksForThePast) {
+  CoordinatorOptions o;
+  o.max_rtf = 1.0;
+  o.ack_timeout = Duration::infinite();
+  CoreHarness h(o);
+  const SimTime wall0 = h.wall;
+  h.announce(1, "a", SimTime::from_ns(1'500'000));
+  std::vector<SimTime> grants;
+  for (int i = 0; i < 5; ++i) {
+    const auto next = h.core->poll();
+    grants.push_back(h.core->grant());
+    if (!next) break;
+    ASSERT_GT(*next, h.wall);
+    h.wall = *next;
+  }
+  EXPECT_EQ(grants.back(), SimTime::from_ns(1'500'000));
+  EXPECT_EQ(h.wall, wall0 + microseconds(1500));
+}
+
 TEST(CoordinatorCore, SetMaxRtfAtRunTimeReanchors) {
   CoordinatorOptions o;
   o.max_rtf = 1.0;
