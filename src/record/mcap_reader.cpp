@@ -757,9 +757,11 @@ void McapReader::scan() {
   for (const auto& [id, ch] : channels_) stats_.channel_message_counts.try_emplace(id, 0);
 }
 
-Status McapReader::load_chunk(const ChunkRef& chunk, std::vector<uint8_t>& records) {
+Status McapReader::load_chunk(const ChunkRef& chunk, std::vector<uint8_t>& scratch,
+                              std::vector<uint8_t>& records, size_t* records_at) {
   const uint64_t max_record = options_.max_chunk_uncompressed_size + (uint64_t{1} << 20);
-  std::vector<uint8_t> buf;
+  // Uncompressed chunks are read straight into the records buffer: no copy.
+  std::vector<uint8_t>& buf = chunk.compression == Compression::kNone ? records : scratch;
   if (chunk.length < wire::kRecordPrefix || chunk.length > max_record ||
       !source_->read(chunk.offset, chunk.length, buf)) {
     return {StatusCode::kCorrupt, "chunk" + at(chunk.offset) + " is outside the file"};
@@ -780,13 +782,29 @@ Status McapReader::load_chunk(const ChunkRef& chunk, std::vector<uint8_t>& recor
   if (f->uncompressed_size > options_.max_chunk_uncompressed_size) {
     return {StatusCode::kCorrupt, "Chunk" + at(chunk.offset) + " claims too many bytes"};
   }
-  if (Status s = detail::decompress(*comp, reinterpret_cast<const uint8_t*>(f->records.data()),
-                                    f->records.size(), f->uncompressed_size, records);
-      !s.ok()) {
-    return {s.code(), "Chunk" + at(chunk.offset) + ": " + s.message()};
+  const auto* data = reinterpret_cast<const uint8_t*>(f->records.data());
+  if (*comp != chunk.compression) {
+    return {StatusCode::kCorrupt, "Chunk" + at(chunk.offset) + " compression '" + f->compression +
+                                      "' differs from its index"};
+  }
+  if (*comp == Compression::kNone) {
+    if (f->records.size() != f->uncompressed_size) {
+      return {StatusCode::kCorrupt,
+              "Chunk" + at(chunk.offset) + " holds " + std::to_string(f->records.size()) +
+                  " bytes, its uncompressed_size says " + std::to_string(f->uncompressed_size)};
+    }
+    *records_at = static_cast<size_t>(data - records.data());
+  } else {
+    if (Status s =
+            detail::decompress(*comp, data, f->records.size(), f->uncompressed_size, records);
+        !s.ok()) {
+      return {s.code(), "Chunk" + at(chunk.offset) + ": " + s.message()};
+    }
+    *records_at = 0;
   }
   if (options_.verify_crcs && f->crc != 0) {
-    const uint32_t computed = wire::crc32(records.data(), records.size());
+    const uint32_t computed =
+        wire::crc32(records.data() + *records_at, records.size() - *records_at);
     if (computed != f->crc) {
       return {StatusCode::kCorrupt, "Chunk" + at(chunk.offset) + " CRC mismatch (stored " +
                                         std::to_string(f->crc) + ", computed " +
@@ -797,49 +815,92 @@ Status McapReader::load_chunk(const ChunkRef& chunk, std::vector<uint8_t>& recor
 }
 
 namespace {
-struct Pending {
+
+// One message waiting to be handed out: its sort key and where its record's content is.
+struct Entry {
   int64_t log_time_ns;
-  uint64_t file_key;   // chunk record offset, or the loose message's offset
+  uint64_t file_key;   // chunk record offset, or the loose message's own offset
   uint64_t inner_key;  // offset inside the chunk's records (0 for a loose message)
-  std::shared_ptr<const std::vector<uint8_t>> buffer;
-  size_t body_at;  // message record content inside buffer
+  const uint8_t* body;
   size_t body_len;
-  bool operator>(const Pending& o) const {
-    if (log_time_ns != o.log_time_ns) return log_time_ns > o.log_time_ns;
-    if (file_key != o.file_key) return file_key > o.file_key;
-    return inner_key > o.inner_key;
+  bool operator<(const Entry& o) const {
+    if (log_time_ns != o.log_time_ns) return log_time_ns < o.log_time_ns;
+    if (file_key != o.file_key) return file_key < o.file_key;
+    return inner_key < o.inner_key;
   }
 };
+
+// The sorted messages of one loaded chunk (or of all loose messages) and the next to hand out.
+// Merging cursors rather than single messages keeps the common case (chunks in time order, not
+// overlapping) at one heap element.
+struct Run {
+  std::vector<uint8_t> storage;  // the decompressed records the entries point into
+  std::vector<std::vector<uint8_t>> loose_storage;
+  std::vector<Entry> entries;
+  size_t next = 0;
+  const Entry& head() const { return entries[next]; }
+};
+
+struct RunAfter {
+  bool operator()(const Run* a, const Run* b) const { return b->head() < a->head(); }
+};
+
 }  // namespace
 
 Status McapReader::read_messages(const ReadMessageOptions& query,
                                  const std::function<bool(const MessageView&)>& on_message) {
   if (!source_) return {StatusCode::kFailedPrecondition, "reader not open"};
-  std::vector<bool> wanted(65536, query.topics.empty());
-  if (!query.topics.empty()) {
-    for (const auto& [id, ch] : channels_) {
-      if (std::find(query.topics.begin(), query.topics.end(), ch.topic) != query.topics.end()) {
-        wanted[id] = true;
-      }
-    }
+  // Channel lookups by id, resolved once per read.
+  std::vector<const Channel*> channel_by_id;
+  std::vector<const Schema*> schema_by_channel;
+  if (!channels_.empty()) {
+    channel_by_id.assign(static_cast<size_t>(channels_.rbegin()->first) + 1, nullptr);
+    schema_by_channel.assign(channel_by_id.size(), nullptr);
   }
+  for (const auto& [id, ch] : channels_) {
+    if (!query.topics.empty() &&
+        std::find(query.topics.begin(), query.topics.end(), ch.topic) == query.topics.end()) {
+      continue;
+    }
+    channel_by_id[id] = &ch;
+    auto sit = schemas_.find(ch.schema_id);
+    if (ch.schema_id != 0 && sit != schemas_.end()) schema_by_channel[id] = &sit->second;
+  }
+  auto usable = [&](uint16_t channel) {
+    return channel < channel_by_id.size() && channel_by_id[channel] != nullptr;
+  };
   auto in_range = [&](int64_t t) { return t >= query.start_ns && t < query.end_ns; };
-  auto usable = [&](uint16_t channel) { return wanted[channel] && channels_.contains(channel); };
 
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> heap;
+  std::vector<std::unique_ptr<Run>> runs;
+  // Buffers of finished chunks, reused: fresh megabyte buffers per chunk cost page faults.
+  std::vector<std::vector<uint8_t>> pool;
+  std::vector<uint8_t> scratch;
+  std::priority_queue<Run*, std::vector<Run*>, RunAfter> heap;
+  auto add_run = [&](std::unique_ptr<Run> run) {
+    if (run->entries.empty()) return;
+    std::sort(run->entries.begin(), run->entries.end());
+    heap.push(run.get());
+    runs.push_back(std::move(run));
+  };
 
-  // Loose messages (outside chunks, scan only).
-  std::vector<uint8_t> buf;
-  for (uint64_t off : loose_messages_) {
-    if (!source_->read(off, wire::kRecordPrefix, buf)) continue;
-    Cursor pc(buf.data(), buf.size());
-    pc.u8();
-    const uint64_t len = pc.u64();
-    auto rec = std::make_shared<std::vector<uint8_t>>();
-    if (!source_->read(off + wire::kRecordPrefix, len, *rec)) continue;
-    auto m = parse_message(rec->data(), rec->size());
-    if (!m || !usable(m->channel_id) || !in_range(m->log_time_ns)) continue;
-    heap.push(Pending{m->log_time_ns, off, 0, std::move(rec), 0, static_cast<size_t>(len)});
+  // Messages outside chunks (found by the scan).
+  if (!loose_messages_.empty()) {
+    auto run = std::make_unique<Run>();
+    std::vector<uint8_t> prefix;
+    for (uint64_t off : loose_messages_) {
+      if (!source_->read(off, wire::kRecordPrefix, prefix)) continue;
+      Cursor pc(prefix.data(), prefix.size());
+      pc.u8();
+      const uint64_t len = pc.u64();
+      std::vector<uint8_t> rec;
+      if (!source_->read(off + wire::kRecordPrefix, len, rec)) continue;
+      auto m = parse_message(rec.data(), rec.size());
+      if (!m || !usable(m->channel_id) || !in_range(m->log_time_ns)) continue;
+      run->loose_storage.push_back(std::move(rec));
+      const auto& stored = run->loose_storage.back();
+      run->entries.push_back(Entry{m->log_time_ns, off, 0, stored.data(), stored.size()});
+    }
+    add_run(std::move(run));
   }
 
   std::vector<const ChunkRef*> candidates;
@@ -851,12 +912,12 @@ Status McapReader::read_messages(const ReadMessageOptions& query,
   });
 
   auto load = [&](const ChunkRef& c) {
-    std::vector<std::pair<int64_t, uint64_t>> entries;
+    std::vector<std::pair<int64_t, uint64_t>> indexed;
     bool use_index = !c.message_index_offsets.empty();
     if (use_index) {
+      std::vector<uint8_t> idx;
       for (const auto& [channel, off] : c.message_index_offsets) {
         if (!usable(channel)) continue;
-        std::vector<uint8_t> idx;
         bool ok = source_->read(off, wire::kRecordPrefix, idx);
         uint64_t len = 0;
         if (ok) {
@@ -872,43 +933,50 @@ Status McapReader::read_messages(const ReadMessageOptions& query,
         while (ok && arr.ok() && arr.remaining() > 0) {
           const int64_t t = wire::to_ns(arr.u64());
           const uint64_t inner = arr.u64();
-          if (arr.ok() && in_range(t)) entries.emplace_back(t, inner);
+          if (arr.ok() && in_range(t)) indexed.emplace_back(t, inner);
         }
         if (!ok || !arr.ok()) {
           problem(off, "unreadable MessageIndex for the Chunk" + at(c.offset) +
                            "; reading the whole chunk instead");
           use_index = false;
-          entries.clear();
+          indexed.clear();
           break;
         }
       }
-      if (use_index && entries.empty()) return;  // nothing wanted here: not even decompressed
+      if (use_index && indexed.empty()) return;  // nothing wanted here: not even decompressed
     }
-    auto records = std::make_shared<std::vector<uint8_t>>();
-    if (Status s = load_chunk(c, *records); !s.ok()) {
+    auto run = std::make_unique<Run>();
+    if (!pool.empty()) {
+      run->storage = std::move(pool.back());
+      pool.pop_back();
+    }
+    size_t records_at = 0;
+    if (Status s = load_chunk(c, scratch, run->storage, &records_at); !s.ok()) {
       problem(c.offset, s.message() + "; skipped");
+      pool.push_back(std::move(run->storage));
       return;
     }
-    const size_t n = records->size();
-    auto push_at = [&](uint64_t inner, bool from_index) {
+    const uint8_t* base = run->storage.data() + records_at;
+    const size_t n = run->storage.size() - records_at;
+    // Adds the message record at `inner`; false when no whole Message record is there.
+    auto add_at = [&](uint64_t inner) {
       if (inner > n || n - inner < wire::kRecordPrefix) return false;
-      Cursor rc(records->data() + inner, n - inner);
+      Cursor rc(base + inner, n - inner);
       const uint8_t op = rc.u8();
       const uint64_t len = rc.u64();
-      if (len > rc.remaining()) return false;
-      if (op != static_cast<uint8_t>(Opcode::kMessage)) return !from_index;
+      if (len > rc.remaining() || op != static_cast<uint8_t>(Opcode::kMessage)) return false;
       auto m = parse_message(rc.pos(), static_cast<size_t>(len));
       if (!m) return false;
       if (usable(m->channel_id) && in_range(m->log_time_ns)) {
-        heap.push(Pending{m->log_time_ns, c.offset, inner, records,
-                          static_cast<size_t>(inner + wire::kRecordPrefix),
-                          static_cast<size_t>(len)});
+        run->entries.push_back(
+            Entry{m->log_time_ns, c.offset, inner, rc.pos(), static_cast<size_t>(len)});
       }
       return true;
     };
     if (use_index) {
-      for (const auto& e : entries) {
-        if (!push_at(e.second, true)) {
+      run->entries.reserve(indexed.size());
+      for (const auto& e : indexed) {
+        if (!add_at(e.second)) {
           problem(c.offset, "MessageIndex entry points at no Message (inner offset " +
                                 std::to_string(e.second) + ") in the Chunk; skipped");
         }
@@ -916,38 +984,46 @@ Status McapReader::read_messages(const ReadMessageOptions& query,
     } else {
       uint64_t inner = 0;
       while (inner < n) {
-        Cursor rc(records->data() + inner, n - inner);
+        Cursor rc(base + inner, n - inner);
         rc.u8();
         const uint64_t len = rc.u64();
         if (!rc.ok() || len > rc.remaining()) break;  // reported when the chunk was scanned
-        push_at(inner, false);
+        add_at(inner);
         inner += wire::kRecordPrefix + len;
       }
     }
+    add_run(std::move(run));
   };
 
   size_t next = 0;
   while (true) {
     while (next < candidates.size() &&
-           (heap.empty() || candidates[next]->start_ns <= heap.top().log_time_ns)) {
+           (heap.empty() || candidates[next]->start_ns <= heap.top()->head().log_time_ns)) {
       load(*candidates[next]);
       ++next;
     }
     if (heap.empty()) break;
-    Pending p = heap.top();
+    Run* run = heap.top();
     heap.pop();
-    auto m = parse_message(p.buffer->data() + p.body_at, p.body_len);
-    if (!m) continue;  // validated when pushed
-    const Channel& ch = channels_.at(m->channel_id);
+    const Entry& e = run->head();
+    auto m = parse_message(e.body, e.body_len);  // validated when added
     MessageView view;
-    view.channel = &ch;
-    auto sit = schemas_.find(ch.schema_id);
-    view.schema = (ch.schema_id != 0 && sit != schemas_.end()) ? &sit->second : nullptr;
+    view.channel = channel_by_id[m->channel_id];
+    view.schema = schema_by_channel[m->channel_id];
     view.sequence = m->sequence;
     view.log_time_ns = m->log_time_ns;
     view.publish_time_ns = m->publish_time_ns;
     view.data = m->data;
     if (!on_message(view)) break;
+    if (++run->next < run->entries.size()) {
+      heap.push(run);
+    } else {
+      // Done with this chunk: give its memory back now, not at the end of the read.
+      if (pool.size() < 4) pool.push_back(std::move(run->storage));
+      run->storage = {};
+      run->loose_storage = {};
+      run->entries = {};
+    }
   }
   return {};
 }

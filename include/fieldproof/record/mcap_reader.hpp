@@ -152,7 +152,10 @@ class McapReader {
   void problem(uint64_t offset, std::string message);
   bool read_summary();
   void scan();
-  Status load_chunk(const ChunkRef& chunk, std::vector<uint8_t>& records);
+  // Reads and decompresses a chunk: its records are records[*records_at, end). scratch holds
+  // the compressed bytes (reused between calls).
+  Status load_chunk(const ChunkRef& chunk, std::vector<uint8_t>& scratch,
+                    std::vector<uint8_t>& records, size_t* records_at);
 
   McapReaderOptions options_;
   std::unique_ptr<Source> source_;
