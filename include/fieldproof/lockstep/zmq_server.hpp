@@ -23,7 +23,8 @@
 // Liveness: ZeroMQ hides disconnects, so heartbeats are the mechanism (the core detects silence:
 // a following participant is dropped after follower_timeout, a regulating one fails the run after
 // ack_timeout, naming it). In addition, a send to a peer whose socket is gone (ROUTER_MANDATORY
-// reports EHOSTUNREACH) calls the core's disconnected() for that connection.
+// reports EHOSTUNREACH) calls the core's connection_lost() for that connection: a regulating
+// participant that vanished without Leave fails the run, named; a following one is dropped.
 //
 // Cascade: with `parent` set the server is a child coordinator (cascade.hpp): its core runs in
 // upstream mode, it announces its local minimum to the parent, forwards publishes up, fans the

@@ -9,7 +9,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -34,12 +36,37 @@ class ZmqLink final : public Link {
       zmqd::set_int(socket_, ZMQ_LINGER, static_cast<int>(options.linger.ns() / 1'000'000),
                     "ZMQ_LINGER");
       zmqd::apply_client_curve(socket_, options.curve);
+      if (options.heartbeat_interval > Duration::zero() &&
+          !options.heartbeat_interval.is_infinite()) {
+        // ZMTP heartbeats detect a peer that vanished without closing (a cut cable, a partition):
+        // the session drops and the monitor below reports it.
+        int ivl = static_cast<int>(std::max<int64_t>(1, options.heartbeat_interval.ns() / 1'000'000));
+        zmqd::set_int(socket_, ZMQ_HEARTBEAT_IVL, ivl, "ZMQ_HEARTBEAT_IVL");
+        zmqd::set_int(socket_, ZMQ_HEARTBEAT_TIMEOUT, 10 * ivl, "ZMQ_HEARTBEAT_TIMEOUT");
+      }
+      std::string mon = "inproc://fieldproof-link-monitor-" +
+                        std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
+                        std::to_string(next_monitor_id());
+      if (zmq_socket_monitor(socket_, mon.c_str(),
+                             ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
+        zmqd::throw_zmq("monitoring the link");
+      }
+      monitor_ = zmq_socket(zmqd::context(), ZMQ_PAIR);
+      if (monitor_ == nullptr) zmqd::throw_zmq("creating the link monitor");
+      zmqd::set_int(monitor_, ZMQ_LINGER, 0, "ZMQ_LINGER");
+      if (zmq_connect(monitor_, mon.c_str()) != 0) zmqd::throw_zmq("connecting the link monitor");
+      size_t mlen = sizeof monitor_fd_;
+      if (zmq_getsockopt(monitor_, ZMQ_FD, &monitor_fd_, &mlen) != 0) zmqd::throw_zmq("ZMQ_FD");
+      endpoint_ = ep;
       if (zmq_connect(socket_, ep.c_str()) != 0) zmqd::throw_zmq("connecting to '" + ep + "'");
       size_t len = sizeof zmq_fd_;
       if (zmq_getsockopt(socket_, ZMQ_FD, &zmq_fd_, &len) != 0) zmqd::throw_zmq("ZMQ_FD");
       wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
       if (wake_fd_ < 0) throw TransportError("eventfd failed");
     } catch (...) {
+      if (monitor_ != nullptr) zmq_close(monitor_);
       zmq_close(socket_);
       throw;
     }
@@ -80,6 +107,14 @@ class ZmqLink final : public Link {
           DecodeResult r = decode_frame(bytes);
           if (r) {
             zmq_msg_close(&msg);
+            if (const auto* e = std::get_if<Error>(&r.frame());
+                e != nullptr && e->code == ErrorCode::kShutdown) {
+              if (shutdown_delivered_) {
+                zmq_msg_init(&msg);  // closed above; recv needs an initialised message
+                continue;
+              }
+              shutdown_delivered_ = true;
+            }
             return std::move(r).frame();
           }
           // A coordinator never sends garbage; a frame we cannot read is surfaced as an Error so
@@ -87,6 +122,11 @@ class ZmqLink final : public Link {
           zmq_msg_close(&msg);
           return Frame{Error{r.error().code, "undecodable frame from the coordinator: " +
                                                  r.error().reason}};
+        }
+        if (connection_dropped() && !shutdown_delivered_) {
+          shutdown_delivered_ = true;
+          zmq_msg_close(&msg);
+          return Frame{Error{ErrorCode::kShutdown, drop_reason_}};
         }
       }
       int wait_ms = 10;  // cap: ZMQ_FD is edge-style, recheck now and then
@@ -96,8 +136,8 @@ class ZmqLink final : public Link {
         int64_t ms = (left.ns() + 999'999) / 1'000'000;
         if (ms < wait_ms) wait_ms = static_cast<int>(ms);
       }
-      pollfd fds[2] = {{zmq_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-      ::poll(fds, 2, wait_ms);
+      pollfd fds[3] = {{zmq_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {monitor_fd_, POLLIN, 0}};
+      ::poll(fds, 3, wait_ms);
       if (fds[1].revents & POLLIN) {
         uint64_t v = 0;
         [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
@@ -112,6 +152,9 @@ class ZmqLink final : public Link {
       std::lock_guard lock(mutex_);
       if (closed_) return;
       closed_ = true;
+      zmq_socket_monitor(socket_, nullptr, 0);
+      zmq_close(monitor_);
+      monitor_ = nullptr;
       zmq_close(socket_);
       socket_ = nullptr;
     }
@@ -135,6 +178,52 @@ class ZmqLink final : public Link {
       uint64_t one = 1;
       [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
     }
+  }
+
+  // With mutex_ held: whether the monitor reported that an established session dropped (the
+  // coordinator died or the network failed). ZeroMQ would reconnect, but the coordinator's state
+  // for this connection is gone, so the run is over for this participant.
+  bool connection_dropped() {
+    bool dropped = false;
+    while (true) {
+      zmq_msg_t ev;
+      zmq_msg_init(&ev);
+      if (zmq_msg_recv(&ev, monitor_, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&ev);
+        break;
+      }
+      uint16_t event = 0;
+      if (zmq_msg_size(&ev) >= 2) std::memcpy(&event, zmq_msg_data(&ev), 2);
+      bool more = zmq_msg_more(&ev);
+      zmq_msg_close(&ev);
+      while (more) {
+        zmq_msg_t part;
+        zmq_msg_init(&part);
+        zmq_msg_recv(&part, monitor_, 0);
+        more = zmq_msg_more(&part);
+        zmq_msg_close(&part);
+      }
+      if (event == ZMQ_EVENT_DISCONNECTED) {
+        if (drop_reason_.empty()) {
+          drop_reason_ = "lost the connection to the coordinator at " + endpoint_;
+        }
+        dropped = true;
+      } else if (event != 0) {
+        if (drop_reason_.empty()) {
+          drop_reason_ = "the coordinator at " + endpoint_ +
+                         " refused the connection: security handshake failed (with CURVE the "
+                         "client needs the server's public key)";
+        }
+        dropped = true;
+      }
+    }
+    dropped_ = dropped_ || dropped;
+    return dropped_;
+  }
+
+  static uint64_t next_monitor_id() {
+    static std::atomic<uint64_t> id{0};
+    return id.fetch_add(1);
   }
 
   void heartbeat_loop() {
@@ -163,7 +252,13 @@ class ZmqLink final : public Link {
   std::mutex mutex_;  // guards socket_ and closed_
   void* socket_ = nullptr;
   bool closed_ = false;
+  void* monitor_ = nullptr;  // PAIR receiving the DEALER's DISCONNECTED events
+  std::string endpoint_;
+  bool dropped_ = false;
+  std::string drop_reason_;
+  bool shutdown_delivered_ = false;  // Error{kShutdown} goes to the participant once
   int zmq_fd_ = -1;
+  int monitor_fd_ = -1;
   int wake_fd_ = -1;
 
   std::mutex name_mutex_;

@@ -410,23 +410,7 @@ class CoordinatorServer::Impl {
       if (const auto* a = std::get_if<Announce>(&frame)) options_.on_announce(*a);
     }
     if (parent_) mirror_registration(frame);
-    track_roles(conn, frame);
     core_->handle(conn, std::move(frame));
-  }
-
-  // Which connections carry a regulating participant that has not left: a vanished socket of
-  // such a connection is a crash the heartbeat must report (ack_timeout, naming it), so the
-  // server does not turn it into a silent Leave through disconnected().
-  void track_roles(ConnId conn, const Frame& frame) {
-    if (const auto* a = std::get_if<Announce>(&frame)) {
-      if (a->role == Role::kRegulating) regulating_[conn].insert(a->participant);
-    } else if (const auto* l = std::get_if<Leave>(&frame)) {
-      auto it = regulating_.find(conn);
-      if (it != regulating_.end() && l->thread.empty()) {
-        it->second.erase(l->participant);
-        if (it->second.empty()) regulating_.erase(it);
-      }
-    }
   }
 
   void refuse(ConnId conn, Error error) {
@@ -462,14 +446,8 @@ class CoordinatorServer::Impl {
       bool participant_conn = it->second.socket == router_;
       peers_.erase(it);
       if (participant_conn) {
-        if (regulating_.count(c) > 0) {
-          log("connection " + std::to_string(c) +
-              " is gone with regulating participants that did not leave; the heartbeat "
-              "timeout will name them");
-        } else {
-          log("connection " + std::to_string(c) + " is gone (its socket closed)");
-          core_->disconnected(c);
-        }
+        log("connection " + std::to_string(c) + " is gone (its socket closed)");
+        core_->connection_lost(c);
       }
     }
   }
@@ -539,7 +517,6 @@ class CoordinatorServer::Impl {
   std::unordered_map<ConnId, Peer> peers_;
   ConnId next_conn_ = 1;
   std::deque<ConnId> pending_disconnects_;
-  std::unordered_map<ConnId, std::unordered_set<std::string>> regulating_;
   std::string out_;
 
   // cascade state
