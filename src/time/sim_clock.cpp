@@ -270,6 +270,11 @@ bool SimClock::fire_top() {
     return false;
   }
   now_ns_ = e.at_ns;
+  if (s.period_ns > 0 && e.at_ns > detail::kMaxNs - s.period_ns) {
+    // The next occurrence is past the end of the time line: this firing is the last one, so the
+    // timer is treated as a one-shot below (and advance_to(infinite) cannot loop forever).
+    s.period_ns = 0;
+  }
   if (s.period_ns > 0) {
     // Re-inserted before the callback runs, with the next sequence number (header: FIFO rule).
     const Entry next{detail::sat_add(e.at_ns, s.period_ns), next_sequence_++, e.slot, e.generation};

@@ -127,6 +127,15 @@ TEST(SimClock, IntegerAccumulationHasNoDriftOverMillionPeriods) {
       << "float accumulation drifts; that is why the clock does not use it";
 }
 
+TEST(SimClock, PeriodicTimerEndsAtTheEndOfTheTimeLine) {
+  SimClock clock({.start = SimTime::infinite() - milliseconds(25)});
+  int n = 0;
+  clock.schedule_periodic(milliseconds(10), [&] { ++n; }, clock.now());
+  EXPECT_EQ(clock.advance_to(SimTime::infinite()), 3u);  // terminates: no firing past the end
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(clock.pending(), 0u);
+}
+
 TEST(SimClock, PhaseBeforeNowStartsAtNextGridPoint) {
   SimClock clock;
   clock.advance_to(ms(11));

@@ -113,6 +113,7 @@ struct SimClockOptions {
 class SimClock {
  public:
   using Callback = std::function<void()>;
+  using Handle = TimerHandle;  // the seed document's name
 
   explicit SimClock(SimClockOptions options = {});
   ~SimClock();
