@@ -163,11 +163,7 @@ TEST_P(IndependentReader, StreamReaderValidatesCrcsAndCountsTheSameMessages) {
 INSTANTIATE_TEST_SUITE_P(Compressions, IndependentReader,
                          ::testing::Values(Compression::kNone, Compression::kLz4,
                                            Compression::kZstd),
-                         [](const auto& info) {
-                           return std::string(info.param == Compression::kNone  ? "none"
-                                              : info.param == Compression::kLz4 ? "lz4"
-                                                                                : "zstd");
-                         });
+                         [](const auto& info) { return ::testing::PrintToString(info.param); });
 
 }  // namespace
 }  // namespace fieldproof::record

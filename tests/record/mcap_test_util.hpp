@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +14,13 @@
 
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
+
+namespace fieldproof::record {
+// Test names and failure messages show "zstd", not a byte dump.
+inline void PrintTo(Compression c, std::ostream* os) {
+  *os << (c == Compression::kNone ? "none" : std::string(compression_name(c)));
+}
+}  // namespace fieldproof::record
 
 namespace fieldproof::record::testing {
 
