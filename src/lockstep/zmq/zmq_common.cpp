@@ -3,6 +3,7 @@
 #include <sys/un.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace fieldproof::lockstep::zmqd {
@@ -12,6 +13,9 @@ void* context() {
     void* c = zmq_ctx_new();
     if (c == nullptr) throw_zmq("zmq_ctx_new");
     zmq_ctx_set(c, ZMQ_BLOCKY, 0);
+    if (const char* n = std::getenv("FIELDPROOF_ZMQ_IO_THREADS"); n != nullptr) {
+      zmq_ctx_set(c, ZMQ_IO_THREADS, std::atoi(n));
+    }
     return c;
   }();
   return ctx;

@@ -10,7 +10,8 @@
 
 namespace fieldproof::lockstep::zmqd {
 
-// The process-wide ZeroMQ context (one I/O thread), created on first use and never terminated:
+// The process-wide ZeroMQ context, created on first use and never terminated (one I/O thread;
+// FIELDPROOF_ZMQ_IO_THREADS=N sets more, for a process serving many sockets):
 // terminating it at static destruction would wait for sockets other statics may still hold.
 void* context();
 
