@@ -1,6 +1,7 @@
 #include "fieldproof/world/world.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <numbers>
 #include <set>
@@ -137,6 +138,7 @@ struct Vehicle {
   std::vector<double> ray_c, ray_s;  // body-frame ray directions
   std::vector<double> ranges;
 
+  size_t slot = SIZE_MAX;  // index in World::Impl::order (name order); SIZE_MAX before spawn
   Obb box;  // the chassis at the current pose (kept in step with state.pose)
   double radius = 0.0;  // bounding radius of the chassis
 
@@ -154,6 +156,10 @@ struct World::Impl {
   std::map<std::string, Pose2D> frames;
   std::map<std::string, Pose2D> static_models;  // name → pose (reported in pose/info)
   std::map<std::string, Vehicle> vehicles;
+  // The vehicles in name order, and their chassis centres and bounding radii by slot: the
+  // vehicle-vehicle broad phase runs over these compact arrays.
+  std::vector<Vehicle*> order;
+  std::vector<double> vx, vy, vr;
   int64_t next_vehicle_id = 0;
 
   SimTime now;
@@ -197,6 +203,20 @@ struct World::Impl {
     }
   }
 
+  void rebuild_order() {
+    order.clear();
+    vx.clear();
+    vy.clear();
+    vr.clear();
+    for (auto& [n, v] : vehicles) {
+      v.slot = order.size();
+      order.push_back(&v);
+      vx.push_back(v.box.cx);
+      vy.push_back(v.box.cy);
+      vr.push_back(v.radius);
+    }
+  }
+
   void rebuild_static() {
     colliders.clear();
     colliders.reserve(shapes.size());
@@ -232,12 +252,12 @@ struct World::Impl {
       }
     });
     const double r_self = grown.bounding_radius();
-    for (const auto& [other_name, other] : vehicles) {
-      if (other.id == self.id) continue;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const double dx = vx[i] - box.cx, dy = vy[i] - box.cy;
+      const double reach = r_self + vr[i];
+      if (dx * dx + dy * dy > reach * reach || i == self.slot) continue;
+      const Vehicle& other = *order[i];
       const Obb& ob = other.box;
-      const double dx = ob.cx - box.cx, dy = ob.cy - box.cy;
-      const double reach = r_self + other.radius;
-      if (dx * dx + dy * dy > reach * reach) continue;
       if (detail::overlap(grown, ob) <= 0) continue;
       const double ov = detail::overlap(box, ob);
       deepest = std::max(deepest, ov);
@@ -272,6 +292,8 @@ struct World::Impl {
     } else {
       s.pose = candidate;
       v.box = candidate_box;
+      vx[v.slot] = candidate_box.cx;
+      vy[v.slot] = candidate_box.cy;
       v.depth = depth;
       v.odom_ds += lin * dt;
       v.odom_dth += ang * dt;
@@ -285,12 +307,13 @@ struct World::Impl {
     now += step;
     ++iterations;
     const double dt = static_cast<double>(step.ns()) * 1e-9;
-    for (auto& [n, v] : vehicles) physics(v, dt);
+    for (Vehicle* v : order) physics(*v, dt);
     if (!opts.sensors) return;
     if (due(now, &next_clock, opts.clock_period)) emit_clock();
     if (due(now, &next_stats, opts.stats_period)) emit_stats();
     if (due(now, &next_pose, opts.pose_period)) emit_poses();
-    for (auto& [n, v] : vehicles) {
+    for (Vehicle* vp : order) {
+      Vehicle& v = *vp;
       if (due(now, &v.next_odom, v.params.odometry_period)) emit_odometry(v);
       if (due(now, &v.next_imu, v.params.imu_period)) emit_imu(v);
       if (v.params.lidar && due(now, &v.next_scan, v.params.lidar_period)) emit_scan(v);
@@ -417,12 +440,14 @@ struct World::Impl {
     }
     // Other vehicles: only the rays within the angle each one's bounding circle subtends.
     const double step = 2 * kPi / n;
-    for (const auto& [other_name, other] : vehicles) {
-      if (other.id == v.id) continue;
-      const Obb& ob = other.box;
-      const double rx = ob.cx - ox, ry = ob.cy - oy;
-      const double rb = other.radius;
-      if (std::abs(rx) - rb > p.lidar_range_max || std::abs(ry) - rb > p.lidar_range_max) continue;
+    for (size_t j = 0; j < order.size(); ++j) {
+      const double rx = vx[j] - ox, ry = vy[j] - oy;
+      const double rb = vr[j];
+      if (std::abs(rx) - rb > p.lidar_range_max || std::abs(ry) - rb > p.lidar_range_max ||
+          j == v.slot) {
+        continue;
+      }
+      const Obb& ob = order[j]->box;
       const double d = std::sqrt(rx * rx + ry * ry);
       if (d - rb > p.lidar_range_max) continue;
       int first = 0, count = n;
@@ -696,6 +721,7 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
     }
   }
   w.vehicles.emplace(name, std::move(v));
+  w.rebuild_order();
   return Status::success();
 }
 
@@ -746,7 +772,10 @@ Status World::spawn_static(const std::string& name, std::vector<StaticShape> sha
 
 Status World::remove(const std::string& name) {
   Impl& w = *impl_;
-  if (w.vehicles.erase(name) > 0) return Status::success();
+  if (w.vehicles.erase(name) > 0) {
+    w.rebuild_order();
+    return Status::success();
+  }
   if (w.static_models.erase(name) > 0) {
     const std::string nested = name + "::";
     std::erase_if(w.shapes, [&](const StaticShape& s) {

@@ -156,6 +156,26 @@ TEST(OccupancyGridTest, MarksStaticShapesAndLeavesFramesFree) {
   EXPECT_TRUE(g.occupied_at(100.0, 100.0));  // outside the grid
 }
 
+TEST(OccupancyGridTest, CellsOverlappingABoxAreOccupiedAndTheNextAreFree) {
+  auto w = World::empty("flat", milliseconds(1));
+  ASSERT_TRUE(w->spawn_static("b", {testing::box_shape(1.0, 1.0, 1.0, 1.0)}));  // [0.5, 1.5]²
+  const OccupancyGrid g = w->occupancy_grid(0.1, 0.5);
+  EXPECT_NEAR(g.origin_x, 0.0, 1e-12);
+  EXPECT_NEAR(g.origin_y, 0.0, 1e-12);
+  EXPECT_EQ(g.width, 20);
+  EXPECT_EQ(g.height, 20);
+  int ix = 0, iy = 0;
+  ASSERT_TRUE(g.cell_of(0.55, 1.0, &ix, &iy));
+  EXPECT_EQ(g.at(ix, iy), OccupancyGrid::kOccupied);
+  ASSERT_TRUE(g.cell_of(0.45, 1.0, &ix, &iy));
+  EXPECT_EQ(g.at(ix, iy), OccupancyGrid::kFree);
+  ASSERT_TRUE(g.cell_of(1.55, 1.55, &ix, &iy));
+  EXPECT_EQ(g.at(ix, iy), OccupancyGrid::kFree);
+  size_t occupied = 0;
+  for (uint8_t c : g.cells) occupied += c == OccupancyGrid::kOccupied;
+  EXPECT_EQ(occupied, 100u);  // exactly the 10 x 10 cells of the box
+}
+
 TEST(OccupancyGridTest, BadResolutionIsRefused) {
   LoadResult r = World::load(testing::depot_path());
   ASSERT_TRUE(r.world);

@@ -65,6 +65,16 @@ TEST(Lidar, BeyondRangeIsPositiveInfinity) {
   EXPECT_TRUE(std::isinf(scan.ranges(180)) && scan.ranges(180) > 0);
 }
 
+TEST(Lidar, CloserThanRangeMinIsNegativeInfinity) {
+  auto w = empty_world();
+  ASSERT_TRUE(w->spawn_static("box", {testing::box_shape(0.9, 0.0, 1.0, 1.0)}));  // face at 0.4
+  UgvParams p = ideal_ugv();
+  p.lidar_range_min = 0.5;
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, p));
+  const auto scan = first_scan(*w, "ugv1");
+  EXPECT_TRUE(std::isinf(scan.ranges(180)) && scan.ranges(180) < 0);
+}
+
 TEST(Lidar, NoiseIsGaussianWithTheConfiguredSpread) {
   auto w = empty_world();
   ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(5.5, 0.0, 1.0, 40.0)}));

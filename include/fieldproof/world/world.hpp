@@ -123,8 +123,8 @@ struct WorldOptions {
   // others (ground slabs, overhead beams) are left out with a warning.
   double plane_z_min = 0.02;
   double plane_z_max = 0.5;
-  // Uniform broad-phase grid cell over static shapes (m).
-  double grid_cell = 1.0;
+  // Uniform broad-phase grid cell over static shapes (m); 2 m measured fastest for the depot.
+  double grid_cell = 2.0;
 };
 
 struct WorldStatistics {
