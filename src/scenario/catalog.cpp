@@ -76,7 +76,8 @@ void format_types(std::string& out, const char* heading, const std::vector<TypeS
     if (!t.metrics.empty()) {
       std::string metrics;
       for (const auto& m : t.metrics) {
-        metrics += (metrics.empty() ? "" : ", ") + m.name + (m.unit.empty() ? "" : " [" + m.unit + "]");
+        metrics +=
+            (metrics.empty() ? "" : ", ") + m.name + (m.unit.empty() ? "" : " [" + m.unit + "]");
       }
       out += "    metrics: " + metrics + "\n";
     }

@@ -173,16 +173,16 @@ struct Token {
   int column = 1;  // 1-based
 };
 
-constexpr std::array<std::string_view, 9> kFunctions = {"abs",  "min", "max",   "round", "sqrt",
+constexpr std::array<std::string_view, 9> kFunctions = {"abs", "min",   "max", "round", "sqrt",
                                                         "len", "float", "int", "isnan"};
 // isinf is the tenth; kept separately so the array above stays readable.
 constexpr std::string_view kIsinf = "isinf";
 constexpr std::array<std::string_view, 3> kConstants = {"pi", "inf", "nan"};
 constexpr std::array<std::string_view, 35> kPythonKeywords = {
-    "False", "None",     "True",   "and",   "as",     "assert", "async",  "await", "break",
-    "class", "continue", "def",    "del",   "elif",   "else",   "except", "finally", "for",
-    "from",  "global",   "if",     "import", "in",    "is",     "lambda", "nonlocal", "not",
-    "or",    "pass",     "raise",  "return", "try",   "while",  "with",   "yield"};
+    "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+    "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+    "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+    "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
 
 bool is_function(std::string_view n) {
   return n == kIsinf || std::find(kFunctions.begin(), kFunctions.end(), n) != kFunctions.end();
@@ -515,9 +515,7 @@ class Parser {
     }
   }
 
-  const Token& peek(size_t ahead = 0) const {
-    return t_[std::min(pos_ + ahead, t_.size() - 1)];
-  }
+  const Token& peek(size_t ahead = 0) const { return t_[std::min(pos_ + ahead, t_.size() - 1)]; }
   Token take() {
     Token t = peek();
     if (pos_ < t_.size() - 1) ++pos_;
@@ -741,10 +739,13 @@ class Parser {
       const Token& t = peek();
       if (t.kind == Tok::kLBracket) {
         Token open = take();
-        if (peek().kind == Tok::kRefused && peek().text == ":") fail(peek().column, "slices are not allowed");
+        if (peek().kind == Tok::kRefused && peek().text == ":")
+          fail(peek().column, "slices are not allowed");
         int index = conditional();
-        if (peek().kind == Tok::kRefused && peek().text == ":") fail(peek().column, "slices are not allowed");
-        if (peek().kind == Tok::kComma) fail(peek().column, "index with one value: x[0] or x['key']");
+        if (peek().kind == Tok::kRefused && peek().text == ":")
+          fail(peek().column, "slices are not allowed");
+        if (peek().kind == Tok::kComma)
+          fail(peek().column, "index with one value: x[0] or x['key']");
         expect(Tok::kRBracket, "']'");
         Node n;
         n.op = Op::kIndex;
@@ -754,8 +755,9 @@ class Parser {
       } else if (t.kind == Tok::kRefused && t.text == ".") {
         fail(t.column, refusal_reason(t));
       } else if (t.kind == Tok::kLParen) {
-        fail(t.column, "only the functions abs, min, max, round, sqrt, len, float, int, isnan and "
-                       "isinf can be called");
+        fail(t.column,
+             "only the functions abs, min, max, round, sqrt, len, float, int, isnan and "
+             "isinf can be called");
       } else {
         return node;
       }
@@ -768,8 +770,8 @@ class Parser {
     n.op = Op::kCall;
     n.column = name.column;
     static const std::map<std::string_view, Fn> kFn = {
-        {"abs", Fn::kAbs},     {"min", Fn::kMin}, {"max", Fn::kMax},     {"round", Fn::kRound},
-        {"sqrt", Fn::kSqrt},   {"len", Fn::kLen}, {"float", Fn::kFloat}, {"int", Fn::kInt},
+        {"abs", Fn::kAbs},     {"min", Fn::kMin},    {"max", Fn::kMax},     {"round", Fn::kRound},
+        {"sqrt", Fn::kSqrt},   {"len", Fn::kLen},    {"float", Fn::kFloat}, {"int", Fn::kInt},
         {"isnan", Fn::kIsnan}, {"isinf", Fn::kIsinf}};
     n.fn = kFn.at(name.text);
     if (peek().kind != Tok::kRParen) {
@@ -898,8 +900,9 @@ class Parser {
       std::string allowed;
       for (const auto& a : prog_.names) allowed += (allowed.empty() ? "" : ", ") + a;
       if (peek(1).kind == Tok::kLParen) {
-        fail(t.column, "'" + n + "' is not a function of the language (abs, min, max, round, "
-                       "sqrt, len, float, int, isnan, isinf)");
+        fail(t.column, "'" + n +
+                           "' is not a function of the language (abs, min, max, round, "
+                           "sqrt, len, float, int, isnan, isinf)");
       }
       fail(t.column, "unknown name '" + n + "'" +
                          (allowed.empty() ? std::string("; this condition reads no names")
@@ -1017,8 +1020,8 @@ class Evaluator {
       return Value(std::move(out));
     }
     if (!numeric(a) || !numeric(b)) {
-      return err(n.column, std::string("unsupported operand types for ") + sym + ": " +
-                               kind_of(a) + " and " + kind_of(b));
+      return err(n.column, std::string("unsupported operand types for ") + sym + ": " + kind_of(a) +
+                               " and " + kind_of(b));
     }
     double x = num(a);
     double y = num(b);
@@ -1314,10 +1317,10 @@ Evaluated<Condition> Condition::compile(std::string_view text, std::vector<std::
   prog->names = std::move(names);
   prog->read.assign(prog->names.size(), false);
   if (text.size() > kMaxConditionLength) {
-    return E::failure({at(static_cast<int>(kMaxConditionLength) + 1,
-                          "a condition is at most " + std::to_string(kMaxConditionLength) +
-                              " characters long"),
-                       static_cast<int>(kMaxConditionLength) + 1});
+    return E::failure(
+        {at(static_cast<int>(kMaxConditionLength) + 1,
+            "a condition is at most " + std::to_string(kMaxConditionLength) + " characters long"),
+         static_cast<int>(kMaxConditionLength) + 1});
   }
   LexResult lex = tokenize(text);
   if (lex.error) return E::failure(*lex.error);
@@ -1334,10 +1337,9 @@ Evaluated<Condition> Condition::compile(std::string_view text, std::vector<std::
 
 Evaluated<Value> Condition::evaluate(std::span<const Value> slots) const {
   if (slots.size() != p_->names.size()) {
-    return Evaluated<Value>::failure(
-        {"expected " + std::to_string(p_->names.size()) + " variables, got " +
-             std::to_string(slots.size()),
-         0});
+    return Evaluated<Value>::failure({"expected " + std::to_string(p_->names.size()) +
+                                          " variables, got " + std::to_string(slots.size()),
+                                      0});
   }
   return Evaluator(*p_, slots, nullptr).eval(p_->root);
 }
@@ -1378,7 +1380,7 @@ std::vector<std::string> Condition::names_read() const {
 }
 
 const std::vector<std::string>& condition_functions() {
-  static const std::vector<std::string> kAll = {"abs", "min", "max",   "round", "sqrt",
+  static const std::vector<std::string> kAll = {"abs", "min",   "max", "round", "sqrt",
                                                 "len", "float", "int", "isnan", "isinf"};
   return kAll;
 }

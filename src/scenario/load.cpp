@@ -157,7 +157,8 @@ class Builder {
                   " does not exist (paths are relative to the scenario file)");
       }
     }
-    if (const ParamValue* seed = root.get("seed"); seed && seed->kind == ParamValue::Kind::kInteger) {
+    if (const ParamValue* seed = root.get("seed");
+        seed && seed->kind == ParamValue::Kind::kInteger) {
       s.seed = seed->integer;
       s.seed_given = true;
     }
@@ -184,7 +185,8 @@ class Builder {
         if (r->string.find('/') != std::string::npos || r->string == "." || r->string == "..") {
           error(r->pos, "outputs.record",
                 "expected true, false or a plain file name (written under recording/ of the "
-                "run directory), got \"" + r->string + "\"");
+                "run directory), got \"" +
+                    r->string + "\"");
         }
       }
     }
@@ -367,8 +369,8 @@ class Builder {
   void check_type_specific(const std::string& type, const ParamValue& v, const std::string& path) {
     auto num = [&](std::string_view key) -> std::optional<double> {
       const ParamValue* p = v.get(key);
-      if (p == nullptr || (p->kind != ParamValue::Kind::kNumber &&
-                           p->kind != ParamValue::Kind::kInteger)) {
+      if (p == nullptr ||
+          (p->kind != ParamValue::Kind::kNumber && p->kind != ParamValue::Kind::kInteger)) {
         return std::nullopt;
       }
       return p->number;
@@ -550,8 +552,9 @@ class Builder {
     for (const auto& e : s.timeline) {
       if (e.action == "sim.pause" || e.action == "sim.resume" || e.action == "sim.step") {
         error(e.pos, e.path + ".action",
-              e.action + " is refused in lockstep mode (the world steps only as the vehicles "
-                         "acknowledge); use time.mode sim or realtime to pause, resume or step");
+              e.action +
+                  " is refused in lockstep mode (the world steps only as the vehicles "
+                  "acknowledge); use time.mode sim or realtime to pause, resume or step");
       }
     }
   }
@@ -565,14 +568,15 @@ class Builder {
             (t.rtf ? "a real-time factor of " + format_number(*t.rtf)
                    : std::string("its own real-time factor (the world file's)")) +
             "; the timeline is scheduled on the wall clock and the stacks follow the published "
-            "clock. RTF windows outside target +/- " + format_number(t.tolerance) +
-            " are counted as violations.");
+            "clock. RTF windows outside target +/- " +
+            format_number(t.tolerance) + " are counted as violations.");
         break;
       case TimeMode::kRealtime:
         notes_.push_back(
             "time.mode realtime: the world is held at a real-time factor of 1.0 and the drift "
             "between simulated and wall-clock time over the timeline (pauses left out) is "
-            "judged against max_drift_s " + format_seconds(t.max_drift) + " s; a lost lock " +
+            "judged against max_drift_s " +
+            format_seconds(t.max_drift) + " s; a lost lock " +
             (t.on_drift == OnDrift::kFail ? "fails the run (on_drift: fail)"
                                           : "is a warning (on_drift: warn)") +
             ". Whether the host can hold the lock is the host's business.");
@@ -583,7 +587,8 @@ class Builder {
             format_seconds(t.step) + " s, each once every vehicle has acknowledged the last, at " +
             "most " + format_number(t.rtf.value_or(1.0)) +
             " x real time; timeline times count simulation seconds from the origin; a vehicle "
-            "silent for " + format_seconds(t.ack_timeout) + " s fails the run, naming it.");
+            "silent for " +
+            format_seconds(t.ack_timeout) + " s fails the run, naming it.");
         break;
     }
     notes_.push_back("time.timeout_s: the run fails after " + format_seconds(t.timeout) +
@@ -629,14 +634,18 @@ std::optional<Diagnostic> check_nesting(std::string_view text, const std::string
         line_start = false;
       }
       if (indent > kMaxIndent) {
-        return Diagnostic{file, {line, column}, "",
+        return Diagnostic{file,
+                          {line, column},
+                          "",
                           "the file nests deeper than " + std::to_string(kMaxIndent) +
                               " columns of indentation; a scenario never needs that"};
       }
     }
     if (c == '[' || c == '{') {
       if (++depth > kMaxFlowDepth) {
-        return Diagnostic{file, {line, column}, "",
+        return Diagnostic{file,
+                          {line, column},
+                          "",
                           "the file nests more than " + std::to_string(kMaxFlowDepth) +
                               " brackets deep; a scenario never needs that"};
       }
@@ -690,7 +699,9 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
     return result;
   }
   if (!doc || doc.IsNull()) {
-    result.errors.push_back({file, {1, 1}, "",
+    result.errors.push_back({file,
+                             {1, 1},
+                             "",
                              "the file is empty; a scenario is a mapping with name, world, "
                              "vehicles (and time, timeline, assertions, kpis, outputs)"});
     return result;
@@ -740,8 +751,9 @@ std::vector<Diagnostic> validate_against_world(const Scenario& s, const WorldFac
     int64_t n = d / step;
     Duration lo = step * std::max<int64_t>(n, 1);
     Duration hi = step * (n + 1);
-    return " (the world's physics step is " + format_seconds(step) + " s; expected a multiple such as " +
-           format_seconds(lo) + " or " + format_seconds(hi) + ")";
+    return " (the world's physics step is " + format_seconds(step) +
+           " s; expected a multiple such as " + format_seconds(lo) + " or " + format_seconds(hi) +
+           ")";
   };
   if (s.time.mode == TimeMode::kLockstep && (s.time.step % step) != Duration::zero()) {
     add(s.time.step_pos, "time.step_s",
@@ -751,7 +763,8 @@ std::vector<Diagnostic> validate_against_world(const Scenario& s, const WorldFac
   for (const auto& e : s.timeline) {
     if (e.action != "sim.step") continue;
     const ParamValue* d = e.params.get("duration_s");
-    if (d != nullptr && d->kind == ParamValue::Kind::kDuration && (d->duration % step) != Duration::zero()) {
+    if (d != nullptr && d->kind == ParamValue::Kind::kDuration &&
+        (d->duration % step) != Duration::zero()) {
       add(d->pos, e.path + ".duration_s",
           format_seconds(d->duration) + " s is not a whole number of physics steps" +
               multiple_hint(d->duration));
@@ -761,26 +774,26 @@ std::vector<Diagnostic> validate_against_world(const Scenario& s, const WorldFac
     auto check_frame = [&](const Placement& p, const std::string& path) {
       if (!p.is_frame()) return;
       if (std::find(world.frames.begin(), world.frames.end(), p.frame) == world.frames.end()) {
-        add(p.pos, path, "the world has no frame '" + p.frame + "'; its frames are " +
-                             join(world.frames));
+        add(p.pos, path,
+            "the world has no frame '" + p.frame + "'; its frames are " + join(world.frames));
       }
     };
     for (size_t i = 0; i < s.vehicles.size(); ++i) {
       check_frame(s.vehicles[i].spawn, "vehicles[" + std::to_string(i) + "].spawn");
     }
-    std::function<void(const ParamValue&, const std::string&)> walk =
-        [&](const ParamValue& v, const std::string& path) {
-          if (v.kind == ParamValue::Kind::kPlacement) check_frame(v.placement, path);
-          for (size_t i = 0; i < v.items.size(); ++i) {
-            std::string sub = v.kind == ParamValue::Kind::kMap
-                                  ? path + "." + v.keys[i]
-                                  : path + "[" + std::to_string(i) + "]";
-            walk(v.items[i], sub);
-          }
-        };
+    std::function<void(const ParamValue&, const std::string&)> walk = [&](const ParamValue& v,
+                                                                          const std::string& path) {
+      if (v.kind == ParamValue::Kind::kPlacement) check_frame(v.placement, path);
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        std::string sub = v.kind == ParamValue::Kind::kMap ? path + "." + v.keys[i]
+                                                           : path + "[" + std::to_string(i) + "]";
+        walk(v.items[i], sub);
+      }
+    };
     for (const auto& e : s.timeline) {
       walk(e.params, e.path);
-      if (e.when && e.when->signal.target) check_frame(*e.when->signal.target, e.path + ".when.target");
+      if (e.when && e.when->signal.target)
+        check_frame(*e.when->signal.target, e.path + ".when.target");
     }
     for (const auto& a : s.assertions) walk(a.params, a.path);
     for (const auto& k : s.kpis) walk(k.params, k.path);
@@ -792,7 +805,8 @@ std::vector<Diagnostic> validate_against_world(const Scenario& s, const WorldFac
     };
     std::set<std::string> spawned;
     for (const auto& e : s.timeline) {
-      if (e.action == "spawn_model") spawned.insert(e.params.get("model") ? e.params.get("model")->string : "");
+      if (e.action == "spawn_model")
+        spawned.insert(e.params.get("model") ? e.params.get("model")->string : "");
     }
     for (const auto& e : s.timeline) {
       if (e.action != "remove_model") continue;

@@ -244,46 +244,59 @@ std::vector<std::string> kStates() { return {"unconfigured", "inactive", "active
 
 std::vector<TypeSpec> builtin_assertions() {
   std::vector<TypeSpec> t;
-  t.push_back({"reach_pose",
-               "The vehicle's ground-truth pose comes within a tolerance of a target.",
-               {vehicle(true), placement("target", "a frame of the world, or x, y, optional yaw", true),
-                P("tolerance_m", ParamKind::kNumber, "distance to the target").def("0.5").min(0, true),
-                P("yaw_tolerance_rad", ParamKind::kNumber,
-                  "heading tolerance; the heading is not checked when absent")
-                    .min(0, true),
-                within_s("deadline after the timeline starts; the end of the timeline when absent")},
-               {{"closest_m", "m", "closest distance to the target"},
-                {"reached_at_s", "s", "when the target was reached"},
-                {"final_distance_m", "m", "distance at the last pose"}},
-               {}, {}, {}, ""});
+  t.push_back(
+      {"reach_pose",
+       "The vehicle's ground-truth pose comes within a tolerance of a target.",
+       {vehicle(true), placement("target", "a frame of the world, or x, y, optional yaw", true),
+        P("tolerance_m", ParamKind::kNumber, "distance to the target").def("0.5").min(0, true),
+        P("yaw_tolerance_rad", ParamKind::kNumber,
+          "heading tolerance; the heading is not checked when absent")
+            .min(0, true),
+        within_s("deadline after the timeline starts; the end of the timeline when absent")},
+       {{"closest_m", "m", "closest distance to the target"},
+        {"reached_at_s", "s", "when the target was reached"},
+        {"final_distance_m", "m", "distance at the last pose"}},
+       {},
+       {},
+       {},
+       ""});
   t.push_back({"within_time",
                "A timeline action reports a successful result within a duration of its start.",
-               {action_ref("action", "the name of a timeline entry (an unnamed one is <action>@<at>s)",
-                           true),
+               {action_ref("action",
+                           "the name of a timeline entry (an unnamed one is <action>@<at>s)", true),
                 P("max_s", ParamKind::kDuration, "the result must arrive within this long").req()},
                {{"duration_s", "s", "how long the action took"}},
-               {}, {}, {}, ""});
-  t.push_back({"topic_rate",
-               "A topic keeps publishing at a rate.",
-               {topic(), vehicle(false, "the vehicle whose namespace the topic is under"),
-                P("min_hz", ParamKind::kNumber, "lowest acceptable rate over a window").req().min(0),
-                P("max_hz", ParamKind::kNumber, "highest acceptable rate").min(0),
-                window_s("5s"), after_s("grace period before windows count", "0"), message_type()},
-               {{"mean_hz", "Hz", "mean rate"},
-                {"lowest_hz", "Hz", "lowest window"},
-                {"highest_hz", "Hz", "highest window"},
-                {"messages", "", "messages seen"}},
-               {}, {}, {}, ""});
-  t.push_back({"no_collision",
-               "The vehicle's chassis touches nothing during the timeline.",
-               {vehicle(true, "the vehicle whose contact sensor is read"),
-                P("topic", ParamKind::kString,
-                  "the contacts topic; <namespace>/contacts by default"),
-                list_of("ignore",
-                        P("entity", ParamKind::kString, "a model or scoped collision name"),
-                        "entities whose contacts do not count")},
-               {{"contacts", "", "contacts not ignored"}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
+  t.push_back(
+      {"topic_rate",
+       "A topic keeps publishing at a rate.",
+       {topic(), vehicle(false, "the vehicle whose namespace the topic is under"),
+        P("min_hz", ParamKind::kNumber, "lowest acceptable rate over a window").req().min(0),
+        P("max_hz", ParamKind::kNumber, "highest acceptable rate").min(0), window_s("5s"),
+        after_s("grace period before windows count", "0"), message_type()},
+       {{"mean_hz", "Hz", "mean rate"},
+        {"lowest_hz", "Hz", "lowest window"},
+        {"highest_hz", "Hz", "highest window"},
+        {"messages", "", "messages seen"}},
+       {},
+       {},
+       {},
+       ""});
+  t.push_back(
+      {"no_collision",
+       "The vehicle's chassis touches nothing during the timeline.",
+       {vehicle(true, "the vehicle whose contact sensor is read"),
+        P("topic", ParamKind::kString, "the contacts topic; <namespace>/contacts by default"),
+        list_of("ignore", P("entity", ParamKind::kString, "a model or scoped collision name"),
+                "entities whose contacts do not count")},
+       {{"contacts", "", "contacts not ignored"}},
+       {},
+       {},
+       {},
+       ""});
   t.push_back({"topic_value",
                "A condition over a field of a topic's messages.",
                {topic(), vehicle(false, "the vehicle whose namespace the topic is under"),
@@ -302,7 +315,10 @@ std::vector<TypeSpec> builtin_assertions() {
                 {"lowest", "", "lowest value"},
                 {"highest", "", "highest value"},
                 {"last", "", "last value"}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"geofence",
                "The vehicle's ground truth stays inside (or outside) a region of the world.",
                {vehicle(true), region_spec(),
@@ -312,7 +328,10 @@ std::vector<TypeSpec> builtin_assertions() {
                 after_s(), within_s()},
                {{"min_clearance_m", "m", "smallest signed clearance to the boundary"},
                 {"samples", "", "poses judged"}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"min_distance",
                "The vehicle keeps a minimum distance to another vehicle, a model or a point.",
                {vehicle(true), to_spec(),
@@ -323,39 +342,49 @@ std::vector<TypeSpec> builtin_assertions() {
                {{"closest_m", "m", "closest distance"},
                 {"closest_at_s", "s", "when it was closest"},
                 {"final_m", "m", "distance at the end"}},
-               {}, {}, {}, ""});
-  t.push_back({"path_efficiency",
-               "The path the vehicle drove is close to the straight line, and short enough.",
-               {vehicle(true),
-                action_ref("action", "a timeline entry: the window is its run", false),
-                after_s("start of the window, when there is no action"),
-                within_s("end of the window, when there is no action"),
-                placement("target", "the straight line's end; the window's last pose when absent",
-                          false),
-                P("min_ratio", ParamKind::kNumber,
-                  "straight-line distance over path length; 1 is a straight drive")
-                    .def("0.5")
-                    .min(0)
-                    .max(1),
-                P("max_path_m", ParamKind::kNumber, "the path length never to exceed").min(0, true)},
-               {{"path_m", "m", "path length"},
-                {"straight_m", "m", "straight-line distance"},
-                {"efficiency", "", "straight_m / path_m"},
-                {"max_speed_mps", "m/s", "highest speed"},
-                {"mean_speed_mps", "m/s", "mean speed"}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
+  t.push_back(
+      {"path_efficiency",
+       "The path the vehicle drove is close to the straight line, and short enough.",
+       {vehicle(true), action_ref("action", "a timeline entry: the window is its run", false),
+        after_s("start of the window, when there is no action"),
+        within_s("end of the window, when there is no action"),
+        placement("target", "the straight line's end; the window's last pose when absent", false),
+        P("min_ratio", ParamKind::kNumber,
+          "straight-line distance over path length; 1 is a straight drive")
+            .def("0.5")
+            .min(0)
+            .max(1),
+        P("max_path_m", ParamKind::kNumber, "the path length never to exceed").min(0, true)},
+       {{"path_m", "m", "path length"},
+        {"straight_m", "m", "straight-line distance"},
+        {"efficiency", "", "straight_m / path_m"},
+        {"max_speed_mps", "m/s", "highest speed"},
+        {"mean_speed_mps", "m/s", "mean speed"}},
+       {},
+       {},
+       {},
+       ""});
   t.push_back({"mission_time",
                "A span of the timeline completes within a duration.",
                {P("max_s", ParamKind::kDuration, "the span must complete within this long").req(),
                 P("min_s", ParamKind::kDuration, "and take at least this long"),
-                action_ref("start", "the entry whose start opens the span; the timeline's start "
-                                    "when absent",
+                action_ref("start",
+                           "the entry whose start opens the span; the timeline's start "
+                           "when absent",
                            false),
-                action_ref("end", "the entry whose successful end closes the span; the "
-                                  "timeline's end when absent",
+                action_ref("end",
+                           "the entry whose successful end closes the span; the "
+                           "timeline's end when absent",
                            false)},
                {{"duration_s", "s", "the span's duration"}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"message_latency",
                "The messages of a stamped topic arrive fresh.",
                {topic(), vehicle(false, "the vehicle whose namespace the topic is under"),
@@ -370,7 +399,10 @@ std::vector<TypeSpec> builtin_assertions() {
                 {"max_ms", "ms", "largest age"},
                 {"mean_ms", "ms", "mean age"},
                 {"messages", "", "messages measured"}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"sequence",
                "Events happen in order.",
                {sequence_steps(), vehicle(false, "the vehicle the signal steps default to"),
@@ -380,39 +412,48 @@ std::vector<TypeSpec> builtin_assertions() {
                {{"steps_done", "", "steps that happened"},
                 {"completed_at_s", "s", "when the last step happened"},
                 {"duration_s", "s", "from the first step to the last"}},
-               {}, {}, {}, ""});
-  t.push_back({"resource_usage",
-               "A process of the vehicle stays within a CPU and memory footprint.",
-               {vehicle(true, "the vehicle whose stack is measured"),
-                P("container", ParamKind::kEnum, "vehicle (the stack, the default) or bridge")
-                    .choices({"vehicle", "bridge"})
-                    .def("vehicle"),
-                P("max_cpu_pct", ParamKind::kNumber,
-                  "CPU limit in percent of one core, judged on the mean over window_s")
-                    .min(0, true),
-                P("max_memory_mb", ParamKind::kNumber, "memory limit in MiB, judged on every sample")
-                    .min(0, true),
-                window_s("5s"), after_s(), within_s()},
-               {{"peak_cpu_pct", "%", "highest CPU sample"},
-                {"mean_cpu_pct", "%", "mean CPU"},
-                {"peak_memory_mb", "MiB", "highest memory sample"},
-                {"mean_memory_mb", "MiB", "mean memory"},
-                {"samples", "", "samples taken"}},
-               {}, {"max_cpu_pct", "max_memory_mb"}, {}, ""});
-  t.push_back({"lifecycle_state",
-               "A managed (lifecycle) node of the vehicle is in a state.",
-               {vehicle(true, "the vehicle the node belongs to"),
-                P("node", ParamKind::kString,
-                  "the node, relative to the vehicle's namespace or absolute")
-                    .req(),
-                P("state", ParamKind::kEnum, "the state").choices(kStates()).req(),
-                P("mode", ParamKind::kEnum, "eventually (the default) or always")
-                    .choices({"eventually", "always"})
-                    .def("eventually"),
-                after_s(), within_s("the deadline of eventually, the end of always")},
-               {{"samples", "", "states observed"},
-                {"reached_at_s", "s", "when the state was first seen"}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
+  t.push_back(
+      {"resource_usage",
+       "A process of the vehicle stays within a CPU and memory footprint.",
+       {vehicle(true, "the vehicle whose stack is measured"),
+        P("container", ParamKind::kEnum, "vehicle (the stack, the default) or bridge")
+            .choices({"vehicle", "bridge"})
+            .def("vehicle"),
+        P("max_cpu_pct", ParamKind::kNumber,
+          "CPU limit in percent of one core, judged on the mean over window_s")
+            .min(0, true),
+        P("max_memory_mb", ParamKind::kNumber, "memory limit in MiB, judged on every sample")
+            .min(0, true),
+        window_s("5s"), after_s(), within_s()},
+       {{"peak_cpu_pct", "%", "highest CPU sample"},
+        {"mean_cpu_pct", "%", "mean CPU"},
+        {"peak_memory_mb", "MiB", "highest memory sample"},
+        {"mean_memory_mb", "MiB", "mean memory"},
+        {"samples", "", "samples taken"}},
+       {},
+       {"max_cpu_pct", "max_memory_mb"},
+       {},
+       ""});
+  t.push_back(
+      {"lifecycle_state",
+       "A managed (lifecycle) node of the vehicle is in a state.",
+       {vehicle(true, "the vehicle the node belongs to"),
+        P("node", ParamKind::kString, "the node, relative to the vehicle's namespace or absolute")
+            .req(),
+        P("state", ParamKind::kEnum, "the state").choices(kStates()).req(),
+        P("mode", ParamKind::kEnum, "eventually (the default) or always")
+            .choices({"eventually", "always"})
+            .def("eventually"),
+        after_s(), within_s("the deadline of eventually, the end of always")},
+       {{"samples", "", "states observed"}, {"reached_at_s", "s", "when the state was first seen"}},
+       {},
+       {},
+       {},
+       ""});
   ParamSpec signals = map_of("signals",
                              P("signal", ParamKind::kObject, "a topic field or a metric of the run")
                                  .fields(signal_fields())
@@ -452,44 +493,61 @@ std::vector<TypeSpec> builtin_assertions() {
 
 std::vector<TypeSpec> builtin_kpis() {
   std::vector<TypeSpec> t;
-  t.push_back({"path",
-               "The path a vehicle drove: length, straight line, efficiency, speeds.",
-               {vehicle(true), action_ref("action", "a timeline entry: its run is the window", false),
-                after_s(), within_s(),
-                placement("target", "the straight line's end; the last pose when absent", false)},
-               {{"path_m", "m", ""},
-                {"straight_m", "m", ""},
-                {"efficiency", "", ""},
-                {"max_speed_mps", "m/s", ""},
-                {"mean_speed_mps", "m/s", ""}},
-               {}, {}, {}, ""});
+  t.push_back(
+      {"path",
+       "The path a vehicle drove: length, straight line, efficiency, speeds.",
+       {vehicle(true), action_ref("action", "a timeline entry: its run is the window", false),
+        after_s(), within_s(),
+        placement("target", "the straight line's end; the last pose when absent", false)},
+       {{"path_m", "m", ""},
+        {"straight_m", "m", ""},
+        {"efficiency", "", ""},
+        {"max_speed_mps", "m/s", ""},
+        {"mean_speed_mps", "m/s", ""}},
+       {},
+       {},
+       {},
+       ""});
   t.push_back({"mission_time",
                "The duration of the timeline or of a span of it.",
                {action_ref("start", "the entry whose start opens the span", false),
                 action_ref("end", "the entry whose successful end closes the span", false)},
                {{"duration_s", "s", ""}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"distance",
                "The distance of a vehicle to another vehicle, a model or a target.",
                {vehicle(true), to_spec(), after_s(), within_s()},
                {{"closest_m", "m", ""}, {"closest_at_s", "s", ""}, {"final_m", "m", ""}},
-               {}, {}, {}, ""});
-  t.push_back({"rate",
-               "The rate of a topic.",
-               {topic(), vehicle(false, "the vehicle whose namespace the topic is under"),
-                window_s("5s"), after_s("grace period after the timeline starts", "0"),
-                message_type()},
-               {{"mean_hz", "Hz", ""},
-                {"lowest_hz", "Hz", ""},
-                {"highest_hz", "Hz", ""},
-                {"messages", "", ""}},
-               {}, {}, {}, ""});
-  t.push_back({"latency",
-               "The age of a stamped topic's messages.",
-               {topic(), vehicle(false, "the vehicle whose namespace the topic is under"),
-                window_s("2s"), after_s(), message_type()},
-               {{"p95_ms", "ms", ""}, {"max_ms", "ms", ""}, {"mean_ms", "ms", ""}, {"messages", "", ""}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
+  t.push_back(
+      {"rate",
+       "The rate of a topic.",
+       {topic(), vehicle(false, "the vehicle whose namespace the topic is under"), window_s("5s"),
+        after_s("grace period after the timeline starts", "0"), message_type()},
+       {{"mean_hz", "Hz", ""},
+        {"lowest_hz", "Hz", ""},
+        {"highest_hz", "Hz", ""},
+        {"messages", "", ""}},
+       {},
+       {},
+       {},
+       ""});
+  t.push_back(
+      {"latency",
+       "The age of a stamped topic's messages.",
+       {topic(), vehicle(false, "the vehicle whose namespace the topic is under"), window_s("2s"),
+        after_s(), message_type()},
+       {{"p95_ms", "ms", ""}, {"max_ms", "ms", ""}, {"mean_ms", "ms", ""}, {"messages", "", ""}},
+       {},
+       {},
+       {},
+       ""});
   t.push_back({"resources",
                "The CPU and memory of a vehicle's stack.",
                {vehicle(true, "the vehicle whose stack is measured"),
@@ -502,7 +560,10 @@ std::vector<TypeSpec> builtin_kpis() {
                 {"peak_memory_mb", "MiB", ""},
                 {"mean_memory_mb", "MiB", ""},
                 {"samples", "", ""}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
   ParamSpec count_if = condition("counts the messages whose value satisfies it", false);
   count_if.name = "count_if";
   t.push_back({"value",
@@ -516,7 +577,10 @@ std::vector<TypeSpec> builtin_kpis() {
                 {"mean", "", ""},
                 {"last", "", ""},
                 {"count", "", "how often count_if held"}},
-               {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               ""});
   return t;
 }
 
@@ -525,50 +589,82 @@ std::vector<TypeSpec> builtin_kpis() {
 std::vector<TypeSpec> builtin_actions() {
   std::vector<TypeSpec> t;
   ParamSpec veh = vehicle(true, "the vehicle the action is for");
-  t.push_back({"navigate_to_pose",
-               "Sends a navigation goal to the vehicle's stack; ends with the goal's result.",
-               {veh, placement("goal", "the goal: a frame of the world or x, y, optional yaw", true)},
-               {}, {}, {}, {}, ""});
+  t.push_back(
+      {"navigate_to_pose",
+       "Sends a navigation goal to the vehicle's stack; ends with the goal's result.",
+       {veh, placement("goal", "the goal: a frame of the world or x, y, optional yaw", true)},
+       {},
+       {},
+       {},
+       {},
+       ""});
   t.push_back({"cmd_vel",
                "Commands a velocity to the vehicle (for duration_s, then zero; once when absent).",
                {veh, P("linear_x", ParamKind::kNumber, "forward speed (m/s)").def("0"),
                 P("angular_z", ParamKind::kNumber, "turn rate (rad/s)").def("0"),
                 P("duration_s", ParamKind::kDuration,
                   "how long the command is held (simulation time) before a zero command")},
-               {}, {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"sim.pause",
                "Pauses the world's physics (sim and realtime modes).",
                {P("duration_s", ParamKind::kDuration,
                   "wall-clock time after which the world resumes and the entry ends; paused "
                   "until a sim.resume or sim.step when absent")},
-               {}, {}, {}, {}, ""});
-  t.push_back({"sim.resume", "Runs a paused world again (sim and realtime modes).", {}, {}, {}, {},
-               {}, ""});
-  t.push_back({"sim.step",
-               "Advances a paused world by steps or duration_s and pauses it again (a running "
-               "world is paused first).",
-               {P("steps", ParamKind::kInteger, "physics steps").min(1),
-                P("duration_s", ParamKind::kDuration,
-                  "simulation time, a whole number of physics steps")
-                    .min(0, true)},
-               {}, {"steps", "duration_s"}, {}, {}, ""});
+               {},
+               {},
+               {},
+               {},
+               ""});
+  t.push_back({"sim.resume",
+               "Runs a paused world again (sim and realtime modes).",
+               {},
+               {},
+               {},
+               {},
+               {},
+               ""});
+  t.push_back(
+      {"sim.step",
+       "Advances a paused world by steps or duration_s and pauses it again (a running "
+       "world is paused first).",
+       {P("steps", ParamKind::kInteger, "physics steps").min(1),
+        P("duration_s", ParamKind::kDuration, "simulation time, a whole number of physics steps")
+            .min(0, true)},
+       {},
+       {"steps", "duration_s"},
+       {},
+       {},
+       ""});
   t.push_back({"spawn_model",
                "Adds a model to the world at a placement.",
                {P("model", ParamKind::kName, "the new model's name").req(),
                 P("shape", ParamKind::kEnum, "its collision shape")
                     .choices({"box", "cylinder", "sphere", "vehicle"})
                     .def("box"),
-                P("size", ParamKind::kList, "box: [x, y, z] in metres").items(3, 3).fields(
-                    {P("edge", ParamKind::kNumber, "m").min(0, true)}),
+                P("size", ParamKind::kList, "box: [x, y, z] in metres")
+                    .items(3, 3)
+                    .fields({P("edge", ParamKind::kNumber, "m").min(0, true)}),
                 P("radius_m", ParamKind::kNumber, "cylinder and sphere radius").min(0, true),
                 P("length_m", ParamKind::kNumber, "cylinder length").min(0, true),
                 P("vehicle_model", ParamKind::kString, "shape vehicle: the vehicle model (ugv)"),
                 placement("pose", "where: a frame of the world or x, y, optional yaw", true)},
-               {}, {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"remove_model",
                "Removes a model from the world.",
                {P("model", ParamKind::kString, "the model's name").req()},
-               {}, {}, {}, {}, ""});
+               {},
+               {},
+               {},
+               {},
+               ""});
   return t;
 }
 
@@ -591,8 +687,9 @@ std::vector<ParamSpec> action_common_fields() {
   return {P("action", ParamKind::kString, "the action").req(),
           P("name", ParamKind::kName,
             "the entry's name (assertions refer to it); <action>@<at>s when absent"),
-          P("at", ParamKind::kDuration, "start this long after the timeline starts (0 when no "
-                                        "trigger is given)"),
+          P("at", ParamKind::kDuration,
+            "start this long after the timeline starts (0 when no "
+            "trigger is given)"),
           P("every", ParamKind::kDuration, "repeat with this period from at").min(0, true),
           action_ref("after", "start once this entry has ended ok", false),
           when_spec(),
@@ -691,8 +788,7 @@ ParamSpec make_root() {
   return P("scenario", ParamKind::kObject, "a fieldproof scenario")
       .fields({P("name", ParamKind::kString, "the scenario's name").req(),
                P("description", ParamKind::kString, "free text"),
-               P("world", ParamKind::kString,
-                 "the SDF world file, relative to the scenario file")
+               P("world", ParamKind::kString, "the SDF world file, relative to the scenario file")
                    .req(),
                P("seed", ParamKind::kInteger,
                  "the run's random numbers; 0 when absent (and the record says so)")

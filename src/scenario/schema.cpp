@@ -59,25 +59,22 @@ class SchemaBuilder {
     Json defs = Json::object();
     defs["duration"] = {
         {"description", "a duration: a number of seconds, or text like 0.1, 250ms, 1.5s, 10m, 2h"},
-        {"anyOf",
-         Json::array({{{"type", "number"}, {"minimum", 0}},
-                      {{"type", "string"}, {"pattern", kDurationPattern}}})}};
+        {"anyOf", Json::array({{{"type", "number"}, {"minimum", 0}},
+                               {{"type", "string"}, {"pattern", kDurationPattern}}})}};
     defs["placement"] = {
         {"description", "a frame of the world (a string or {frame}) or {x, y, yaw?}"},
-        {"oneOf",
-         Json::array(
-             {{{"type", "string"}, {"minLength", 1}},
-              {{"type", "object"},
-               {"properties", {{"frame", {{"type", "string"}, {"minLength", 1}}}}},
-               {"required", Json::array({"frame"})},
-               {"additionalProperties", false}},
-              {{"type", "object"},
-               {"properties",
-                {{"x", {{"type", "number"}}},
-                 {"y", {{"type", "number"}}},
-                 {"yaw", {{"type", "number"}, {"description", "radians"}}}}},
-               {"required", Json::array({"x", "y"})},
-               {"additionalProperties", false}}})}};
+        {"oneOf", Json::array({{{"type", "string"}, {"minLength", 1}},
+                               {{"type", "object"},
+                                {"properties", {{"frame", {{"type", "string"}, {"minLength", 1}}}}},
+                                {"required", Json::array({"frame"})},
+                                {"additionalProperties", false}},
+                               {{"type", "object"},
+                                {"properties",
+                                 {{"x", {{"type", "number"}}},
+                                  {"y", {{"type", "number"}}},
+                                  {"yaw", {{"type", "number"}, {"description", "radians"}}}}},
+                                {"required", Json::array({"x", "y"})},
+                                {"additionalProperties", false}}})}};
     for (auto& [name, def] : typed_defs_) defs[name] = def;
     doc["$defs"] = defs;
     return doc;

@@ -118,8 +118,8 @@ std::string accepted(const ParamSpec& spec) {
         out += spec.exclusive_minimum ? " greater than " : " of at least ";
         out += number_text(*spec.minimum);
       }
-      if (spec.maximum) out += (spec.minimum ? " and at most " : " of at most ") +
-                               number_text(*spec.maximum);
+      if (spec.maximum)
+        out += (spec.minimum ? " and at most " : " of at most ") + number_text(*spec.maximum);
       if (spec.nullable) out += ", or null";
       return out;
     }
@@ -324,8 +324,8 @@ ParamValue Walker::walk(const YAML::Node& node, const ParamSpec& spec, const std
     }
     case ParamKind::kList: {
       if (!node.IsSequence()) {
-        error(v.pos, path, accepted(spec) + " of " + describe_kind(spec.fields[0]) + ", got " +
-                               shown(node));
+        error(v.pos, path,
+              accepted(spec) + " of " + describe_kind(spec.fields[0]) + ", got " + shown(node));
         return {};
       }
       v.kind = ParamValue::Kind::kList;
@@ -349,8 +349,8 @@ ParamValue Walker::walk(const YAML::Node& node, const ParamSpec& spec, const std
     }
     case ParamKind::kMap: {
       if (!node.IsMap()) {
-        error(v.pos, path, accepted(spec) + " of " + describe_kind(spec.fields[0]) + ", got " +
-                               shown(node));
+        error(v.pos, path,
+              accepted(spec) + " of " + describe_kind(spec.fields[0]) + ", got " + shown(node));
         return {};
       }
       v.kind = ParamValue::Kind::kMap;
@@ -369,9 +369,10 @@ ParamValue Walker::walk(const YAML::Node& node, const ParamSpec& spec, const std
         }
         if (spec.identifier_keys && !is_valid_signal_name(key)) {
           error(kpos, kpath,
-                "'" + key + "' cannot name a signal: use an identifier (letters, digits, _) "
-                            "that is not a function, constant or keyword of the condition "
-                            "language");
+                "'" + key +
+                    "' cannot name a signal: use an identifier (letters, digits, _) "
+                    "that is not a function, constant or keyword of the condition "
+                    "language");
           continue;
         }
         v.keys.push_back(key);
@@ -509,8 +510,8 @@ ParamValue Walker::walk_object(
 ParamValue Walker::walk_typed(const YAML::Node& node, const ParamSpec& spec,
                               const std::string& path) {
   if (!node.IsMap()) {
-    error(pos_of(node), path, "expected a mapping with " + spec.discriminator + ", got " +
-                                  shown(node));
+    error(pos_of(node), path,
+          "expected a mapping with " + spec.discriminator + ", got " + shown(node));
     return {};
   }
   const std::vector<TypeSpec>& set = reg_.set(spec.typed_set);
@@ -609,8 +610,7 @@ ParamValue Walker::walk_condition(const YAML::Node& node, const ParamSpec& spec,
       where.column += (plain(node) ? 0 : 1) + e.column - 1;
     }
     error(where, path,
-          "in the condition \"" + text + "\", column " + std::to_string(e.column) + ": " +
-              message);
+          "in the condition \"" + text + "\", column " + std::to_string(e.column) + ": " + message);
     return {};
   }
   if (spec.scope == ConditionScope::kSignals) {

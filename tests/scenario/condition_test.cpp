@@ -366,9 +366,7 @@ TEST(ConditionRefusal, CallingAValue) {
   EXPECT_THAT(e.message, HasSubstr("only the functions"));
 }
 
-TEST(ConditionRefusal, FunctionNotCalled) {
-  EXPECT_EQ(refused("abs > 1").column, 1);
-}
+TEST(ConditionRefusal, FunctionNotCalled) { EXPECT_EQ(refused("abs > 1").column, 1); }
 
 TEST(ConditionRefusal, Lambda) {
   ConditionError e = refused("(lambda: 1)");
@@ -420,9 +418,7 @@ TEST(ConditionRefusal, StringPrefix) {
   EXPECT_EQ(e.column, 10);
 }
 
-TEST(ConditionRefusal, OtherKeywords) {
-  EXPECT_EQ(refused("value > 1 and import").column, 15);
-}
+TEST(ConditionRefusal, OtherKeywords) { EXPECT_EQ(refused("value > 1 and import").column, 15); }
 
 TEST(ConditionRefusal, TrailingTokens) {
   ConditionError e = refused("value > 1 2");

@@ -71,7 +71,8 @@ TEST(ScenarioDocs, EveryTopLevelAndTimeKeyIsDocumented) {
 TEST(ScenarioDocs, ErrorExampleIsWhatTheValidatorSays) {
   const std::string text = doc();
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(text, m, std::regex("```yaml\n(name: depot\n[^`]*)```\n\n```\n([^`]*)```")));
+  ASSERT_TRUE(std::regex_search(text, m,
+                                std::regex("```yaml\n(name: depot\n[^`]*)```\n\n```\n([^`]*)```")));
   auto r = load_scenario_text(m[1].str(), "depot.yaml", kRoot / "tests" / "scenario" / "data");
   EXPECT_EQ(r.format_errors(), m[2].str());
 }

@@ -19,11 +19,10 @@ std::vector<std::string> types(const std::vector<TypeSpec>& v) {
 
 TEST(Registry, HasTheSixteenAssertionTypes) {
   EXPECT_EQ(types(SpecRegistry::builtin().assertions()),
-            (std::vector<std::string>{"reach_pose", "within_time", "topic_rate", "no_collision",
-                                      "topic_value", "geofence", "min_distance",
-                                      "path_efficiency", "mission_time", "message_latency",
-                                      "sequence", "resource_usage", "lifecycle_state", "always",
-                                      "never", "eventually"}));
+            (std::vector<std::string>{
+                "reach_pose", "within_time", "topic_rate", "no_collision", "topic_value",
+                "geofence", "min_distance", "path_efficiency", "mission_time", "message_latency",
+                "sequence", "resource_usage", "lifecycle_state", "always", "never", "eventually"}));
 }
 
 TEST(Registry, HasTheSevenKpiCollectors) {
@@ -126,7 +125,8 @@ TEST(RegistryCatalog, TextListsEveryTypeWithParametersAndMetrics) {
     EXPECT_THAT(text, HasSubstr("  " + t.type + " - ")) << t.type;
   }
   EXPECT_THAT(text, HasSubstr("    tolerance_m (number, default 0.5): distance to the target\n"));
-  EXPECT_THAT(text, HasSubstr("    metrics: closest_m [m], reached_at_s [s], final_distance_m [m]"));
+  EXPECT_THAT(text,
+              HasSubstr("    metrics: closest_m [m], reached_at_s [s], final_distance_m [m]"));
   EXPECT_THAT(text, HasSubstr("    at least one of: max_cpu_pct, max_memory_mb"));
   EXPECT_THAT(text, HasSubstr("KPI collectors"));
 }

@@ -12,8 +12,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::filesystem::path kData = std::filesystem::path(FIELDPROOF_SOURCE_DIR) / "tests" /
-                                    "scenario" / "data";
+const std::filesystem::path kData =
+    std::filesystem::path(FIELDPROOF_SOURCE_DIR) / "tests" / "scenario" / "data";
 
 // The raw string's first newline is dropped so that line 1 is the first line written.
 ValidationResult load(std::string_view yaml) {
@@ -44,9 +44,10 @@ bool has_error(const ValidationResult& r, const std::string& line) {
   return false;
 }
 
-#define EXPECT_ERROR(r, prefix) \
-  EXPECT_TRUE(has_error((r), (prefix))) << "expected an error starting with\n  " << (prefix) \
-                                        << "\ngot\n" << all_errors(r)
+#define EXPECT_ERROR(r, prefix)                                         \
+  EXPECT_TRUE(has_error((r), (prefix)))                                 \
+      << "expected an error starting with\n  " << (prefix) << "\ngot\n" \
+      << all_errors(r)
 
 // ---- a complete file ------------------------------------------------------------------------
 
@@ -222,8 +223,9 @@ TEST(ScenarioSeed, FractionRefused) {
 
 TEST(ScenarioUnknownKeys, TopLevel) {
   auto r = load_with("timelime: []\n");
-  EXPECT_ERROR(r, "s.yaml:7:1: timelime: unknown key 'timelime'; expected one of name, "
-                  "description, world, seed, time, vehicles, timeline");
+  EXPECT_ERROR(r,
+               "s.yaml:7:1: timelime: unknown key 'timelime'; expected one of name, "
+               "description, world, seed, time, vehicles, timeline");
 }
 
 TEST(ScenarioUnknownKeys, InTime) {
@@ -240,8 +242,9 @@ assertions:
     target: dock
     tolerance: 0.3
 )");
-  EXPECT_ERROR(r, "s.yaml:12:5: assertions[0].tolerance: unknown key 'tolerance'; expected one "
-                  "of name, type, on_fail, vehicle, target, tolerance_m");
+  EXPECT_ERROR(r,
+               "s.yaml:12:5: assertions[0].tolerance: unknown key 'tolerance'; expected one "
+               "of name, type, on_fail, vehicle, target, tolerance_m");
 }
 
 TEST(ScenarioUnknownKeys, InATimelineEntry) {
@@ -340,8 +343,9 @@ TEST(ScenarioTime, BadDurationSaysWhatIsAccepted) {
 
 TEST(ScenarioTime, ZeroStepRefused) {
   auto r = load_with("time:\n  mode: lockstep\n  step_s: 0\n");
-  EXPECT_ERROR(r, "s.yaml:9:11: time.step_s: expected a duration like 0.1, 250ms, 10m greater "
-                  "than 0");
+  EXPECT_ERROR(r,
+               "s.yaml:9:11: time.step_s: expected a duration like 0.1, 250ms, 10m greater "
+               "than 0");
 }
 
 TEST(ScenarioTime, NullRtfIsTheDefault) {
@@ -464,8 +468,9 @@ vehicles:
     spawn: dock
     stack: {plugin: ugv_nav, command: [a]}
 )");
-  EXPECT_ERROR(r, "s.yaml:6:30: vehicles[0].stack.command: only one of plugin, command may be "
-                  "given (plugin is)");
+  EXPECT_ERROR(r,
+               "s.yaml:6:30: vehicles[0].stack.command: only one of plugin, command may be "
+               "given (plugin is)");
 }
 
 TEST(ScenarioVehicles, EmptyCommandRefused) {
@@ -481,8 +486,9 @@ vehicles:
 }
 
 TEST(ScenarioVehicles, DuplicateNameRefused) {
-  auto r = load("name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: dock}, "
-                "{name: a, spawn: dock}]\n");
+  auto r = load(
+      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: dock}, "
+      "{name: a, spawn: dock}]\n");
   EXPECT_ERROR(r, "s.yaml:3:36: vehicles[1].name: duplicate vehicle name 'a'");
 }
 
@@ -492,8 +498,9 @@ TEST(ScenarioPlacement, XWithoutYRefused) {
 }
 
 TEST(ScenarioPlacement, FrameAndCoordinatesRefused) {
-  auto r = load("name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: {frame: dock, x: 1, "
-                "y: 2}}]\n");
+  auto r = load(
+      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: {frame: dock, x: 1, "
+      "y: 2}}]\n");
   EXPECT_ERROR(r, "s.yaml:3:43: vehicles[0].spawn.x: only one of frame, x may be given");
 }
 
@@ -507,14 +514,17 @@ TEST(ScenarioPlacement, FrameMappingAccepted) {
 
 TEST(ScenarioTimeline, UnknownActionListsTheActions) {
   auto r = load_with("timeline:\n  - {action: teleport, at: 1}\n");
-  EXPECT_ERROR(r, "s.yaml:8:14: timeline[0].action: unknown action \"teleport\"; expected one of "
-                  "navigate_to_pose, cmd_vel, sim.pause, sim.resume, sim.step, spawn_model, "
-                  "remove_model");
+  EXPECT_ERROR(r,
+               "s.yaml:8:14: timeline[0].action: unknown action \"teleport\"; expected one of "
+               "navigate_to_pose, cmd_vel, sim.pause, sim.resume, sim.step, spawn_model, "
+               "remove_model");
 }
 
 TEST(ScenarioTimeline, BadAtSaysWhatIsAccepted) {
   auto r = load_with("timeline:\n  - {action: sim.pause, at: -1}\n");
-  EXPECT_ERROR(r, "s.yaml:8:29: timeline[0].at: expected a duration like 0.1, 250ms, 10m, got \"-1\" (a sign is not accepted");
+  EXPECT_ERROR(r,
+               "s.yaml:8:29: timeline[0].at: expected a duration like 0.1, 250ms, 10m, got \"-1\" "
+               "(a sign is not accepted");
 }
 
 TEST(ScenarioTimeline, NavigateNeedsAVehicleAndAGoal) {
@@ -525,15 +535,18 @@ TEST(ScenarioTimeline, NavigateNeedsAVehicleAndAGoal) {
 
 TEST(ScenarioTimeline, UnknownVehicleListsTheVehicles) {
   auto r = load_with("timeline:\n  - {action: cmd_vel, vehicle: ugv9, at: 1}\n");
-  EXPECT_ERROR(r, "s.yaml:8:32: timeline[0].vehicle: unknown vehicle 'ugv9'; the scenario's "
-                  "vehicles are ugv1");
+  EXPECT_ERROR(r,
+               "s.yaml:8:32: timeline[0].vehicle: unknown vehicle 'ugv9'; the scenario's "
+               "vehicles are ugv1");
 }
 
 TEST(ScenarioTimeline, SimStepNeedsExactlyStepsOrDuration) {
   auto r = load_with("timeline:\n  - {action: sim.step, at: 1}\n");
   EXPECT_ERROR(r, "s.yaml:8:5: timeline[0]: expected exactly one of steps, duration_s, got none");
   auto s = load_with("timeline:\n  - {action: sim.step, at: 1, steps: 2, duration_s: 1}\n");
-  EXPECT_ERROR(s, "s.yaml:8:41: timeline[0].duration_s: only one of steps, duration_s may be given (steps is)");
+  EXPECT_ERROR(
+      s,
+      "s.yaml:8:41: timeline[0].duration_s: only one of steps, duration_s may be given (steps is)");
 }
 
 TEST(ScenarioTimeline, SimPauseDurationIsOptional) {
@@ -610,19 +623,22 @@ timeline:
 
 TEST(ScenarioAssertions, UnknownTypeListsTheTypes) {
   auto r = load_with("assertions:\n  - {name: a, type: reaches}\n");
-  EXPECT_ERROR(r, "s.yaml:8:21: assertions[0].type: unknown assertion type \"reaches\"; expected "
-                  "one of reach_pose, within_time");
+  EXPECT_ERROR(r,
+               "s.yaml:8:21: assertions[0].type: unknown assertion type \"reaches\"; expected "
+               "one of reach_pose, within_time");
 }
 
 TEST(ScenarioAssertions, OnFailNamesWhatIsAccepted) {
-  auto r = load_with("assertions:\n  - {name: a, type: no_collision, vehicle: ugv1, on_fail: stop}\n");
+  auto r =
+      load_with("assertions:\n  - {name: a, type: no_collision, vehicle: ugv1, on_fail: stop}\n");
   EXPECT_ERROR(r, "s.yaml:8:59: assertions[0].on_fail: expected one of continue, abort");
 }
 
 TEST(ScenarioAssertions, WithinTimeMustNameAnEntry) {
   auto r = load_with("assertions:\n  - {name: a, type: within_time, action: drive, max_s: 5}\n");
-  EXPECT_ERROR(r, "s.yaml:8:42: assertions[0].action: unknown timeline entry 'drive'; the "
-                  "entries are none");
+  EXPECT_ERROR(r,
+               "s.yaml:8:42: assertions[0].action: unknown timeline entry 'drive'; the "
+               "entries are none");
 }
 
 TEST(ScenarioAssertions, WithinMustFollowAfter) {
@@ -631,14 +647,16 @@ assertions:
   - {name: a, type: geofence, vehicle: ugv1, region: {circle: {x: 0, y: 0, radius_m: 5}},
      after_s: 10, within_s: 5}
 )");
-  EXPECT_ERROR(r, "s.yaml:9:29: assertions[0].within_s: within_s (5 s) must be later than "
-                  "after_s (10 s)");
+  EXPECT_ERROR(r,
+               "s.yaml:9:29: assertions[0].within_s: within_s (5 s) must be later than "
+               "after_s (10 s)");
 }
 
 TEST(ScenarioAssertions, RegionNeedsExactlyOneShape) {
   auto r = load_with("assertions:\n  - {name: a, type: geofence, vehicle: ugv1, region: {}}\n");
-  EXPECT_ERROR(r, "s.yaml:8:54: assertions[0].region: expected exactly one of polygon, circle, "
-                  "box, got none");
+  EXPECT_ERROR(r,
+               "s.yaml:8:54: assertions[0].region: expected exactly one of polygon, circle, "
+               "box, got none");
 }
 
 TEST(ScenarioAssertions, PolygonNeedsThreeVertices) {
@@ -650,15 +668,18 @@ TEST(ScenarioAssertions, PolygonNeedsThreeVertices) {
 
 TEST(ScenarioAssertions, ResourceUsageNeedsALimit) {
   auto r = load_with("assertions:\n  - {name: a, type: resource_usage, vehicle: ugv1}\n");
-  EXPECT_ERROR(r, "s.yaml:8:5: assertions[0]: expected at least one of max_cpu_pct, "
-                  "max_memory_mb");
+  EXPECT_ERROR(r,
+               "s.yaml:8:5: assertions[0]: expected at least one of max_cpu_pct, "
+               "max_memory_mb");
 }
 
 TEST(ScenarioAssertions, MinDistanceToExactlyOne) {
   auto r = load_with(
       "assertions:\n  - {name: a, type: min_distance, vehicle: ugv1, to: {model: crate, "
       "vehicle: ugv1}, min_m: 1}\n");
-  EXPECT_ERROR(r, "s.yaml:8:69: assertions[0].to.vehicle: only one of vehicle, model, target may be given (model is)");
+  EXPECT_ERROR(r,
+               "s.yaml:8:69: assertions[0].to.vehicle: only one of vehicle, model, target may be "
+               "given (model is)");
 }
 
 TEST(ScenarioAssertions, SequenceStepMustReferToAnAssertion) {
@@ -669,8 +690,9 @@ assertions:
     steps:
       - {assertion: nope}
 )");
-  EXPECT_ERROR(r, "s.yaml:11:21: assertions[0].steps[0].assertion: unknown assertion 'nope'; "
-                  "the assertions are seq");
+  EXPECT_ERROR(r,
+               "s.yaml:11:21: assertions[0].steps[0].assertion: unknown assertion 'nope'; "
+               "the assertions are seq");
 }
 
 TEST(ScenarioAssertions, DuplicateNamesAcrossAssertionsAndKpisRefused) {
@@ -685,8 +707,9 @@ kpis:
 
 TEST(ScenarioAssertions, UnknownKpiTypeListsTheCollectors) {
   auto r = load_with("kpis:\n  - {name: k, type: speed}\n");
-  EXPECT_ERROR(r, "s.yaml:8:21: kpis[0].type: unknown KPI collector type \"speed\"; expected one "
-                  "of path, mission_time, distance, rate, latency, resources, value");
+  EXPECT_ERROR(r,
+               "s.yaml:8:21: kpis[0].type: unknown KPI collector type \"speed\"; expected one "
+               "of path, mission_time, distance, rate, latency, resources, value");
 }
 
 // ---- conditions in a scenario ---------------------------------------------------------------
@@ -700,8 +723,9 @@ assertions:
     field: twist
     condition: value.linear > 0
 )");
-  EXPECT_ERROR(r, "s.yaml:12:21: assertions[0].condition: in the condition \"value.linear > 0\", "
-                  "column 6: attribute access");
+  EXPECT_ERROR(r,
+               "s.yaml:12:21: assertions[0].condition: in the condition \"value.linear > 0\", "
+               "column 6: attribute access");
 }
 
 TEST(ScenarioConditions, RefusedConstructPointsAtItsColumnInAQuotedScalar) {
@@ -713,16 +737,18 @@ assertions:
     field: twist
     condition: "value ** 2 < 1"
 )");
-  EXPECT_ERROR(r, "s.yaml:12:23: assertions[0].condition: in the condition \"value ** 2 < 1\", "
-                  "column 7: '**' (power) is not allowed");
+  EXPECT_ERROR(r,
+               "s.yaml:12:23: assertions[0].condition: in the condition \"value ** 2 < 1\", "
+               "column 7: '**' (power) is not allowed");
 }
 
 TEST(ScenarioConditions, CountIfIsChecked) {
   auto r = load_with(
       "kpis:\n  - {name: k, type: value, topic: cmd_vel, field: linear.x, count_if: "
       "speed > 0}\n");
-  EXPECT_ERROR(r, "s.yaml:8:71: kpis[0].count_if: in the condition \"speed > 0\", column 1: "
-                  "unknown name 'speed'");
+  EXPECT_ERROR(r,
+               "s.yaml:8:71: kpis[0].count_if: in the condition \"speed > 0\", column 1: "
+               "unknown name 'speed'");
 }
 
 TEST(ScenarioConditions, SignalsNamesAreReadable) {
@@ -735,8 +761,9 @@ assertions:
       speed: {topic: odom, field: twist.twist.linear.x}
     condition: value > 1
 )");
-  EXPECT_ERROR(r, "s.yaml:13:16: assertions[0].condition: in the condition \"value > 1\", "
-                  "column 1: unknown name 'value'; the condition may read speed");
+  EXPECT_ERROR(r,
+               "s.yaml:13:16: assertions[0].condition: in the condition \"value > 1\", "
+               "column 1: unknown name 'value'; the condition may read speed");
 }
 
 TEST(ScenarioConditions, EverySignalMustBeRead) {
@@ -750,8 +777,9 @@ assertions:
       lost: {topic: link, field: data}
     condition: speed < 1
 )");
-  EXPECT_ERROR(r, "s.yaml:14:16: assertions[0].condition: the condition does not read the "
-                  "signal 'lost'");
+  EXPECT_ERROR(r,
+               "s.yaml:14:16: assertions[0].condition: the condition does not read the "
+               "signal 'lost'");
 }
 
 TEST(ScenarioConditions, SignalNamedLikeAFunctionRefused) {
@@ -772,8 +800,9 @@ timeline:
   - action: sim.resume
     when: {metric: rtf, condition: "value <"}
 )");
-  EXPECT_ERROR(r, "s.yaml:9:44: timeline[0].when.condition: in the condition \"value <\", "
-                  "column 8: the condition ends where a value is expected");
+  EXPECT_ERROR(r,
+               "s.yaml:9:44: timeline[0].when.condition: in the condition \"value <\", "
+               "column 8: the condition ends where a value is expected");
 }
 
 // ---- the file as a whole --------------------------------------------------------------------
@@ -848,7 +877,8 @@ TEST(ScenarioFile, MalformedInputsGiveErrorsNeverACrash) {
       "? [a, b]\n: c\n",
       "name: t\n<<: {world: world.sdf}\n",
       "\"unterminated",
-      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: dock}]\ntime: {step_s: 99999999999h}\n",
+      "name: t\nworld: world.sdf\nvehicles: [{name: a, spawn: dock}]\ntime: {step_s: "
+      "99999999999h}\n",
   };
   for (const char* in : inputs) {
     auto r = load(in);

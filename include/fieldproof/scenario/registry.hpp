@@ -5,7 +5,8 @@
 //
 //   const SpecRegistry& r = SpecRegistry::builtin();
 //   const TypeSpec* t = r.assertion("reach_pose");
-//   for (const ParamSpec& p : t->params) std::printf("%s %s\n", p.name.c_str(), p.description.c_str());
+//   for (const ParamSpec& p : t->params) std::printf("%s %s\n", p.name.c_str(),
+//   p.description.c_str());
 //
 //   SpecRegistry mine = SpecRegistry::builtin();            // copy, then add a plugin's type
 //   if (auto error = mine.add_assertion(my_type)) ...       // refused: duplicate or malformed
@@ -19,20 +20,20 @@
 namespace fieldproof::scenario {
 
 enum class ParamKind {
-  kString,     // any string
-  kName,       // lower case, digits, underscores, starting with a letter or _
-  kBool,       // true / false
-  kInteger,    // an integer (minimum / maximum apply)
-  kNumber,     // a number (minimum / maximum apply)
-  kDuration,   // "0.1", "250ms", "10m" or a bare number of seconds, to exact nanoseconds
-  kEnum,       // one of `choices`
-  kCondition,  // a condition-language expression (condition.hpp), checked when validated
-  kPlacement,  // a frame of the world (a string or {frame}) or {x, y, yaw?}
-  kScalar,     // a string, number or bool (stack parameters)
-  kObject,     // a mapping with the keys `fields` (unknown keys are errors)
-  kList,       // a sequence of fields[0]
-  kMap,        // a mapping from free keys to fields[0]
-  kTyped,      // a mapping whose `discriminator` key selects a TypeSpec of `typed_set`
+  kString,        // any string
+  kName,          // lower case, digits, underscores, starting with a letter or _
+  kBool,          // true / false
+  kInteger,       // an integer (minimum / maximum apply)
+  kNumber,        // a number (minimum / maximum apply)
+  kDuration,      // "0.1", "250ms", "10m" or a bare number of seconds, to exact nanoseconds
+  kEnum,          // one of `choices`
+  kCondition,     // a condition-language expression (condition.hpp), checked when validated
+  kPlacement,     // a frame of the world (a string or {frame}) or {x, y, yaw?}
+  kScalar,        // a string, number or bool (stack parameters)
+  kObject,        // a mapping with the keys `fields` (unknown keys are errors)
+  kList,          // a sequence of fields[0]
+  kMap,           // a mapping from free keys to fields[0]
+  kTyped,         // a mapping whose `discriminator` key selects a TypeSpec of `typed_set`
   kBoolOrString,  // outputs.record: true / false or a path
 };
 
@@ -55,18 +56,18 @@ struct ParamSpec {
   bool required = false;
   // The default as written in a scenario ("0.5", "5s", "always"); empty when there is none.
   std::string default_value;
-  bool nullable = false;                 // null is accepted (time.rtf)
-  std::vector<std::string> choices;      // kEnum
-  std::optional<double> minimum;         // kInteger, kNumber, kDuration (seconds)
+  bool nullable = false;             // null is accepted (time.rtf)
+  std::vector<std::string> choices;  // kEnum
+  std::optional<double> minimum;     // kInteger, kNumber, kDuration (seconds)
   std::optional<double> maximum;
   bool exclusive_minimum = false;
-  std::vector<ParamSpec> fields;         // kObject / kTyped: the keys; kList / kMap: fields[0]
+  std::vector<ParamSpec> fields;             // kObject / kTyped: the keys; kList / kMap: fields[0]
   std::vector<std::string> exactly_one_of;   // kObject / kTyped: exactly one of these keys
   std::vector<std::string> at_least_one_of;  // kObject / kTyped: one or more of these keys
   // kObject / kTyped: when the first key is present, the others must be too.
   std::vector<std::pair<std::string, std::vector<std::string>>> dependent_required;
-  size_t min_items = 0;  // kList / kMap
-  size_t max_items = 0;  // kList: 0 = no limit
+  size_t min_items = 0;          // kList / kMap
+  size_t max_items = 0;          // kList: 0 = no limit
   bool identifier_keys = false;  // kMap: keys must be condition-language signal names
   Ref ref = Ref::kNone;
   ConditionScope scope = ConditionScope::kValue;

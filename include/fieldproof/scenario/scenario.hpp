@@ -31,7 +31,7 @@ struct SourcePos {
 
 // One problem found in a scenario.
 struct Diagnostic {
-  std::string file;   // as given to the loader
+  std::string file;  // as given to the loader
   SourcePos pos;
   std::string path;     // the field path: "time.step_s", "timeline[2].at", "" for the document
   std::string message;  // what is wrong and what is accepted
@@ -55,7 +55,7 @@ struct ParamValue {
   Kind kind = Kind::kNull;
   bool boolean = false;
   int64_t integer = 0;
-  double number = 0;  // kNumber; also set for kInteger
+  double number = 0;   // kNumber; also set for kInteger
   std::string string;  // kString, kName, kEnum, kCondition values
   Duration duration;
   Placement placement;
@@ -206,7 +206,8 @@ struct LoadOptions {
 };
 
 // Reads and validates a scenario file. A missing or unreadable file is an error in the result.
-ValidationResult load_scenario_file(const std::filesystem::path& path, const LoadOptions& opts = {});
+ValidationResult load_scenario_file(const std::filesystem::path& path,
+                                    const LoadOptions& opts = {});
 
 // Validates YAML text. `file` names it in errors; relative paths (world, plugins) resolve against
 // `base_dir`.
@@ -216,9 +217,9 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
 
 // Facts of the loaded world that some checks need.
 struct WorldFacts {
-  Duration physics_step;             // <max_step_size>
-  std::vector<std::string> frames;   // world-level frames (empty: not checked)
-  std::vector<std::string> models;   // models of the world (empty: not checked)
+  Duration physics_step;            // <max_step_size>
+  std::vector<std::string> frames;  // world-level frames (empty: not checked)
+  std::vector<std::string> models;  // models of the world (empty: not checked)
 };
 
 // The checks that need the world: time.step_s and each sim.step duration_s must be whole numbers
