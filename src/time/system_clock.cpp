@@ -2,6 +2,7 @@
 // regulator (tests/lint/clock_allowlist.txt).
 #include "fieldproof/time/system_clock.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <utility>
@@ -31,6 +32,9 @@ WallNow SystemClock::wall_now() {
 PeriodicThread::PeriodicThread(PeriodicThreadOptions options) : options_(std::move(options)) {
   if (!options_.now) options_.now = SystemClock::wall_now();
   if (options_.spin.ns() < 0) options_.spin = Duration::zero();
+  if (options_.min_spin.ns() < 0) options_.min_spin = Duration::zero();
+  if (options_.max_spin < options_.min_spin) options_.max_spin = options_.min_spin;
+  spin_ns_.store(options_.spin.ns());
 }
 
 PeriodicThread::~PeriodicThread() { stop(); }
@@ -68,13 +72,25 @@ void PeriodicThread::stop() {
 
 void PeriodicThread::wait_until(SimTime t) {
   // Coarse part: sleep until `spin` before the deadline (interruptible by stop()).
-  const SimTime coarse = t - options_.spin;
+  const int64_t spin = spin_ns_.load();
+  const SimTime coarse = t - Duration::from_ns(spin);
   if (options_.now() < coarse) {
     if (options_.sleep_until) {
       options_.sleep_until(coarse);
     } else {
-      std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait_until(lock, to_steady(coarse), [this] { return stop_requested_.load(); });
+      bool stopped = false;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        stopped =
+            cv_.wait_until(lock, to_steady(coarse), [this] { return stop_requested_.load(); });
+      }
+      if (options_.calibrate && !stopped) {
+        // Integer arithmetic: grow at once to twice the oversleep seen, shrink slowly.
+        const int64_t over = (options_.now() - coarse).ns();
+        int64_t next = std::max(2 * over, spin - spin / 16);
+        next = std::clamp(next, options_.min_spin.ns(), options_.max_spin.ns());
+        spin_ns_.store(next);
+      }
     }
   }
   // Fine part: yield until the deadline.

@@ -130,7 +130,8 @@ TEST(SimClock, IntegerAccumulationHasNoDriftOverMillionPeriods) {
 TEST(SimClock, PeriodicTimerEndsAtTheEndOfTheTimeLine) {
   SimClock clock({.start = SimTime::infinite() - milliseconds(25)});
   int n = 0;
-  clock.schedule_periodic(milliseconds(10), [&] { ++n; }, clock.now());
+  clock.schedule_periodic(
+      milliseconds(10), [&] { ++n; }, clock.now());
   EXPECT_EQ(clock.advance_to(SimTime::infinite()), 3u);  // terminates: no firing past the end
   EXPECT_EQ(n, 3);
   EXPECT_EQ(clock.pending(), 0u);

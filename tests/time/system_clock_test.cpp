@@ -145,6 +145,23 @@ TEST(PeriodicThread, RunsOnRealTimeAndStopJoins) {
   EXPECT_EQ(thread.ticks(), after_stop);
 }
 
+TEST(PeriodicThread, SpinMarginIsCalibratedWithinBounds) {
+  PeriodicThreadOptions options;
+  options.spin = microseconds(1);  // far too small: the OS oversleeps more than that
+  options.min_spin = microseconds(5);
+  options.max_spin = milliseconds(3);
+  PeriodicThread thread(options);
+  std::promise<void> done;
+  std::atomic<int> n{0};
+  thread.start(milliseconds(2), [&](const PeriodicTick&) {
+    if (n.fetch_add(1) == 5) done.set_value();
+  });
+  EXPECT_EQ(done.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  thread.stop();
+  EXPECT_GE(thread.spin(), microseconds(5));
+  EXPECT_LE(thread.spin(), milliseconds(3));
+}
+
 TEST(PeriodicThread, StopFromInsideTheCallbackEndsTheThread) {
   FakeWall wall;
   PeriodicThread thread(wall.options());

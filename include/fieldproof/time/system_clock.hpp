@@ -56,8 +56,13 @@ struct PeriodicTick {
 
 struct PeriodicThreadOptions {
   // Sleep until this long before each deadline, then spin (yielding) until it: trades a little CPU
-  // for wake-up precision, as the OS sleep overshoots by tens of microseconds.
+  // for wake-up precision, as the OS sleep overshoots by tens of microseconds. The initial margin.
   Duration spin = microseconds(200);
+  // Calibrate the margin from the measured oversleep (default sleep only): after each sleep the
+  // margin becomes max(2 x oversleep, 15/16 x margin), kept within [min_spin, max_spin].
+  bool calibrate = true;
+  Duration min_spin = microseconds(20);
+  Duration max_spin = milliseconds(2);
   // Wall time source; empty = SystemClock::wall_now(). Tests inject a fake.
   WallNow now;
   // Sleeps until the given wall time (may return early); empty = a condition-variable wait on the
@@ -91,6 +96,8 @@ class PeriodicThread {
   uint64_t ticks() const { return ticks_.load(); }
   uint64_t skipped() const { return skipped_.load(); }
   uint64_t failures() const { return failures_.load(); }
+  // The current (calibrated) spin margin.
+  Duration spin() const { return Duration::from_ns(spin_ns_.load()); }
 
   // deadline_k = start + k * period (saturating): the integer grid the thread follows.
   static SimTime deadline(SimTime start, Duration period, uint64_t k);
@@ -108,6 +115,7 @@ class PeriodicThread {
   std::atomic<uint64_t> ticks_{0};
   std::atomic<uint64_t> skipped_{0};
   std::atomic<uint64_t> failures_{0};
+  std::atomic<int64_t> spin_ns_{0};
 };
 
 }  // namespace fieldproof
