@@ -11,7 +11,8 @@
 // participant receives the grant. The participants are raw Links driven from one thread, so the
 // figure is the coordinator's and the transport's cost, not the scheduler's.
 //
-// Usage: lockstep_bench [--seconds S]   (time per measurement, default 1; `make bench` uses it)
+// Usage: lockstep_bench [--seconds S] [--only inproc|ipc|tcp|cascade]
+//   --seconds: time per measurement (default 1 s); --only: one group, for quick looks.
 #include <zmq.h>
 
 #include <algorithm>
@@ -35,6 +36,7 @@ using namespace fieldproof::lockstep;
 
 WallNow g_wall = SystemClock::wall_now();
 Duration g_budget = seconds(1);
+std::string g_only;
 
 struct Stats {
   double per_s = 0;    // cycles (round trips) per second
@@ -242,8 +244,10 @@ int main(int argc, char** argv) {
         return 2;
       }
       g_budget = *d;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      g_only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: lockstep_bench [--seconds S]\n");
+      std::fprintf(stderr, "usage: lockstep_bench [--seconds S] [--only inproc|ipc|tcp|cascade]\n");
       return 2;
     }
   }
@@ -254,6 +258,7 @@ int main(int argc, char** argv) {
 
   const size_t counts[] = {1, 8, 64};
   for (const std::string transport : {"inproc", "ipc", "tcp"}) {
+    if (!g_only.empty() && g_only != transport) continue;
     Stats raw = raw_pingpong(transport, dir);
     const std::string base = "zmq_reqrep_" + transport;
     bench_line(base + "_per_s", raw.per_s, "roundtrips/s", raw.per_s, base);
@@ -265,6 +270,7 @@ int main(int argc, char** argv) {
   }
   // A cascade level: one child between the participant and the root, against the direct ipc p1
   // measured again now (same conditions).
+  if (!g_only.empty() && g_only != "cascade") return std::system(("rm -rf " + dir).c_str()) == 0 ? 0 : 1;
   Stats direct = lockstep_zmq("ipc", 1, dir);
   Stats cascade = lockstep_cascade(dir);
   bench_line("lockstep_grants_per_s_cascade_p1", cascade.per_s, "grants/s", direct.per_s,
