@@ -140,7 +140,7 @@ std::vector<Cell> astar(const Costmap& map, Cell start, Cell goal, const Planner
 namespace {
 
 // True when the straight segment between the centres of a and b crosses only cells costing at
-// most `limit` (and never an obstacle).
+// most `limit` (never lethal), its two end cells aside (they are on the path already).
 bool line_of_sight(const Costmap& map, Cell a, Cell b, uint8_t limit) {
   const Point2 pa = map.center(a);
   const Point2 pb = map.center(b);
@@ -148,8 +148,11 @@ bool line_of_sight(const Costmap& map, Cell a, Cell b, uint8_t limit) {
   const int steps = std::max(1, static_cast<int>(std::ceil(len / (0.25 * map.resolution()))));
   for (int i = 0; i <= steps; ++i) {
     const double t = static_cast<double>(i) / steps;
-    const uint8_t v = map.cost_at({pa.x + t * (pb.x - pa.x), pa.y + t * (pb.y - pa.y)});
-    if (v == kObstacle || v > limit) return false;
+    const auto c = map.cell_of({pa.x + t * (pb.x - pa.x), pa.y + t * (pb.y - pa.y)});
+    if (!c) return false;
+    if (*c == a || *c == b) continue;
+    const uint8_t v = map.cost(*c);
+    if (v >= kLethal || v > limit) return false;
   }
   return true;
 }
@@ -165,7 +168,9 @@ std::vector<Cell> shortcut(const Costmap& map, const std::vector<Cell>& cells) {
     size_t last_ok = anchor + 1;
     limit = std::max(limit, map.cost(cells[anchor + 1]));
     for (size_t j = anchor + 2; j < cells.size(); ++j) {
-      const uint8_t lj = std::max(limit, map.cost(cells[j]));
+      // A shortcut never crosses the lethal band (the escape route near the start is walked
+      // cell by cell), however costly the stretch it replaces.
+      const uint8_t lj = std::min(std::max(limit, map.cost(cells[j])), kMaxCaution);
       if (!line_of_sight(map, cells[anchor], cells[j], lj)) break;
       limit = lj;
       last_ok = j;

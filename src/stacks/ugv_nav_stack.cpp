@@ -45,6 +45,12 @@ std::string UgvNavOptions::validate() const {
     return "scan_match_tolerance must be >= 0 (metres)";
   }
   if (max_replans < 1) return "max_replans must be >= 1";
+  if (progress_timeout < Duration::zero() || progress_timeout.is_infinite()) {
+    return "progress_timeout must be >= 0 and finite (0 disables the progress checker)";
+  }
+  if (!std::isfinite(progress_distance) || progress_distance < 0) {
+    return "progress_distance must be >= 0 (metres)";
+  }
   if (replan_interval < Duration::zero() || replan_interval.is_infinite()) {
     return "replan_interval must be >= 0 and finite";
   }
@@ -151,7 +157,11 @@ void UgvNavStack::on_goal(SimTime stamp, const NavGoal& goal) {
     finish(GoalStatus::kCanceled, "preempted by goal " + goal.id);
   }
   emit(NavStatus{goal.id, GoalStatus::kAccepted, ""});
-  goal_ = ActiveGoal{goal, Phase::kNeedPlan, 0, now_, now_};
+  goal_ = ActiveGoal{};
+  goal_->goal = goal;
+  goal_->next_replan = now_;
+  goal_->next_feedback = now_;
+  goal_->progress_at = now_;
 }
 
 bool UgvNavStack::cancel(SimTime stamp, const std::string& id) {
@@ -242,9 +252,15 @@ bool UgvNavStack::path_blocked(const Costmap& local) const {
       const double t = static_cast<double>(j) / n;
       const Point2 q{pts[i - 1].x + t * (pts[i].x - pts[i - 1].x),
                      pts[i - 1].y + t * (pts[i].y - pts[i - 1].y)};
-      // Only what the scan added counts: the static map's lethal band near the start is the
-      // planner's escape route, not a blockage.
-      if (local.cost_at(q) >= kLethal && costmap_.cost_at(q) < kLethal) return true;
+      // Only what the scan added counts. Near the vehicle, the lethal band is the planner's
+      // escape route (PlannerOptions::escape_distance): only a hit itself blocks there.
+      const uint8_t now_cost = local.cost_at(q);
+      const uint8_t map_cost = costmap_.cost_at(q);
+      if (std::hypot(q.x - pose_->x, q.y - pose_->y) <= options_.planner.escape_distance) {
+        if (now_cost == kObstacle && map_cost != kObstacle) return true;
+      } else if (now_cost >= kLethal && map_cost < kLethal) {
+        return true;
+      }
     }
   }
   return false;
@@ -327,6 +343,21 @@ void UgvNavStack::tick(SimTime now) {
 
   const ControlOutput out = controller_.compute(pose);
   if (out.done) return finish(GoalStatus::kSucceeded, "");
+  // The progress checker: the straight-line distance to the goal must shrink by
+  // progress_distance within every progress_timeout (blocked too long, or circling).
+  const double to_goal = std::hypot(g.goal.pose.x - pose.x, g.goal.pose.y - pose.y);
+  if (to_goal < g.best_distance - options_.progress_distance) {
+    g.best_distance = to_goal;
+    g.progress_at = now_;
+  } else if (options_.progress_timeout > Duration::zero() &&
+             now_ - g.progress_at >= options_.progress_timeout) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "no progress: %.2f m from the goal, not %.2f m closer in %.1f s (blocked too "
+                  "long)",
+                  to_goal, options_.progress_distance, options_.progress_timeout.seconds_f());
+    return finish(GoalStatus::kAborted, buf);
+  }
   emit(out.cmd);
   if (now_ >= g.next_feedback) {
     emit(NavFeedback{g.goal.id, out.distance_remaining});

@@ -177,5 +177,28 @@ TEST(PlanPath, LeavesALethalBandAroundTheStart) {
   ASSERT_TRUE(r.ok()) << r.reason;
 }
 
+TEST(PlanPath, ShortcutsNeverCrossTheLethalBandBeyondTheEscape) {
+  // Start in the lethal band of a long wall, goal far along it: the smoothed path must leave the
+  // band first instead of running along the wall inside it.
+  auto g = free_grid(100, 50, 0.1);
+  fill_rect(g, 0.0, 0.0, 10.0, 0.95);
+  auto cm = testing::must_build(g, {.robot_radius = 0.3, .margin = 0.1});
+  ASSERT_TRUE(cm);
+  const Point2 start{1.0, 1.2};
+  ASSERT_EQ(cm->cost_at(start), kLethal);
+  const auto r = plan_path(*cm, start, {9.0, 1.6});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  for (size_t i = 1; i < r.path.size(); ++i) {
+    for (int k = 0; k <= 100; ++k) {
+      const double t = k / 100.0;
+      const Point2 q{r.path[i - 1].x + t * (r.path[i].x - r.path[i - 1].x),
+                     r.path[i - 1].y + t * (r.path[i].y - r.path[i - 1].y)};
+      if (std::hypot(q.x - start.x, q.y - start.y) > PlannerOptions{}.escape_distance) {
+        EXPECT_LT(cm->cost_at(q), kLethal) << q.x << "," << q.y;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fieldproof::stacks

@@ -299,6 +299,40 @@ TEST(UgvNavStack, FirstTickAfterALongPauseFindsTheSilenceToo) {
   EXPECT_EQ(h.statuses().back().status, GoalStatus::kAccepted);
 }
 
+TEST(UgvNavStack, NoProgressAbortsTheGoalAsBlockedTooLong) {
+  testing::FakeWall wall;
+  std::string error;
+  UgvNavOptions o;
+  o.progress_timeout = seconds(3);
+  auto stack = UgvNavStack::create(o, room(), wall.fn(), &error);
+  ASSERT_TRUE(stack) << error;
+  stack->tick(SimTime::zero());
+  stack->on_pose(SimTime::zero(), {2.0, 2.0, 0.0});
+  stack->on_goal(SimTime::zero(), {"g1", {8.0, 2.0, 0.0}});
+  // The wheels spin, the vehicle does not move (stuck): the pose never changes.
+  std::optional<NavStatus> final_status;
+  SimTime final_at;
+  for (SimTime t = SimTime::zero(); t < SimTime::from_ns(10'000'000'000) && !final_status;
+       t += milliseconds(50)) {
+    stack->on_pose(t, {2.0, 2.0, 0.0});
+    stack->tick(t);
+    wall.advance(milliseconds(50));
+    for (const auto& out : stack->take_outbox()) {
+      const auto* st = std::get_if<NavStatus>(&out.message);
+      if (st && st->status != GoalStatus::kAccepted) {
+        final_status = *st;
+        final_at = out.stamp;
+      }
+    }
+  }
+  ASSERT_TRUE(final_status.has_value());
+  EXPECT_EQ(final_status->status, GoalStatus::kAborted);
+  EXPECT_NE(final_status->reason.find("blocked too long"), std::string::npos)
+      << final_status->reason;
+  // The first tick with the goal (50 ms) measured the distance; 3 s later it gives up.
+  EXPECT_EQ(final_at.ns(), 3'050'000'000);
+}
+
 TEST(UgvNavStack, GoalIsRejectedWhileInactive) {
   UgvNavOptions o;
   o.lifecycle.reactivate = false;

@@ -14,6 +14,7 @@
 //   for (const StackOutput& out : stack->take_outbox()) ...
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -55,6 +56,11 @@ struct UgvNavOptions {
   double scan_match_tolerance = 0.15;
   int max_replans = 5;                           // failed replans in a row before aborting
   Duration replan_interval = milliseconds(500);  // between replans while blocked
+  // The progress checker: a goal whose straight-line distance has not shrunk by
+  // progress_distance within progress_timeout is aborted (blocked too long, circling an obstacle
+  // the replans keep finding new ways around). Zero timeout: off.
+  Duration progress_timeout = seconds(30);
+  double progress_distance = 0.25;
   // An empty string when valid, otherwise what is wrong with which field.
   std::string validate() const;
 };
@@ -63,7 +69,8 @@ struct UgvNavOptions {
 //   {"vehicle":"ugv1","pose_source":"odometry"|"ground_truth","world":"depot","inflation":{"robot_radius":0.36,"margin":0.15},
 //    "controller":{"max_linear":0.5,...},"planner":{...},"lifecycle":{"heartbeat_timeout":"4s"},
 //    "control_period":"50ms","feedback_period":"200ms","blocked_check_distance":2.0,
-//    "scan_match_tolerance":0.15,"max_replans":5,"replan_interval":"500ms"}
+//    "scan_match_tolerance":0.15,"max_replans":5,"replan_interval":"500ms",
+//    "progress_timeout":"30s","progress_distance":0.25}
 // Unknown keys and wrong types are errors naming the key.
 Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view json);
 
@@ -123,6 +130,8 @@ class UgvNavStack {
     int failed_replans = 0;
     SimTime next_replan;
     SimTime next_feedback;
+    SimTime progress_at;  // when best_distance last improved
+    double best_distance = std::numeric_limits<double>::infinity();
   };
 
   UgvNavStack(UgvNavOptions options, Costmap costmap, WallNow wall_now);
