@@ -418,7 +418,15 @@ class CoordinatorServer::Impl {
     if (options_.on_announce) {
       if (const auto* a = std::get_if<Announce>(&frame)) options_.on_announce(*a);
     }
-    if (parent_) mirror_registration(frame);
+    if (parent_ && (std::holds_alternative<Announce>(frame) || std::holds_alternative<Leave>(frame))) {
+      // The core first (its safe-time hook announces the new local minimum to the parent), then
+      // the mirror: when the parent sees a participant's name, the child's announcement already
+      // accounts for that participant. Its publishes come in later frames, after the mirror.
+      Frame copy = frame;
+      core_->handle(conn, std::move(frame));
+      mirror_registration(copy);
+      return;
+    }
     core_->handle(conn, std::move(frame));
   }
 
