@@ -171,6 +171,14 @@ struct Walker {
                               "): left out");
       return;
     }
+    const bool finite = std::isfinite(s.pose.x) && std::isfinite(s.pose.y) &&
+                        std::isfinite(s.pose.yaw) && std::isfinite(s.size_x) &&
+                        std::isfinite(s.size_y) && std::isfinite(s.radius) &&
+                        std::isfinite(s.z_min) && std::isfinite(s.z_max);
+    if (!finite) {
+      out->warnings.push_back(prefix + label + " has a non-finite pose or size: left out");
+      return;
+    }
     if (!(s.size_x >= 0 && s.size_y >= 0 && s.radius >= 0) ||
         (s.type == ShapeType::kBox && (s.size_x <= 0 || s.size_y <= 0)) ||
         (s.type != ShapeType::kBox && s.radius <= 0)) {
@@ -234,6 +242,11 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
     const sdf::Errors ferrs = f->SemanticPose().Resolve(p);
     if (!ferrs.empty()) {
       walker.error(ferrs);
+      continue;
+    }
+    if (!std::isfinite(p.Pos().X()) || !std::isfinite(p.Pos().Y()) ||
+        !std::isfinite(p.Rot().Yaw())) {
+      out.errors.push_back(source + ": frame '" + f->Name() + "' has a non-finite pose");
       continue;
     }
     out.world.frames[f->Name()] = Pose2D{p.Pos().X(), p.Pos().Y(), normalize_angle(p.Rot().Yaw())};

@@ -909,6 +909,11 @@ Status World::handle_message(std::string_view topic, std::string_view type,
     }
     auto m = msgs::parse<ignition::msgs::WorldControl>(payload);
     if (!m) return Status::error(std::string(topic) + ": payload does not parse");
+    if (m->has_reset() || m->seed() != 0) {
+      return Status::error(std::string(topic) +
+                           ": reset and seed are not supported (the seed is fixed when the world "
+                           "is loaded); nothing was changed");
+    }
     if (m->multi_step() > 0 || m->step()) {
       multi_step(m->multi_step() > 0 ? m->multi_step() : 1);
     } else if (m->has_run_to_sim_time()) {

@@ -106,6 +106,12 @@ TEST(Control, WorldControlMessagesDriveTheSameControls) {
       w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(run)));
   EXPECT_EQ(w->step_n(100), 30);
   EXPECT_FALSE(w->handle_message("/world/depot/control", msgs::kTwist, "").ok);
+  ignition::msgs::WorldControl reset;
+  reset.mutable_reset()->set_all(true);
+  const Status s =
+      w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(reset));
+  EXPECT_FALSE(s.ok);
+  EXPECT_NE(s.message.find("not supported"), std::string::npos) << s.message;
 }
 
 TEST(Control, StatisticsReportPauseIterationsAndMeasuredRealTimeFactor) {

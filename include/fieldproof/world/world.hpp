@@ -226,8 +226,9 @@ class World {
 
   // --- Bus side ---
   // Handles an incoming message: /model/<n>/cmd_vel (ignition.msgs.Twist) and
-  // /world/<w>/control (ignition.msgs.WorldControl). Anything else, or a payload that does not
-  // parse, is an error.
+  // /world/<w>/control (ignition.msgs.WorldControl: multi_step or step, else run_to_sim_time,
+  // else pause; reset and seed are refused). Anything else, or a payload that does not parse, is
+  // an error.
   Status handle_message(std::string_view topic, std::string_view type, std::string_view payload);
   // Topics the world takes input on (for subscriptions): the control topic and every vehicle's
   // cmd_vel.
