@@ -409,7 +409,7 @@ class CoordinatorServer::Impl {
       case 7:   // Deliver
       case 8:   // Error
       case 10:  // ControlReply
-        refuse(conn, Error{ErrorCode::kMalformed, std::string("a ") + kind_of(bytes) +
+        refuse(conn, Error{ErrorCode::kUnknownKind, std::string("a ") + kind_of(bytes) +
                                                       " frame is coordinator-to-participant only"});
         return;
       default:

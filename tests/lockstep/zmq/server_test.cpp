@@ -401,7 +401,7 @@ TEST_F(BadInputTest, OversizedFrameGetsAnErrorAndOthersKeepGoing) {
 
 TEST_F(BadInputTest, CoordinatorToParticipantFrameIsRefused) {
   expect_refused([](RawPeer& p) { p.send(Frame{Grant{SimTime::infinite(), 1}}); },
-                 ErrorCode::kMalformed);
+                 ErrorCode::kUnknownKind);
 }
 
 // ---- CURVE -------------------------------------------------------------------------------------
@@ -508,6 +508,46 @@ TEST(Transport, LinkReportsShutdownWhenTheCoordinatorProcessIsKilled) {
   ASSERT_TRUE(f.has_value()) << "the link never noticed";
   EXPECT_EQ(std::get<Error>(*f).code, ErrorCode::kShutdown);
   EXPECT_NE(std::get<Error>(*f).reason.find("lost the connection"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fieldproof::lockstep
+
+namespace fieldproof::lockstep {
+namespace {
+
+// A participant that announces and then computes for longer than ack_timeout without sending
+// anything is kept alive by its link's heartbeats; without them it fails the run, named.
+class HeartbeatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions o = server_options(dir_);
+    o.core.ack_timeout = milliseconds(300);
+    o.on_failure = [this](const std::string& p, const std::string&) { failures_.push(p); };
+    server_ = std::make_unique<CoordinatorServer>(std::move(o));
+  }
+  TempDir dir_;
+  Events<std::string> failures_;
+  std::unique_ptr<CoordinatorServer> server_;
+};
+
+TEST_F(HeartbeatTest, LinkHeartbeatsKeepASilentParticipantAlive) {
+  auto link = connect(server_->endpoints()[0], fast_heartbeat());
+  link->send(Frame{Announce{"thinker", "main", Role::kRegulating, SimTime::from_ns(1'000'000)}});
+  EXPECT_FALSE(failures_.await([](const auto& f) { return !f.empty(); }, 1500ms))
+      << "failed despite heartbeats";
+  Status s = server_->status();
+  ASSERT_EQ(s.participants.size(), 1u);
+  EXPECT_EQ(s.participants[0].participant, "thinker");
+}
+
+TEST_F(HeartbeatTest, WithoutHeartbeatsASilentRegulatingParticipantFailsTheRunNamed) {
+  ConnectOptions quiet;
+  quiet.heartbeat_interval = Duration::zero();
+  auto link = connect(server_->endpoints()[0], quiet);
+  link->send(Frame{Announce{"mute", "main", Role::kRegulating, SimTime::from_ns(1'000'000)}});
+  ASSERT_TRUE(failures_.await([](const auto& f) { return !f.empty(); }, 10s));
+  EXPECT_EQ(failures_.snapshot().front(), "mute");
 }
 
 }  // namespace
