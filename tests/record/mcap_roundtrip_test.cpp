@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <sstream>
+#include <string>
 
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
@@ -312,6 +315,61 @@ TEST(McapWriterContract, CloseChunkPutsEverythingSoFarOnDisk) {
   ASSERT_FALSE(r.problems().empty());  // says the file was not closed
   ASSERT_TRUE(w.close().ok());
   std::filesystem::remove_all(dir);
+}
+
+// A sink that counts flushes and fails every write once `fail_after` bytes have gone through.
+class TestSink : public McapSink {
+ public:
+  TestSink(int* flushes, uint64_t fail_after) : flushes_(flushes), fail_after_(fail_after) {}
+  Status write(const uint8_t*, size_t size) override {
+    if (written_ + size > fail_after_) return {StatusCode::kIoError, "disk full"};
+    written_ += size;
+    return {};
+  }
+  Status flush() override {
+    ++*flushes_;
+    return {};
+  }
+
+ private:
+  int* flushes_;
+  uint64_t fail_after_;
+  uint64_t written_ = 0;
+};
+
+TEST(McapWriterContract, EveryClosedChunkIsFlushed) {
+  int flushes = 0;
+  McapWriterOptions opt;
+  opt.chunk_size = 100;
+  McapWriter w(opt);
+  ASSERT_TRUE(w.open(std::make_unique<TestSink>(&flushes, UINT64_MAX)).ok());
+  auto ch = w.add_channel("/x", "raw", 0);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(
+        w.write(*ch, i, SimTime::from_ns(i), SimTime::from_ns(i), std::string(80, 'x')).ok());
+  }
+  EXPECT_EQ(w.statistics().chunk_count, 10u);
+  EXPECT_EQ(flushes, 10);
+}
+
+TEST(McapWriterContract, SinkFailureIsReturnedAndSticks) {
+  int flushes = 0;
+  McapWriterOptions opt;
+  opt.chunk_size = 100;
+  McapWriter w(opt);
+  ASSERT_TRUE(w.open(std::make_unique<TestSink>(&flushes, 300)).ok());
+  auto ch = w.add_channel("/x", "raw", 0);
+  Status first;
+  for (int i = 0; i < 10 && first.ok(); ++i) {
+    first = w.write(*ch, i, SimTime::from_ns(i), SimTime::from_ns(i), std::string(80, 'x'));
+  }
+  ASSERT_EQ(first.code(), StatusCode::kIoError);
+  EXPECT_NE(first.message().find("disk full"), std::string::npos);
+  EXPECT_NE(first.message().find("offset"), std::string::npos);
+  // Later calls report the same error instead of writing a damaged file further.
+  EXPECT_EQ(w.write(*ch, 99, SimTime::from_ns(99), SimTime::from_ns(99), "x").code(),
+            StatusCode::kIoError);
+  EXPECT_EQ(w.close().code(), StatusCode::kIoError);
 }
 
 TEST(McapWriterContract, WriteOnUndeclaredChannelIsRefused) {
