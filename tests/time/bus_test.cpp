@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fieldproof/time/bus.hpp"
+#include "fieldproof/time/random_source.hpp"
 
 namespace fieldproof {
 namespace {
@@ -241,6 +242,35 @@ TEST(Bus, OutOfOrderPublicationsAreStillDeliveredInOrder) {
   for (int64_t t : {5, 3, 9, 1, 3, 7, 2}) bus.publish("/t", SimTime::from_ns(t), "");
   bus.deliver_until(SimTime::from_ns(100));
   EXPECT_EQ(stamps, (std::vector<int64_t>{1, 2, 3, 3, 5, 7, 9}));
+}
+
+TEST(Bus, RandomPublicationsAreDeliveredExactlyOnceInTotalOrder) {
+  Bus bus;
+  RandomSource rng(77, "/bus/property");
+  std::vector<std::pair<int64_t, uint64_t>> got;
+  uint64_t published = 0;
+  int64_t floor = 0;
+  auto s = bus.subscribe("*", [&](const BusMessage& m) {
+    got.emplace_back(m.stamp.ns(), m.sequence);
+    if (rng.integers(0, 3) == 0) {  // publish from inside the delivery, at or after its stamp
+      bus.publish("/in", m.stamp + nanoseconds(rng.integers(0, 20)), "");
+      ++published;
+    }
+  });
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 40; ++i) {
+      bus.publish(rng.integers(0, 1) ? "/a" : "/b", SimTime::from_ns(floor + rng.integers(0, 100)),
+                  "");
+      ++published;
+    }
+    floor += 50;
+    bus.deliver_until(SimTime::from_ns(floor));
+    ASSERT_TRUE(!bus.next_stamp() || bus.next_stamp()->ns() > floor);
+  }
+  bus.deliver_until(SimTime::from_ns(floor + 1000));
+  EXPECT_EQ(bus.pending(), 0u);
+  ASSERT_EQ(got.size(), published);
+  for (size_t i = 1; i < got.size(); ++i) ASSERT_LT(got[i - 1], got[i]) << "at " << i;
 }
 
 TEST(Bus, ConcurrentPublishersGetUniqueSequencesDeliveredInOrder) {
