@@ -234,12 +234,13 @@ void ParticipantThread::unsubscribe(const std::string& topic) {
 }
 
 TimerHandle ParticipantThread::create_timer(Duration period, std::function<void()> callback) {
+  if (period <= Duration::zero()) return TimerHandle{0};
   auto* sh = state_->sh;
   std::lock_guard<std::mutex> lk(sh->mu);
   TimerRec t;
   t.id = sh->next_timer++;
   t.start = sh->grant;
-  t.period = period > Duration::zero() ? period : Duration::from_ns(1);
+  t.period = period;
   t.callback = std::make_shared<std::function<void()>>(std::move(callback));
   state_->timers.push_back(std::move(t));
   return TimerHandle{state_->timers.back().id};

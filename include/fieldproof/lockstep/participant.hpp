@@ -44,6 +44,8 @@ struct ParticipantOptions {
   Role role = Role::kRegulating;    // applies to every thread of the participant
   std::string thread = "main";      // the name of the constructing thread
   // Errors the coordinator sent back (refusals), and fatal ones. Empty = ignored (still counted).
+  // Called on whichever thread of the participant is reading the link, without the
+  // participant's lock (it may call now(), errors(), publish()).
   std::function<void(const Error&)> on_error{};
 };
 
@@ -79,6 +81,7 @@ class ParticipantThread {
 
   // A periodic timer on simulated time: fires at start + k x period (start = now() at creation,
   // k = 1, 2, ...), on this thread, inside its waits. Equal due times fire in creation order.
+  // A period <= 0 creates nothing and returns TimerHandle{0}.
   TimerHandle create_timer(Duration period, std::function<void()> callback);
   // A one-shot timer at t.
   TimerHandle create_timer_at(SimTime t, std::function<void()> callback);
