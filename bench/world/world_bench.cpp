@@ -125,8 +125,9 @@ int main(int argc, char** argv) {
                 full.rtf, static_cast<unsigned long long>(full.messages), base.rtf);
     std::printf("BENCH world_rtf_ugv%d %.1f x ratio=%.3f baseline=physics_only_ugv%d\n", n,
                 full.rtf, full.rtf / base.rtf, n);
-    std::printf("BENCH world_raycast_share_ugv%d %.1f %% ratio=%.3f baseline=world_wall_time_ugv%d\n",
-                n, full.raycast_share * 100, full.raycast_share, n);
+    std::printf(
+        "BENCH world_raycast_share_ugv%d %.1f %% ratio=%.3f baseline=world_wall_time_ugv%d\n", n,
+        full.raycast_share * 100, full.raycast_share, n);
   }
   // The lock-step glue's cost: the same 1-UGV world stepped through the coordinator.
   const Result direct = best(1, true);

@@ -18,44 +18,66 @@ std::optional<T> parse_pb(std::string_view payload) {
 
 NavStatusCode from_pb(NavigateToPoseStatus::Status s) {
   switch (s) {
-    case NavigateToPoseStatus::ACCEPTED: return NavStatusCode::kAccepted;
-    case NavigateToPoseStatus::REJECTED: return NavStatusCode::kRejected;
-    case NavigateToPoseStatus::SUCCEEDED: return NavStatusCode::kSucceeded;
-    case NavigateToPoseStatus::ABORTED: return NavStatusCode::kAborted;
-    case NavigateToPoseStatus::CANCELED: return NavStatusCode::kCanceled;
-    default: return NavStatusCode::kUnknown;
+    case NavigateToPoseStatus::ACCEPTED:
+      return NavStatusCode::kAccepted;
+    case NavigateToPoseStatus::REJECTED:
+      return NavStatusCode::kRejected;
+    case NavigateToPoseStatus::SUCCEEDED:
+      return NavStatusCode::kSucceeded;
+    case NavigateToPoseStatus::ABORTED:
+      return NavStatusCode::kAborted;
+    case NavigateToPoseStatus::CANCELED:
+      return NavStatusCode::kCanceled;
+    default:
+      return NavStatusCode::kUnknown;
   }
 }
 
 NavigateToPoseStatus::Status to_pb(NavStatusCode s) {
   switch (s) {
-    case NavStatusCode::kAccepted: return NavigateToPoseStatus::ACCEPTED;
-    case NavStatusCode::kRejected: return NavigateToPoseStatus::REJECTED;
-    case NavStatusCode::kSucceeded: return NavigateToPoseStatus::SUCCEEDED;
-    case NavStatusCode::kAborted: return NavigateToPoseStatus::ABORTED;
-    case NavStatusCode::kCanceled: return NavigateToPoseStatus::CANCELED;
-    case NavStatusCode::kUnknown: break;
+    case NavStatusCode::kAccepted:
+      return NavigateToPoseStatus::ACCEPTED;
+    case NavStatusCode::kRejected:
+      return NavigateToPoseStatus::REJECTED;
+    case NavStatusCode::kSucceeded:
+      return NavigateToPoseStatus::SUCCEEDED;
+    case NavStatusCode::kAborted:
+      return NavigateToPoseStatus::ABORTED;
+    case NavStatusCode::kCanceled:
+      return NavigateToPoseStatus::CANCELED;
+    case NavStatusCode::kUnknown:
+      break;
   }
   return NavigateToPoseStatus::UNKNOWN;
 }
 
 LifecycleStateCode from_pb(LifecycleState::State s) {
   switch (s) {
-    case LifecycleState::UNCONFIGURED: return LifecycleStateCode::kUnconfigured;
-    case LifecycleState::INACTIVE: return LifecycleStateCode::kInactive;
-    case LifecycleState::ACTIVE: return LifecycleStateCode::kActive;
-    case LifecycleState::FINALIZED: return LifecycleStateCode::kFinalized;
-    default: return LifecycleStateCode::kUnknown;
+    case LifecycleState::UNCONFIGURED:
+      return LifecycleStateCode::kUnconfigured;
+    case LifecycleState::INACTIVE:
+      return LifecycleStateCode::kInactive;
+    case LifecycleState::ACTIVE:
+      return LifecycleStateCode::kActive;
+    case LifecycleState::FINALIZED:
+      return LifecycleStateCode::kFinalized;
+    default:
+      return LifecycleStateCode::kUnknown;
   }
 }
 
 LifecycleState::State to_pb(LifecycleStateCode s) {
   switch (s) {
-    case LifecycleStateCode::kUnconfigured: return LifecycleState::UNCONFIGURED;
-    case LifecycleStateCode::kInactive: return LifecycleState::INACTIVE;
-    case LifecycleStateCode::kActive: return LifecycleState::ACTIVE;
-    case LifecycleStateCode::kFinalized: return LifecycleState::FINALIZED;
-    case LifecycleStateCode::kUnknown: break;
+    case LifecycleStateCode::kUnconfigured:
+      return LifecycleState::UNCONFIGURED;
+    case LifecycleStateCode::kInactive:
+      return LifecycleState::INACTIVE;
+    case LifecycleStateCode::kActive:
+      return LifecycleState::ACTIVE;
+    case LifecycleStateCode::kFinalized:
+      return LifecycleState::FINALIZED;
+    case LifecycleStateCode::kUnknown:
+      break;
   }
   return LifecycleState::UNKNOWN;
 }
@@ -118,23 +140,34 @@ std::optional<Lifecycle> decode_lifecycle(std::string_view payload) {
 
 std::string_view to_string(NavStatusCode code) {
   switch (code) {
-    case NavStatusCode::kAccepted: return "accepted";
-    case NavStatusCode::kRejected: return "rejected";
-    case NavStatusCode::kSucceeded: return "succeeded";
-    case NavStatusCode::kAborted: return "aborted";
-    case NavStatusCode::kCanceled: return "canceled";
-    case NavStatusCode::kUnknown: break;
+    case NavStatusCode::kAccepted:
+      return "accepted";
+    case NavStatusCode::kRejected:
+      return "rejected";
+    case NavStatusCode::kSucceeded:
+      return "succeeded";
+    case NavStatusCode::kAborted:
+      return "aborted";
+    case NavStatusCode::kCanceled:
+      return "canceled";
+    case NavStatusCode::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 std::string_view to_string(LifecycleStateCode code) {
   switch (code) {
-    case LifecycleStateCode::kUnconfigured: return "unconfigured";
-    case LifecycleStateCode::kInactive: return "inactive";
-    case LifecycleStateCode::kActive: return "active";
-    case LifecycleStateCode::kFinalized: return "finalized";
-    case LifecycleStateCode::kUnknown: break;
+    case LifecycleStateCode::kUnconfigured:
+      return "unconfigured";
+    case LifecycleStateCode::kInactive:
+      return "inactive";
+    case LifecycleStateCode::kActive:
+      return "active";
+    case LifecycleStateCode::kFinalized:
+      return "finalized";
+    case LifecycleStateCode::kUnknown:
+      break;
   }
   return "unknown";
 }

@@ -54,10 +54,10 @@ inline double overlap(const Obb& a, const Obb& b) {
   const double axes[4][2] = {{a.c, a.s}, {-a.s, a.c}, {b.c, b.s}, {-b.s, b.c}};
   double best = kInf;
   for (const auto& ax : axes) {
-    const double ra = a.hx * std::abs(a.c * ax[0] + a.s * ax[1]) +
-                      a.hy * std::abs(-a.s * ax[0] + a.c * ax[1]);
-    const double rb = b.hx * std::abs(b.c * ax[0] + b.s * ax[1]) +
-                      b.hy * std::abs(-b.s * ax[0] + b.c * ax[1]);
+    const double ra =
+        a.hx * std::abs(a.c * ax[0] + a.s * ax[1]) + a.hy * std::abs(-a.s * ax[0] + a.c * ax[1]);
+    const double rb =
+        b.hx * std::abs(b.c * ax[0] + b.s * ax[1]) + b.hy * std::abs(-b.s * ax[0] + b.c * ax[1]);
     const double d = std::abs(dx * ax[0] + dy * ax[1]);
     best = std::min(best, ra + rb - d);
   }

@@ -1,5 +1,6 @@
 #include "sdf_loader.hpp"
 
+#include <tinyxml2.h>
 #include <sdf/Box.hh>
 #include <sdf/Collision.hh>
 #include <sdf/Console.hh>
@@ -14,7 +15,6 @@
 #include <sdf/SemanticPose.hh>
 #include <sdf/Sphere.hh>
 #include <sdf/World.hh>
-#include <tinyxml2.h>
 
 #include <cmath>
 #include <limits>
@@ -48,15 +48,24 @@ std::string xml_error(const std::string& source, const std::string* text) {
 
 const char* geometry_name(const sdf::Geometry& g) {
   switch (g.Type()) {
-    case sdf::GeometryType::EMPTY: return "empty";
-    case sdf::GeometryType::BOX: return "box";
-    case sdf::GeometryType::CYLINDER: return "cylinder";
-    case sdf::GeometryType::PLANE: return "plane";
-    case sdf::GeometryType::SPHERE: return "sphere";
-    case sdf::GeometryType::MESH: return "mesh";
-    case sdf::GeometryType::HEIGHTMAP: return "heightmap";
-    case sdf::GeometryType::CAPSULE: return "capsule";
-    case sdf::GeometryType::ELLIPSOID: return "ellipsoid";
+    case sdf::GeometryType::EMPTY:
+      return "empty";
+    case sdf::GeometryType::BOX:
+      return "box";
+    case sdf::GeometryType::CYLINDER:
+      return "cylinder";
+    case sdf::GeometryType::PLANE:
+      return "plane";
+    case sdf::GeometryType::SPHERE:
+      return "sphere";
+    case sdf::GeometryType::MESH:
+      return "mesh";
+    case sdf::GeometryType::HEIGHTMAP:
+      return "heightmap";
+    case sdf::GeometryType::CAPSULE:
+      return "capsule";
+    case sdf::GeometryType::ELLIPSOID:
+      return "ellipsoid";
   }
   return "unknown";
 }
@@ -223,7 +232,8 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
   const double step_s = physics ? physics->MaxStepSize() : 0.001;
   const double rtf = physics ? physics->RealTimeFactor() : 1.0;
   if (!(step_s > 0 && step_s < 10)) {
-    out.errors.push_back(source + ": <physics><max_step_size> must be above 0 and below 10 s, got " +
+    out.errors.push_back(source +
+                         ": <physics><max_step_size> must be above 0 and below 10 s, got " +
                          std::to_string(step_s));
     return out;
   }

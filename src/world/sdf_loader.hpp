@@ -16,7 +16,7 @@ struct WorldDescription {
   double real_time_factor = 1.0;
   std::vector<StaticShape> shapes;
   std::map<std::string, Pose2D> frames;
-  std::vector<std::string> models;  // every top-level model, in file order
+  std::vector<std::string> models;            // every top-level model, in file order
   std::map<std::string, Pose2D> model_poses;  // top-level models' poses in the world
 };
 

@@ -1,8 +1,8 @@
 #include "fieldproof/world/world.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <set>
 #include <stdexcept>
@@ -139,8 +139,8 @@ struct Vehicle {
   std::vector<double> ranges;
 
   size_t slot = SIZE_MAX;  // index in World::Impl::order (name order); SIZE_MAX before spawn
-  Obb box;  // the chassis at the current pose (kept in step with state.pose)
-  double radius = 0.0;  // bounding radius of the chassis
+  Obb box;                 // the chassis at the current pose (kept in step with state.pose)
+  double radius = 0.0;     // bounding radius of the chassis
 
   Obb chassis(const Pose2D& p) const { return Obb::make(p, params.length, params.width); }
 };
@@ -275,12 +275,12 @@ struct World::Impl {
   void physics(Vehicle& v, double dt) {
     VehicleState& s = v.state;
     const UgvParams& p = v.params;
-    double lin = std::clamp(approach(s.velocity.linear_x, s.command.linear_x, p.max_linear_accel,
-                                     dt),
-                            -p.max_linear, p.max_linear);
-    double ang = std::clamp(approach(s.velocity.angular_z, s.command.angular_z,
-                                     p.max_angular_accel, dt),
-                            -p.max_angular, p.max_angular);
+    double lin =
+        std::clamp(approach(s.velocity.linear_x, s.command.linear_x, p.max_linear_accel, dt),
+                   -p.max_linear, p.max_linear);
+    double ang =
+        std::clamp(approach(s.velocity.angular_z, s.command.angular_z, p.max_angular_accel, dt),
+                   -p.max_angular, p.max_angular);
     const Pose2D candidate = arc(s.pose, lin, ang, dt);
     const Obb candidate_box = v.chassis(candidate);
     std::vector<ContactInfo> touching;
@@ -477,8 +477,7 @@ struct World::Impl {
     ignition::msgs::LaserScan m;
     msgs::set_stamp(m.mutable_header(), now, v.name + "/lidar_link");
     m.set_frame(v.name + "::chassis::lidar");
-    msgs::set_planar_pose(m.mutable_world_pose(), v.state.pose.x, v.state.pose.y,
-                          v.state.pose.yaw);
+    msgs::set_planar_pose(m.mutable_world_pose(), v.state.pose.x, v.state.pose.y, v.state.pose.yaw);
     const double step = 2 * kPi / p.lidar_rays;
     m.set_angle_min(-kPi);
     m.set_angle_max(-kPi + step * (p.lidar_rays - 1));
@@ -581,7 +580,6 @@ Status check_options(const WorldOptions& o) {
 }
 }  // namespace
 
-
 LoadResult World::load(const std::string& path, WorldOptions options) {
   if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
   auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max);
@@ -653,10 +651,14 @@ OccupancyGrid World::occupancy_grid(double resolution, double padding) const {
   g.height = static_cast<int>(h);
   g.cells.assign(static_cast<size_t>(g.width) * g.height, OccupancyGrid::kFree);
   for (const auto& c : impl_->colliders) {
-    const int x0 = std::max(0, static_cast<int>(std::floor((c.bounds.min_x - g.origin_x) / resolution)));
-    const int y0 = std::max(0, static_cast<int>(std::floor((c.bounds.min_y - g.origin_y) / resolution)));
-    const int x1 = std::min(g.width - 1, static_cast<int>(std::floor((c.bounds.max_x - g.origin_x) / resolution)));
-    const int y1 = std::min(g.height - 1, static_cast<int>(std::floor((c.bounds.max_y - g.origin_y) / resolution)));
+    const int x0 =
+        std::max(0, static_cast<int>(std::floor((c.bounds.min_x - g.origin_x) / resolution)));
+    const int y0 =
+        std::max(0, static_cast<int>(std::floor((c.bounds.min_y - g.origin_y) / resolution)));
+    const int x1 = std::min(
+        g.width - 1, static_cast<int>(std::floor((c.bounds.max_x - g.origin_x) / resolution)));
+    const int y1 = std::min(
+        g.height - 1, static_cast<int>(std::floor((c.bounds.max_y - g.origin_y) / resolution)));
     for (int iy = y0; iy <= y1; ++iy) {
       for (int ix = x0; ix <= x1; ++ix) {
         const Obb cell{g.center_x(ix), g.center_y(iy), 1.0, 0.0, resolution / 2, resolution / 2};
@@ -674,7 +676,8 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
   if (Status s = check_name(name); !s) return s;
   if (w.name_taken(name)) return Status::error("spawn '" + name + "': the name is taken");
   if (!finite(pose)) return Status::error("spawn '" + name + "': the pose is not finite");
-  if (Status s = check_params(params); !s) return Status::error("spawn '" + name + "': " + s.message);
+  if (Status s = check_params(params); !s)
+    return Status::error("spawn '" + name + "': " + s.message);
   Vehicle v;
   v.name = name;
   v.id = w.next_vehicle_id;
@@ -732,8 +735,8 @@ Status World::spawn_vehicle(const std::string& name, std::string_view frame_name
     std::string known;
     for (const auto& [n, p] : impl_->frames) known += (known.empty() ? "" : ", ") + n;
     return Status::error("spawn '" + name + "': no frame '" + std::string(frame_name) +
-                         "' in world '" + impl_->name + "' (frames: " +
-                         (known.empty() ? "none" : known) + ")");
+                         "' in world '" + impl_->name +
+                         "' (frames: " + (known.empty() ? "none" : known) + ")");
   }
   return spawn_vehicle(name, *f, params);
 }
@@ -745,9 +748,9 @@ Status World::spawn_static(const std::string& name, std::vector<StaticShape> sha
   if (shapes.empty()) return Status::error("spawn '" + name + "': no shapes");
   for (auto& s : shapes) {
     const bool ok = finite(s.pose) &&
-                    (s.type == ShapeType::kBox ? (finite(s.size_x) && finite(s.size_y) &&
-                                                  s.size_x > 0 && s.size_y > 0)
-                                               : (finite(s.radius) && s.radius > 0));
+                    (s.type == ShapeType::kBox
+                         ? (finite(s.size_x) && finite(s.size_y) && s.size_x > 0 && s.size_y > 0)
+                         : (finite(s.radius) && s.radius > 0));
     if (!ok) {
       return Status::error("spawn '" + name + "': shape '" + s.collision +
                            "' has a non-finite pose or a size not > 0");
@@ -805,9 +808,9 @@ Status World::set_cmd_vel(const std::string& vehicle, Twist2D cmd) {
     return Status::error("cmd_vel for '" + vehicle + "': no such vehicle");
   }
   if (!finite(cmd.linear_x) || !finite(cmd.angular_z)) {
-    const std::string m = "cmd_vel for '" + vehicle + "' refused: linear.x=" +
-                          std::to_string(cmd.linear_x) + " angular.z=" +
-                          std::to_string(cmd.angular_z) + " (NaN or infinite)";
+    const std::string m = "cmd_vel for '" + vehicle +
+                          "' refused: linear.x=" + std::to_string(cmd.linear_x) +
+                          " angular.z=" + std::to_string(cmd.angular_z) + " (NaN or infinite)";
     impl_->warn(m);
     return Status::error(m);
   }

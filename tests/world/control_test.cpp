@@ -102,8 +102,7 @@ TEST(Control, WorldControlMessagesDriveTheSameControls) {
   EXPECT_EQ(w->step_n(100), 20);
   ignition::msgs::WorldControl run;
   *run.mutable_run_to_sim_time() = msgs::to_time(SimTime::from_ns(50'000'000));
-  ASSERT_TRUE(
-      w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(run)));
+  ASSERT_TRUE(w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(run)));
   EXPECT_EQ(w->step_n(100), 30);
   EXPECT_FALSE(w->handle_message("/world/depot/control", msgs::kTwist, "").ok);
   ignition::msgs::WorldControl reset;

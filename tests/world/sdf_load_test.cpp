@@ -42,8 +42,9 @@ TEST(SdfLoad, DepotHasPhysicsFramesAndModels) {
 }
 
 TEST(SdfLoad, MalformedXmlGivesFileAndLine) {
-  TempFile f("broken.sdf", "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n<world name=\"w\">\n"
-                           "<model name=\"m\">\n<static>true</stat>\n</model></world></sdf>\n");
+  TempFile f("broken.sdf",
+             "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n<world name=\"w\">\n"
+             "<model name=\"m\">\n<static>true</stat>\n</model></world></sdf>\n");
   LoadResult r = World::load(f.path());
   EXPECT_FALSE(r.world);
   ASSERT_FALSE(r.errors.empty());

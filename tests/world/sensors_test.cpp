@@ -53,7 +53,7 @@ TEST(Lidar, SeesOtherVehiclesButNotItself) {
   ASSERT_TRUE(w->spawn_vehicle("ugv2", Pose2D{3.0, 0.0, 0.0}, ideal_ugv()));
   const auto scan = first_scan(*w, "ugv1");
   EXPECT_NEAR(scan.ranges(180), 2.7, 1e-12);  // ugv2's rear face
-  EXPECT_TRUE(std::isinf(scan.ranges(0)));     // behind: not its own chassis
+  EXPECT_TRUE(std::isinf(scan.ranges(0)));    // behind: not its own chassis
 }
 
 TEST(Lidar, BeyondRangeIsPositiveInfinity) {
@@ -210,7 +210,7 @@ TEST(Sensors, OdometryFollowsTheTruthWithDrift) {
   const auto s = r.world->vehicle("ugv1");
   const double truth = s->pose.x + 11.9, odom = s->odometry.x + 11.9;
   EXPECT_GT(truth, 5.0);
-  EXPECT_NE(odom, truth);                       // noise and drift
+  EXPECT_NE(odom, truth);                          // noise and drift
   EXPECT_LT(std::abs(odom - truth), 0.1 * truth);  // but close
 }
 

@@ -21,11 +21,11 @@ struct StaticShape {
   std::string link;       // link name
   std::string collision;  // collision name; contacts report "model::link::collision"
   ShapeType type = ShapeType::kBox;
-  Pose2D pose;            // centre in the world frame
-  double size_x = 0.0;    // box only
-  double size_y = 0.0;    // box only
-  double radius = 0.0;    // cylinder / sphere only
-  double z_min = 0.0;     // vertical extent in the world, for information
+  Pose2D pose;          // centre in the world frame
+  double size_x = 0.0;  // box only
+  double size_y = 0.0;  // box only
+  double radius = 0.0;  // cylinder / sphere only
+  double z_min = 0.0;   // vertical extent in the world, for information
   double z_max = 0.0;
 };
 

@@ -19,11 +19,11 @@ struct OccupancyGrid {
   static constexpr uint8_t kFree = 0;
   static constexpr uint8_t kOccupied = 100;
 
-  double resolution = 0.05;  // metres per cell (> 0)
-  double origin_x = 0.0;     // world x of the lower-left corner of cell (0, 0)
-  double origin_y = 0.0;     // world y of the lower-left corner of cell (0, 0)
-  int width = 0;             // cells along x
-  int height = 0;            // cells along y
+  double resolution = 0.05;    // metres per cell (> 0)
+  double origin_x = 0.0;       // world x of the lower-left corner of cell (0, 0)
+  double origin_y = 0.0;       // world y of the lower-left corner of cell (0, 0)
+  int width = 0;               // cells along x
+  int height = 0;              // cells along y
   std::vector<uint8_t> cells;  // width * height values, index = iy * width + ix
 
   bool in_bounds(int ix, int iy) const { return ix >= 0 && iy >= 0 && ix < width && iy < height; }

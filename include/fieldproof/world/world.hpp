@@ -76,16 +76,16 @@ struct Twist2D {
 
 // The reference UGV. Every field has a default; all must be finite and non-negative.
 struct UgvParams {
-  double length = 0.6;            // chassis footprint along x (m)
-  double width = 0.4;             // chassis footprint along y (m)
-  double height = 0.3;            // chassis height (m), for information
-  double max_linear = 1.0;        // |v| limit (m/s)
-  double max_angular = 1.5;       // |w| limit (rad/s)
-  double max_linear_accel = 1.0;  // |dv/dt| limit (m/s²); +inf for none
-  double max_angular_accel = 3.0; // |dw/dt| limit (rad/s²); +inf for none
+  double length = 0.6;             // chassis footprint along x (m)
+  double width = 0.4;              // chassis footprint along y (m)
+  double height = 0.3;             // chassis height (m), for information
+  double max_linear = 1.0;         // |v| limit (m/s)
+  double max_angular = 1.5;        // |w| limit (rad/s)
+  double max_linear_accel = 1.0;   // |dv/dt| limit (m/s²); +inf for none
+  double max_angular_accel = 3.0;  // |dw/dt| limit (rad/s²); +inf for none
   // Lidar (at the chassis centre).
   bool lidar = true;
-  int lidar_rays = 360;           // over a full turn, angle_min = -pi, step = 2 pi / rays
+  int lidar_rays = 360;  // over a full turn, angle_min = -pi, step = 2 pi / rays
   double lidar_range_min = 0.12;
   double lidar_range_max = 12.0;
   double lidar_noise_stddev = 0.01;
@@ -93,8 +93,8 @@ struct UgvParams {
   // Wheel odometry: per-step noise proportional to the distance travelled, plus a scale error
   // drawn once at spawn (the drift).
   Duration odometry_period = milliseconds(20);
-  double odometry_linear_noise = 0.02;      // stddev as a fraction of the distance travelled
-  double odometry_angular_noise = 0.02;     // stddev as a fraction of the angle turned
+  double odometry_linear_noise = 0.02;          // stddev as a fraction of the distance travelled
+  double odometry_angular_noise = 0.02;         // stddev as a fraction of the angle turned
   double odometry_linear_scale_stddev = 0.01;   // drift: wheel radius error
   double odometry_angular_scale_stddev = 0.02;  // drift: track width error
   // IMU.
@@ -138,10 +138,10 @@ struct WorldStatistics {
 };
 
 struct VehicleState {
-  Pose2D pose;          // ground truth
-  Twist2D velocity;     // ground truth, after limits
-  Twist2D command;      // last accepted command
-  Pose2D odometry;      // integrated from noisy wheel odometry
+  Pose2D pose;       // ground truth
+  Twist2D velocity;  // ground truth, after limits
+  Twist2D command;   // last accepted command
+  Pose2D odometry;   // integrated from noisy wheel odometry
   bool touching = false;
 };
 
@@ -237,7 +237,8 @@ class World {
   std::vector<WorldMessage> take_messages();
 
   uint64_t warning_count() const;
-  // Wall time spent ray casting (ns, via WorldOptions::wall_now; 0 without it): the benchmark's share.
+  // Wall time spent ray casting (ns, via WorldOptions::wall_now; 0 without it): the benchmark's
+  // share.
   int64_t raycast_wall_ns() const;
 
   struct Impl;
