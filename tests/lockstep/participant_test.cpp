@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <future>
 #include <mutex>
 #include <sstream>
@@ -289,6 +291,78 @@ TEST(Participant, RefusedPublishIsReportedAndTheParticipantCarriesOn) {
   EXPECT_EQ(codes, std::vector<ErrorCode>{ErrorCode::kStampInPast});
   EXPECT_TRUE(p.ok());
   EXPECT_EQ(p.errors(), 1u);
+}
+
+// A Link driven by the test: frames are handed over one by one; what the participant sends and
+// what its callbacks do go to one log, in order.
+class ScriptedLink final : public Link {
+ public:
+  void send(Frame f) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (auto* a = std::get_if<Announce>(&f)) {
+      log_.push_back("announce " + format_seconds(a->safe_time));
+    }
+    cv_.notify_all();
+  }
+  std::optional<Frame> receive(Duration timeout) override {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait_for(lk, std::chrono::nanoseconds(timeout.ns()),
+                 [&] { return !in_.empty() || closed_; });
+    if (in_.empty()) return std::nullopt;
+    Frame f = std::move(in_.front());
+    in_.pop_front();
+    return f;
+  }
+  void close() override {
+    std::lock_guard<std::mutex> lk(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  void push(Frame f) {
+    std::lock_guard<std::mutex> lk(mu_);
+    in_.push_back(std::move(f));
+    cv_.notify_all();
+  }
+  void note(const std::string& line) {
+    std::lock_guard<std::mutex> lk(mu_);
+    log_.push_back(line);
+    cv_.notify_all();
+  }
+  // Waits until the log has `n` lines; returns them.
+  std::vector<std::string> wait_log(size_t n) {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait(lk, [&] { return log_.size() >= n; });
+    return log_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Frame> in_;
+  std::vector<std::string> log_;
+  bool closed_ = false;
+};
+
+TEST(Participant, AnnouncesAgainOnlyAfterTheGrantThatEndsADeliveryBatch) {
+  auto owned = std::make_unique<ScriptedLink>();
+  ScriptedLink* link = owned.get();
+  link->push(Grant{SimTime::zero(), 0});  // the answer to the registration
+  Participant p(std::move(owned), named("p"));
+  p.subscribe("t", [&](const Publish& m) { link->note("callback " + m.payload); });
+  std::thread t([&] { p.sleep_until(ms(10)); });
+  link->wait_log(2);  // announce 0 (registration), announce 0.01
+  link->push(Grant{ms(5), 1});
+  link->push(Deliver{"main", Publish{"q", "t", ms(5), 1, "", "m1"}});
+  link->wait_log(3);
+  link->push(Deliver{"main", Publish{"q", "t", ms(5), 2, "", "m2"}});
+  link->wait_log(4);
+  link->push(Grant{ms(5), 1});  // the end of the batch
+  const auto log = link->wait_log(5);
+  EXPECT_EQ(log, (std::vector<std::string>{"announce 0", "announce 0.01", "callback m1",
+                                           "callback m2", "announce 0.01"}));
+  link->push(Grant{ms(10), 2});
+  t.join();
+  EXPECT_EQ(p.now(), ms(10));
 }
 
 // Four participants with different periods on their own threads publish and answer each other;
