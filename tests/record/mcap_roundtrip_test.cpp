@@ -9,6 +9,7 @@
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
 #include "record/mcap_test_util.hpp"
+#include "record/mcap_wire.hpp"
 
 namespace fieldproof::record {
 namespace {
@@ -161,6 +162,77 @@ TEST(McapRoundTrip, WithoutCrcsFileStillReads) {
   McapReader r = open_ok(write_sample_bytes({.enable_crcs = false}, &sample));
   EXPECT_TRUE(r.problems().empty());
   EXPECT_EQ(*r.read_all(), sample.messages);
+}
+
+TEST(McapRoundTrip, WithoutChunkIndexesTheReaderScansAndFindsEverything) {
+  Sample sample;
+  McapReader r = open_ok(write_sample_bytes({.write_chunk_indexes = false}, &sample));
+  EXPECT_FALSE(r.used_summary());
+  EXPECT_TRUE(r.problems().empty());
+  EXPECT_EQ(*r.read_all(), sample.messages);
+}
+
+TEST(McapRoundTrip, WithoutStatisticsRecordTheSummaryStillServesReads) {
+  Sample sample;
+  McapReader r = open_ok(write_sample_bytes({.write_statistics = false}, &sample));
+  EXPECT_TRUE(r.used_summary());
+  EXPECT_EQ(r.statistics().chunk_count, 4u);
+  EXPECT_EQ(r.statistics().message_start_time_ns, 1'000'000'000);
+  EXPECT_EQ(*r.read_all(), sample.messages);
+}
+
+TEST(McapRoundTrip, MessagesOutsideChunksFromAnotherWriterAreRead) {
+  // The specification's "Single Message" file, unchunked and without a summary, built by hand.
+  std::vector<uint8_t> b;
+  wire::Appender a(b);
+  a.bytes(wire::kMagic, wire::kMagicSize);
+  size_t r = a.begin_record(Opcode::kHeader);
+  a.str("");
+  a.str("hand-made");
+  a.end_record(r);
+  r = a.begin_record(Opcode::kSchema);
+  a.u16(1);
+  a.str("S");
+  a.str("jsonschema");
+  a.str("{}");
+  a.end_record(r);
+  r = a.begin_record(Opcode::kChannel);
+  a.u16(7);
+  a.u16(1);
+  a.str("/loose");
+  a.str("json");
+  a.string_map({});
+  a.end_record(r);
+  for (uint64_t t : {30u, 10u, 20u}) {
+    r = a.begin_record(Opcode::kMessage);
+    a.u16(7);
+    a.u32(static_cast<uint32_t>(t));
+    a.u64(t);
+    a.u64(t);
+    a.bytes("{}", 2);
+    a.end_record(r);
+  }
+  r = a.begin_record(Opcode::kDataEnd);
+  a.u32(0);
+  a.end_record(r);
+  r = a.begin_record(Opcode::kFooter);
+  a.u64(0);
+  a.u64(0);
+  a.u32(0);
+  a.end_record(r);
+  a.bytes(wire::kMagic, wire::kMagicSize);
+
+  McapReader reader = open_ok(std::string(b.begin(), b.end()));
+  EXPECT_TRUE(reader.has_footer());
+  EXPECT_TRUE(reader.problems().empty()) << reader.problems().front().message;
+  EXPECT_EQ(reader.library(), "hand-made");
+  auto all = reader.read_all();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].log_time_ns, 10);
+  EXPECT_EQ((*all)[2].log_time_ns, 30);
+  EXPECT_EQ((*all)[0].channel_id, 7);
+  EXPECT_EQ(reader.statistics().message_count, 3u);
 }
 
 // Indexed reads.
