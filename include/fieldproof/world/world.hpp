@@ -90,8 +90,9 @@ struct UgvParams {
   double lidar_range_max = 12.0;
   double lidar_noise_stddev = 0.01;
   Duration lidar_period = milliseconds(100);
-  // Wheel odometry: per-step noise proportional to the distance travelled, plus a scale error
-  // drawn once at spawn (the drift).
+  // Wheel odometry, in the world frame from the spawn pose (the stack starts well localised and
+  // drifts from there): noise proportional to the distance travelled since the last output, plus
+  // scale errors drawn once at spawn (the drift). Twist is in the body frame.
   Duration odometry_period = milliseconds(20);
   double odometry_linear_noise = 0.02;          // stddev as a fraction of the distance travelled
   double odometry_angular_noise = 0.02;         // stddev as a fraction of the angle turned
