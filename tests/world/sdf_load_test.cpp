@@ -131,6 +131,22 @@ TEST(SdfLoad, ShapesAboveTheVehiclesPlaneAreLeftOutWithAWarning) {
   EXPECT_TRUE(r.world->static_shapes().empty());
 }
 
+TEST(SdfLoad, ZeroPhysicsStepIsRefused) {
+  LoadResult r = World::load_string(
+      world_sdf("<physics name=\"p\" type=\"ode\"><max_step_size>0</max_step_size>"
+                "</physics>\n"),
+      {}, "zero.sdf");
+  EXPECT_FALSE(r.world);
+  ASSERT_FALSE(r.errors.empty());
+  EXPECT_NE(r.errors[0].find("max_step_size"), std::string::npos) << r.errors[0];
+}
+
+TEST(SdfLoad, EmptyTextIsAnErrorNotACrash) {
+  LoadResult r = World::load_string("", {}, "empty.sdf");
+  EXPECT_FALSE(r.world);
+  EXPECT_FALSE(r.errors.empty());
+}
+
 TEST(SdfLoad, NoWorldIsAnError) {
   LoadResult r = World::load_string(
       "<?xml version=\"1.0\"?><sdf version=\"1.9\"><model name=\"m\"><link name=\"l\"/>"
