@@ -532,6 +532,7 @@ void McapReader::scan() {
   if (crc_known) crc = wire::crc32(buf.data(), buf.size());
   uint64_t pos = data_start_;
   uint64_t messages = 0;
+  std::vector<uint8_t> prefix;
 
   auto count_message = [&](const MessageHeader& m) {
     if (messages == 0) {
@@ -567,7 +568,6 @@ void McapReader::scan() {
                        " are not a whole record; skipped");
       break;
     }
-    std::vector<uint8_t> prefix;
     if (!source_->read(pos, wire::kRecordPrefix, prefix)) {
       problem(pos, "read failed" + at(pos));
       break;
