@@ -38,6 +38,29 @@ std::string_view to_string(TimeMode m) {
 
 std::string_view to_string(OnDrift d) { return d == OnDrift::kFail ? "fail" : "warn"; }
 
+std::string_view to_string(SeedSource s) {
+  switch (s) {
+    case SeedSource::kDefault:
+      return "default";
+    case SeedSource::kScenario:
+      return "scenario";
+    case SeedSource::kCommandLine:
+      return "command line";
+  }
+  return "?";
+}
+
+std::optional<std::string> override_seed(Scenario& scenario, int64_t seed) {
+  if (seed < 0 || seed > kMaxSeed) {
+    return "--seed: expected an integer from 0 to " + std::to_string(kMaxSeed) + ", got " +
+           std::to_string(seed);
+  }
+  scenario.seed = seed;
+  scenario.seed_given = true;
+  scenario.seed_source = SeedSource::kCommandLine;
+  return std::nullopt;
+}
+
 double TimeSection::target_rtf(double world_rtf) const {
   if (rtf) return *rtf;
   return mode == TimeMode::kSim ? world_rtf : 1.0;
@@ -136,9 +159,9 @@ ParamValue without(const ParamValue& map, const std::set<std::string>& drop) {
 
 class Builder {
  public:
-  Builder(const SpecRegistry& reg, std::string file, std::vector<Diagnostic>& errors,
-          std::vector<Diagnostic>& warnings, std::vector<std::string>& notes)
-      : reg_(reg), file_(std::move(file)), errors_(errors), warnings_(warnings), notes_(notes) {}
+  Builder(std::string file, std::vector<Diagnostic>& errors, std::vector<Diagnostic>& warnings,
+          std::vector<std::string>& notes)
+      : file_(std::move(file)), errors_(errors), warnings_(warnings), notes_(notes) {}
 
   Scenario build(const ParamValue& root, const std::filesystem::path& base_dir,
                  const std::vector<detail::RefUse>& refs) {
@@ -161,11 +184,10 @@ class Builder {
         seed && seed->kind == ParamValue::Kind::kInteger) {
       s.seed = seed->integer;
       s.seed_given = true;
+      s.seed_source = SeedSource::kScenario;
     }
     build_time(get_or_empty(root, "time"), s);
-    for (const auto& [i, v] : enumerate(get_or_empty(root, "vehicles"))) {
-      build_vehicle(v, "vehicles[" + std::to_string(i) + "]", s);
-    }
+    for (const auto& v : get_or_empty(root, "vehicles").items) build_vehicle(v, s);
     for (const auto& [i, v] : enumerate(get_or_empty(root, "timeline"))) {
       build_entry(v, "timeline[" + std::to_string(i) + "]", s);
     }
@@ -258,7 +280,7 @@ class Builder {
     }
   }
 
-  void build_vehicle(const ParamValue& v, const std::string& path, Scenario& s) {
+  void build_vehicle(const ParamValue& v, Scenario& s) {
     if (v.kind != ParamValue::Kind::kMap) return;
     Vehicle out;
     out.name = str(v, "name");
@@ -279,7 +301,6 @@ class Builder {
       out.stack.arguments.push_back(a.string);
     }
     out.parameters = get_or_empty(v, "parameters");
-    (void)path;
     s.vehicles.push_back(std::move(out));
   }
 
@@ -608,7 +629,6 @@ class Builder {
     return buf;
   }
 
-  const SpecRegistry& reg_;
   std::string file_;
   std::vector<Diagnostic>& errors_;
   std::vector<Diagnostic>& warnings_;
@@ -709,7 +729,7 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
   detail::Walker walker(reg, file, yaml, result.errors);
   ParamValue root = walker.walk(doc, reg.root(), "");
   if (root.kind != ParamValue::Kind::kMap) return result;
-  Builder builder(reg, file, result.errors, result.warnings, result.notes);
+  Builder builder(file, result.errors, result.warnings, result.notes);
   Scenario s = builder.build(root, base_dir, walker.refs());
   sort_by_position(result.errors);
   sort_by_position(result.warnings);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "fieldproof/scenario/condition.hpp"
+#include "fieldproof/scenario/scenario.hpp"
 
 namespace fieldproof::scenario {
 
@@ -793,7 +794,7 @@ ParamSpec make_root() {
                P("seed", ParamKind::kInteger,
                  "the run's random numbers; 0 when absent (and the record says so)")
                    .min(0)
-                   .max(2147483647.0),
+                   .max(static_cast<double>(kMaxSeed)),
                time, vehicles, list_of("timeline", entry, "what happens, and when"),
                list_of("assertions", assertion, "what must hold"),
                list_of("kpis", kpi, "what is measured without judging"), outputs,

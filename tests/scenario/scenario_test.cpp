@@ -204,6 +204,34 @@ TEST(ScenarioSeed, LargestAccepted) {
   EXPECT_EQ(r.scenario->seed, 2147483647);
 }
 
+TEST(ScenarioSeed, SourceIsRecorded) {
+  auto r = load_with("seed: 3\n");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.scenario->seed_source, SeedSource::kScenario);
+  auto d = load_with("");
+  ASSERT_TRUE(d.ok()) << all_errors(d);
+  EXPECT_EQ(d.scenario->seed_source, SeedSource::kDefault);
+}
+
+TEST(ScenarioSeed, CommandLineOverrides) {
+  auto r = load_with("seed: 3\n");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_FALSE(override_seed(*r.scenario, 99).has_value());
+  EXPECT_EQ(r.scenario->seed, 99);
+  EXPECT_TRUE(r.scenario->seed_given);
+  EXPECT_EQ(r.scenario->seed_source, SeedSource::kCommandLine);
+}
+
+TEST(ScenarioSeed, CommandLineOutOfRangeRefusedAndNothingChanges) {
+  auto r = load_with("seed: 3\n");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  auto e = override_seed(*r.scenario, 2147483648);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(*e, "--seed: expected an integer from 0 to 2147483647, got 2147483648");
+  EXPECT_EQ(r.scenario->seed, 3);
+  EXPECT_TRUE(override_seed(*r.scenario, -1).has_value());
+}
+
 TEST(ScenarioSeed, NegativeRefused) {
   auto r = load_with("seed: -1\n");
   EXPECT_ERROR(r, "s.yaml:7:7: seed: expected an integer from 0 to 2147483647, got \"-1\"");

@@ -170,6 +170,12 @@ struct Outputs {
   std::vector<std::string> topics;             // empty: everything
 };
 
+// Where the run's seed came from, for the record.
+enum class SeedSource { kDefault, kScenario, kCommandLine };
+std::string_view to_string(SeedSource s);
+
+constexpr int64_t kMaxSeed = 2147483647;  // 2^31 - 1: the simulator's launcher takes a C int
+
 struct Scenario {
   std::string file;  // as given to the loader
   std::string name;
@@ -178,6 +184,7 @@ struct Scenario {
   std::string world_as_written;
   int64_t seed = 0;
   bool seed_given = false;  // false: the seed defaulted to 0 (the record says so)
+  SeedSource seed_source = SeedSource::kDefault;
   TimeSection time;
   std::vector<Vehicle> vehicles;
   std::vector<TimelineEntry> timeline;
@@ -214,6 +221,10 @@ ValidationResult load_scenario_file(const std::filesystem::path& path,
 ValidationResult load_scenario_text(std::string_view yaml, std::string file,
                                     const std::filesystem::path& base_dir,
                                     const LoadOptions& opts = {});
+
+// `fieldproof run --seed N`: replaces the scenario's seed (seed_source kCommandLine). Returns an
+// error message, and changes nothing, when N is outside 0 .. 2^31 - 1.
+std::optional<std::string> override_seed(Scenario& scenario, int64_t seed);
 
 // Facts of the loaded world that some checks need.
 struct WorldFacts {
