@@ -135,8 +135,8 @@ ControlOutput PurePursuit::compute(const Pose2D& pose) {
       out.done = true;
       return out;
     }
-    out.cmd.angular = std::clamp(options_.angular_gain * err, -options_.max_angular,
-                                 options_.max_angular);
+    out.cmd.angular =
+        std::clamp(options_.angular_gain * err, -options_.max_angular, options_.max_angular);
     return out;
   }
 
@@ -148,12 +148,12 @@ ControlOutput PurePursuit::compute(const Pose2D& pose) {
   const double dy = carrot.y - p.y;
   const double c = std::cos(pose.yaw);
   const double s = std::sin(pose.yaw);
-  const double lx = c * dx + s * dy;    // carrot in the vehicle's frame
+  const double lx = c * dx + s * dy;  // carrot in the vehicle's frame
   const double ly = -s * dx + c * dy;
   const double alpha = std::atan2(ly, lx);
   if (std::abs(alpha) > options_.rotate_threshold) {
-    out.cmd.angular = std::clamp(options_.angular_gain * alpha, -options_.max_angular,
-                                 options_.max_angular);
+    out.cmd.angular =
+        std::clamp(options_.angular_gain * alpha, -options_.max_angular, options_.max_angular);
     return out;
   }
   const double ld = std::max(std::hypot(lx, ly), 1e-6);

@@ -109,9 +109,9 @@ Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
   }
   if (!doc.is_object()) return Parsed<UgvNavOptions>::failure("ugv_nav params: not a JSON object");
   Reader r{doc, "", ""};
-  r.only({"vehicle", "pose_source", "world", "inflation", "planner", "controller", "lifecycle", "control_period",
-          "feedback_period", "blocked_check_distance", "scan_match_tolerance", "max_replans",
-          "replan_interval", "progress_timeout", "progress_distance"});
+  r.only({"vehicle", "pose_source", "world", "inflation", "planner", "controller", "lifecycle",
+          "control_period", "feedback_period", "blocked_check_distance", "scan_match_tolerance",
+          "max_replans", "replan_interval", "progress_timeout", "progress_distance"});
   r.text("vehicle", &o.vehicle);
   std::string pose_source;
   r.text("pose_source", &pose_source);

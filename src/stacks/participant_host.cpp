@@ -6,8 +6,8 @@
 
 namespace fieldproof::stacks {
 
-UgvNavParticipantHost::UgvNavParticipantHost(lockstep::Participant& participant,
-                                             UgvNavNode& node, ParticipantHostOptions options)
+UgvNavParticipantHost::UgvNavParticipantHost(lockstep::Participant& participant, UgvNavNode& node,
+                                             ParticipantHostOptions options)
     : participant_(participant), node_(node), options_(std::move(options)) {}
 
 UgvNavParticipantHost::~UgvNavParticipantHost() = default;
@@ -40,9 +40,8 @@ bool UgvNavParticipantHost::run(SimTime until) {
     });
   }
 
-  PeriodicThread watchdog(PeriodicThreadOptions{.spin = Duration::zero(),
-                                                .now = options_.wall_now,
-                                                .sleep_until = {}});
+  PeriodicThread watchdog(
+      PeriodicThreadOptions{.spin = Duration::zero(), .now = options_.wall_now, .sleep_until = {}});
   if (options_.wall_check_period > Duration::zero()) {
     watchdog.start(options_.wall_check_period, [this](const PeriodicTick&) {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -189,8 +189,7 @@ double path_length(const std::vector<Point2>& path) {
   return len;
 }
 
-PlanResult plan_path(const Costmap& map, Point2 start, Point2 goal,
-                     const PlannerOptions& options) {
+PlanResult plan_path(const Costmap& map, Point2 start, Point2 goal, const PlannerOptions& options) {
   PlanResult r;
   if (std::string e = options.validate(); !e.empty()) {
     r.error = PlanError::kNoPath;

@@ -137,10 +137,10 @@ void UgvNavStack::on_goal(SimTime stamp, const NavGoal& goal) {
   const auto cell = costmap_.cell_of(gp);
   if (!cell) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, " is outside the map [%.2f, %.2f] x [%.2f, %.2f]",
-                  costmap_.origin_x(), costmap_.origin_x() + costmap_.width() * costmap_.resolution(),
-                  costmap_.origin_y(),
-                  costmap_.origin_y() + costmap_.height() * costmap_.resolution());
+    std::snprintf(
+        buf, sizeof buf, " is outside the map [%.2f, %.2f] x [%.2f, %.2f]", costmap_.origin_x(),
+        costmap_.origin_x() + costmap_.width() * costmap_.resolution(), costmap_.origin_y(),
+        costmap_.origin_y() + costmap_.height() * costmap_.resolution());
     return reject("goal " + fmt_xy(gp.x, gp.y) + buf);
   }
   const uint8_t cost = costmap_.cost(*cell);
@@ -267,9 +267,8 @@ bool UgvNavStack::path_blocked(const Costmap& local) const {
 }
 
 bool UgvNavStack::replan(const Costmap& map) {
-  const PlanResult r =
-      plan_path(map, {pose_->x, pose_->y}, {goal_->goal.pose.x, goal_->goal.pose.y},
-                options_.planner);
+  const PlanResult r = plan_path(map, {pose_->x, pose_->y},
+                                 {goal_->goal.pose.x, goal_->goal.pose.y}, options_.planner);
   if (!r.ok()) return false;
   controller_.set_path(r.path, goal_->goal.pose.yaw);
   return true;

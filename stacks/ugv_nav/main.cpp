@@ -8,11 +8,11 @@
 // could not be reached, 2 bad arguments, world file or params.
 #include <CLI/CLI.hpp>
 
+#include <pthread.h>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <pthread.h>
 #include <string>
 #include <thread>
 
@@ -39,8 +39,9 @@ int run(int argc, char** argv) {
   app.add_option("--vehicle", vehicle, "the vehicle (model name) to drive")->required();
   app.add_option("--world", world_file, "the SDF world file: its static geometry is the map")
       ->required();
-  app.add_option("--endpoint", endpoint,
-                 "the coordinator (ipc://PATH or tcp://HOST:PORT); default $FIELDPROOF_COORDINATOR");
+  app.add_option(
+      "--endpoint", endpoint,
+      "the coordinator (ipc://PATH or tcp://HOST:PORT); default $FIELDPROOF_COORDINATOR");
   app.add_option("--params", params, "stack options as JSON (see ugv_nav_stack.hpp)");
   app.add_option("--params-file", params_file, "stack options from a JSON file");
   app.add_option("--map-resolution", resolution, "map cell size in metres")
@@ -104,16 +105,15 @@ int run(int argc, char** argv) {
   };
   std::unique_ptr<lockstep::Participant> participant;
   try {
-    participant = endpoint.empty()
-                      ? lockstep::participant_from_environment(popts)
-                      : lockstep::connect_participant(endpoint, popts);
+    participant = endpoint.empty() ? lockstep::participant_from_environment(popts)
+                                   : lockstep::connect_participant(endpoint, popts);
   } catch (const lockstep::TransportError& e) {
     std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", e.what());
     return 2;
   }
   if (!participant->ok()) {
-    std::fprintf(stderr, "fieldproof-ugv-nav: the coordinator refused %s: %s\n",
-                 popts.name.c_str(), participant->last_error().c_str());
+    std::fprintf(stderr, "fieldproof-ugv-nav: the coordinator refused %s: %s\n", popts.name.c_str(),
+                 participant->last_error().c_str());
     return 1;
   }
 

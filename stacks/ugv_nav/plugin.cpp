@@ -26,9 +26,7 @@ struct Plugin {
   fieldproof_wall_now_fn wall_fn = nullptr;
   void* wall_user = nullptr;
 
-  SimTime wall_now() const {
-    return wall_fn ? SimTime::from_ns(wall_fn(wall_user)) : steady();
-  }
+  SimTime wall_now() const { return wall_fn ? SimTime::from_ns(wall_fn(wall_user)) : steady(); }
 };
 
 Plugin* self_of(fieldproof_stack_v1* s) { return static_cast<Plugin*>(s->impl); }
@@ -92,8 +90,7 @@ size_t drain(fieldproof_stack_v1* s, fieldproof_stack_emit_fn emit, void* user) 
   std::vector<BusMessage> out = p->node->take_messages();
   if (emit) {
     for (const BusMessage& m : out) {
-      emit(user, m.topic.c_str(), m.stamp.ns(), m.type.c_str(), m.payload.data(),
-           m.payload.size());
+      emit(user, m.topic.c_str(), m.stamp.ns(), m.type.c_str(), m.payload.data(), m.payload.size());
     }
   }
   return out.size();
@@ -122,8 +119,8 @@ extern "C" FIELDPROOF_EXPORT fieldproof_stack_v1* fieldproof_stack_create(
       return nullptr;
     }
     if (!map || !map->cells || map->width <= 0 || map->height <= 0) {
-      copy_error("fieldproof_stack_create: no static map given (map, cells, width, height)",
-                 error, error_size);
+      copy_error("fieldproof_stack_create: no static map given (map, cells, width, height)", error,
+                 error_size);
       return nullptr;
     }
     auto options = parse_ugv_nav_options(params_json ? params_json : "");
@@ -139,12 +136,13 @@ extern "C" FIELDPROOF_EXPORT fieldproof_stack_v1* fieldproof_stack_create(
     grid.origin_y = map->origin_y;
     grid.width = map->width;
     grid.height = map->height;
-    grid.cells.assign(map->cells,
-                      map->cells + static_cast<size_t>(map->width) * static_cast<size_t>(map->height));
+    grid.cells.assign(map->cells, map->cells + static_cast<size_t>(map->width) *
+                                                   static_cast<size_t>(map->height));
     auto p = std::make_unique<Plugin>();
     Plugin* raw = p.get();
     std::string e;
-    p->node = UgvNavNode::create(o, grid, [raw] { return raw->wall_now(); }, &e);
+    p->node = UgvNavNode::create(
+        o, grid, [raw] { return raw->wall_now(); }, &e);
     if (!p->node) {
       copy_error(e, error, error_size);
       return nullptr;

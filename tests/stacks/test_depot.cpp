@@ -149,7 +149,12 @@ TEST(Depot, AbortsAGoalTheMapShowsUnreachable) {
     world::StaticShape s;
     s.link = "link";
     s.collision = "c" + std::to_string(i);
-    s.pose = {g.x + (i == 0 ? -1.2 : i == 1 ? 1.2 : 0.0), g.y + (i == 2 ? -1.2 : i == 3 ? 1.2 : 0.0),
+    s.pose = {g.x + (i == 0   ? -1.2
+                     : i == 1 ? 1.2
+                              : 0.0),
+              g.y + (i == 2   ? -1.2
+                     : i == 3 ? 1.2
+                              : 0.0),
               0.0};
     s.size_x = i < 2 ? 0.2 : 2.6;
     s.size_y = i < 2 ? 2.6 : 0.2;

@@ -120,9 +120,8 @@ RunResult drive_in_lockstep() {
   FakeWorld world;
   RunResult r;
   std::thread nav([&] { r.host_ok = host.run(end); });
-  std::thread sim([&] {
-    world.run(world_p, end, [&](SimTime) { wall.advance(milliseconds(10)); });
-  });
+  std::thread sim(
+      [&] { world.run(world_p, end, [&](SimTime) { wall.advance(milliseconds(10)); }); });
   sim.join();
   nav.join();
   world_p.leave();

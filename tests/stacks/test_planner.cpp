@@ -60,8 +60,8 @@ TEST(Astar, FindsTheShortestPathAroundAWall) {
               if (!dx && !dy) continue;
               const Cell nb{x + dx, y + dy};
               if (!cm.in_bounds(nb) || cm.cost(nb) == kObstacle) continue;
-              if (dx && dy && (cm.cost({x + dx, y}) == kObstacle ||
-                               cm.cost({x, y + dy}) == kObstacle)) {
+              if (dx && dy &&
+                  (cm.cost({x + dx, y}) == kObstacle || cm.cost({x, y + dy}) == kObstacle)) {
                 continue;
               }
               const double w = (dx && dy) ? kSqrt2 : 1.0;

@@ -22,8 +22,8 @@ struct Out {
   std::string payload;
 };
 
-void collect(void* user, const char* topic, int64_t stamp_ns, const char* type,
-             const char* payload, size_t size) {
+void collect(void* user, const char* topic, int64_t stamp_ns, const char* type, const char* payload,
+             size_t size) {
   static_cast<std::vector<Out>*>(user)->push_back({topic, stamp_ns, type, {payload, size}});
 }
 
@@ -34,14 +34,14 @@ class PluginTest : public ::testing::Test {
   void SetUp() override {
     so_ = dlopen(FIELDPROOF_UGV_NAV_PLUGIN, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(so_, nullptr) << dlerror();
-    create_ = reinterpret_cast<fieldproof_stack_create_fn>(
-        dlsym(so_, FIELDPROOF_STACK_CREATE_SYMBOL));
+    create_ =
+        reinterpret_cast<fieldproof_stack_create_fn>(dlsym(so_, FIELDPROOF_STACK_CREATE_SYMBOL));
     ASSERT_NE(create_, nullptr);
     grid_ = testing::free_grid(120, 80, 0.1);
     testing::add_border(grid_);
     testing::fill_rect(grid_, 5.5, 0.0, 6.5, 5.0);
-    map_ = {grid_.resolution, grid_.origin_x, grid_.origin_y, grid_.width, grid_.height,
-            grid_.cells.data()};
+    map_ = {grid_.resolution, grid_.origin_x, grid_.origin_y,
+            grid_.width,      grid_.height,   grid_.cells.data()};
   }
   void TearDown() override {
     if (so_) dlclose(so_);
@@ -88,13 +88,11 @@ TEST_F(PluginTest, DrivesAUnicycleAroundTheObstacleToTheGoal) {
     ignition::msgs::Odometry odom;
     msgs::set_planar_pose(odom.mutable_pose(), pose.x, pose.y, pose.yaw);
     const std::string p = msgs::serialize(odom);
-    ASSERT_EQ(s->deliver(s, "/model/ugv1/odometry", t, "ignition.msgs.Odometry", p.data(),
-                         p.size()),
-              0)
+    ASSERT_EQ(
+        s->deliver(s, "/model/ugv1/odometry", t, "ignition.msgs.Odometry", p.data(), p.size()), 0)
         << s->last_error(s);
     if (t == 500'000'000) {
-      ASSERT_EQ(s->deliver(s, "/model/ugv1/navigate_to_pose/goal", t, "", goal.data(),
-                           goal.size()),
+      ASSERT_EQ(s->deliver(s, "/model/ugv1/navigate_to_pose/goal", t, "", goal.data(), goal.size()),
                 0);
     }
     if (t >= s->next_tick_ns(s)) {
@@ -132,8 +130,7 @@ TEST_F(PluginTest, WallSilenceAbortsThroughCheckWall) {
   const std::string goal = msgs::encode(msgs::NavGoal{"g1", 10.0, 2.0, 0.0});
   ASSERT_EQ(s->tick(s, 0), 0);
   ASSERT_EQ(s->deliver(s, "/model/ugv1/odometry", 0, "", p.data(), p.size()), 0);
-  ASSERT_EQ(s->deliver(s, "/model/ugv1/navigate_to_pose/goal", 0, "", goal.data(), goal.size()),
-            0);
+  ASSERT_EQ(s->deliver(s, "/model/ugv1/navigate_to_pose/goal", 0, "", goal.data(), goal.size()), 0);
   ASSERT_EQ(s->tick(s, 50'000'000), 0);
   std::vector<Out> out;
   s->drain(s, collect, &out);
@@ -180,8 +177,7 @@ TEST_F(PluginTest, ShutdownAbortsTheActiveGoal) {
   ASSERT_NE(s, nullptr);
   const std::string goal = msgs::encode(msgs::NavGoal{"g1", 10.0, 2.0, 0.0});
   ASSERT_EQ(s->tick(s, 0), 0);
-  ASSERT_EQ(s->deliver(s, "/model/ugv1/navigate_to_pose/goal", 0, "", goal.data(), goal.size()),
-            0);
+  ASSERT_EQ(s->deliver(s, "/model/ugv1/navigate_to_pose/goal", 0, "", goal.data(), goal.size()), 0);
   ASSERT_EQ(s->shutdown(s, 100, "engine ending"), 0);
   std::vector<Out> out;
   s->drain(s, collect, &out);

@@ -1,8 +1,8 @@
 // The stack as a process: fieldproof-ugv-nav, a regulating participant over ZeroMQ ipc, driving
 // the embedded world's UGV in depot.sdf under lock-step. The ordered message stream of the run
 // is bit-identical to the same run with the stack in-process (same code, in-process transport).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -94,8 +94,8 @@ std::string run_in_process() {
 }
 
 std::string run_as_process() {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("fieldproof-stacks-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("fieldproof-stacks-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   Trace trace;
   std::mutex mutex;
@@ -120,8 +120,8 @@ std::string run_as_process() {
   world::WorldParticipant glue(*w, *world_p);
 
   const std::string env = std::string(lockstep::kCoordinatorEnv) + "=" + endpoint;
-  std::vector<std::string> args = {FIELDPROOF_UGV_NAV_EXE, "--vehicle", "ugv1", "--world", kDepot,
-                                   "--no-wall-watchdog-thread"};
+  std::vector<std::string> args = {
+      FIELDPROOF_UGV_NAV_EXE, "--vehicle", "ugv1", "--world", kDepot, "--no-wall-watchdog-thread"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -183,8 +183,8 @@ TEST(UgvNavProcess, RefusesBadArgumentsWithExitCode2) {
     ::waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
-  EXPECT_EQ(run({"--world", kDepot}), 2);                                    // no --vehicle
-  EXPECT_EQ(run({"--vehicle", "ugv1", "--world", "/nonexistent.sdf"}), 2);   // bad world
+  EXPECT_EQ(run({"--world", kDepot}), 2);                                   // no --vehicle
+  EXPECT_EQ(run({"--vehicle", "ugv1", "--world", "/nonexistent.sdf"}), 2);  // bad world
   EXPECT_EQ(run({"--vehicle", "ugv1", "--world", kDepot, "--params", "{"}), 2);
   EXPECT_EQ(run({"--vehicle", "ugv1", "--world", kDepot, "--endpoint", "bogus://x"}), 2);
 }

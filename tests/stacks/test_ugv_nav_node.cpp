@@ -62,8 +62,8 @@ TEST(NavWire, FeedbackAndLifecycleBytesMatchTheGeneratedCode) {
   for (int s = 0; s < 4; ++s) {
     const LifecycleTransition t{"planner_server", static_cast<LifecycleState>(s), "x"};
     EXPECT_EQ(wire::encode_lifecycle(t),
-              msgs::encode(msgs::Lifecycle{"planner_server",
-                                           static_cast<msgs::LifecycleStateCode>(s + 1)}));
+              msgs::encode(
+                  msgs::Lifecycle{"planner_server", static_cast<msgs::LifecycleStateCode>(s + 1)}));
   }
 }
 
@@ -125,11 +125,11 @@ TEST_F(NodeFixture, GroundTruthPosesComeFromTheWorldsPoseInfo) {
 
 TEST_F(NodeFixture, BadPayloadsAndUnknownTopicsAreRefusedWithAReason) {
   make();
-  EXPECT_NE(node->deliver({"/model/ugv1/odometry", SimTime::zero(), "", "\xff\xff"}).find(
-                "not a valid ignition.msgs.Odometry"),
+  EXPECT_NE(node->deliver({"/model/ugv1/odometry", SimTime::zero(), "", "\xff\xff"})
+                .find("not a valid ignition.msgs.Odometry"),
             std::string::npos);
-  EXPECT_NE(node->deliver({"/model/ugv1/scan", SimTime::zero(), "", "\x0a\x50"}).find(
-                "not a valid ignition.msgs.LaserScan"),
+  EXPECT_NE(node->deliver({"/model/ugv1/scan", SimTime::zero(), "", "\x0a\x50"})
+                .find("not a valid ignition.msgs.LaserScan"),
             std::string::npos);
   EXPECT_NE(node->deliver({"/model/ugv1/navigate_to_pose/goal", SimTime::zero(), "", "\x0a"})
                 .find("NavigateToPoseGoal"),

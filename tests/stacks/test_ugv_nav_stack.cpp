@@ -247,7 +247,8 @@ TEST(UgvNavStack, FeedbackDistanceDecreasesAtAFewHertz) {
   h.step_for(seconds(60), h.until_done("g1"));
   std::vector<std::pair<SimTime, double>> fb;
   for (const auto& o : h.log) {
-    if (const auto* f = std::get_if<NavFeedback>(&o.message)) fb.emplace_back(o.stamp, f->distance_remaining);
+    if (const auto* f = std::get_if<NavFeedback>(&o.message))
+      fb.emplace_back(o.stamp, f->distance_remaining);
   }
   ASSERT_GT(fb.size(), 10u);
   EXPECT_NEAR(fb.front().second, std::hypot(8.0, 4.0), 0.5);

@@ -17,15 +17,15 @@
 namespace fieldproof::stacks {
 
 struct ControllerOptions {
-  double lookahead = 0.6;             // m, the carrot's distance along the path
-  double max_linear = 0.5;            // m/s
-  double max_angular = 1.0;           // rad/s
-  double min_linear = 0.05;           // m/s, the slowest approach speed while not arrived
-  double slowdown_distance = 1.0;     // m: within this of the goal, speed scales down linearly
-  double rotate_threshold = 0.8;      // rad: a larger heading error to the carrot turns in place
-  double angular_gain = 1.5;          // 1/s, for turning in place and the final yaw
-  double goal_tolerance_xy = 0.15;    // m
-  double goal_tolerance_yaw = 0.2;    // rad
+  double lookahead = 0.6;           // m, the carrot's distance along the path
+  double max_linear = 0.5;          // m/s
+  double max_angular = 1.0;         // rad/s
+  double min_linear = 0.05;         // m/s, the slowest approach speed while not arrived
+  double slowdown_distance = 1.0;   // m: within this of the goal, speed scales down linearly
+  double rotate_threshold = 0.8;    // rad: a larger heading error to the carrot turns in place
+  double angular_gain = 1.5;        // 1/s, for turning in place and the final yaw
+  double goal_tolerance_xy = 0.15;  // m
+  double goal_tolerance_yaw = 0.2;  // rad
   std::string validate() const;
 };
 
@@ -64,8 +64,8 @@ class PurePursuit {
   std::vector<Point2> path_;
   std::vector<double> cum_;  // arc length at each vertex
   double goal_yaw_ = 0.0;
-  size_t segment_ = 0;       // projection lies on segment [segment_, segment_ + 1]
-  double seg_t_ = 0.0;       // and at this fraction of it
+  size_t segment_ = 0;  // projection lies on segment [segment_, segment_ + 1]
+  double seg_t_ = 0.0;  // and at this fraction of it
   bool rotating_to_goal_ = false;
 };
 

@@ -40,10 +40,10 @@ enum class PlanError : uint8_t {
 
 struct PlanResult {
   PlanError error = PlanError::kNone;
-  std::string reason;              // empty on success
-  std::vector<Cell> cells;         // the raw A* path, start to goal
-  std::vector<Point2> path;        // start point, shortcut waypoints (cell centres), goal point
-  double cost = 0.0;               // A* cost of `cells`, in metres (weighted)
+  std::string reason;        // empty on success
+  std::vector<Cell> cells;   // the raw A* path, start to goal
+  std::vector<Point2> path;  // start point, shortcut waypoints (cell centres), goal point
+  double cost = 0.0;         // A* cost of `cells`, in metres (weighted)
   size_t expansions = 0;
   bool ok() const { return error == PlanError::kNone; }
 };

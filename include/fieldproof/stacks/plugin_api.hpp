@@ -78,8 +78,8 @@ struct fieldproof_stack_v1 {
   /* Replaces the wall clock (the default reads the steady clock). 0 on success. */
   int (*set_wall_clock)(fieldproof_stack_v1* self, fieldproof_wall_now_fn now, void* user);
   /* A message on one of the subscribed topics. 0 when taken. */
-  int (*deliver)(fieldproof_stack_v1* self, const char* topic, int64_t stamp_ns,
-                 const char* type, const char* payload, size_t payload_size);
+  int (*deliver)(fieldproof_stack_v1* self, const char* topic, int64_t stamp_ns, const char* type,
+                 const char* payload, size_t payload_size);
   /* The control loop at simulated time now_ns; a call before next_tick_ns does nothing. */
   int (*tick)(fieldproof_stack_v1* self, int64_t now_ns);
   int64_t (*next_tick_ns)(fieldproof_stack_v1* self);
