@@ -446,6 +446,9 @@ struct ConditionProgram {
   std::vector<bool> read;
   std::vector<Node> nodes;
   int root = 0;
+  // True when every node is numeric (no strings, lists, None, indexing, in, is, len): holds()
+  // then evaluates on doubles when every variable is a number or a bool.
+  bool numeric_only = false;
 };
 }  // namespace detail
 
@@ -1169,12 +1172,25 @@ class Evaluator {
   }
 
   R call(const Node& n) const {
-    std::vector<Value> args;
-    args.reserve(n.args.size());
-    for (int a : n.args) {
-      R r = eval(a);
-      if (!r) return r;
-      args.push_back(*r);
+    // Up to two arguments live on the stack: a condition is evaluated millions of times.
+    std::array<Value, 2> small;
+    std::vector<Value> many;
+    std::span<const Value> args;
+    if (n.args.size() <= small.size()) {
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        R r = eval(n.args[k]);
+        if (!r) return r;
+        small[k] = *r;
+      }
+      args = std::span<const Value>(small.data(), n.args.size());
+    } else {
+      many.reserve(n.args.size());
+      for (int a : n.args) {
+        R r = eval(a);
+        if (!r) return r;
+        many.push_back(*r);
+      }
+      args = many;
     }
     auto need_number = [&](const char* fname, const Value& v) -> std::optional<R> {
       if (numeric(v)) return std::nullopt;
@@ -1252,17 +1268,17 @@ class Evaluator {
       case Fn::kMin:
       case Fn::kMax: {
         const char* fname = n.fn == Fn::kMin ? "min" : "max";
-        const std::vector<Value>* items = &args;
+        std::span<const Value> items = args;
         if (args.size() == 1) {
           if (!args[0].is_list()) {
             return err(n.column, std::string(fname) + "() of one argument needs a list");
           }
-          items = &args[0].as_list();
+          items = args[0].as_list();
         }
-        if (items->empty()) return err(n.column, std::string(fname) + "() of an empty list");
-        Value best = (*items)[0];
-        for (size_t k = 1; k < items->size(); ++k) {
-          const Value& c = (*items)[k];
+        if (items.empty()) return err(n.column, std::string(fname) + "() of an empty list");
+        Value best = items[0];
+        for (size_t k = 1; k < items.size(); ++k) {
+          const Value& c = items[k];
           auto less = compare_one(Cmp::kLt, n.fn == Fn::kMin ? c : best,
                                   n.fn == Fn::kMin ? best : c, n.column);
           if (!less) return R::failure(less.error());
@@ -1297,6 +1313,210 @@ class Evaluator {
   const std::vector<bool>* present_;
 };
 
+// The numeric fast path: the same semantics as Evaluator on numbers and bools (bools as 0 / 1,
+// truthiness as != 0, NaN orderings false), without Value copies. It gives up (returns false) on
+// anything that would be an error, so the general path produces the error's message.
+bool is_numeric_node(const Node& n) {
+  switch (n.op) {
+    case Op::kConst:
+      return n.constant.is_number() || n.constant.is_bool();
+    case Op::kVar:
+    case Op::kNeg:
+    case Op::kPos:
+    case Op::kNot:
+    case Op::kAdd:
+    case Op::kSub:
+    case Op::kMul:
+    case Op::kDiv:
+    case Op::kMod:
+    case Op::kAnd:
+    case Op::kOr:
+    case Op::kIfElse:
+      return true;
+    case Op::kCompare:
+      for (Cmp c : n.cmps) {
+        if (c == Cmp::kIn || c == Cmp::kNotIn || c == Cmp::kIs || c == Cmp::kIsNot) return false;
+      }
+      return true;
+    case Op::kCall:
+      if (n.fn == Fn::kLen) return false;
+      if ((n.fn == Fn::kMin || n.fn == Fn::kMax) && n.args.size() < 2) return false;
+      return true;
+    case Op::kList:
+    case Op::kIndex:
+      return false;
+  }
+  return false;
+}
+
+class NumericEvaluator {
+ public:
+  NumericEvaluator(const detail::ConditionProgram& p, const double* slots) : p_(p), slots_(slots) {}
+
+  bool eval(int i, double& out) const {
+    const Node& n = p_.nodes[i];
+    double a = 0;
+    double b = 0;
+    switch (n.op) {
+      case Op::kConst:
+        out = num(n.constant);
+        return true;
+      case Op::kVar:
+        out = slots_[n.slot];
+        return true;
+      case Op::kNeg:
+        if (!eval(n.args[0], a)) return false;
+        out = -a;
+        return true;
+      case Op::kPos:
+        return eval(n.args[0], out);
+      case Op::kNot:
+        if (!eval(n.args[0], a)) return false;
+        out = a != 0 ? 0.0 : 1.0;
+        return true;
+      case Op::kAnd:
+      case Op::kOr: {
+        if (!eval(n.args[0], a)) return false;
+        bool t = a != 0;
+        if (n.op == Op::kAnd ? !t : t) {
+          out = a;
+          return true;
+        }
+        return eval(n.args[1], out);
+      }
+      case Op::kIfElse:
+        if (!eval(n.args[1], a)) return false;
+        return eval(a != 0 ? n.args[0] : n.args[2], out);
+      case Op::kAdd:
+      case Op::kSub:
+      case Op::kMul:
+      case Op::kDiv:
+      case Op::kMod:
+        if (!eval(n.args[0], a) || !eval(n.args[1], b)) return false;
+        switch (n.op) {
+          case Op::kAdd:
+            out = a + b;
+            return true;
+          case Op::kSub:
+            out = a - b;
+            return true;
+          case Op::kMul:
+            out = a * b;
+            return true;
+          case Op::kDiv:
+            if (b == 0) return false;
+            out = a / b;
+            return true;
+          default: {
+            if (b == 0) return false;
+            double m = std::fmod(a, b);
+            if (m != 0 && ((m < 0) != (b < 0))) m += b;
+            out = m;
+            return true;
+          }
+        }
+      case Op::kCompare: {
+        if (!eval(n.args[0], a)) return false;
+        for (size_t k = 0; k < n.cmps.size(); ++k) {
+          if (!eval(n.args[k + 1], b)) return false;
+          bool r = false;
+          switch (n.cmps[k]) {
+            case Cmp::kEq:
+              r = a == b;
+              break;
+            case Cmp::kNe:
+              r = a != b;
+              break;
+            case Cmp::kLt:
+              r = a < b;
+              break;
+            case Cmp::kLe:
+              r = a <= b;
+              break;
+            case Cmp::kGt:
+              r = a > b;
+              break;
+            case Cmp::kGe:
+              r = a >= b;
+              break;
+            default:
+              return false;
+          }
+          if (!r) {
+            out = 0;
+            return true;
+          }
+          a = b;
+        }
+        out = 1;
+        return true;
+      }
+      case Op::kCall:
+        return call(n, out);
+      default:
+        return false;
+    }
+  }
+
+ private:
+  bool call(const Node& n, double& out) const {
+    double x = 0;
+    if (!eval(n.args[0], x)) return false;
+    switch (n.fn) {
+      case Fn::kAbs:
+        out = std::fabs(x);
+        return true;
+      case Fn::kSqrt:
+        if (x < 0) return false;
+        out = std::sqrt(x);
+        return true;
+      case Fn::kIsnan:
+        out = std::isnan(x) ? 1 : 0;
+        return true;
+      case Fn::kIsinf:
+        out = std::isinf(x) ? 1 : 0;
+        return true;
+      case Fn::kFloat:
+        out = x;
+        return true;
+      case Fn::kInt:
+        if (std::isnan(x) || std::isinf(x)) return false;
+        out = std::trunc(x);
+        return true;
+      case Fn::kRound: {
+        if (n.args.size() == 1) {
+          if (std::isnan(x) || std::isinf(x)) return false;
+          out = std::nearbyint(x);
+          return true;
+        }
+        double digits = 0;
+        if (!eval(n.args[1], digits) || digits != std::trunc(digits)) return false;
+        double scale = std::pow(10.0, digits);
+        out = (std::isnan(x) || std::isinf(x) || scale == 0 || std::isinf(scale))
+                  ? x
+                  : std::nearbyint(x * scale) / scale;
+        return true;
+      }
+      case Fn::kMin:
+      case Fn::kMax: {
+        double best = x;
+        for (size_t k = 1; k < n.args.size(); ++k) {
+          double c = 0;
+          if (!eval(n.args[k], c)) return false;
+          if (n.fn == Fn::kMin ? c < best : best < c) best = c;
+        }
+        out = best;
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  const detail::ConditionProgram& p_;
+  const double* slots_;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1329,6 +1549,7 @@ Evaluated<Condition> Condition::compile(std::string_view text, std::vector<std::
   try {
     Parser parser(std::move(lex.tokens), *prog);
     prog->root = parser.parse();
+    prog->numeric_only = std::all_of(prog->nodes.begin(), prog->nodes.end(), is_numeric_node);
   } catch (const ParseFailure& f) {
     return E::failure(f.error);
   }
@@ -1358,12 +1579,39 @@ Evaluated<Value> Condition::evaluate(const Variables& vars) const {
 }
 
 Evaluated<bool> Condition::holds(const Variables& vars) const {
+  constexpr size_t kFastSlots = 16;
+  if (p_->numeric_only && p_->names.size() <= kFastSlots) {
+    std::array<double, kFastSlots> numbers{};
+    bool all_numeric = true;
+    for (size_t i = 0; i < p_->names.size() && all_numeric; ++i) {
+      auto it = vars.find(p_->names[i]);
+      all_numeric = it != vars.end() && numeric(it->second);
+      if (all_numeric) numbers[i] = num(it->second);
+    }
+    double out = 0;
+    if (all_numeric && NumericEvaluator(*p_, numbers.data()).eval(p_->root, out)) {
+      return out != 0;
+    }
+  }
   auto r = evaluate(vars);
   if (!r) return Evaluated<bool>::failure(r.error());
   return r->truthy();
 }
 
 Evaluated<bool> Condition::holds(std::span<const Value> slots) const {
+  constexpr size_t kFastSlots = 16;
+  if (p_->numeric_only && slots.size() == p_->names.size() && slots.size() <= kFastSlots) {
+    std::array<double, kFastSlots> numbers{};
+    bool all_numeric = true;
+    for (size_t i = 0; i < slots.size() && all_numeric; ++i) {
+      all_numeric = numeric(slots[i]);
+      if (all_numeric) numbers[i] = num(slots[i]);
+    }
+    double out = 0;
+    if (all_numeric && NumericEvaluator(*p_, numbers.data()).eval(p_->root, out)) {
+      return out != 0;
+    }
+  }
   auto r = evaluate(slots);
   if (!r) return Evaluated<bool>::failure(r.error());
   return r->truthy();

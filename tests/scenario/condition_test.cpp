@@ -462,6 +462,74 @@ TEST(ConditionCompile, LongFlatChainsEvaluate) {
   EXPECT_EQ(num(text, Value(0.0)), static_cast<double>((text.size() - 5) / 4));
 }
 
+// holds() takes a numeric fast path when every variable is a number or a bool; it must agree
+// with the general evaluator on every value, NaN and the infinities included, and on errors.
+TEST(ConditionFastPath, AgreesWithTheGeneralEvaluator) {
+  const char* conditions[] = {"abs(a) < 0.2",
+                              "0 < a < b",
+                              "not a and b",
+                              "a or b",
+                              "a if b else -a",
+                              "a / b > 1",
+                              "a % b == 1",
+                              "sqrt(a) > 1",
+                              "round(a) == 2",
+                              "round(a, 1) < b",
+                              "int(a) == 1",
+                              "float(a) >= b",
+                              "min(a, b) < 0",
+                              "max(a, b, 3) == 3",
+                              "isnan(a) or isinf(b)",
+                              "a == b",
+                              "a != b",
+                              "a <= b",
+                              "a >= b",
+                              "-a + +b * 2 > 0",
+                              "a == True",
+                              "(a > 0) + (b > 0) == 1",
+                              "a > pi",
+                              "a < inf and a > -inf"};
+  const double values[] = {0.0, 1.0, -1.0, 2.5, 1.5, 0.15, std::nan(""), HUGE_VAL, -HUGE_VAL, 3.0};
+  for (const char* text : conditions) {
+    auto c = Condition::compile(text, {"a", "b"});
+    ASSERT_TRUE(c.ok()) << text;
+    for (double a : values) {
+      for (double b : values) {
+        std::vector<Value> slots = {Value(a), Value(b)};
+        auto fast = c->holds(slots);
+        auto general = c->evaluate(slots);
+        ASSERT_EQ(fast.ok(), general.ok()) << text << " a=" << a << " b=" << b;
+        if (fast.ok()) {
+          EXPECT_EQ(*fast, general->truthy()) << text << " a=" << a << " b=" << b;
+        } else {
+          EXPECT_EQ(fast.error().message, general.error().message);
+        }
+        auto by_name = c->holds(Variables{{"a", Value(a)}, {"b", Value(b)}});
+        ASSERT_EQ(by_name.ok(), fast.ok());
+        if (by_name.ok()) {
+          EXPECT_EQ(*by_name, *fast) << text;
+        }
+      }
+    }
+    std::vector<Value> bools = {Value(true), Value(false)};
+    auto fast = c->holds(bools);
+    auto general = c->evaluate(bools);
+    ASSERT_EQ(fast.ok(), general.ok()) << text;
+    if (fast.ok()) {
+      EXPECT_EQ(*fast, general->truthy()) << text;
+    }
+  }
+}
+
+TEST(ConditionFastPath, NonNumericVariablesTakeTheGeneralPath) {
+  auto c = Condition::compile("a < 1", {"a"});
+  ASSERT_TRUE(c.ok());
+  std::vector<Value> slots = {Value("x")};
+  auto r = c->holds(slots);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("'<' is not supported between str and float"));
+}
+
 TEST(ConditionValue, ReprAsPython) {
   EXPECT_EQ(Value().repr(), "None");
   EXPECT_EQ(Value(true).repr(), "True");
