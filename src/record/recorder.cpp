@@ -1,0 +1,314 @@
+#include "fieldproof/record/recorder.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "fieldproof/msgs/ign.hpp"
+#include "fieldproof/msgs/schema.hpp"
+#include "fieldproof/record/mcap_writer.hpp"
+#include "foxglove/PoseInFrame.pb.h"
+
+namespace fieldproof::record {
+namespace {
+
+constexpr std::string_view kPoseFrame = "world";
+
+// A name segment starting with '_' hides a topic (ROS 2's convention, e.g. _action/status).
+bool is_hidden(std::string_view topic) {
+  size_t at = 0;
+  while (at < topic.size()) {
+    if (topic[at] == '/') {
+      ++at;
+      continue;
+    }
+    if (topic[at] == '_') return true;
+    const size_t slash = topic.find('/', at);
+    if (slash == std::string_view::npos) break;
+    at = slash;
+  }
+  return false;
+}
+
+bool is_pose_info(const lockstep::Publish& m) {
+  constexpr std::string_view kPrefix = "/world/";
+  constexpr std::string_view kSuffix = "/pose/info";
+  const std::string_view t = m.topic;
+  return m.type == msgs::kPoseV && t.size() > kPrefix.size() + kSuffix.size() &&
+         t.starts_with(kPrefix) && t.ends_with(kSuffix);
+}
+
+}  // namespace
+
+struct Recorder::Impl {
+  explicit Impl(RecorderOptions o) : options(std::move(o)) {
+    if (!options.wall_now) options.wall_now = SystemClock::wall_now();
+    for (const auto& t : options.topics) allowed.insert(t);
+    for (const auto& v : options.vehicles) vehicles.insert(v);
+  }
+
+  RecorderOptions options;
+  std::set<std::string> allowed;
+  std::set<std::string> vehicles;
+
+  mutable std::mutex mu;
+  std::unique_ptr<McapWriter> writer;
+  bool opened = false;
+  bool closed = false;
+  Status first_error;
+  Status close_status;
+  uint64_t messages = 0;
+  uint64_t chunks = 0;
+  // Wall time when the open chunk got its first message; nullopt while the chunk is empty.
+  std::optional<SimTime> chunk_opened_wall;
+
+  std::map<SideChannel, uint16_t> side_channel_ids;
+  std::map<std::string, uint16_t, std::less<>> schema_ids;  // type name -> schema id (0: none)
+  std::map<std::pair<std::string, std::string>, uint16_t> channel_ids;  // (topic, type)
+  std::map<std::string, bool, std::less<>> topic_allowed;                // cache per topic
+  std::map<std::string, uint16_t, std::less<>> pose_channel_ids;         // vehicle -> channel
+  std::map<std::string, uint32_t, std::less<>> pose_seq;
+  std::map<SideChannel, uint32_t> side_seq;
+
+  Status remember(Status s) {
+    if (!s.ok() && first_error.ok()) first_error = s;
+    return s;
+  }
+
+  Status check_writable() const {
+    if (!opened) return {StatusCode::kFailedPrecondition, "recorder: not open"};
+    if (closed) return {StatusCode::kFailedPrecondition, "recorder: already closed"};
+    return {};
+  }
+
+  bool allowed_topic(const std::string& topic) {
+    auto it = topic_allowed.find(topic);
+    if (it != topic_allowed.end()) return it->second;
+    const bool ok = allowed.empty() ? !is_hidden(topic) : allowed.contains(topic);
+    topic_allowed.emplace(topic, ok);
+    return ok;
+  }
+
+  Result<uint16_t> schema_for(const std::string& type) {
+    if (auto it = schema_ids.find(type); it != schema_ids.end()) return it->second;
+    uint16_t id = 0;
+    if (auto fds = msgs::file_descriptor_set(type)) {
+      auto r = writer->add_schema(type, "protobuf", *fds);
+      if (!r.ok()) return r.status();
+      id = *r;
+    }
+    schema_ids.emplace(type, id);
+    return id;
+  }
+
+  Result<uint16_t> channel_for(const lockstep::Publish& m) {
+    auto key = std::make_pair(m.topic, m.type);
+    if (auto it = channel_ids.find(key); it != channel_ids.end()) return it->second;
+    auto schema = schema_for(m.type);
+    if (!schema.ok()) return schema.status();
+    const std::string encoding = *schema != 0 ? std::string("protobuf") : m.type;
+    auto ch = writer->add_channel(m.topic, encoding, *schema, {{"type", m.type}});
+    if (!ch.ok()) return ch.status();
+    channel_ids.emplace(std::move(key), *ch);
+    return *ch;
+  }
+
+  Result<uint16_t> pose_channel_for(const std::string& vehicle) {
+    if (auto it = pose_channel_ids.find(vehicle); it != pose_channel_ids.end()) return it->second;
+    const std::string type = foxglove::PoseInFrame::descriptor()->full_name();
+    auto schema = schema_for(type);
+    if (!schema.ok()) return schema.status();
+    auto ch = writer->add_channel(vehicle_pose_topic(vehicle), "protobuf", *schema,
+                                  {{"vehicle", vehicle}});
+    if (!ch.ok()) return ch.status();
+    pose_channel_ids.emplace(vehicle, *ch);
+    return *ch;
+  }
+
+  // Every write goes through here: the wall-age rule is checked after it.
+  Status write(uint16_t channel, uint32_t sequence, SimTime t, std::string_view data) {
+    if (t.ns() < 0) {
+      return remember({StatusCode::kInvalidArgument,
+                       "recorder: negative time " + std::to_string(t.ns()) + " ns"});
+    }
+    const SimTime wall = options.wall_now();
+    if (writer->buffered_bytes() == 0) chunk_opened_wall = wall;
+    Status s = writer->write(channel, sequence, t, t, data);
+    if (!s.ok()) return remember(s);
+    ++messages;
+    // The writer closes a chunk by size right after the message that fills it.
+    if (writer->buffered_bytes() == 0) {
+      chunk_opened_wall.reset();
+      return {};
+    }
+    return age_check(wall);
+  }
+
+  Status age_check(SimTime wall) {
+    if (writer->buffered_bytes() == 0 || !chunk_opened_wall) return {};
+    if (wall - *chunk_opened_wall < options.max_chunk_wall_age) return {};
+    Status s = writer->close_chunk();
+    chunk_opened_wall.reset();
+    return remember(s);
+  }
+
+  Status record_poses(const lockstep::Publish& m) {
+    auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
+    if (!poses) {
+      return remember({StatusCode::kInvalidArgument,
+                       "recorder: " + m.topic + " seq " + std::to_string(m.seq) +
+                           " is not a valid ignition.msgs.Pose_V"});
+    }
+    const SimTime stamp = poses->has_header() ? msgs::stamp_of(poses->header()) : m.stamp;
+    foxglove::PoseInFrame out;
+    out.mutable_timestamp()->set_seconds(stamp.ns() / 1'000'000'000);
+    out.mutable_timestamp()->set_nanos(static_cast<int32_t>(stamp.ns() % 1'000'000'000));
+    out.set_frame_id(std::string(kPoseFrame));
+    std::string bytes;
+    for (const auto& p : poses->pose()) {
+      if (p.name().empty()) continue;
+      if (!vehicles.empty() && !vehicles.contains(p.name())) continue;
+      auto ch = pose_channel_for(p.name());
+      if (!ch.ok()) return remember(ch.status());
+      auto* pose = out.mutable_pose();
+      pose->mutable_position()->set_x(p.position().x());
+      pose->mutable_position()->set_y(p.position().y());
+      pose->mutable_position()->set_z(p.position().z());
+      // An unset orientation is the identity (ignition's default w is 1, protobuf's is 0).
+      const bool has_q = p.has_orientation();
+      pose->mutable_orientation()->set_x(has_q ? p.orientation().x() : 0.0);
+      pose->mutable_orientation()->set_y(has_q ? p.orientation().y() : 0.0);
+      pose->mutable_orientation()->set_z(has_q ? p.orientation().z() : 0.0);
+      pose->mutable_orientation()->set_w(has_q ? p.orientation().w() : 1.0);
+      bytes.clear();
+      out.SerializeToString(&bytes);
+      Status s = write(*ch, pose_seq[p.name()]++, m.stamp, bytes);
+      if (!s.ok()) return s;
+    }
+    return {};
+  }
+
+  Status finalize(std::string_view status, const KeyValueMap& extra) {
+    KeyValueMap md = options.run;
+    for (const auto& [k, v] : extra) md[k] = v;
+    md["status"] = std::string(status);
+    Status s = writer->write_metadata("fieldproof.run", md);
+    static_cast<void>(remember(s));
+    Status c = writer->close();
+    chunks = writer->statistics().chunk_count;
+    static_cast<void>(remember(c));
+    closed = true;
+    close_status = !s.ok() ? s : c;
+    return close_status;
+  }
+};
+
+Recorder::Recorder(RecorderOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Recorder::~Recorder() {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->opened && !impl_->closed) static_cast<void>(impl_->finalize("unknown", {}));
+}
+
+Status Recorder::open(const std::filesystem::path& path) {
+  Impl& d = *impl_;
+  std::lock_guard lock(d.mu);
+  if (d.opened) return {StatusCode::kFailedPrecondition, "recorder: already opened"};
+  if (d.options.max_chunk_wall_age <= Duration::zero()) {
+    return {StatusCode::kInvalidArgument, "recorder: max_chunk_wall_age must be positive"};
+  }
+  McapWriterOptions wo;
+  wo.profile = "";
+  wo.library = "fieldproof-recorder/0.1";
+  wo.compression = d.options.compression;
+  wo.chunk_size = d.options.chunk_size;
+  if (Status s = wo.validate(); !s.ok()) return s;
+  if (path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) {
+      return {StatusCode::kIoError, "recorder: cannot create directory " +
+                                        path.parent_path().string() + ": " + ec.message()};
+    }
+  }
+  auto writer = std::make_unique<McapWriter>(wo);
+  if (Status s = writer->open(path.string()); !s.ok()) return s;
+  d.writer = std::move(writer);
+  for (SideChannel c : side_channels()) {
+    const std::string topic(side_channel_topic(c));
+    // "/fieldproof/events" -> "fieldproof.events"
+    const std::string name = "fieldproof." + topic.substr(topic.rfind('/') + 1);
+    auto schema = d.writer->add_schema(name, "jsonschema", side_channel_schema(c));
+    if (!schema.ok()) return d.remember(schema.status());
+    auto ch = d.writer->add_channel(topic, "json", *schema);
+    if (!ch.ok()) return d.remember(ch.status());
+    d.side_channel_ids[c] = *ch;
+  }
+  if (Status s = d.writer->write_metadata("fieldproof.run_start", d.options.run); !s.ok()) {
+    return d.remember(s);
+  }
+  d.opened = true;
+  return {};
+}
+
+Status Recorder::on_message(const lockstep::Publish& message) {
+  Impl& d = *impl_;
+  std::lock_guard lock(d.mu);
+  if (Status s = d.check_writable(); !s.ok()) return s;
+  if (is_pose_info(message)) {
+    if (Status s = d.record_poses(message); !s.ok()) return s;
+  }
+  if (!d.allowed_topic(message.topic)) return {};
+  auto ch = d.channel_for(message);
+  if (!ch.ok()) return d.remember(ch.status());
+  return d.write(*ch, static_cast<uint32_t>(message.seq), message.stamp, message.payload);
+}
+
+Status Recorder::write_side(SideChannel channel, SimTime t, const nlohmann::json& value) {
+  Impl& d = *impl_;
+  std::lock_guard lock(d.mu);
+  if (Status s = d.check_writable(); !s.ok()) return s;
+  return d.write(d.side_channel_ids.at(channel), d.side_seq[channel]++, t, dump_json(value));
+}
+
+Status Recorder::poll() {
+  Impl& d = *impl_;
+  std::lock_guard lock(d.mu);
+  if (Status s = d.check_writable(); !s.ok()) return s;
+  return d.age_check(d.options.wall_now());
+}
+
+Status Recorder::close(std::string_view status, const KeyValueMap& extra) {
+  Impl& d = *impl_;
+  std::lock_guard lock(d.mu);
+  if (!d.opened) return {StatusCode::kFailedPrecondition, "recorder: not open"};
+  if (d.closed) return d.close_status;
+  return d.finalize(status, extra);
+}
+
+bool Recorder::is_open() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->opened && !impl_->closed;
+}
+
+Status Recorder::status() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->first_error;
+}
+
+uint64_t Recorder::message_count() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->messages;
+}
+
+uint64_t Recorder::chunk_count() const {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->writer && !impl_->closed) return impl_->writer->statistics().chunk_count;
+  return impl_->chunks;
+}
+
+}  // namespace fieldproof::record

@@ -1,0 +1,163 @@
+// The side channels' topics and JSON Schemas (what the seed document says each carries), and the
+// JSON writer they share.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fieldproof/record/recorder.hpp"
+
+namespace fieldproof::record {
+namespace {
+
+// Numbers may be null: NaN and infinity are written as null.
+constexpr std::string_view kEventsSchema = R"({
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "fieldproof event",
+  "description": "A line of engine.log as the engine writes it: phases, processes, readiness, verdicts, and timeline entries as action.start / action.end carrying their record.",
+  "type": "object",
+  "properties": {
+    "event": {"type": "string", "description": "what happened, e.g. phase, action.start, action.end, verdict"},
+    "level": {"type": "string"},
+    "message": {"type": "string"},
+    "phase": {"type": "string"},
+    "wall": {"type": ["number", "null"], "description": "wall clock, epoch seconds"},
+    "sim": {"type": ["number", "null"], "description": "simulation seconds"},
+    "action": {"type": "string"},
+    "vehicle": {"type": "string"},
+    "trigger": {"type": "string"},
+    "occurrence": {"type": "integer"},
+    "parameters": {"type": "object"},
+    "status": {"type": "string"},
+    "detail": {"type": "string"}
+  },
+  "additionalProperties": true
+})";
+
+constexpr std::string_view kAssertionsSchema = R"({
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "fieldproof assertion verdict",
+  "description": "A verdict as it resolves.",
+  "type": "object",
+  "properties": {
+    "run_id": {"type": "string"},
+    "name": {"type": "string"},
+    "type": {"type": "string"},
+    "status": {"type": "string", "description": "passed, failed, skipped, pending, error"},
+    "reason": {"type": "string"},
+    "t_s": {"type": ["number", "null"], "description": "seconds into the timeline"},
+    "sim_s": {"type": ["number", "null"], "description": "simulation seconds"},
+    "evidence": {},
+    "metrics": {"type": "object", "additionalProperties": {"type": ["number", "null", "string", "boolean"]}}
+  },
+  "required": ["name", "status"],
+  "additionalProperties": true
+})";
+
+constexpr std::string_view kMetricsSchema = R"({
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "fieldproof metrics",
+  "description": "Once a second: clocks, pace, lock-step state, topic rates, vehicle poses, lifecycle states, recording.",
+  "type": "object",
+  "properties": {
+    "wall": {"type": ["number", "null"], "description": "wall clock, epoch seconds"},
+    "sim": {"type": ["number", "null"], "description": "simulation seconds"},
+    "rtf": {"type": ["number", "null"], "description": "real-time factor over the last second"},
+    "drift_s": {"type": ["number", "null"], "description": "simulation seconds gained or lost against the wall clock at the target pace"},
+    "mode": {"type": "string"},
+    "target_rtf": {"type": ["number", "null"]},
+    "paused": {"type": "boolean"},
+    "gz_rtf": {"type": ["number", "null"], "description": "the world's own real-time factor"},
+    "lockstep": {"type": "object", "description": "step, hold, acknowledgements"},
+    "rates_hz": {"type": "object", "additionalProperties": {"type": ["number", "null"]}},
+    "poses": {"type": "object", "additionalProperties": {"type": "object", "properties": {"x": {"type": ["number", "null"]}, "y": {"type": ["number", "null"]}, "yaw": {"type": ["number", "null"]}}}},
+    "lifecycle": {"type": "object", "additionalProperties": {"type": "string"}},
+    "recording": {}
+  },
+  "additionalProperties": true
+})";
+
+constexpr std::string_view kResourcesSchema = R"({
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "fieldproof resource sample",
+  "description": "One sample per process (container) and second.",
+  "type": "object",
+  "properties": {
+    "container": {"type": "string"},
+    "role": {"type": "string"},
+    "vehicle": {"type": ["string", "null"]},
+    "cpu_pct": {"type": ["number", "null"], "description": "percent of one core"},
+    "memory_mb": {"type": ["number", "null"], "description": "working set, MiB"},
+    "memory_limit_mb": {"type": ["number", "null"]},
+    "pids": {"type": ["integer", "null"]}
+  },
+  "additionalProperties": true
+})";
+
+constexpr std::string_view kKpisSchema = R"({
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "fieldproof KPI",
+  "description": "At the end of the timeline: each collector's result, then the run's KPI map (kind: kpis).",
+  "type": "object",
+  "properties": {
+    "kind": {"type": "string", "description": "absent for a collector's result; \"kpis\" for the map"},
+    "name": {"type": "string"},
+    "type": {"type": "string"},
+    "status": {"type": "string"},
+    "reason": {"type": "string"},
+    "evidence": {},
+    "metrics": {"type": "object", "additionalProperties": {"type": ["number", "null", "string", "boolean"]}},
+    "kpis": {"type": "object", "additionalProperties": {"type": ["number", "null", "string", "boolean"]}}
+  },
+  "additionalProperties": true
+})";
+
+}  // namespace
+
+std::string_view side_channel_topic(SideChannel channel) {
+  switch (channel) {
+    case SideChannel::kEvents:
+      return "/fieldproof/events";
+    case SideChannel::kAssertions:
+      return "/fieldproof/assertions";
+    case SideChannel::kMetrics:
+      return "/fieldproof/metrics";
+    case SideChannel::kResources:
+      return "/fieldproof/resources";
+    case SideChannel::kKpis:
+      return "/fieldproof/kpis";
+  }
+  return "/fieldproof/unknown";
+}
+
+std::string_view side_channel_schema(SideChannel channel) {
+  switch (channel) {
+    case SideChannel::kEvents:
+      return kEventsSchema;
+    case SideChannel::kAssertions:
+      return kAssertionsSchema;
+    case SideChannel::kMetrics:
+      return kMetricsSchema;
+    case SideChannel::kResources:
+      return kResourcesSchema;
+    case SideChannel::kKpis:
+      return kKpisSchema;
+  }
+  return "{}";
+}
+
+std::vector<SideChannel> side_channels() {
+  return {SideChannel::kEvents, SideChannel::kAssertions, SideChannel::kMetrics,
+          SideChannel::kResources, SideChannel::kKpis};
+}
+
+std::string vehicle_pose_topic(std::string_view vehicle) {
+  return "/fieldproof/vehicles/" + std::string(vehicle) + "/pose";
+}
+
+std::string dump_json(const nlohmann::json& value) {
+  // nlohmann's serializer writes every non-finite float as null; replace keeps invalid UTF-8
+  // from throwing. The tests pin both.
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace fieldproof::record
