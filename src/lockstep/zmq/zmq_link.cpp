@@ -35,6 +35,9 @@ class ZmqLink final : public Link {
     try {
       zmqd::set_int(socket_, ZMQ_LINGER, static_cast<int>(options.linger.ns() / 1'000'000),
                     "ZMQ_LINGER");
+      // Never block a sender (it holds the link's mutex, which a receiver needs to learn that the
+      // coordinator is gone): frames queue without limit while the coordinator is not reading.
+      zmqd::set_int(socket_, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
       zmqd::apply_client_curve(socket_, options.curve);
       if (options.heartbeat_interval > Duration::zero() &&
           !options.heartbeat_interval.is_infinite()) {
@@ -88,7 +91,7 @@ class ZmqLink final : public Link {
     std::string bytes = encode_frame(frame);
     std::lock_guard lock(mutex_);
     if (closed_) return;
-    zmqd::send_bytes(socket_, bytes.data(), bytes.size(), 0);
+    zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
     sent_since_tick_.store(true, std::memory_order_relaxed);
     signal_if_readable();
   }
