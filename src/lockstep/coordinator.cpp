@@ -868,6 +868,12 @@ uint64_t CoordinatorCore::grants_issued() const { return impl_->grants; }
 bool CoordinatorCore::failed() const { return impl_->failed; }
 const std::string& CoordinatorCore::failure() const { return impl_->failure; }
 SimTime CoordinatorCore::min_safe_time() const { return impl_->min_safe(); }
+std::optional<SimTime> CoordinatorCore::last_heard(ConnId conn) const {
+  auto it = impl_->conns.find(conn);
+  if (it == impl_->conns.end()) return std::nullopt;
+  return it->second.last_heard;
+}
+
 size_t CoordinatorCore::pending_messages() const {
   return impl_->pending.size() + (impl_->inbox.size() - impl_->inbox_head);
 }

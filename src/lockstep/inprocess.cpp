@@ -89,10 +89,14 @@ class InProcessLink final : public Link {
     std::unique_lock<std::mutex> lk(st_->mu);
     if (!q_->frames.empty()) return q_->frames.pop();
     if (q_->closed || timeout <= Duration::zero()) return std::nullopt;
+    // A participant blocking in receive() is alive and waiting: that is its heartbeat (an
+    // in-process participant sends no Heartbeat frames of its own). A hung one stops calling.
+    if (!st_->shut) st_->core->handle(id_, Heartbeat{});
     const bool has_wall = static_cast<bool>(st_->wall_now);
     const SimTime deadline =
         has_wall && !timeout.is_infinite() ? st_->wall_now() + timeout : SimTime::infinite();
     bool waited_once = false;
+    Duration real_left = timeout;
     for (;;) {
       std::optional<SimTime> next;
       if (!st_->shut) next = st_->core->poll();
@@ -109,19 +113,25 @@ class InProcessLink final : public Link {
           waited_once = true;
         }
       } else {
+        // Bounded by the injected wall clock (deadline) and, so that a fake clock that does not
+        // move cannot keep a finite receive() waiting for ever, by the real time spent waiting.
         const SimTime now = st_->wall_now();
-        if (now >= deadline) return std::nullopt;
+        if (now >= deadline || real_left <= Duration::zero()) return std::nullopt;
         SimTime wake = deadline;
         if (next && *next < wake) wake = *next;
-        if (wake.is_infinite()) {
-          q_->cv.wait(lk, [&] { return !q_->frames.empty() || q_->closed; });
-        } else {
-          const Duration d = wake - now;
+        int64_t wait_ns = INT64_MAX;
+        if (!wake.is_infinite()) {
           // A poll time already past (the core wants to be polled again at once) still waits
           // a little, so a misbehaving deadline cannot turn this into a busy loop.
-          const int64_t ns = std::max<int64_t>(d.ns(), 100'000);
-          q_->cv.wait_for(lk, std::chrono::nanoseconds(ns),
-                          [&] { return !q_->frames.empty() || q_->closed; });
+          wait_ns = std::max<int64_t>((wake - now).ns(), 100'000);
+        }
+        if (!timeout.is_infinite()) wait_ns = std::min(wait_ns, real_left.ns());
+        const auto ready = [&] { return !q_->frames.empty() || q_->closed; };
+        if (wait_ns == INT64_MAX) {
+          q_->cv.wait(lk, ready);
+        } else if (!q_->cv.wait_for(lk, std::chrono::nanoseconds(wait_ns), ready) &&
+                   !timeout.is_infinite()) {
+          real_left -= Duration::from_ns(wait_ns);
         }
       }
     }

@@ -244,6 +244,41 @@ TEST(Participant, InProcessReceivePollsThePaceWithoutAHelperThread) {
   EXPECT_EQ(p.now(), ms(8));
 }
 
+TEST(InProcess, AReceiveAboutToBlockIsAHeartbeat) {
+  std::atomic<int64_t> wall_ns{100'000'000'000};
+  CoordinatorOptions o;
+  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  InProcessCoordinator coord(o);
+  std::unique_ptr<Link> link = coord.make_link();
+  link->send(Announce{"idle", "main", Role::kRegulating, SimTime::infinite()});
+  while (link->receive(Duration::zero())) {
+  }
+  wall_ns += 20'000'000'000;
+  SimTime heard;
+  coord.with_core([&](CoordinatorCore& core) { heard = core.last_heard(1).value(); });
+  EXPECT_EQ(heard, SimTime::from_ns(100'000'000'000));
+  EXPECT_FALSE(link->receive(microseconds(1)).has_value());
+  coord.with_core([&](CoordinatorCore& core) { heard = core.last_heard(1).value(); });
+  EXPECT_EQ(heard, SimTime::from_ns(120'000'000'000));
+}
+
+TEST(InProcess, ExecutorStopsEvenWhenTheInjectedWallClockStandsStill) {
+  CoordinatorOptions o;
+  o.wall_now = [] { return SimTime::from_ns(42); };  // a fake clock nobody moves
+  InProcessCoordinator coord(o);
+  Participant p(coord.make_link(), named("p"));
+  SingleThreadedExecutor exec(p);
+  std::promise<bool> result;
+  std::thread t([&] { result.set_value(exec.spin()); });
+  // spin() is waiting once it has announced +inf (idle)
+  while (coord.status().participants.at(0).safe_time != SimTime::infinite()) {
+    std::this_thread::yield();
+  }
+  exec.stop();
+  EXPECT_FALSE(result.get_future().get());
+  t.join();
+}
+
 TEST(Participant, FollowerSeesTheClockButDoesNotHoldIt) {
   InProcessCoordinator coord(paused());
   Participant reg(coord.make_link(), named("reg"));

@@ -183,6 +183,8 @@ class CoordinatorCore {
   SimTime min_safe_time() const;
   // Messages buffered and not yet deliverable.
   size_t pending_messages() const;
+  // The wall time the connection was last heard from (nullopt: unknown connection).
+  std::optional<SimTime> last_heard(ConnId conn) const;
 
  private:
   struct Impl;

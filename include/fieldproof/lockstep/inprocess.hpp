@@ -18,6 +18,10 @@
 // in receive(), wall-time driven grants are issued without a helper thread. Tests with a fake
 // wall clock call poll() themselves after moving the clock.
 //
+// Heartbeats: a receive() that is about to block counts as a heartbeat of its connection (the
+// participant is alive and waiting), so an idle in-process participant is never taken for a
+// silent one; a participant stuck outside receive() for ack_timeout still fails the run.
+//
 // Thread safety: every method may be called from any thread. The tap, grant observer and failure
 // handler run under the coordinator's mutex: they must not call back into the coordinator.
 // Links may outlive the coordinator object (they share its state); after the coordinator is
