@@ -41,6 +41,9 @@ std::string UgvNavOptions::validate() const {
   if (!std::isfinite(blocked_check_distance) || blocked_check_distance < 0) {
     return "blocked_check_distance must be >= 0 (metres)";
   }
+  if (pose_timeout < Duration::zero() || pose_timeout.is_infinite()) {
+    return "pose_timeout must be >= 0 and finite (0: never stale)";
+  }
   if (!std::isfinite(scan_match_tolerance) || scan_match_tolerance < 0) {
     return "scan_match_tolerance must be >= 0 (metres)";
   }
@@ -108,6 +111,7 @@ void UgvNavStack::on_pose(SimTime stamp, const Pose2D& pose) {
   }
   now_ = std::max(now_, stamp);
   pose_ = pose;
+  pose_stamp_ = stamp;
 }
 
 void UgvNavStack::on_scan(SimTime stamp, const LaserScan& scan) {
@@ -290,6 +294,10 @@ void UgvNavStack::tick(SimTime now) {
 
   ActiveGoal& g = *goal_;
   const Pose2D pose = *pose_;
+  // Blind: no pose for too long (the odometry stopped). Stand still and wait; the progress
+  // checker ends the goal if it lasts.
+  const bool stale =
+      options_.pose_timeout > Duration::zero() && now_ - pose_stamp_ > options_.pose_timeout;
   const bool new_scan = scan_fresh_;
   if (new_scan) {
     scan_fresh_ = false;
@@ -340,10 +348,8 @@ void UgvNavStack::tick(SimTime now) {
     }
   }
 
-  const ControlOutput out = controller_.compute(pose);
-  if (out.done) return finish(GoalStatus::kSucceeded, "");
   // The progress checker: the straight-line distance to the goal must shrink by
-  // progress_distance within every progress_timeout (blocked too long, or circling).
+  // progress_distance within every progress_timeout (blocked too long, circling, or blind).
   const double to_goal = std::hypot(g.goal.pose.x - pose.x, g.goal.pose.y - pose.y);
   if (to_goal < g.best_distance - options_.progress_distance) {
     g.best_distance = to_goal;
@@ -357,6 +363,12 @@ void UgvNavStack::tick(SimTime now) {
                   to_goal, options_.progress_distance, options_.progress_timeout.seconds_f());
     return finish(GoalStatus::kAborted, buf);
   }
+  if (stale) {
+    if (moving_) emit(CmdVel{});
+    return;
+  }
+  const ControlOutput out = controller_.compute(pose);
+  if (out.done) return finish(GoalStatus::kSucceeded, "");
   emit(out.cmd);
   if (now_ >= g.next_feedback) {
     emit(NavFeedback{g.goal.id, out.distance_remaining});

@@ -334,6 +334,29 @@ TEST(UgvNavStack, NoProgressAbortsTheGoalAsBlockedTooLong) {
   EXPECT_EQ(final_at.ns(), 3'050'000'000);
 }
 
+TEST(UgvNavStack, StandsStillWhenThePoseStopsComing) {
+  Harness h(room(), room(), {2.0, 2.0, 0.0});
+  h.goal("g1", {10.0, 2.0, 0.0});
+  h.step_for(seconds(2));
+  ASSERT_GT(h.cmd.linear, 0.1);
+  // The odometry stops: after pose_timeout (500 ms) the stack commands a stop and waits.
+  const SimTime last_pose = h.t;
+  h.stack->on_pose(h.t, h.pose);
+  for (SimTime t = h.t; t <= last_pose + seconds(1); t += milliseconds(50)) {
+    h.stack->tick(t);
+    h.collect();
+    if (t - last_pose <= milliseconds(500)) {
+      EXPECT_GT(h.cmd.linear, 0.1) << t.ns();
+    }
+  }
+  EXPECT_EQ(h.cmd, CmdVel{});
+  EXPECT_TRUE(h.stack->has_goal());
+  // The pose comes back: it drives on.
+  h.t = last_pose + seconds(1);
+  h.step_for(seconds(1));
+  EXPECT_GT(h.cmd.linear, 0.1);
+}
+
 TEST(UgvNavStack, GoalIsRejectedWhileInactive) {
   UgvNavOptions o;
   o.lifecycle.reactivate = false;

@@ -52,8 +52,11 @@ struct UgvNavOptions {
   // m of path ahead checked against the latest scan; scan hits farther than this plus the
   // inflation are not used (far hits carry the pose's heading error the most).
   double blocked_check_distance = 2.0;
-  // A scan hit within this distance of an obstacle of the map is the map itself, not news.
-  double scan_match_tolerance = 0.15;
+  // A scan hit within this distance of an obstacle of the map is the map itself, not news
+  // (covers the lidar's noise and some odometry drift).
+  double scan_match_tolerance = 0.25;
+  // No pose for longer than this: stand still until one comes (0: never stale).
+  Duration pose_timeout = milliseconds(500);
   int max_replans = 5;                           // failed replans in a row before aborting
   Duration replan_interval = milliseconds(500);  // between replans while blocked
   // The progress checker: a goal whose straight-line distance has not shrunk by
@@ -70,7 +73,7 @@ struct UgvNavOptions {
 //    "controller":{"max_linear":0.5,...},"planner":{...},"lifecycle":{"heartbeat_timeout":"4s"},
 //    "control_period":"50ms","feedback_period":"200ms","blocked_check_distance":2.0,
 //    "scan_match_tolerance":0.15,"max_replans":5,"replan_interval":"500ms",
-//    "progress_timeout":"30s","progress_distance":0.25}
+//    "progress_timeout":"30s","progress_distance":0.25,"pose_timeout":"500ms"}
 // Unknown keys and wrong types are errors naming the key.
 Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view json);
 
@@ -153,6 +156,7 @@ class UgvNavStack {
   SimTime now_ = SimTime::zero();
   SimTime next_tick_ = SimTime::zero();
   std::optional<Pose2D> pose_;
+  SimTime pose_stamp_ = SimTime::zero();
   std::optional<LaserScan> scan_;
   bool scan_fresh_ = false;
   std::set<int64_t> marks_;  // cell indices of the obstacle layer (ordered: deterministic)
