@@ -19,7 +19,12 @@
 //   auto r = c->holds({{"value", Value(0.1)}});            // Evaluated<bool>
 //   if (r.ok() && *r) ...
 //
-// Thread safety: a compiled Condition is immutable; evaluate() may run concurrently.
+// Speed: holds() evaluates on plain doubles when the condition is numeric (no strings, lists,
+// None, indexing, in, is, len) and every variable is a number or a bool: the same results as the
+// general evaluator (a test holds them equal), without copying Values. In hot loops prefer the
+// span overloads, which skip the name lookups.
+//
+// Thread safety: a compiled Condition is immutable; evaluate() and holds() may run concurrently.
 #pragma once
 
 #include <cstddef>
