@@ -84,9 +84,10 @@ class ZmqLink final : public Link {
   }
 
   void send(Frame frame) override {
-    if (auto* a = std::get_if<Announce>(&frame); a != nullptr && name_.empty()) {
+    if (auto* a = std::get_if<Announce>(&frame); a != nullptr && !have_name_.load()) {
       std::lock_guard lock(name_mutex_);
-      name_ = a->participant;
+      if (name_.empty()) name_ = a->participant;
+      have_name_.store(true);
     }
     std::string bytes = encode_frame(frame);
     std::lock_guard lock(mutex_);
@@ -265,7 +266,8 @@ class ZmqLink final : public Link {
   int wake_fd_ = -1;
 
   std::mutex name_mutex_;
-  std::string name_;
+  std::string name_;  // the participant the heartbeats speak for (from the first Announce)
+  std::atomic<bool> have_name_{false};
   std::atomic<bool> sent_since_tick_{false};
   std::mutex hb_mutex_;
   std::condition_variable hb_cv_;
