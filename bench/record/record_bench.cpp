@@ -1,5 +1,5 @@
-// MCAP write and indexed-read throughput for small (100 B) and medium (10 KiB) messages with
-// none / lz4 / zstd chunks, beside a baseline measured in the same run: the same payload bytes
+// MCAP write and indexed-read throughput for 100 B ("small"), 1 KiB, 10 KiB ("medium") and
+// 100 KiB messages with none / lz4 / zstd chunks, beside a baseline measured in the same run: the same payload bytes
 // written with plain fwrite (one call per message) to the same kind of file, and read back with
 // plain fread. Google Benchmark does the timing; the end of the output is one line per figure:
 //
@@ -8,6 +8,12 @@
 // For zstd, a second figure compares with the ideal compressed recording: the same bytes batched
 // into 1 MiB blocks, ZSTD_compress'ed at the same level and fwritten (baseline=
 // zstd_compress_fwrite_same_bytes).
+//
+// The recorder's cost: the Recorder (zstd, side of the lock-step tap) fed a mixed bus stream of
+// odometry and ground-truth Pose_V (which it also turns into foxglove.PoseInFrame), in ns per
+// message, beside McapWriter writing the same payloads on the same topics directly:
+//
+//   BENCH recorder_ns_per_msg <v> ns/msg ratio=<v/base> baseline=mcap_writer_same_messages
 //
 // Kept short (a fraction of a second per case): the lead measures final figures on a quiet machine.
 #include <benchmark/benchmark.h>
@@ -22,8 +28,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
+#include "fieldproof/record/recorder.hpp"
 
 namespace {
 
@@ -37,7 +45,10 @@ struct Workload {
   size_t count;  // messages per iteration
 };
 
-const Workload kWorkloads[] = {{"small", 100, 100'000}, {"medium", 10 * 1024, 1'600}};
+const Workload kWorkloads[] = {{"small", 100, 100'000},
+                               {"1kib", 1024, 10'000},
+                               {"medium", 10 * 1024, 1'600},
+                               {"100kib", 100 * 1024, 160}};
 const std::pair<const char*, Compression> kCompressions[] = {
     {"none", Compression::kNone}, {"lz4", Compression::kLz4}, {"zstd", Compression::kZstd}};
 
@@ -178,6 +189,84 @@ void read_fread(benchmark::State& state, const Workload& w) {
   fs::remove(path);
 }
 
+// A run's bus stream in miniature: odometry at 50 Hz and ground truth (two vehicles and three
+// static models) at 10 Hz, i.e. one Pose_V per five odometry messages.
+std::vector<fieldproof::lockstep::Publish> make_stream(size_t count) {
+  namespace msgs = fieldproof::msgs;
+  std::vector<fieldproof::lockstep::Publish> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    fieldproof::lockstep::Publish p;
+    p.participant = "world";
+    p.stamp = SimTime::from_ns(static_cast<int64_t>(i) * 20'000'000);
+    p.seq = i;
+    const double x = 0.01 * static_cast<double>(i);
+    if (i % 6 == 5) {
+      ignition::msgs::Pose_V m;
+      msgs::set_stamp(m.mutable_header(), p.stamp);
+      for (const char* name : {"ugv1", "ugv2", "crate", "wall_a", "wall_b"}) {
+        auto* pose = m.add_pose();
+        pose->set_name(name);
+        msgs::set_planar_pose(pose, x, 1.0, 0.1);
+      }
+      p.topic = "/world/depot/pose/info";
+      p.type = std::string(msgs::kPoseV);
+      p.payload = msgs::serialize(m);
+    } else {
+      ignition::msgs::Odometry m;
+      msgs::set_stamp(m.mutable_header(), p.stamp, "odom");
+      msgs::set_planar_pose(m.mutable_pose(), x, 0.5, 0.2);
+      m.mutable_twist()->mutable_linear()->set_x(0.5);
+      p.topic = "/model/ugv1/odometry";
+      p.type = std::string(msgs::kOdometry);
+      p.payload = msgs::serialize(m);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+constexpr size_t kStreamCount = 60'000;
+
+void record_stream(benchmark::State& state) {
+  const auto stream = make_stream(kStreamCount);
+  const fs::path path = bench_file("rec.mcap");
+  for (auto _ : state) {
+    RecorderOptions opt;
+    opt.vehicles = {"ugv1", "ugv2"};
+    opt.wall_now = fieldproof::SystemClock::wall_now();
+    Recorder rec(opt);
+    if (!rec.open(path).ok()) state.SkipWithError("open failed");
+    for (const auto& p : stream) {
+      if (!rec.on_message(p).ok()) state.SkipWithError("record failed");
+    }
+    if (!rec.close("passed").ok()) state.SkipWithError("close failed");
+  }
+  fs::remove(path);
+}
+
+void write_stream_mcap(benchmark::State& state) {
+  const auto stream = make_stream(kStreamCount);
+  const fs::path path = bench_file("rec_base.mcap");
+  for (auto _ : state) {
+    McapWriter writer;
+    if (!writer.open(path.string()).ok()) state.SkipWithError("open failed");
+    std::map<std::string, uint16_t> channels;
+    for (const auto& p : stream) {
+      auto it = channels.find(p.topic);
+      if (it == channels.end()) {
+        it = channels.emplace(p.topic, *writer.add_channel(p.topic, "protobuf", 0)).first;
+      }
+      if (!writer.write(it->second, static_cast<uint32_t>(p.seq), p.stamp, p.stamp, p.payload)
+               .ok()) {
+        state.SkipWithError("write failed");
+      }
+    }
+    if (!writer.close().ok()) state.SkipWithError("close failed");
+  }
+  fs::remove(path);
+}
+
 // Seconds per iteration of each benchmark, by its registered name.
 class Collector : public benchmark::ConsoleReporter {
  public:
@@ -221,6 +310,12 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond);
     }
   }
+  benchmark::RegisterBenchmark("recorder/stream", record_stream)
+      ->Iterations(3)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("recorder/mcap_writer", write_stream_mcap)
+      ->Iterations(3)
+      ->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   Collector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
@@ -251,6 +346,13 @@ int main(int argc, char** argv) {
         }
       }
     }
+  }
+  if (collector.seconds.contains("recorder/stream") &&
+      collector.seconds.contains("recorder/mcap_writer")) {
+    const double n = static_cast<double>(kStreamCount);
+    print_figure("recorder_ns_per_msg", collector.seconds["recorder/stream"] * 1e9 / n, "ns/msg",
+                 collector.seconds["recorder/mcap_writer"] * 1e9 / n,
+                 "mcap_writer_same_messages");
   }
   return 0;
 }

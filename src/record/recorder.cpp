@@ -68,7 +68,8 @@ struct Recorder::Impl {
 
   std::map<SideChannel, uint16_t> side_channel_ids;
   std::map<std::string, uint16_t, std::less<>> schema_ids;  // type name -> schema id (0: none)
-  std::map<std::pair<std::string, std::string>, uint16_t> channel_ids;  // (topic, type)
+  // topic -> type -> channel id; transparent comparators keep lookups allocation-free.
+  std::map<std::string, std::map<std::string, uint16_t, std::less<>>, std::less<>> channel_ids;
   std::map<std::string, bool, std::less<>> topic_allowed;                // cache per topic
   std::map<std::string, uint16_t, std::less<>> pose_channel_ids;         // vehicle -> channel
   std::map<std::string, uint32_t, std::less<>> pose_seq;
@@ -106,14 +107,14 @@ struct Recorder::Impl {
   }
 
   Result<uint16_t> channel_for(const lockstep::Publish& m) {
-    auto key = std::make_pair(m.topic, m.type);
-    if (auto it = channel_ids.find(key); it != channel_ids.end()) return it->second;
+    auto& by_type = channel_ids[m.topic];
+    if (auto it = by_type.find(m.type); it != by_type.end()) return it->second;
     auto schema = schema_for(m.type);
     if (!schema.ok()) return schema.status();
     const std::string encoding = *schema != 0 ? std::string("protobuf") : m.type;
     auto ch = writer->add_channel(m.topic, encoding, *schema, {{"type", m.type}});
     if (!ch.ok()) return ch.status();
-    channel_ids.emplace(std::move(key), *ch);
+    by_type.emplace(m.type, *ch);
     return *ch;
   }
 
