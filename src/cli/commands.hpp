@@ -16,5 +16,6 @@ inline constexpr int kExitInterrupted = 130;
 // Each add_*_command registers a subcommand on `app`; when it runs, its callback stores the
 // process exit code in `*exit_code`.
 void add_coordinator_command(CLI::App& app, int* exit_code);
+void add_world_command(CLI::App& app, int* exit_code);
 
 }  // namespace fieldproof::cli

@@ -8,6 +8,7 @@ namespace {
 using AddCommand = void (*)(CLI::App&, int*);
 constexpr AddCommand kCommands[] = {
     &fieldproof::cli::add_coordinator_command,
+    &fieldproof::cli::add_world_command,
 };
 
 }  // namespace

@@ -1,0 +1,114 @@
+// A Session is the running machinery of one simulation: a coordinator, the embedded world as a
+// regulating participant (on a thread of its own), a reference stack per vehicle (in-process, on
+// a thread, or the fieldproof-ugv-nav process over an ipc endpoint, in its own process group),
+// and the engine's own participant, "engine", which the caller drives from its thread (the
+// timeline, the observer). Used by `fieldproof world` and `fieldproof run`.
+//
+//   SessionOptions o;
+//   o.world_file = "examples/worlds/depot.sdf";
+//   o.vehicles = {{.name = "ugv1", .frame = "dock"}};
+//   std::string error;
+//   auto s = Session::create(o, &error);           // bad input: nullptr, error says what/where
+//   if (!s || !s->start(&error)) ...;              // every stack registered, time still at 0
+//   lockstep::Participant& e = s->engine();
+//   e.subscribe(...); e.publish(...); e.sleep_until(...);
+//   s->stop();                                     // ends everything (idempotent; destructor too)
+//
+// Before start() the world may be read through world() (frames, map, step); after it, only the
+// world's thread touches it: observe it through the bus. The engine participant registers first
+// and holds simulated time at 0 until the caller first sleeps, so every stack is subscribed
+// before anything is delivered.
+//
+// Processes: argv = ugv_nav_exe --vehicle V --world FILE [--params JSON], environment
+// FIELDPROOF_COORDINATOR (the ipc endpoint), FIELDPROOF_VEHICLE, FIELDPROOF_SEED,
+// FIELDPROOF_RUN_DIR (when run_dir is set); output appended to <log_dir>/<vehicle>_nav.log when
+// log_dir is set. Ended as a group (SIGTERM, then SIGKILL) by stop(), whatever happens.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fieldproof/lockstep/participant.hpp"
+#include "fieldproof/time/duration.hpp"
+#include "fieldproof/world/world.hpp"
+
+namespace fieldproof::engine {
+
+struct VehicleSetup {
+  std::string name;
+  std::string frame;                  // spawn at this world frame, or
+  std::optional<world::Pose2D> pose;  // at this pose
+  bool process = false;               // the stack as the fieldproof-ugv-nav process
+  bool stack = true;                  // false: no stack (the vehicle is driven by cmd_vel only)
+  std::string params_json;            // UgvNavOptions as JSON ("" = defaults)
+};
+
+struct SessionOptions {
+  std::string world_file;
+  uint64_t seed = 0;
+  std::vector<VehicleSetup> vehicles;
+  // Pace cap of the coordinator (simulated / wall time); 0 = unpaced.
+  double max_rtf = 0.0;
+  // A regulating participant silent this long fails the run.
+  Duration ack_timeout = seconds(30);
+  // The process stack's executable (needed when a vehicle has process = true).
+  std::string ugv_nav_exe;
+  // The ipc socket's directory; empty: a fresh temporary directory, removed by stop().
+  std::string ipc_dir;
+  std::string run_dir;  // FIELDPROOF_RUN_DIR of the processes (may be empty)
+  std::string log_dir;  // where process stacks' output goes; empty: inherited stderr
+  // How long start() waits (wall time) for every process stack to register.
+  Duration ready_timeout = seconds(15);
+  // Wall clock (RTF, the pace); empty: SystemClock::wall_now().
+  std::function<SimTime()> wall_now;
+  // Warnings (world geometry left out, refused commands) and problems of the stacks.
+  std::function<void(const std::string&)> on_warning;
+};
+
+class Session {
+ public:
+  // Loads the world and spawns the vehicles. nullptr and *error (file:line where known) on bad
+  // input: a world that does not load, an unknown frame, a spawn inside an obstacle, a process
+  // stack without an executable.
+  static std::unique_ptr<Session> create(SessionOptions options, std::string* error);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Starts the coordinator, the world, the stacks; returns once every stack has registered (time
+  // held at 0 by the engine). False and *error when a stack could not start or register.
+  bool start(std::string* error);
+  // The engine's participant ("engine", regulating); valid after start().
+  lockstep::Participant& engine();
+  // The world; only before start() (afterwards the world thread owns it).
+  world::World& world();
+  const std::string& world_name() const;
+  Duration physics_step() const;
+  double world_rtf() const;
+  // The topic names of a vehicle.
+  static std::string goal_topic(const std::string& vehicle);
+  static std::string status_topic(const std::string& vehicle);
+  static std::string cmd_vel_topic(const std::string& vehicle);
+  static std::string contacts_topic(const std::string& vehicle);
+  std::string pose_topic() const;
+
+  // Why the run cannot go on (a stack process that exited, the coordinator failed), "" if none.
+  std::string failure();
+  // Ends everything: the engine and world leave, in-process stacks stop, processes are ended as
+  // groups, threads joined, the coordinator shut down. Idempotent.
+  void stop();
+  // Wall time since start() (ns), on options.wall_now.
+  Duration wall_elapsed() const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fieldproof::engine

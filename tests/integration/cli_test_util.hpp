@@ -1,0 +1,31 @@
+// Runs the fieldproof executable (built beside this test) and captures its exit code and output.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace fieldproof::integration {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr, interleaved
+};
+
+// `args` is appended to the executable's path, as shell text (quote what needs quoting).
+inline CommandResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof " + args + " 2>&1";
+  CommandResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+}  // namespace fieldproof::integration
