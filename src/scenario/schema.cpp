@@ -47,7 +47,7 @@ class SchemaBuilder {
   Json document() {
     Json doc;
     doc["$schema"] = "https://json-schema.org/draft/2020-12/schema";
-    doc["$id"] = "https://fieldproof.dev/scenario.schema.json";
+    doc["$id"] = "urn:fieldproof:scenario";
     doc["title"] = "fieldproof scenario";
     doc["description"] =
         "A fieldproof scenario file (YAML). Generated from the validator's tables by "
