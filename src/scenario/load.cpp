@@ -345,7 +345,7 @@ class Builder {
       error(pos(v, "until_s", v.pos), path + ".until_s",
             "until_s ends a repetition (every) or a wait (when); this entry has neither");
     }
-    if (e.until && e.at_given && *e.until <= e.at) {
+    if (e.until && (e.every || e.when) && *e.until <= e.at) {
       error(pos(v, "until_s", v.pos), path + ".until_s",
             "until_s (" + format_seconds(*e.until) + " s) must be later than at (" +
                 format_seconds(e.at) + " s)");

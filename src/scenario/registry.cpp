@@ -604,7 +604,8 @@ std::vector<TypeSpec> builtin_actions() {
                {veh, P("linear_x", ParamKind::kNumber, "forward speed (m/s)").def("0"),
                 P("angular_z", ParamKind::kNumber, "turn rate (rad/s)").def("0"),
                 P("duration_s", ParamKind::kDuration,
-                  "how long the command is held (simulation time) before a zero command")},
+                  "how long the command is held (simulation time) before a zero command")
+                    .min(0, true)},
                {},
                {},
                {},
@@ -614,7 +615,8 @@ std::vector<TypeSpec> builtin_actions() {
                "Pauses the world's physics (sim and realtime modes).",
                {P("duration_s", ParamKind::kDuration,
                   "wall-clock time after which the world resumes and the entry ends; paused "
-                  "until a sim.resume or sim.step when absent")},
+                  "until a sim.resume or sim.step when absent")
+                    .min(0, true)},
                {},
                {},
                {},

@@ -102,6 +102,12 @@ const Refusal kRefusals[] = {
      "timeline[0].pose", "missing required key 'pose'"},
     {"RemoveNeedsAModel", "timeline: [{action: remove_model}]\n", 7, "{action", "timeline[0].model",
      "missing required key 'model'"},
+    {"SimPauseForZero", "timeline: [{action: sim.pause, duration_s: 0}]\n", 7, "0}",
+     "timeline[0].duration_s", "expected a duration like 0.1, 250ms, 10m greater than 0"},
+    {"CmdVelForZero", "timeline: [{action: cmd_vel, vehicle: ugv1, duration_s: 0ms}]\n", 7, "0ms",
+     "timeline[0].duration_s", "expected a duration like 0.1, 250ms, 10m greater than 0"},
+    {"UntilZeroWithoutAt", "timeline: [{action: sim.resume, every: 1, until_s: 0}]\n", 7, "0}",
+     "timeline[0].until_s", "until_s (0 s) must be later than at (0 s)"},
     {"SimPauseHasNoVehicle", "timeline: [{action: sim.pause, vehicle: ugv1}]\n", 7, "vehicle",
      "timeline[0].vehicle", "unknown key 'vehicle'"},
     // assertions
