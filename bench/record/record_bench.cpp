@@ -1,7 +1,8 @@
 // MCAP write and indexed-read throughput for 100 B ("small"), 1 KiB, 10 KiB ("medium") and
-// 100 KiB messages with none / lz4 / zstd chunks, beside a baseline measured in the same run: the same payload bytes
-// written with plain fwrite (one call per message) to the same kind of file, and read back with
-// plain fread. Google Benchmark does the timing; the end of the output is one line per figure:
+// 100 KiB messages with none / lz4 / zstd chunks, beside a baseline measured in the same run: the
+// same payload bytes written with plain fwrite (one call per message) to the same kind of file, and
+// read back with plain fread. Google Benchmark does the timing; the end of the output is one line
+// per figure:
 //
 //   BENCH mcap_write_small_zstd_msgs_per_s <v> msgs/s ratio=<v/base> baseline=fwrite_same_bytes
 //
@@ -351,8 +352,7 @@ int main(int argc, char** argv) {
       collector.seconds.contains("recorder/mcap_writer")) {
     const double n = static_cast<double>(kStreamCount);
     print_figure("recorder_ns_per_msg", collector.seconds["recorder/stream"] * 1e9 / n, "ns/msg",
-                 collector.seconds["recorder/mcap_writer"] * 1e9 / n,
-                 "mcap_writer_same_messages");
+                 collector.seconds["recorder/mcap_writer"] * 1e9 / n, "mcap_writer_same_messages");
   }
   return 0;
 }

@@ -70,8 +70,8 @@ struct Recorder::Impl {
   std::map<std::string, uint16_t, std::less<>> schema_ids;  // type name -> schema id (0: none)
   // topic -> type -> channel id; transparent comparators keep lookups allocation-free.
   std::map<std::string, std::map<std::string, uint16_t, std::less<>>, std::less<>> channel_ids;
-  std::map<std::string, bool, std::less<>> topic_allowed;                // cache per topic
-  std::map<std::string, uint16_t, std::less<>> pose_channel_ids;         // vehicle -> channel
+  std::map<std::string, bool, std::less<>> topic_allowed;         // cache per topic
+  std::map<std::string, uint16_t, std::less<>> pose_channel_ids;  // vehicle -> channel
   std::map<std::string, uint32_t, std::less<>> pose_seq;
   std::map<SideChannel, uint32_t> side_seq;
 
@@ -160,9 +160,9 @@ struct Recorder::Impl {
   Status record_poses(const lockstep::Publish& m) {
     auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
     if (!poses) {
-      return remember({StatusCode::kInvalidArgument,
-                       "recorder: " + m.topic + " seq " + std::to_string(m.seq) +
-                           " is not a valid ignition.msgs.Pose_V"});
+      return remember({StatusCode::kInvalidArgument, "recorder: " + m.topic + " seq " +
+                                                         std::to_string(m.seq) +
+                                                         " is not a valid ignition.msgs.Pose_V"});
     }
     const SimTime stamp = poses->has_header() ? msgs::stamp_of(poses->header()) : m.stamp;
     foxglove::PoseInFrame out;

@@ -44,8 +44,8 @@ NodeRun run_check(const fs::path& file) {
   return r;
 }
 
-lockstep::Publish publish(std::string topic, std::string_view type, int64_t stamp_ns,
-                          uint64_t seq, std::string payload) {
+lockstep::Publish publish(std::string topic, std::string_view type, int64_t stamp_ns, uint64_t seq,
+                          std::string payload) {
   lockstep::Publish p;
   p.participant = "world";
   p.topic = std::move(topic);

@@ -26,8 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-lockstep::Publish publish(std::string topic, std::string_view type, int64_t stamp_ns,
-                          uint64_t seq, std::string payload) {
+lockstep::Publish publish(std::string topic, std::string_view type, int64_t stamp_ns, uint64_t seq,
+                          std::string payload) {
   lockstep::Publish p;
   p.participant = "world";
   p.topic = std::move(topic);
@@ -126,9 +126,8 @@ class RecorderTest : public ::testing::Test {
   }
 
   static std::vector<Message> messages(McapReader& r, const std::string& topic) {
-    auto all = r.read_all({.start_ns = 0,
-                           .end_ns = std::numeric_limits<int64_t>::max(),
-                           .topics = {topic}});
+    auto all = r.read_all(
+        {.start_ns = 0, .end_ns = std::numeric_limits<int64_t>::max(), .topics = {topic}});
     EXPECT_TRUE(all.ok());
     return all.ok() ? *all : std::vector<Message>{};
   }
@@ -141,9 +140,9 @@ class RecorderTest : public ::testing::Test {
 TEST_F(RecorderTest, KnownBusTypeGetsProtobufChannelWithItsFileDescriptorSet) {
   Recorder rec(options());
   ASSERT_TRUE(rec.open(path_).ok());
-  ASSERT_TRUE(rec.on_message(publish("/model/ugv1/odometry", msgs::kOdometry, 10, 1,
-                                     odometry(1.5, 10)))
-                  .ok());
+  ASSERT_TRUE(
+      rec.on_message(publish("/model/ugv1/odometry", msgs::kOdometry, 10, 1, odometry(1.5, 10)))
+          .ok());
   ASSERT_TRUE(rec.close("passed").ok());
 
   McapReader r = read();
@@ -176,7 +175,8 @@ TEST_F(RecorderTest, ProtobufPayloadDecodesWithTheRecordedSchemaAlone) {
 TEST_F(RecorderTest, MessageKeepsPublisherSequenceAndStampAsLogAndPublishTime) {
   Recorder rec(options());
   ASSERT_TRUE(rec.open(path_).ok());
-  ASSERT_TRUE(rec.on_message(publish("/odom", msgs::kOdometry, 1'234'567, 42, odometry(0, 0))).ok());
+  ASSERT_TRUE(
+      rec.on_message(publish("/odom", msgs::kOdometry, 1'234'567, 42, odometry(0, 0))).ok());
   ASSERT_TRUE(rec.close("passed").ok());
 
   McapReader r = read();
@@ -350,7 +350,8 @@ TEST_F(RecorderTest, PoseChannelPerListedVehicleFromGroundTruth) {
   o.topics = {"/none"};  // the pose channels do not depend on the allow-list
   Recorder rec(o);
   ASSERT_TRUE(rec.open(path_).ok());
-  const std::string truth = pose_v(100, {{"ugv1", {1.0, 2.0}}, {"ugv2", {3.0, 4.0}}, {"crate", {9, 9}}});
+  const std::string truth =
+      pose_v(100, {{"ugv1", {1.0, 2.0}}, {"ugv2", {3.0, 4.0}}, {"crate", {9, 9}}});
   ASSERT_TRUE(rec.on_message(publish("/world/depot/pose/info", msgs::kPoseV, 100, 1, truth)).ok());
   ASSERT_TRUE(rec.close("passed").ok());
 
@@ -508,8 +509,7 @@ TEST_F(RecorderTest, WriteAfterCloseIsRefused) {
   ASSERT_TRUE(rec.close("passed").ok());
   EXPECT_EQ(rec.on_message(publish("/a", msgs::kTwist, 1, 1, "")).code(),
             StatusCode::kFailedPrecondition);
-  EXPECT_EQ(rec.event(SimTime::from_ns(1), json::object()).code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(rec.event(SimTime::from_ns(1), json::object()).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(RecorderTest, WriteBeforeOpenIsRefused) {
