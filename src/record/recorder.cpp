@@ -260,13 +260,13 @@ Status Recorder::on_message(const lockstep::Publish& message) {
   Impl& d = *impl_;
   std::lock_guard lock(d.mu);
   if (Status s = d.check_writable(); !s.ok()) return s;
-  if (is_pose_info(message)) {
-    if (Status s = d.record_poses(message); !s.ok()) return s;
-  }
-  if (!d.allowed_topic(message.topic)) return {};
+  // A ground truth the pose channels cannot use is still recorded as published.
+  Status poses = is_pose_info(message) ? d.record_poses(message) : Status();
+  if (!d.allowed_topic(message.topic)) return poses;
   auto ch = d.channel_for(message);
   if (!ch.ok()) return d.remember(ch.status());
-  return d.write(*ch, static_cast<uint32_t>(message.seq), message.stamp, message.payload);
+  Status s = d.write(*ch, static_cast<uint32_t>(message.seq), message.stamp, message.payload);
+  return poses.ok() ? s : poses;
 }
 
 Status Recorder::write_side(SideChannel channel, SimTime t, const nlohmann::json& value) {

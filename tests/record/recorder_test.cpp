@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fieldproof/msgs/ign.hpp"
@@ -398,6 +399,49 @@ TEST_F(RecorderTest, GarbageGroundTruthIsAnErrorNotACrash) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("/world/w/pose/info"), std::string::npos) << s.message();
   EXPECT_EQ(rec.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(RecorderTest, GarbageGroundTruthIsStillRecordedAsPublished) {
+  Recorder rec(options());
+  ASSERT_TRUE(rec.open(path_).ok());
+  EXPECT_FALSE(rec.on_message(publish("/world/w/pose/info", msgs::kPoseV, 1, 1, "\xff\xff")).ok());
+  ASSERT_TRUE(rec.close("passed").ok());
+  McapReader r = read();
+  auto msgs = messages(r, "/world/w/pose/info");
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(msgs[0].data, "\xff\xff");
+}
+
+TEST_F(RecorderTest, ConcurrentTapSideChannelsAndPollLoseNothing) {
+  constexpr int kEach = 2000;
+  Recorder rec([] {
+    RecorderOptions o;
+    o.chunk_size = 8 * 1024;  // many size-closed chunks while three threads write
+    return o;
+  }());
+  ASSERT_TRUE(rec.open(path_).ok());
+  std::thread tap([&] {
+    for (int i = 0; i < kEach; ++i) {
+      EXPECT_TRUE(rec.on_message(publish("/a", msgs::kTwist, i, i, "payload")).ok());
+    }
+  });
+  std::thread side([&] {
+    for (int i = 0; i < kEach; ++i) {
+      EXPECT_TRUE(rec.event(SimTime::from_ns(i), {{"i", i}}).ok());
+    }
+  });
+  std::thread poller([&] {
+    for (int i = 0; i < kEach; ++i) EXPECT_TRUE(rec.poll().ok());
+  });
+  tap.join();
+  side.join();
+  poller.join();
+  ASSERT_TRUE(rec.close("passed").ok());
+
+  McapReader r = read();
+  EXPECT_EQ(messages(r, "/a").size(), static_cast<size_t>(kEach));
+  EXPECT_EQ(messages(r, "/fieldproof/events").size(), static_cast<size_t>(kEach));
+  EXPECT_EQ(rec.message_count(), 2u * kEach);
 }
 
 TEST_F(RecorderTest, ChunkStaysOpenWhileYoungerThanMaxWallAge) {
