@@ -770,6 +770,22 @@ assertions:
                "column 7: '**' (power) is not allowed");
 }
 
+TEST(ScenarioConditions, BlockScalarErrorPointsAtTheScalar) {
+  auto r = load_with(R"(
+assertions:
+  - name: a
+    type: topic_value
+    topic: odom
+    field: twist
+    condition: |
+      value > 1 and
+      value.x < 2
+)");
+  EXPECT_ERROR(r,
+               "s.yaml:12:16: assertions[0].condition: in the condition \"value > 1 and\n"
+               "value.x < 2\n\", column 20: attribute access");
+}
+
 TEST(ScenarioConditions, CountIfIsChecked) {
   auto r = load_with(
       "kpis:\n  - {name: k, type: value, topic: cmd_vel, field: linear.x, count_if: "
