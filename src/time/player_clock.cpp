@@ -215,14 +215,15 @@ bool TimeControllerClock::sleep_until(SimTime until, Duration real_time_timeout)
   const SimTime deadline =
       real_time_timeout.is_infinite() ? SimTime::infinite() : start + real_time_timeout;
   const uint64_t jumps = jumps_;
+  const uint64_t pauses = pauses_;
   bool saw_pause = false;
   for (;;) {
     if (jumps_ != jumps) return false;
     const SimTime steady = steady_.now();
     if (paused_) {
       saw_pause = true;
-    } else if (saw_pause) {
-      return false;  // resumed after a pause: the caller re-checks its queue
+    } else if (saw_pause || pauses_ != pauses) {
+      return false;  // paused (and resumed) meanwhile: the caller re-checks its queue
     } else if (steady_to_log(ref_, rate_, steady) >= until) {
       return true;
     }
@@ -239,6 +240,7 @@ ClockStatus TimeControllerClock::set_paused(bool paused) {
     if (paused == paused_) return ClockStatus::ok_status();
     reanchor_locked();
     paused_ = paused;
+    if (paused) ++pauses_;
   }
   cv_.notify_all();
   return ClockStatus::ok_status();

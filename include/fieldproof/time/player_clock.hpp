@@ -275,6 +275,7 @@ class TimeControllerClock final : public PlayerClock {
   double rate_ FIELDPROOF_GUARDED_BY(mutex_) = 1.0;
   bool paused_ FIELDPROOF_GUARDED_BY(mutex_) = false;
   uint64_t jumps_ FIELDPROOF_GUARDED_BY(mutex_) = 0;     // bumped by each jump
+  uint64_t pauses_ FIELDPROOF_GUARDED_BY(mutex_) = 0;    // bumped by each pause
   uint64_t controls_ FIELDPROOF_GUARDED_BY(mutex_) = 0;  // bumped by each control action
   uint64_t publisher_generation_ FIELDPROOF_GUARDED_BY(mutex_) = 0;
   std::mutex jump_mutex_;  // serialises jump() (pre, change, post)
