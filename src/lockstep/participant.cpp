@@ -42,6 +42,7 @@ struct ParticipantThread::State {
 
 struct Participant::Shared {
   Participant* owner = nullptr;
+  ParticipantThread* main_handle = nullptr;  // set once in the constructor
   std::unique_ptr<Link> link;
   ParticipantOptions opt;
   mutable std::mutex mu;
@@ -296,6 +297,7 @@ Participant::Participant(std::unique_ptr<Link> link, ParticipantOptions options)
   sh.opt = std::move(options);
   std::unique_lock<std::mutex> lk(sh.mu);
   ParticipantThread::State& main = sh.add_thread(sh.opt.thread);
+  sh.main_handle = main.handle.get();
   // Register at the current time (the coordinator raises a late joiner to its grant) and learn
   // the time from the Grant that answers a registration.
   sh.announce(main, SimTime::zero());
@@ -341,10 +343,7 @@ void Participant::publish_at(SimTime stamp, const std::string& topic, std::strin
   sh.send(Publish{sh.opt.name, topic, stamp, ++sh.seq, std::move(type), std::move(payload)});
 }
 
-ParticipantThread& Participant::main_thread() {
-  std::lock_guard<std::mutex> lk(shared_->mu);
-  return *shared_->threads.at(shared_->opt.thread)->handle;
-}
+ParticipantThread& Participant::main_thread() { return *shared_->main_handle; }
 
 ParticipantThread& Participant::thread(const std::string& name) {
   std::lock_guard<std::mutex> lk(shared_->mu);
