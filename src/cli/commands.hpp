@@ -17,5 +17,9 @@ inline constexpr int kExitInterrupted = 130;
 // process exit code in `*exit_code`.
 void add_coordinator_command(CLI::App& app, int* exit_code);
 void add_world_command(CLI::App& app, int* exit_code);
+void add_play_command(CLI::App& app, int* exit_code);
+void add_validate_command(CLI::App& app, int* exit_code);
+void add_schema_command(CLI::App& app, int* exit_code);
+void add_run_command(CLI::App& app, int* exit_code);
 
 }  // namespace fieldproof::cli

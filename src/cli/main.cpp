@@ -9,6 +9,10 @@ using AddCommand = void (*)(CLI::App&, int*);
 constexpr AddCommand kCommands[] = {
     &fieldproof::cli::add_coordinator_command,
     &fieldproof::cli::add_world_command,
+    &fieldproof::cli::add_play_command,
+    &fieldproof::cli::add_validate_command,
+    &fieldproof::cli::add_schema_command,
+    &fieldproof::cli::add_run_command,
 };
 
 }  // namespace

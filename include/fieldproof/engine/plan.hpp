@@ -1,0 +1,69 @@
+// From a scenario file to a RunPlan: load and validate (scenario part), load the world for its
+// facts (physics step, real-time factor, frames, models), validate_against_world, place the
+// vehicles, resolve the timeline and plan every assertion with its type (evaluator.hpp). What
+// `fieldproof validate` and `fieldproof run --dry-run` print, and what `fieldproof run` runs.
+//
+//   PlanResult r = plan_run("examples/scenarios/ugv_nav_to_goal.yaml");
+//   if (!r.plan) { for (auto& e : r.errors) puts(e.c_str()); return 2; }
+//   puts(r.plan->to_json().dump(2).c_str());
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fieldproof/engine/evaluator.hpp"
+#include "fieldproof/engine/session.hpp"
+#include "fieldproof/scenario/scenario.hpp"
+
+namespace fieldproof::engine {
+
+struct PlannedVehicle {
+  std::string name;
+  world::Pose2D spawn;
+  std::string spawn_label;  // the frame, or "(x, y)"
+  std::string stack;        // "ugv_nav (in-process)", "<command> (process)", "none"
+  VehicleSetup setup;
+};
+
+struct PlannedEntry {
+  const scenario::TimelineEntry* entry = nullptr;  // into RunPlan::scenario
+  std::optional<world::Pose2D> goal;               // navigate_to_pose
+  std::string goal_label;
+};
+
+struct RunPlan {
+  scenario::Scenario scenario;
+  std::string world_name;
+  Duration physics_step;
+  double world_rtf = 1.0;
+  double target_rtf = 1.0;
+  std::map<std::string, world::Pose2D> frames;
+  std::vector<PlannedVehicle> vehicles;
+  std::vector<PlannedEntry> timeline;
+  std::vector<PlannedAssertion> assertions;
+  // What this engine cannot run yet (a mode, an action, a trigger): `run` refuses with these.
+  std::vector<std::string> unsupported;
+
+  // The resolved plan, as the dry run prints it.
+  nlohmann::json to_json() const;
+};
+
+struct PlanResult {
+  std::optional<RunPlan> plan;
+  std::vector<std::string> errors;  // file:line:column: path: message
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // what the time mode means for the run
+};
+
+struct PlanOptions {
+  std::optional<int64_t> seed;  // overrides the scenario's (0 to 2^31-1)
+  std::string ugv_nav_exe;      // the reference stack's process (for command stacks naming it)
+};
+
+PlanResult plan_run(const std::filesystem::path& scenario_file, const PlanOptions& options = {});
+
+}  // namespace fieldproof::engine

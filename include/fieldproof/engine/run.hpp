@@ -1,0 +1,67 @@
+// `fieldproof run`: a RunPlan executed in a run directory (DESIGN.md "The run directory").
+//
+//   RunOptions o;
+//   o.scenario_file = "examples/scenarios/ugv_nav_to_goal.yaml";
+//   o.runs_dir = "build/runs";
+//   RunOutcome r = run_scenario(o);      // r.exit_code: 0 pass, 1 failed/timeout/error,
+//                                        // 2 invalid input (nothing started), 130 interrupted
+//
+// The run directory runs/<run_id>/ (ids with '/', '\\' or ".." are refused, an existing
+// directory is never overwritten) holds scenario.yaml (as given), engine.log (JSON lines: phases,
+// action.start / action.end, assertion.<status>, run.end), samples.jsonl (ground-truth poses at
+// 10 Hz, contacts, the clock once a second), assertions.jsonl (the verdicts in the order they
+// resolved) and run.json (status, verdict, reason, seed and whether it was given, the clock's
+// basics, the timeline, the assertions with their evidence excerpts).
+//
+// The timeline is the engine's participant: an entry starts at its exact due simulated time
+// (the engine holds the clock there while it acts). t in verdicts is simulated seconds since the
+// timeline started (sim 0). time.timeout_s is wall time once every vehicle is ready.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fieldproof/engine/evaluator.hpp"
+#include "fieldproof/engine/plan.hpp"
+
+namespace fieldproof::engine {
+
+struct RunOptions {
+  std::filesystem::path scenario_file;
+  std::optional<int64_t> seed;  // overrides the scenario's
+  std::string run_id;           // empty: <scenario name>-<n>, the first n not taken
+  std::filesystem::path runs_dir = "runs";
+  bool keep = false;  // keep process stacks' logs even when the run passes
+  // Pace cap override (simulated / wall); nullopt: the scenario's target (time.rtf or the
+  // world's), 0: unpaced.
+  std::optional<double> max_rtf;
+  std::string ugv_nav_exe;
+  // Progress lines (verdicts, entries) and a status line once a second of simulated time.
+  std::function<void(const std::string&)> on_event;
+  std::function<void(const std::string&)> on_status;
+  // Set (e.g. from a SIGINT handler) to end the run as interrupted.
+  const std::atomic<bool>* interrupt = nullptr;
+  std::function<SimTime()> wall_now;  // empty: SystemClock::wall_now()
+};
+
+struct RunOutcome {
+  int exit_code = 0;
+  std::string status;   // passed, failed, timeout, error, interrupted, invalid
+  std::string verdict;  // PASS, FAIL, ERROR, INTERRUPTED, INVALID
+  std::string reason;
+  std::vector<std::string> errors;  // invalid input, one per line (exit 2)
+  std::filesystem::path run_dir;
+  std::string run_id;
+  std::vector<AssertionResult> assertions;
+};
+
+// Refuses ids that are empty, contain a path separator or "..", or start with '.'; "" if fine.
+std::string check_run_id(const std::string& id);
+
+RunOutcome run_scenario(const RunOptions& options);
+
+}  // namespace fieldproof::engine

@@ -1,0 +1,115 @@
+// `fieldproof run SCENARIO`: plan (and with --dry-run only print the plan), then run it in a run
+// directory; the verdict and the exit code CI uses (0 pass, 1 failed/timeout/error, 2 invalid
+// input, 130 interrupted).
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "fieldproof/engine/plan.hpp"
+#include "fieldproof/engine/run.hpp"
+
+namespace fieldproof::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
+struct RunArgs {
+  std::string scenario;
+  std::optional<int64_t> seed;
+  std::string run_id;
+  std::string runs_dir = "runs";
+  bool dry_run = false;
+  bool keep = false;
+  std::optional<double> max_rtf;
+};
+
+int dry_run(const RunArgs& a) {
+  engine::PlanOptions po;
+  po.seed = a.seed;
+  po.ugv_nav_exe = ugv_nav_executable();
+  const engine::PlanResult r = engine::plan_run(a.scenario, po);
+  for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (!r.plan) {
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    return kExitInvalid;
+  }
+  std::printf("%s\n", r.plan->to_json().dump(2).c_str());
+  for (const auto& n : r.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  if (!r.plan->unsupported.empty()) {
+    for (const auto& u : r.plan->unsupported) {
+      std::fprintf(stderr, "%s: not supported yet: %s\n", a.scenario.c_str(), u.c_str());
+    }
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
+int run(const RunArgs& a) {
+  if (a.dry_run) return dry_run(a);
+  engine::RunOptions o;
+  o.scenario_file = a.scenario;
+  o.seed = a.seed;
+  o.run_id = a.run_id;
+  o.runs_dir = a.runs_dir;
+  o.keep = a.keep;
+  o.max_rtf = a.max_rtf;
+  o.ugv_nav_exe = ugv_nav_executable();
+  const bool tty = stderr_is_terminal();
+  if (tty) {
+    o.on_event = [](const std::string& line) {
+      std::fprintf(stderr, "\r\033[K%s\n", line.c_str());
+    };
+    o.on_status = [](const std::string& line) { std::fprintf(stderr, "\r\033[K%s", line.c_str()); };
+  }
+  g_interrupted.store(false);
+  o.interrupt = &g_interrupted;
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {};
+  struct sigaction old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  const engine::RunOutcome r = engine::run_scenario(o);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (r.exit_code == kExitInvalid) {
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    return kExitInvalid;
+  }
+  std::printf("%s: %s (%s)\n", r.verdict.c_str(), r.reason.c_str(), r.status.c_str());
+  for (const auto& as : r.assertions) {
+    std::printf("  %-8s %s (%s): %s\n", std::string(engine::to_string(as.status)).c_str(),
+                as.name.c_str(), as.type.c_str(), as.reason.c_str());
+  }
+  std::printf("run directory: %s\n", r.run_dir.string().c_str());
+  return r.exit_code;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run",
+                                     "Run a scenario: a verdict, a run directory, an exit "
+                                     "code (0 pass, 1 fail, 2 invalid, 130 interrupted)");
+  cmd->add_option("scenario", args->scenario, "the scenario YAML file")->required();
+  cmd->add_option("--seed", args->seed, "overrides the scenario's seed (0 to 2^31-1)");
+  cmd->add_option("--run-id", args->run_id, "the run directory's name (default <scenario>-<n>)");
+  cmd->add_option("--runs-dir", args->runs_dir, "where run directories go (default runs)");
+  cmd->add_flag("--dry-run", args->dry_run, "print the resolved plan; start nothing");
+  cmd->add_flag("--keep", args->keep, "keep the stack processes' logs of a passing run");
+  cmd->add_option("--max-rtf", args->max_rtf,
+                  "pace cap override (simulated / wall time; 0 = unpaced)");
+  cmd->callback([args, exit_code] { *exit_code = run(*args); });
+}
+
+}  // namespace fieldproof::cli

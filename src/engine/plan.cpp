@@ -1,0 +1,299 @@
+#include "fieldproof/engine/plan.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace fieldproof::engine {
+
+using nlohmann::json;
+
+namespace {
+
+double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
+
+std::string pos_prefix(const scenario::Scenario& s, const scenario::SourcePos& pos,
+                       const std::string& path) {
+  std::string out = s.file;
+  if (pos.line > 0) out += ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column);
+  out += ": ";
+  if (!path.empty()) out += path + ": ";
+  return out;
+}
+
+json param_json(const scenario::ParamValue& v) {
+  using K = scenario::ParamValue::Kind;
+  switch (v.kind) {
+    case K::kNull:
+      return nullptr;
+    case K::kBool:
+      return v.boolean;
+    case K::kInteger:
+      return v.integer;
+    case K::kNumber:
+      return v.number;
+    case K::kString:
+      return v.string;
+    case K::kDuration:
+      return secs(v.duration);
+    case K::kPlacement:
+      if (v.placement.is_frame()) return v.placement.frame;
+      return json{{"x", v.placement.x},
+                  {"y", v.placement.y},
+                  {"yaw", v.placement.yaw ? json(*v.placement.yaw) : json()}};
+    case K::kList: {
+      json a = json::array();
+      for (const auto& i : v.items) a.push_back(param_json(i));
+      return a;
+    }
+    case K::kMap: {
+      json o = json::object();
+      for (size_t i = 0; i < v.keys.size(); ++i) o[v.keys[i]] = param_json(v.items[i]);
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+// Vehicle parameters (a flat map; dotted keys "controller.max_linear" nest) as the stack's JSON.
+std::string stack_params(const scenario::ParamValue& params) {
+  if (params.kind != scenario::ParamValue::Kind::kMap || params.keys.empty()) return "";
+  json o = json::object();
+  for (size_t i = 0; i < params.keys.size(); ++i) {
+    json* at = &o;
+    std::string key = params.keys[i];
+    for (auto dot = key.find('.'); dot != std::string::npos; dot = key.find('.')) {
+      at = &(*at)[key.substr(0, dot)];
+      key = key.substr(dot + 1);
+    }
+    const auto& v = params.items[i];
+    (*at)[key] = v.kind == scenario::ParamValue::Kind::kDuration
+                     ? json(format_seconds(v.duration) + "s")
+                     : param_json(v);
+  }
+  return o.dump();
+}
+
+std::string placement_label(const scenario::Placement& p, const world::Pose2D& pose) {
+  if (p.is_frame()) return p.frame;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "(%.2f, %.2f)", pose.x, pose.y);
+  return buf;
+}
+
+}  // namespace
+
+json RunPlan::to_json() const {
+  const scenario::TimeSection& t = scenario.time;
+  json j;
+  j["scenario"] = scenario.name;
+  j["file"] = scenario.file;
+  j["world"] = {{"file", scenario.world.string()},
+                {"name", world_name},
+                {"physics_step_s", secs(physics_step)},
+                {"real_time_factor", world_rtf}};
+  j["seed"] = scenario.seed;
+  j["seed_given"] = scenario.seed_given;
+  json time = {{"mode", std::string(scenario::to_string(t.mode))},
+               {"rtf", t.rtf ? json(*t.rtf) : json()},
+               {"target_rtf", target_rtf},
+               {"tolerance", t.tolerance},
+               {"max_drift_s", secs(t.max_drift)},
+               {"on_drift", std::string(scenario::to_string(t.on_drift))},
+               {"timeout_s", secs(t.timeout)}};
+  if (t.mode == scenario::TimeMode::kLockstep) {
+    time["step_s"] = secs(t.step);
+    time["ack_timeout_s"] = secs(t.ack_timeout);
+  }
+  j["time"] = time;
+  json vs = json::array();
+  for (const auto& v : vehicles) {
+    vs.push_back({{"name", v.name},
+                  {"spawn", v.spawn_label},
+                  {"pose", {{"x", v.spawn.x}, {"y", v.spawn.y}, {"yaw", v.spawn.yaw}}},
+                  {"stack", v.stack}});
+  }
+  j["vehicles"] = vs;
+  json tl = json::array();
+  for (const auto& e : timeline) {
+    json o = {{"label", e.entry->label}, {"action", e.entry->action}, {"at_s", secs(e.entry->at)}};
+    if (!e.entry->vehicle.empty()) o["vehicle"] = e.entry->vehicle;
+    json params = param_json(e.entry->params);
+    if (e.goal) {
+      params["goal"] = {
+          {"label", e.goal_label}, {"x", e.goal->x}, {"y", e.goal->y}, {"yaw", e.goal->yaw}};
+    }
+    o["params"] = params;
+    tl.push_back(o);
+  }
+  j["timeline"] = tl;
+  json as = json::array();
+  for (const auto& a : assertions) {
+    json o = {{"name", a.spec.name}, {"type", a.spec.type}, {"resolved", a.resolved}};
+    if (!a.vehicle.empty()) o["vehicle"] = a.vehicle;
+    as.push_back(o);
+  }
+  j["assertions"] = as;
+  j["unsupported"] = unsupported;
+  return j;
+}
+
+PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& options) {
+  PlanResult r;
+  scenario::ValidationResult v = scenario::load_scenario_file(file);
+  for (const auto& w : v.warnings) r.warnings.push_back(w.to_string());
+  r.notes = v.notes;
+  if (!v.ok()) {
+    for (const auto& e : v.errors) r.errors.push_back(e.to_string());
+    if (r.errors.empty()) r.errors.push_back(file.string() + ": the scenario did not load");
+    return r;
+  }
+  RunPlan plan;
+  plan.scenario = std::move(*v.scenario);
+  scenario::Scenario& s = plan.scenario;
+  if (options.seed) {
+    if (*options.seed < 0 || *options.seed > 2147483647) {
+      r.errors.push_back("--seed " + std::to_string(*options.seed) +
+                         ": a seed is between 0 and 2147483647 (2^31-1)");
+      return r;
+    }
+    s.seed = *options.seed;
+    s.seed_given = true;
+  }
+
+  // The world's facts.
+  world::WorldOptions wo;
+  wo.on_warning = [&r](const std::string& w) { r.warnings.push_back(w); };
+  if (!std::filesystem::exists(s.world)) {
+    r.errors.push_back(pos_prefix(s, {}, "world") + "the world file " + s.world.string() +
+                       " does not exist (a path relative to the scenario's directory)");
+    return r;
+  }
+  auto loaded = world::World::load(s.world.string(), wo);
+  for (const auto& w : loaded.warnings) r.warnings.push_back(w);
+  if (!loaded.world) {
+    for (const auto& e : loaded.errors) r.errors.push_back(e);
+    return r;
+  }
+  world::World& w = *loaded.world;
+  plan.world_name = w.name();
+  plan.physics_step = w.step_size();
+  plan.world_rtf = w.target_real_time_factor();
+  plan.target_rtf = s.time.target_rtf(plan.world_rtf);
+  plan.frames = w.frames();
+  scenario::WorldFacts facts;
+  facts.physics_step = w.step_size();
+  for (const auto& [n, f] : plan.frames) facts.frames.push_back(n);
+  facts.models = w.static_models();
+  for (const auto& d : scenario::validate_against_world(s, facts))
+    r.errors.push_back(d.to_string());
+
+  PlanContext ctx{s, plan.frames};
+  // Vehicles: placed in the world (a spawn inside an obstacle is refused here, nothing started).
+  for (const scenario::Vehicle& sv : s.vehicles) {
+    PlannedVehicle pv;
+    pv.name = sv.name;
+    const std::string path = "vehicles[" + std::to_string(&sv - s.vehicles.data()) + "]";
+    try {
+      pv.spawn = ctx.place(sv.spawn, path + ".spawn");
+    } catch (const PlanError& e) {
+      r.errors.push_back(pos_prefix(s, sv.spawn.pos, e.path()) + e.what());
+      continue;
+    }
+    pv.spawn_label = placement_label(sv.spawn, pv.spawn);
+    if (sv.model != "ugv") {
+      plan.unsupported.push_back(path + ".model: only the reference model 'ugv' is simulated");
+    }
+    if (auto st = w.spawn_vehicle(sv.name, pv.spawn); !st) {
+      r.errors.push_back(pos_prefix(s, sv.spawn.pos, path + ".spawn") + st.message);
+      continue;
+    }
+    pv.setup.name = sv.name;
+    pv.setup.pose = pv.spawn;
+    pv.setup.params_json = stack_params(sv.parameters);
+    switch (sv.stack.kind) {
+      case scenario::Stack::Kind::kNone:
+        pv.setup.stack = false;
+        pv.stack = "none";
+        break;
+      case scenario::Stack::Kind::kPlugin:
+        pv.stack = sv.stack.plugin + " (in-process)";
+        if (sv.stack.plugin != "ugv_nav") {
+          plan.unsupported.push_back(path +
+                                     ".stack.plugin: only the reference plugin ugv_nav is "
+                                     "loaded by this engine");
+        }
+        break;
+      case scenario::Stack::Kind::kCommand: {
+        pv.setup.process = true;
+        const std::string prog =
+            sv.stack.command.empty() ? "" : std::filesystem::path(sv.stack.command[0]).filename();
+        pv.stack =
+            (sv.stack.command.empty() ? std::string("?") : sv.stack.command[0]) + " (process)";
+        if (prog != "fieldproof-ugv-nav") {
+          plan.unsupported.push_back(path +
+                                     ".stack.command: only fieldproof-ugv-nav is started "
+                                     "as a process by this engine");
+        }
+        break;
+      }
+    }
+    plan.vehicles.push_back(pv);
+  }
+
+  // The timeline.
+  for (const scenario::TimelineEntry& e : s.timeline) {
+    PlannedEntry pe;
+    pe.entry = &e;
+    if (e.action == "navigate_to_pose") {
+      const auto* goal = e.params.get("goal");
+      if (goal) {
+        try {
+          pe.goal = ctx.place(goal->placement, e.path + ".goal");
+          pe.goal_label = placement_label(goal->placement, *pe.goal);
+        } catch (const PlanError& err) {
+          r.errors.push_back(pos_prefix(s, goal->pos, err.path()) + err.what());
+        }
+      }
+    } else if (e.action != "cmd_vel") {
+      plan.unsupported.push_back(e.path + ".action: " + e.action +
+                                 " is not run by this engine yet (navigate_to_pose, cmd_vel are)");
+    }
+    if (e.every || e.after || e.when) {
+      plan.unsupported.push_back(e.path +
+                                 ": every, after and when triggers are not run by this "
+                                 "engine yet (at is)");
+    }
+    plan.timeline.push_back(pe);
+  }
+  if (s.time.mode != scenario::TimeMode::kSim) {
+    plan.unsupported.push_back("time.mode: " + std::string(scenario::to_string(s.time.mode)) +
+                               " is not run by this engine yet (sim is)");
+  }
+
+  // Assertions.
+  const AssertionTypes& types = AssertionTypes::builtin();
+  for (const scenario::AssertionSpec& a : s.assertions) {
+    const AssertionType* type = types.find(a.type);
+    if (!type) {
+      plan.unsupported.push_back(a.path + ".type: " + a.type +
+                                 " is not evaluated by this engine yet (reach_pose, "
+                                 "no_collision, within_time are)");
+      continue;
+    }
+    try {
+      plan.assertions.push_back(type->plan(a, ctx));
+    } catch (const PlanError& e) {
+      r.errors.push_back(pos_prefix(s, a.pos, e.path()) + e.what());
+    }
+  }
+  if (!s.kpis.empty()) r.warnings.push_back("kpis: collectors are not run by this engine yet");
+  if (!r.errors.empty()) return r;
+  r.plan = std::move(plan);
+  // PlannedEntry points into the scenario: re-seat after the move.
+  for (size_t i = 0; i < r.plan->timeline.size(); ++i) {
+    r.plan->timeline[i].entry = &r.plan->scenario.timeline[i];
+  }
+  return r;
+}
+
+}  // namespace fieldproof::engine

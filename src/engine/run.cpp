@@ -1,0 +1,493 @@
+#include "fieldproof/engine/run.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <mutex>
+
+#include "fieldproof/msgs/ign.hpp"
+#include "fieldproof/msgs/navigation.hpp"
+#include "fieldproof/time/system_clock.hpp"
+
+namespace fieldproof::engine {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
+double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
+double round3(double v) { return std::round(v * 1e3) / 1e3; }
+
+// A JSON-lines file, written under a lock (warnings arrive from other threads).
+class JsonLines {
+ public:
+  bool open(const fs::path& p) {
+    out_.open(p, std::ios::out | std::ios::trunc);
+    return static_cast<bool>(out_);
+  }
+  void write(const json& j) {
+    std::lock_guard<std::mutex> lk(mu_);
+    out_ << j.dump() << '\n';
+  }
+  void flush() {
+    std::lock_guard<std::mutex> lk(mu_);
+    out_.flush();
+  }
+
+ private:
+  std::mutex mu_;
+  std::ofstream out_;
+};
+
+struct EntryState {
+  bool started = false;
+  bool ended = false;
+  std::string status = "pending";  // pending, running, succeeded, aborted, rejected, ok, ...
+  std::string detail;
+  double started_s = -1;
+  double ended_s = -1;
+  std::optional<SimTime> stop_at;  // cmd_vel with duration_s: when the zero command goes
+};
+
+bool final_status(msgs::NavStatusCode c) {
+  return c == msgs::NavStatusCode::kSucceeded || c == msgs::NavStatusCode::kAborted ||
+         c == msgs::NavStatusCode::kRejected || c == msgs::NavStatusCode::kCanceled;
+}
+
+std::string twist_payload(double linear, double angular) {
+  ignition::msgs::Twist t;
+  t.mutable_linear()->set_x(linear);
+  t.mutable_angular()->set_z(angular);
+  return msgs::serialize(t);
+}
+
+}  // namespace
+
+std::string check_run_id(const std::string& id) {
+  if (id.empty()) return "a run id must not be empty";
+  if (id.find('/') != std::string::npos || id.find('\\') != std::string::npos) {
+    return "a run id must not contain a path separator";
+  }
+  if (id.find("..") != std::string::npos) return "a run id must not contain '..'";
+  if (id[0] == '.') return "a run id must not start with '.'";
+  for (const char c : id) {
+    if (static_cast<unsigned char>(c) < 0x20) return "a run id must not contain control characters";
+  }
+  return "";
+}
+
+RunOutcome run_scenario(const RunOptions& o) {
+  RunOutcome out;
+  const auto invalid = [&out](std::vector<std::string> errors) {
+    out.exit_code = 2;
+    out.status = "invalid";
+    out.verdict = "INVALID";
+    out.errors = std::move(errors);
+    return out;
+  };
+  const WallNow wall_now = o.wall_now ? o.wall_now : SystemClock::wall_now();
+
+  PlanOptions po;
+  po.seed = o.seed;
+  po.ugv_nav_exe = o.ugv_nav_exe;
+  PlanResult pr = plan_run(o.scenario_file, po);
+  if (!pr.plan) return invalid(pr.errors);
+  RunPlan& plan = *pr.plan;
+  const scenario::Scenario& sc = plan.scenario;
+  if (!plan.unsupported.empty()) {
+    std::vector<std::string> e;
+    for (const auto& u : plan.unsupported) e.push_back(sc.file + ": not supported yet: " + u);
+    return invalid(e);
+  }
+  if (o.max_rtf && (*o.max_rtf < 0 || !std::isfinite(*o.max_rtf))) {
+    return invalid({"--max-rtf must be >= 0 (0 = unpaced)"});
+  }
+
+  // The run directory: never overwritten.
+  std::string id = o.run_id;
+  if (!id.empty()) {
+    if (const std::string e = check_run_id(id); !e.empty()) {
+      return invalid({"--run-id '" + id + "': " + e});
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(o.runs_dir, ec);
+  if (ec)
+    return invalid({o.runs_dir.string() + ": cannot create the runs directory: " + ec.message()});
+  if (id.empty()) {
+    std::string base;
+    for (const char c : sc.name)
+      base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
+    if (base.empty()) base = "run";
+    for (int n = 1;; ++n) {
+      const std::string candidate = base + "-" + std::to_string(n);
+      if (!fs::exists(o.runs_dir / candidate)) {
+        id = candidate;
+        break;
+      }
+    }
+  }
+  const fs::path dir = o.runs_dir / id;
+  if (fs::exists(dir) || !fs::create_directory(dir, ec) || ec) {
+    return invalid({dir.string() + ": the run directory exists already; a run directory is never "
+                                   "overwritten (choose another --run-id)"});
+  }
+  out.run_dir = dir;
+  out.run_id = id;
+  fs::copy_file(o.scenario_file, dir / "scenario.yaml", ec);
+
+  JsonLines log, samples, verdicts;
+  log.open(dir / "engine.log");
+  samples.open(dir / "samples.jsonl");
+  verdicts.open(dir / "assertions.jsonl");
+  const SimTime wall0 = wall_now();
+  const auto wall_s = [&] { return round3(secs(wall_now() - wall0)); };
+  SimTime sim_now = SimTime::zero();
+  const auto event = [&](const std::string& name, json fields = json::object()) {
+    json j = {{"event", name}, {"wall_s", wall_s()}, {"sim_s", secs(sim_now)}};
+    for (auto& [k, v] : fields.items()) j[k] = v;
+    log.write(j);
+  };
+  const auto say = [&](const std::string& line) {
+    if (o.on_event) o.on_event(line);
+  };
+  event("run.start", {{"run_id", id},
+                      {"scenario", sc.name},
+                      {"seed", sc.seed},
+                      {"seed_given", sc.seed_given},
+                      {"mode", std::string(scenario::to_string(sc.time.mode))}});
+  for (const auto& w : pr.warnings) event("warning", {{"message", w}});
+
+  // The session.
+  SessionOptions so;
+  so.world_file = sc.world.string();
+  so.seed = static_cast<uint64_t>(sc.seed);
+  double pace = o.max_rtf ? *o.max_rtf : plan.target_rtf;
+  if (!std::isfinite(pace)) pace = 0.0;
+  so.max_rtf = pace;
+  so.ack_timeout = sc.time.ack_timeout;
+  so.ugv_nav_exe = o.ugv_nav_exe;
+  so.run_dir = fs::absolute(dir).string();
+  so.log_dir = so.run_dir;
+  so.wall_now = wall_now;
+  so.on_warning = [&](const std::string& w) { event("warning", {{"message", w}}); };
+  for (const PlannedVehicle& v : plan.vehicles) so.vehicles.push_back(v.setup);
+
+  std::vector<EntryState> entries(plan.timeline.size());
+  std::map<std::string, size_t> goal_ids;  // goal id (the entry's label) -> entry
+  std::string status;
+  std::string reason;
+  SimTime end_sim = SimTime::zero();
+  Duration wall_elapsed = Duration::zero();
+  std::vector<AssertionResult> results;
+  std::vector<AssertionResult> resolved_order;
+
+  Evaluator ev(plan.assertions, AssertionTypes::builtin(), [&](const AssertionResult& r) {
+    json j = r.to_json();
+    j["run_id"] = id;
+    verdicts.write(j);
+    event("assertion." + std::string(to_string(r.status)),
+          {{"name", r.name}, {"type", r.type}, {"reason", r.reason}, {"t_s", round3(r.t_s)}});
+    say("assertion " + r.name + " " + std::string(to_string(r.status)) + ": " + r.reason);
+    resolved_order.push_back(r);
+  });
+
+  std::string error;
+  auto session = Session::create(so, &error);
+  if (!session) {
+    status = "error";
+    reason = "the world could not be set up: " + error;
+  } else if (event("phase", {{"phase", "starting"}}), !session->start(&error)) {
+    status = "error";
+    reason = "the stacks could not be started: " + error;
+  }
+  const auto t_of = [](SimTime s) { return secs(s); };
+
+  if (status.empty()) {
+    event("phase", {{"phase", "ready"}});
+    const SimTime ready_wall = wall_now();
+    lockstep::Participant& e = session->engine();
+    std::set<std::string> vehicle_names;
+    for (const auto& v : plan.vehicles) vehicle_names.insert(v.name);
+
+    e.subscribe(session->pose_topic(), [&](const lockstep::Publish& m) {
+      const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
+      if (!poses) return;
+      for (const auto& p : poses->pose()) {
+        if (vehicle_names.count(p.name()) == 0) continue;
+        Sample s;
+        s.kind = Sample::Kind::kPose;
+        s.sim = m.stamp;
+        s.vehicle = p.name();
+        s.pose = {p.position().x(), p.position().y(), msgs::yaw_of(p.orientation())};
+        samples.write(s.to_json());
+        ev.on_sample(s, t_of(m.stamp));
+      }
+    });
+    for (const auto& v : vehicle_names) {
+      e.subscribe(Session::contacts_topic(v), [&, v](const lockstep::Publish& m) {
+        const auto c = msgs::parse<ignition::msgs::Contacts>(m.payload);
+        if (!c) return;
+        Sample s;
+        s.kind = Sample::Kind::kContact;
+        s.sim = m.stamp;
+        s.vehicle = v;
+        for (const auto& ct : c->contact()) s.contacts.push_back(ct.collision2().name());
+        samples.write(s.to_json());
+        ev.on_sample(s, t_of(m.stamp));
+      });
+      e.subscribe(Session::status_topic(v), [&](const lockstep::Publish& m) {
+        const auto st = msgs::decode_nav_status(m.payload);
+        if (!st) return;
+        auto it = goal_ids.find(st->id);
+        if (it == goal_ids.end()) return;
+        EntryState& es = entries[it->second];
+        const std::string code(msgs::to_string(st->status));
+        const std::string& label = plan.timeline[it->second].entry->label;
+        event("action.status", {{"label", label}, {"status", code}, {"reason", st->reason}});
+        if (es.ended || !final_status(st->status)) return;
+        es.ended = true;
+        es.status = code;
+        es.detail = st->reason;
+        es.ended_s = t_of(m.stamp);
+        event("action.end", {{"label", label}, {"status", code}, {"detail", st->reason}});
+        say("action " + label + " " + code + (st->reason.empty() ? "" : ": " + st->reason));
+        ev.on_action(label, ActionEvent::kEnd, t_of(m.stamp), code);
+      });
+    }
+
+    const Duration tick = milliseconds(100);
+    SimTime next_clock = SimTime::zero() + seconds(1);
+    SimTime last_clock_sim = SimTime::zero();
+    SimTime last_clock_wall = wall_now();
+    bool completed = false;
+    while (true) {
+      const SimTime now = e.now();
+      sim_now = now;
+      // Entries due now (the engine holds the clock at their due time while acting).
+      for (size_t i = 0; i < plan.timeline.size(); ++i) {
+        const PlannedEntry& pe = plan.timeline[i];
+        EntryState& es = entries[i];
+        const scenario::TimelineEntry& te = *pe.entry;
+        if (!es.started && SimTime::zero() + te.at <= now) {
+          es.started = true;
+          es.status = "running";
+          es.started_s = t_of(now);
+          json params = json::object();
+          if (te.action == "navigate_to_pose") {
+            goal_ids[te.label] = i;
+            e.publish(Session::goal_topic(te.vehicle),
+                      msgs::encode(msgs::NavGoal{te.label, pe.goal->x, pe.goal->y, pe.goal->yaw}),
+                      "fieldproof.msgs.NavigateToPoseGoal");
+            params = {{"goal", pe.goal_label}};
+          } else if (te.action == "cmd_vel") {
+            const auto* lx = te.params.get("linear_x");
+            const auto* az = te.params.get("angular_z");
+            const double lin = lx ? lx->number : 0.0;
+            const double ang = az ? az->number : 0.0;
+            e.publish(Session::cmd_vel_topic(te.vehicle), twist_payload(lin, ang),
+                      "ignition.msgs.Twist");
+            params = {{"linear_x", lin}, {"angular_z", ang}};
+            const auto* d = te.params.get("duration_s");
+            if (d && d->kind == scenario::ParamValue::Kind::kDuration) {
+              es.stop_at = now + d->duration;
+            }
+          }
+          event("action.start", {{"label", te.label},
+                                 {"action", te.action},
+                                 {"vehicle", te.vehicle},
+                                 {"at_s", secs(te.at)},
+                                 {"params", params}});
+          say("action " + te.label + " started");
+          ev.on_action(te.label, ActionEvent::kStart, t_of(now), "running");
+          if (te.action == "cmd_vel" && !es.stop_at) {
+            es.ended = true;
+            es.status = "ok";
+            es.ended_s = t_of(now);
+            event("action.end", {{"label", te.label}, {"status", "ok"}});
+            ev.on_action(te.label, ActionEvent::kEnd, t_of(now), "ok");
+          }
+        }
+        if (es.stop_at && !es.ended && *es.stop_at <= now) {
+          e.publish(Session::cmd_vel_topic(te.vehicle), twist_payload(0, 0), "ignition.msgs.Twist");
+          es.ended = true;
+          es.status = "ok";
+          es.ended_s = t_of(now);
+          event("action.end", {{"label", te.label}, {"status", "ok"}});
+          ev.on_action(te.label, ActionEvent::kEnd, t_of(now), "ok");
+        }
+      }
+      ev.on_tick(t_of(now));
+      if (now >= next_clock) {
+        const SimTime w = wall_now();
+        Sample s;
+        s.kind = Sample::Kind::kClock;
+        s.sim = now;
+        s.wall_s = secs(w - wall0);
+        const double dw = secs(w - last_clock_wall);
+        s.rtf = dw > 0 ? secs(now - last_clock_sim) / dw : 0.0;
+        samples.write(s.to_json());
+        ev.on_sample(s, t_of(now));
+        if (o.on_status) {
+          size_t passed = 0;
+          size_t failed = 0;
+          for (const auto& r : resolved_order) {
+            passed += r.status == Verdict::kPassed;
+            failed += r.status == Verdict::kFailed;
+          }
+          char buf[160];
+          std::snprintf(
+              buf, sizeof buf,
+              "sim %.1f s  wall %.1f s  RTF %.1f  assertions: %zu passed, %zu failed, %zu pending",
+              secs(now), s.wall_s, s.rtf, passed, failed, plan.assertions.size() - passed - failed);
+          o.on_status(buf);
+        }
+        last_clock_sim = now;
+        last_clock_wall = w;
+        next_clock = now + seconds(1);
+      }
+      bool all_ended = true;
+      for (const auto& es : entries) all_ended = all_ended && es.ended;
+      if (all_ended) {
+        completed = true;
+        break;
+      }
+      if (o.interrupt && o.interrupt->load()) {
+        status = "interrupted";
+        reason = "interrupted (SIGINT)";
+        break;
+      }
+      if (wall_now() - ready_wall > sc.time.timeout) {
+        status = "timeout";
+        reason = "time.timeout_s: the timeline did not complete within " +
+                 format_seconds(sc.time.timeout) + " s";
+        break;
+      }
+      if (const std::string f = session->failure(); !f.empty()) {
+        status = "error";
+        reason = f;
+        break;
+      }
+      // Wake at the next 100 ms tick or the next due time, whichever comes first.
+      SimTime next = SimTime::from_ns((now.ns() / tick.ns() + 1) * tick.ns());
+      for (size_t i = 0; i < plan.timeline.size(); ++i) {
+        const EntryState& es = entries[i];
+        const SimTime due = SimTime::zero() + plan.timeline[i].entry->at;
+        if (!es.started && due < next) next = due;
+        if (es.stop_at && !es.ended && *es.stop_at < next) next = *es.stop_at;
+      }
+      if (!e.sleep_until(next)) {
+        status = "error";
+        const std::string f = session->failure();
+        reason = !f.empty() ? f : "the coordinator ended the run: " + e.last_error();
+        break;
+      }
+    }
+    end_sim = e.now();
+    sim_now = end_sim;
+    if (completed) {
+      ev.finish(t_of(end_sim));
+      event("timeline.complete", {});
+    } else {
+      for (size_t i = 0; i < entries.size(); ++i) {
+        EntryState& es = entries[i];
+        if (es.ended) continue;
+        es.status = es.started ? "cancelled" : "skipped";
+      }
+      ev.skip_pending("the run ended before the timeline completed (" + status + ")",
+                      t_of(end_sim));
+    }
+    wall_elapsed = wall_now() - ready_wall;
+    session->stop();
+    event("phase", {{"phase", "stopped"}});
+    if (completed) {
+      const AssertionResult* f = ev.first_failed();
+      if (f) {
+        status = "failed";
+        reason = "assertion " + f->name + " failed: " + f->reason;
+        const size_t more = ev.failed_count() - 1;
+        if (more > 0) reason += " (and " + std::to_string(more) + " more)";
+      } else {
+        status = "passed";
+        reason = "every assertion passed";
+      }
+    }
+  } else {
+    ev.skip_pending("the run did not start (" + reason + ")", 0.0);
+    if (session) session->stop();
+  }
+  results = ev.results();
+
+  out.status = status;
+  out.reason = reason;
+  out.assertions = results;
+  if (status == "passed") {
+    out.exit_code = 0;
+    out.verdict = "PASS";
+  } else if (status == "interrupted") {
+    out.exit_code = 130;
+    out.verdict = "INTERRUPTED";
+  } else if (status == "failed") {
+    out.exit_code = 1;
+    out.verdict = "FAIL";
+  } else {
+    out.exit_code = 1;
+    out.verdict = status == "timeout" ? "TIMEOUT" : "ERROR";
+  }
+  event("run.end", {{"status", status},
+                    {"verdict", out.verdict},
+                    {"reason", reason},
+                    {"exit_code", out.exit_code}});
+
+  // run.json
+  json run;
+  run["run_id"] = id;
+  run["scenario"] = {{"name", sc.name}, {"file", sc.file}};
+  run["world"] = {{"file", sc.world.string()}, {"name", plan.world_name}};
+  run["status"] = status;
+  run["verdict"] = out.verdict;
+  run["reason"] = reason;
+  run["exit_code"] = out.exit_code;
+  run["seed"] = sc.seed;
+  run["seed_given"] = sc.seed_given;
+  const double wall_total = secs(wall_elapsed);
+  run["clock"] = {{"mode", std::string(scenario::to_string(sc.time.mode))},
+                  {"target_rtf", plan.target_rtf},
+                  {"pace_cap_rtf", pace},
+                  {"physics_step_s", secs(plan.physics_step)},
+                  {"origin_sim_s", 0.0},
+                  {"sim_elapsed_s", secs(end_sim)},
+                  {"wall_elapsed_s", round3(wall_total)},
+                  {"rtf", {{"mean", wall_total > 0 ? round3(secs(end_sim) / wall_total) : 0.0}}}};
+  json tl = json::array();
+  for (size_t i = 0; i < plan.timeline.size(); ++i) {
+    const auto& te = *plan.timeline[i].entry;
+    const auto& es = entries[i];
+    json j = {
+        {"label", te.label}, {"action", te.action}, {"at_s", secs(te.at)}, {"status", es.status}};
+    if (!te.vehicle.empty()) j["vehicle"] = te.vehicle;
+    if (es.started_s >= 0) j["started_s"] = es.started_s;
+    if (es.ended_s >= 0) j["ended_s"] = es.ended_s;
+    if (!es.detail.empty()) j["detail"] = es.detail;
+    tl.push_back(j);
+  }
+  run["timeline"] = tl;
+  json as = json::array();
+  for (const auto& r : results) as.push_back(r.to_json());
+  run["assertions"] = as;
+  run["vehicles"] = json::array();
+  for (const auto& v : plan.vehicles) {
+    run["vehicles"].push_back({{"name", v.name}, {"spawn", v.spawn_label}, {"stack", v.stack}});
+  }
+  std::ofstream(dir / "run.json") << run.dump(2) << '\n';
+  if (status == "passed" && !o.keep) {
+    for (const auto& v : plan.vehicles) {
+      if (v.setup.process) fs::remove(dir / (v.name + "_nav.log"), ec);
+    }
+  }
+  return out;
+}
+
+}  // namespace fieldproof::engine
