@@ -35,7 +35,10 @@ function(fieldproof_test name)
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 120)
   endif()
-  set(props LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT})
+  # gtest_discover_tests forwards PROPERTIES as one flat list: escape the label list's separators
+  # so "LABELS lockstep;slow" stays one property with two labels.
+  string(REPLACE ";" "\\;" labels "${A_LABELS}")
+  set(props LABELS "${labels}" TIMEOUT ${A_TIMEOUT})
   if(A_SERIAL)
     list(APPEND props RUN_SERIAL TRUE)
   endif()
