@@ -1,0 +1,75 @@
+// The `report` part: a run's record (run.json, + samples.jsonl / clock.jsonl for the plots and the
+// run directory's files for the artefacts) rendered as report.json, report.md, junit.xml and
+// report.html (one self-contained page, inline SVG plots, no scripts).
+//
+//   using namespace fieldproof::report;
+//   Report r = Report::load("runs/depot-1");       // a run dir or its run.json; throws ReportError
+//   std::cout << r.to_markdown();                   // or to_json(), to_junit(), to_html()
+//   r.write_all(r.run_dir());                       // report.json, report.md, junit.xml, .html
+//
+// Loading never crashes on a partial record (an interrupted run, a field missing or of another
+// type): what is absent is rendered as "—" (null in report.json). Only a missing, unreadable or
+// non-JSON-object run.json is an error.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace fieldproof::report {
+
+class ReportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Format { kMarkdown, kJson, kJunit, kHtml };
+
+// "md" | "json" | "junit" | "html"; false if unknown.
+bool parse_format(const std::string& text, Format* out);
+
+// RUN as given to `fieldproof report`: a run directory, a run.json file, or a run id under
+// `runs_dir`. Returns the path of run.json; throws ReportError naming what was tried.
+std::filesystem::path resolve_run_json(const std::string& run,
+                                       const std::filesystem::path& runs_dir = "runs");
+
+struct JunitCounts {
+  int tests = 0;
+  int failures = 0;
+  int errors = 0;
+  int skipped = 0;
+};
+
+class Report {
+ public:
+  // Reads run.json (a file or the directory holding it) and the run directory beside it.
+  static Report load(const std::filesystem::path& run_json_or_dir);
+  // From run.json's text; `run_dir` (may be empty) is read for samples, clock and artefacts.
+  static Report from_text(const std::string& run_json_text,
+                          const std::filesystem::path& run_dir = {});
+
+  const std::filesystem::path& run_dir() const;
+  std::string run_id() const;
+  std::string verdict() const;  // "—" when absent
+  int exit_code() const;        // from run.json, else derived from status (1 when unknown)
+
+  std::string to_json() const;      // report.json
+  std::string to_markdown() const;  // report.md
+  std::string to_junit() const;     // junit.xml
+  std::string to_html() const;      // report.html
+  std::string render(Format f) const;
+  JunitCounts junit_counts() const;
+
+  // (Re)writes report.json, report.md, junit.xml and report.html in `dir`; throws ReportError.
+  void write_all(const std::filesystem::path& dir) const;
+
+  struct Data;
+
+ private:
+  explicit Report(std::shared_ptr<const Data> d) : d_(std::move(d)) {}
+  std::shared_ptr<const Data> d_;
+};
+
+}  // namespace fieldproof::report

@@ -1,0 +1,470 @@
+// report.html: one self-contained page (inline CSS and SVG, no scripts) with the plots.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "report/internal.hpp"
+
+namespace fieldproof::report {
+namespace {
+
+const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
+
+std::string f2(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", std::isfinite(v) ? v : 0.0);
+  return b;
+}
+
+std::optional<Point> point_of(const json& j) {
+  if (j.is_array() && j.size() >= 2 && j[0].is_number() && j[1].is_number()) {
+    return Point{j[0].get<double>(), j[1].get<double>()};
+  }
+  auto x = get_num(j, "x");
+  auto y = get_num(j, "y");
+  if (x && y) return Point{*x, *y};
+  return std::nullopt;
+}
+
+struct Obstacle {
+  bool circle = false;
+  Point c;
+  double sx = 0, sy = 0, yaw = 0, r = 0;
+  std::string name;
+};
+struct Goal {
+  Point p;
+  std::string name;
+};
+struct Fence {
+  std::vector<Point> pts;
+  std::string name;
+};
+
+struct Bounds {
+  double x0 = std::numeric_limits<double>::infinity(), y0 = x0;
+  double x1 = -x0, y1 = -x0;
+  void add(double x, double y) {
+    if (!std::isfinite(x) || !std::isfinite(y)) return;
+    x0 = std::min(x0, x);
+    x1 = std::max(x1, x);
+    y0 = std::min(y0, y);
+    y1 = std::max(y1, y);
+  }
+  bool empty() const { return !(x1 >= x0 && y1 >= y0); }
+};
+
+std::vector<Obstacle> obstacles(const json& run) {
+  std::vector<Obstacle> out;
+  const json* list = nullptr;
+  if (const json* w = field(run, "world")) list = field(*w, "obstacles");
+  if (!list) list = field(run, "obstacles");
+  if (!list || !list->is_array()) return out;
+  for (const auto& o : *list) {
+    auto c = point_of(o);
+    if (!c) continue;
+    Obstacle ob;
+    ob.c = *c;
+    ob.name = get_str(o, "name").value_or("");
+    ob.yaw = get_num(o, "yaw").value_or(0.0);
+    if (auto r = get_num(o, "radius")) {
+      ob.circle = true;
+      ob.r = std::fabs(*r);
+    } else {
+      ob.sx = std::fabs(get_num(o, "size_x").value_or(get_num(o, "width").value_or(0.0)));
+      ob.sy = std::fabs(get_num(o, "size_y").value_or(get_num(o, "depth").value_or(0.0)));
+      if (const json* sz = field(o, "size"); sz && sz->is_array() && sz->size() >= 2 &&
+                                             (*sz)[0].is_number() && (*sz)[1].is_number()) {
+        ob.sx = std::fabs((*sz)[0].get<double>());
+        ob.sy = std::fabs((*sz)[1].get<double>());
+      }
+      if (ob.sx <= 0 || ob.sy <= 0) continue;
+    }
+    out.push_back(ob);
+  }
+  return out;
+}
+
+std::vector<Goal> goals(const json& run) {
+  std::vector<Goal> out;
+  if (const json* g = field(run, "goals"); g && g->is_array()) {
+    for (const auto& e : *g) {
+      if (auto p = point_of(e)) out.push_back({*p, get_str(e, "name").value_or("")});
+    }
+  }
+  if (const json* tl = field(run, "timeline"); tl && tl->is_array()) {
+    for (const auto& e : *tl) {
+      const json* g = field(e, "goal");
+      if (!g) {
+        if (const json* p = field(e, "params")) g = field(*p, "goal");
+      }
+      if (!g) continue;
+      if (auto p = point_of(*g)) out.push_back({*p, get_str(e, "label").value_or("")});
+    }
+  }
+  return out;
+}
+
+std::vector<Fence> fences(const json& run) {
+  std::vector<Fence> out;
+  const json* list = field(run, "geofences");
+  if (!list) {
+    if (const json* w = field(run, "world")) list = field(*w, "geofences");
+  }
+  if (!list || !list->is_array()) return out;
+  for (const auto& f : *list) {
+    const json* pts = first_field(f, {"polygon", "points"});
+    if (!pts || !pts->is_array()) continue;
+    Fence fe;
+    fe.name = get_str(f, "name").value_or("");
+    for (const auto& p : *pts) {
+      if (auto q = point_of(p)) fe.pts.push_back(*q);
+    }
+    if (fe.pts.size() >= 3) out.push_back(std::move(fe));
+  }
+  return out;
+}
+
+std::string paths_svg(const Report::Data& d) {
+  const auto obs = obstacles(d.run);
+  const auto gs = goals(d.run);
+  const auto fs = fences(d.run);
+  Bounds b;
+  for (const auto& [n, pts] : d.paths) {
+    for (const auto& p : pts) b.add(p.x, p.y);
+  }
+  for (const auto& o : obs) {
+    const double e = o.circle ? o.r : 0.5 * std::hypot(o.sx, o.sy);
+    b.add(o.c.x - e, o.c.y - e);
+    b.add(o.c.x + e, o.c.y + e);
+  }
+  for (const auto& g : gs) b.add(g.p.x, g.p.y);
+  for (const auto& f : fs) {
+    for (const auto& p : f.pts) b.add(p.x, p.y);
+  }
+  if (b.empty()) return "<p class=\"none\">No ground-truth poses in samples.jsonl.</p>\n";
+  double w = std::max(b.x1 - b.x0, 1.0);
+  double h = std::max(b.y1 - b.y0, 1.0);
+  const double m = 0.05 * std::max(w, h) + 0.5;
+  const double x0 = b.x0 - m, y1 = b.y1 + m;
+  w += 2 * m;
+  h += 2 * m;
+  const double px = 640.0;
+  const double scale = px / std::max(w, h);
+  const double W = w * scale, H = h * scale;
+  const auto X = [&](double x) { return f2((x - x0) * scale); };
+  const auto Y = [&](double y) { return f2((y1 - y) * scale); };
+  std::string s = "<svg class=\"plot paths\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                  f2(W) + "\" height=\"" + f2(H) + "\" viewBox=\"0 0 " + f2(W) + " " + f2(H) +
+                  "\" role=\"img\" aria-label=\"ground-truth paths\">\n";
+  s += "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"" + f2(W) + "\" height=\"" + f2(H) + "\"/>\n";
+  for (const auto& f : fs) {
+    std::string pts;
+    for (const auto& p : f.pts) pts += X(p.x) + "," + Y(p.y) + " ";
+    s += "<polygon class=\"geofence\" points=\"" + pts + "\"><title>geofence " +
+         html_escape(f.name) + "</title></polygon>\n";
+  }
+  for (const auto& o : obs) {
+    if (o.circle) {
+      s += "<circle class=\"obstacle\" cx=\"" + X(o.c.x) + "\" cy=\"" + Y(o.c.y) + "\" r=\"" +
+           f2(o.r * scale) + "\"><title>" + html_escape(o.name) + "</title></circle>\n";
+    } else {
+      const double deg = -o.yaw * 180.0 / M_PI;
+      s += "<rect class=\"obstacle\" x=\"" + f2(-o.sx * scale / 2) + "\" y=\"" +
+           f2(-o.sy * scale / 2) + "\" width=\"" + f2(o.sx * scale) + "\" height=\"" +
+           f2(o.sy * scale) + "\" transform=\"translate(" + X(o.c.x) + " " + Y(o.c.y) +
+           ") rotate(" + f2(deg) + ")\"><title>" + html_escape(o.name) + "</title></rect>\n";
+    }
+  }
+  for (const auto& g : gs) {
+    s += "<g class=\"goal\"><circle cx=\"" + X(g.p.x) + "\" cy=\"" + Y(g.p.y) +
+         "\" r=\"7\"/><circle cx=\"" + X(g.p.x) + "\" cy=\"" + Y(g.p.y) +
+         "\" r=\"2\"/><title>goal " + html_escape(g.name) + "</title></g>\n";
+  }
+  size_t i = 0;
+  std::string legend;
+  for (const auto& [name, pts] : d.paths) {
+    const char* col = kColours[i++ % (sizeof kColours / sizeof kColours[0])];
+    std::string dpath;
+    for (size_t k = 0; k < pts.size(); ++k) {
+      dpath += (k == 0 ? "M" : " L") + X(pts[k].x) + " " + Y(pts[k].y);
+    }
+    s += "<path class=\"vehicle-path\" data-vehicle=\"" + html_escape(name) + "\" stroke=\"" +
+         col + "\" d=\"" + dpath + "\"><title>" + html_escape(name) + "</title></path>\n";
+    if (!pts.empty()) {
+      s += "<circle class=\"start\" fill=\"" + std::string(col) + "\" cx=\"" + X(pts[0].x) +
+           "\" cy=\"" + Y(pts[0].y) + "\" r=\"4\"/>\n";
+      s += "<rect class=\"end\" fill=\"" + std::string(col) + "\" x=\"" +
+           f2((pts.back().x - x0) * scale - 4) + "\" y=\"" + f2((y1 - pts.back().y) * scale - 4) +
+           "\" width=\"8\" height=\"8\"/>\n";
+    }
+    legend += "<span class=\"key\" style=\"color:" + std::string(col) + "\">&#9632; " +
+              html_escape(name) + "</span> ";
+  }
+  s += "</svg>\n<p class=\"legend\">" + legend +
+       "<span class=\"key\">&#9679; start, &#9632; end, &#9678; goal, grey: obstacles, dashed: "
+       "geofences</span> · scale: " + f2(w) + " m × " + f2(h) + " m</p>\n";
+  return s;
+}
+
+std::string line_svg(const std::string& cls, const std::string& title,
+                     const std::vector<std::pair<double, double>>& pts, double ref) {
+  if (pts.empty()) return "<p class=\"none\">No " + html_escape(title) + " samples.</p>\n";
+  double t0 = pts.front().first, t1 = pts.back().first;
+  double v0 = std::numeric_limits<double>::infinity(), v1 = -v0;
+  for (const auto& [t, v] : pts) {
+    t0 = std::min(t0, t);
+    t1 = std::max(t1, t);
+    v0 = std::min(v0, v);
+    v1 = std::max(v1, v);
+  }
+  if (std::isfinite(ref)) {
+    v0 = std::min(v0, ref);
+    v1 = std::max(v1, ref);
+  }
+  if (t1 - t0 <= 0) t1 = t0 + 1;
+  if (v1 - v0 <= 1e-9) {
+    v0 -= 0.5;
+    v1 += 0.5;
+  }
+  const double W = 640, H = 200, L = 60, R = 10, T = 10, B = 30;
+  const auto X = [&](double t) { return f2(L + (t - t0) / (t1 - t0) * (W - L - R)); };
+  const auto Y = [&](double v) { return f2(T + (v1 - v) / (v1 - v0) * (H - T - B)); };
+  std::string s = "<svg class=\"plot " + cls +
+                  "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"200\" "
+                  "viewBox=\"0 0 640 200\" role=\"img\" aria-label=\"" +
+                  html_escape(title) + "\">\n";
+  s += "<rect class=\"bg\" x=\"" + f2(L) + "\" y=\"" + f2(T) + "\" width=\"" + f2(W - L - R) +
+       "\" height=\"" + f2(H - T - B) + "\"/>\n";
+  if (std::isfinite(ref)) {
+    s += "<line class=\"ref\" x1=\"" + X(t0) + "\" x2=\"" + X(t1) + "\" y1=\"" + Y(ref) +
+         "\" y2=\"" + Y(ref) + "\"/>\n";
+  }
+  std::string dp;
+  for (size_t k = 0; k < pts.size(); ++k) {
+    dp += (k == 0 ? "M" : " L") + X(pts[k].first) + " " + Y(pts[k].second);
+  }
+  s += "<path class=\"series\" d=\"" + dp + "\"/>\n";
+  s += "<text x=\"5\" y=\"" + Y(v1) + "\" dy=\"8\">" + fmt_num(v1) + "</text>\n";
+  s += "<text x=\"5\" y=\"" + Y(v0) + "\">" + fmt_num(v0) + "</text>\n";
+  s += "<text x=\"" + X(t0) + "\" y=\"" + f2(H - 8) + "\">" + fmt_num(t0) + " s</text>\n";
+  s += "<text x=\"" + X(t1) + "\" y=\"" + f2(H - 8) + "\" text-anchor=\"end\">" + fmt_num(t1) +
+       " s</text>\n";
+  s += "</svg>\n";
+  return s;
+}
+
+std::string verdicts_svg(const json& m) {
+  const json& tl = m["timeline"];
+  const json& as = m["assertions"];
+  double t1 = 1;
+  for (const auto& e : tl) {
+    for (const char* k : {"at_s", "started_s", "ended_s"}) {
+      if (auto v = get_num(e, k); v && std::isfinite(*v)) t1 = std::max(t1, *v);
+    }
+  }
+  for (const auto& a : as) {
+    if (auto v = get_num(a, "t_s"); v && std::isfinite(*v)) t1 = std::max(t1, *v);
+  }
+  if (auto v = get_num(m["durations"], "sim_s"); v && std::isfinite(*v)) t1 = std::max(t1, *v);
+  const double L = 160, R = 20, row = 22, W = 640;
+  const size_t rows = tl.size() + as.size();
+  if (rows == 0) return "<p class=\"none\">No timeline entries or assertions.</p>\n";
+  const double H = row * static_cast<double>(rows) + 30;
+  const auto X = [&](double t) { return f2(L + std::clamp(t, 0.0, t1) / t1 * (W - L - R)); };
+  std::string s = "<svg class=\"plot verdicts\" xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" "
+                  "height=\"" + f2(H) + "\" viewBox=\"0 0 640 " + f2(H) +
+                  "\" role=\"img\" aria-label=\"timeline and verdicts\">\n";
+  double y = 4;
+  for (const auto& e : tl) {
+    const std::string label = show(field(e, "label"));
+    const std::string st = show(field(e, "status"));
+    s += "<text x=\"4\" y=\"" + f2(y + 14) + "\">" + html_escape(label) + "</text>\n";
+    const auto a = get_num(e, "started_s");
+    auto b = get_num(e, "ended_s");
+    if (a) {
+      if (!b) b = t1;
+      s += "<rect class=\"entry " + std::string(st == "ok" ? "ok" : "bad") + "\" x=\"" + X(*a) +
+           "\" y=\"" + f2(y + 3) + "\" width=\"" +
+           f2(std::max(2.0, (std::clamp(*b, 0.0, t1) - std::clamp(*a, 0.0, t1)) / t1 *
+                                (W - L - R))) +
+           "\" height=\"14\"><title>" + html_escape(label + ": " + st) + "</title></rect>\n";
+    }
+    y += row;
+  }
+  for (const auto& a : as) {
+    const std::string name = show(field(a, "name"));
+    const std::string st = get_str(a, "status").value_or("pending");
+    s += "<text x=\"4\" y=\"" + f2(y + 14) + "\">" + html_escape(name) + "</text>\n";
+    if (auto t = get_num(a, "t_s")) {
+      s += "<circle class=\"verdict " + html_escape(st) + "\" cx=\"" + X(*t) + "\" cy=\"" +
+           f2(y + 10) + "\" r=\"6\"><title>" +
+           html_escape(name + " " + st + " at " + fmt_num(*t) + " s: " +
+                       get_str(a, "reason").value_or("")) +
+           "</title></circle>\n";
+    }
+    y += row;
+  }
+  s += "<text x=\"" + X(0) + "\" y=\"" + f2(H - 6) + "\">0 s</text>\n";
+  s += "<text x=\"" + X(t1) + "\" y=\"" + f2(H - 6) + "\" text-anchor=\"end\">" + fmt_num(t1) +
+       " s</text>\n</svg>\n";
+  return s;
+}
+
+// The Markdown tables as HTML: a small converter of the lines we write ourselves.
+std::string tables_html(const std::string& md) {
+  std::string out;
+  size_t pos = 0;
+  bool in_table = false, header = false;
+  bool in_list = false;
+  while (pos < md.size()) {
+    size_t nl = md.find('\n', pos);
+    if (nl == std::string::npos) nl = md.size();
+    std::string line = md.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.rfind("- ", 0) != 0 && in_list) {
+      out += "</ul>\n";
+      in_list = false;
+    }
+    if (line.rfind("|", 0) == 0) {
+      if (line.rfind("|---", 0) == 0) continue;
+      if (!in_table) {
+        out += "<table>\n";
+        in_table = header = true;
+      }
+      out += "<tr>";
+      size_t i = 1;
+      std::string cell;
+      while (i < line.size()) {
+        if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') {
+          cell += '|';
+          i += 2;
+          continue;
+        }
+        if (line[i] == '|') {
+          const std::string tag = header ? "th" : "td";
+          // Cells were escaped for Markdown (< as &lt;, newlines as <br>): undo, then escape.
+          std::string raw;
+          for (size_t k = 0; k < cell.size();) {
+            if (cell.compare(k, 4, "&lt;") == 0) {
+              raw += '<';
+              k += 4;
+            } else if (cell.compare(k, 4, "<br>") == 0) {
+              raw += '\n';
+              k += 4;
+            } else {
+              raw += cell[k++];
+            }
+          }
+          if (!raw.empty() && raw.front() == ' ') raw.erase(0, 1);
+          if (!raw.empty() && raw.back() == ' ') raw.pop_back();
+          std::string esc = html_escape(raw);
+          for (size_t k = 0; (k = esc.find('\n', k)) != std::string::npos;) {
+            esc.replace(k, 1, "<br>");
+          }
+          out += "<" + tag + ">" + esc + "</" + tag + ">";
+          cell.clear();
+          ++i;
+          continue;
+        }
+        cell += line[i++];
+      }
+      out += "</tr>\n";
+      header = false;
+      continue;
+    }
+    if (in_table) {
+      out += "</table>\n";
+      in_table = false;
+    }
+    if (line.empty()) continue;
+    std::string body = line;
+    std::string tag = "p";
+    if (line.rfind("#### ", 0) == 0) {
+      tag = "h4";
+      body = line.substr(5);
+    } else if (line.rfind("### ", 0) == 0) {
+      tag = "h3";
+      body = line.substr(4);
+    } else if (line.rfind("## ", 0) == 0) {
+      tag = "h2";
+      body = line.substr(3);
+    } else if (line.rfind("# ", 0) == 0) {
+      tag = "h1";
+      body = line.substr(2);
+    } else if (line.rfind("- ", 0) == 0) {
+      if (!in_list) {
+        out += "<ul>\n";
+        in_list = true;
+      }
+      tag = "li";
+      body = line.substr(2);
+    }
+    std::string raw;
+    for (size_t k = 0; k < body.size();) {
+      if (body.compare(k, 4, "&lt;") == 0) {
+        raw += '<';
+        k += 4;
+      } else if (body.compare(k, 2, "**") == 0) {
+        k += 2;
+      } else if (body.compare(k, 4, "<br>") == 0) {
+        raw += '\n';
+        k += 4;
+      } else if (body.compare(k, 2, "\\|") == 0) {
+        raw += '|';
+        k += 2;
+      } else {
+        raw += body[k++];
+      }
+    }
+    while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+    out += "<" + tag + ">" + html_escape(raw) + "</" + tag + ">\n";
+  }
+  if (in_table) out += "</table>\n";
+  if (in_list) out += "</ul>\n";
+  return out;
+}
+
+const char* const kCss = R"(body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:70em}
+table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:.2em .5em;
+text-align:left;vertical-align:top;font-size:90%}th{background:#f3f3f3}
+.verdict-PASS{color:#1a7f37}.verdict-FAIL,.verdict-ERROR,.verdict-TIMEOUT{color:#c62828}
+.verdict-INTERRUPTED{color:#b26a00}svg.plot{border:1px solid #ddd;margin:.5em 0;display:block}
+svg .bg{fill:#fafafa}svg .obstacle{fill:#9e9e9e;stroke:#616161}svg .geofence{fill:none;
+stroke:#ef6c00;stroke-dasharray:6 4;stroke-width:2}svg .goal circle{fill:none;stroke:#2e7d32;
+stroke-width:2}svg .vehicle-path{fill:none;stroke-width:2}svg .series{fill:none;stroke:#1f77b4;
+stroke-width:1.5}svg .ref{stroke:#999;stroke-dasharray:4 3}svg text{font-size:11px;fill:#444}
+svg .entry.ok{fill:#81c784}svg .entry.bad{fill:#e57373}svg .verdict.passed{fill:#2e7d32}
+svg .verdict.failed{fill:#c62828}svg .verdict.skipped,svg .verdict.pending{fill:#9e9e9e}
+.legend .key{margin-right:1em}.none{color:#777;font-style:italic})";
+
+}  // namespace
+
+std::string html_text(const Report::Data& d) {
+  const json& m = d.model;
+  const std::string verdict = show(field(m, "verdict"));
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  s += "<title>fieldproof " + html_escape(show(field(m, "run_id"))) + ": " +
+       html_escape(verdict) + "</title>\n<style>\n" + kCss + "\n</style>\n</head>\n<body>\n";
+  s += "<div class=\"verdict-" + html_escape(verdict) + "\">\n";
+  s += tables_html(markdown_text(d));
+  s += "</div>\n<h2>Plots</h2>\n<h3>Ground-truth paths</h3>\n";
+  s += paths_svg(d);
+  std::vector<std::pair<double, double>> rtf, drift;
+  for (const auto& c : d.clock) {
+    if (std::isfinite(c.rtf)) rtf.emplace_back(c.t, c.rtf);
+    if (std::isfinite(c.drift)) drift.emplace_back(c.t, c.drift);
+  }
+  double target = std::nan("");
+  if (const json* c = field(m, "clock")) target = get_num(*c, "target_rtf").value_or(target);
+  s += "<h3>Real-time factor over simulated time</h3>\n" + line_svg("rtf", "RTF", rtf, target);
+  s += "<h3>Drift (s) over simulated time</h3>\n" + line_svg("drift", "drift", drift, 0.0);
+  s += "<h3>Timeline and verdicts</h3>\n" + verdicts_svg(m);
+  s += "</body>\n</html>\n";
+  return s;
+}
+
+}  // namespace fieldproof::report
