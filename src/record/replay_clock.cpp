@@ -92,18 +92,18 @@ bool ReplayClock::unsubscribe(uint64_t id) {
 
 Result<size_t> ReplayClock::advance(Duration dt) {
   if (dt.ns() < 0) {
-    return Status(StatusCode::kInvalidArgument,
-                  "ReplayClock::advance: negative dt " + std::to_string(dt.ns()) +
-                      " ns refused (time never goes backwards)");
+    return Status(StatusCode::kInvalidArgument, "ReplayClock::advance: negative dt " +
+                                                    std::to_string(dt.ns()) +
+                                                    " ns refused (time never goes backwards)");
   }
   return advance_to(now_ + dt);
 }
 
 Result<size_t> ReplayClock::advance_to(SimTime t) {
   if (t < now_) {
-    return Status(StatusCode::kInvalidArgument,
-                  "ReplayClock::advance_to: " + format_seconds(t) + " s is before now " +
-                      format_seconds(now_) + " s (time never goes backwards)");
+    return Status(StatusCode::kInvalidArgument, "ReplayClock::advance_to: " + format_seconds(t) +
+                                                    " s is before now " + format_seconds(now_) +
+                                                    " s (time never goes backwards)");
   }
   ReadMessageOptions query;
   query.start_ns = resume_ns_;
@@ -129,8 +129,7 @@ Result<size_t> ReplayClock::advance_to(SimTime t) {
       msg.publish_time_ns = m.publish_time_ns;
       msg.sequence = m.sequence;
       msg.data = m.data;
-      msg.control = m.channel->topic == options_.control_topic &&
-                    is_control_payload(m.data_view());
+      msg.control = m.channel->topic == options_.control_topic && is_control_payload(m.data_view());
       if (msg.control && !options_.deliver_control) {
         ++control_skipped_;
         return true;
@@ -141,7 +140,8 @@ Result<size_t> ReplayClock::advance_to(SimTime t) {
         // Index loop: a callback may subscribe (appends) or unsubscribe (erases).
         for (size_t i = 0; i < subscribers_.size(); ++i) {
           const Subscriber& sub = subscribers_[i];
-          const bool wanted = sub.control ? msg.control : sub.topic.empty() || sub.topic == msg.topic;
+          const bool wanted =
+              sub.control ? msg.control : sub.topic.empty() || sub.topic == msg.topic;
           if (!wanted) continue;
           ReplayCallback cb = sub.callback;
           cb(msg);

@@ -61,7 +61,7 @@ TEST(ExternalClockTest, extrapolation_never_goes_past_one_sample_period) {
     clock.feed(kT0 + milliseconds(10) * i);
     if (i < 3) steady.advance(milliseconds(10));
   }
-  steady.advance(seconds(5));  // no sample for long (no watchdog here)
+  steady.advance(seconds(5));                      // no sample for long (no watchdog here)
   EXPECT_EQ(clock.now(), kT0 + milliseconds(40));  // last sample + one period
 }
 
@@ -208,9 +208,8 @@ TEST(ExternalClockTest, backward_sample_is_a_jump_with_handlers_and_wakes_sleepe
                          [&](const ClockJump& j) { post.push_back(j); });
   clock.feed(kT0 + seconds(5));
   EXPECT_EQ(clock.now(), kT0 + seconds(5));
-  auto done = std::async(std::launch::async, [&] {
-    return clock.sleep_until(kT0 + seconds(9), Duration::infinite());
-  });
+  auto done = std::async(std::launch::async,
+                         [&] { return clock.sleep_until(kT0 + seconds(9), Duration::infinite()); });
   steady.wait_for_blocked(1);
   clock.feed(kT0);
   EXPECT_FALSE(done.get());

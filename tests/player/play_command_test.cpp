@@ -24,8 +24,8 @@ struct Ran {
 };
 
 std::filesystem::path temp_dir() {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("fieldproof_play_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("fieldproof_play_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -41,8 +41,7 @@ Ran run(const std::string& args) {
   const auto dir = temp_dir();
   const std::string out = (dir / "stdout.txt").string();
   const std::string err = (dir / "stderr.txt").string();
-  const std::string cmd =
-      std::string(FIELDPROOF_EXE) + " play " + args + " >" + out + " 2>" + err;
+  const std::string cmd = std::string(FIELDPROOF_EXE) + " play " + args + " >" + out + " 2>" + err;
   Ran r;
   const int status = std::system(cmd.c_str());
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -44,8 +44,8 @@ Recording record(const std::vector<Written>& messages, size_t per_chunk = 4) {
       r.chunk_starts.push_back(w.bytes_written());
     }
     const Written& m = messages[i];
-    static_cast<void>(w.write(m.channel, seq++, SimTime::from_ns(m.log_ns),
-                              SimTime::from_ns(m.log_ns), m.data));
+    static_cast<void>(
+        w.write(m.channel, seq++, SimTime::from_ns(m.log_ns), SimTime::from_ns(m.log_ns), m.data));
   }
   static_cast<void>(w.close());
   r.bytes = out.str();
@@ -58,7 +58,6 @@ std::unique_ptr<ReplayClock> open(std::string bytes, ReplayClockOptions options 
   if (!r.ok()) return nullptr;
   return std::move(r).value();
 }
-
 
 TEST(ReplayClockTest, delivery_order_equals_the_recorded_order_including_equal_stamps) {
   // Written in the recorder's total order: (stamp, publisher, seq); several share a stamp and
@@ -97,9 +96,9 @@ TEST(ReplayClockTest, advance_boundaries_are_exclusive_below_and_inclusive_above
   };
   using V = std::vector<std::pair<std::string, int64_t>>;
   EXPECT_EQ(step(9), V{});
-  EXPECT_EQ(step(1), (V{{"a", 10}}));  // (9, 10]
+  EXPECT_EQ(step(1), (V{{"a", 10}}));   // (9, 10]
   EXPECT_EQ(step(10), (V{{"b", 20}}));  // (10, 20]
-  EXPECT_EQ(step(0), V{});             // (20, 20]: nothing twice
+  EXPECT_EQ(step(0), V{});              // (20, 20]: nothing twice
   EXPECT_EQ(step(10), (V{{"c", 21}, {"d", 30}}));
   EXPECT_EQ(clock->now(), SimTime::from_ns(30));
   EXPECT_EQ(clock->delivered(), 4u);

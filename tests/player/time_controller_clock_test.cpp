@@ -256,8 +256,8 @@ TEST_F(TimeControllerClockTest, sleep_until_returns_false_when_woken_by_a_pause)
 
 TEST_F(TimeControllerClockTest, sleep_until_while_paused_returns_false_after_the_timeout) {
   TimeControllerClock clock({.start = kStart, .start_paused = true}, steady);
-  auto done = std::async(std::launch::async,
-                         [&] { return clock.sleep_until(kStart, milliseconds(50)); });
+  auto done =
+      std::async(std::launch::async, [&] { return clock.sleep_until(kStart, milliseconds(50)); });
   steady.wait_for_blocked(1);
   steady.advance(milliseconds(50));
   EXPECT_FALSE(done.get());  // even though kStart is reached: paused

@@ -122,7 +122,7 @@ class ReplayClock {
 
   struct Subscriber {
     uint64_t id = 0;
-    std::string topic;  // "" = every topic
+    std::string topic;     // "" = every topic
     bool control = false;  // subscribe_control: control messages only
     ReplayCallback callback;
   };
