@@ -378,6 +378,8 @@ fs::path resolve_run_json(const std::string& run, const fs::path& runs_dir) {
 
 Report Report::from_text(const std::string& text, const fs::path& run_dir) {
   json run = json::parse(text, nullptr, false);
+  // A string cut or garbled into invalid UTF-8 should not cost the whole report.
+  if (run.is_discarded()) run = json::parse(valid_utf8(text), nullptr, false);
   if (run.is_discarded()) throw ReportError("run.json is not valid JSON");
   if (!run.is_object()) throw ReportError("run.json is not a JSON object");
   auto d = std::make_shared<Data>();

@@ -363,7 +363,7 @@ std::string tables_html(const std::string& md) {
           if (!raw.empty() && raw.back() == ' ') raw.pop_back();
           std::string esc = html_escape(raw);
           for (size_t k = 0; (k = esc.find('\n', k)) != std::string::npos;) {
-            esc.replace(k, 1, "<br>");
+            esc.replace(k, 1, "<br/>");
           }
           out += "<" + tag + ">" + esc + "</" + tag + ">";
           cell.clear();
@@ -446,7 +446,7 @@ svg .verdict.failed{fill:#c62828}svg .verdict.skipped,svg .verdict.pending{fill:
 std::string html_text(const Report::Data& d) {
   const json& m = d.model;
   const std::string verdict = show(field(m, "verdict"));
-  std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n";
   s += "<title>fieldproof " + html_escape(show(field(m, "run_id"))) + ": " +
        html_escape(verdict) + "</title>\n<style>\n" + kCss + "\n</style>\n</head>\n<body>\n";
   s += "<div class=\"verdict-" + html_escape(verdict) + "\">\n";

@@ -1,0 +1,469 @@
+// The report part: each format from each fixture run (tests/report/data), by structure and
+// golden substrings.
+#include <tinyxml2.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fieldproof/report/report.hpp"
+#include "report/fixture.hpp"
+
+namespace fieldproof::report {
+namespace {
+
+using nlohmann::json;
+using testing::count;
+using testing::fixture_copy;
+using testing::fresh_dir;
+using testing::read_file;
+using testing::write_file;
+
+Report load(const std::string& name) { return Report::load(fixture_copy(name)); }
+
+json model(const std::string& name) { return json::parse(load(name).to_json()); }
+
+// The JUnit document parsed: counts read from the testcases themselves.
+struct ParsedJunit {
+  tinyxml2::XMLDocument doc;
+  const tinyxml2::XMLElement* suite = nullptr;
+  JunitCounts seen;
+};
+
+void parse_junit(const std::string& xml, ParsedJunit* p) {
+  ASSERT_EQ(p->doc.Parse(xml.c_str()), tinyxml2::XML_SUCCESS) << p->doc.ErrorStr() << "\n" << xml;
+  const auto* root = p->doc.FirstChildElement("testsuites");
+  ASSERT_NE(root, nullptr);
+  p->suite = root->FirstChildElement("testsuite");
+  ASSERT_NE(p->suite, nullptr);
+  EXPECT_EQ(p->suite->NextSiblingElement("testsuite"), nullptr) << "one testsuite";
+  for (auto* c = p->suite->FirstChildElement("testcase"); c; c = c->NextSiblingElement("testcase")) {
+    ++p->seen.tests;
+    p->seen.failures += c->FirstChildElement("failure") != nullptr;
+    p->seen.errors += c->FirstChildElement("error") != nullptr;
+    p->seen.skipped += c->FirstChildElement("skipped") != nullptr;
+  }
+}
+
+const tinyxml2::XMLElement* testcase(const ParsedJunit& p, const std::string& classname,
+                                     const std::string& name) {
+  for (auto* c = p.suite->FirstChildElement("testcase"); c; c = c->NextSiblingElement("testcase")) {
+    if (c->Attribute("classname", classname.c_str()) && c->Attribute("name", name.c_str())) return c;
+  }
+  return nullptr;
+}
+
+std::string property(const ParsedJunit& p, const std::string& name) {
+  const auto* props = p.suite->FirstChildElement("properties");
+  if (!props) return "<no properties>";
+  for (auto* e = props->FirstChildElement("property"); e; e = e->NextSiblingElement("property")) {
+    if (e->Attribute("name", name.c_str())) return e->Attribute("value");
+  }
+  return "<absent>";
+}
+
+// ---- loading ----
+
+TEST(ReportLoad, ReadsRunIdVerdictAndExitCode) {
+  const Report r = load("failed");
+  EXPECT_EQ(r.run_id(), "depot-fail-1");
+  EXPECT_EQ(r.verdict(), "FAIL");
+  EXPECT_EQ(r.exit_code(), 1);
+}
+
+TEST(ReportLoad, DerivesVerdictAndExitCodeFromStatusWhenAbsentOrMistyped) {
+  const Report r = load("interrupted");
+  EXPECT_EQ(r.verdict(), "INTERRUPTED");
+  EXPECT_EQ(r.exit_code(), 130);
+}
+
+TEST(ReportLoad, MissingRunJsonIsAReportError) {
+  EXPECT_THROW(Report::load(fresh_dir("empty")), ReportError);
+}
+
+TEST(ReportLoad, RunJsonThatIsNotJsonIsAReportErrorNamingTheFile) {
+  const auto d = fresh_dir("notjson");
+  write_file(d / "run.json", "{\"run_id\": ");
+  try {
+    Report::load(d);
+    FAIL() << "no error";
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReportLoad, RunJsonThatIsNotAnObjectIsAReportError) {
+  EXPECT_THROW(Report::from_text("[1, 2]"), ReportError);
+}
+
+TEST(ReportLoad, EmptyObjectRendersEveryFormat) {
+  const Report r = Report::from_text("{}");
+  EXPECT_NE(r.to_markdown().find("—"), std::string::npos);
+  EXPECT_NE(r.to_junit().find("name=\"run\""), std::string::npos);
+  EXPECT_NE(r.to_html().find("</html>"), std::string::npos);
+  EXPECT_TRUE(json::parse(r.to_json())["status"].is_null());
+}
+
+TEST(ResolveRun, AcceptsADirectoryItsRunJsonOrARunIdUnderTheRunsDir) {
+  const auto d = fixture_copy("passed");
+  EXPECT_EQ(resolve_run_json(d.string()), d / "run.json");
+  EXPECT_EQ(resolve_run_json((d / "run.json").string()), d / "run.json");
+  EXPECT_EQ(resolve_run_json("passed", d.parent_path()), d.parent_path() / "passed" / "run.json");
+}
+
+TEST(ResolveRun, UnknownRunIsAReportErrorSayingWhereItLooked) {
+  const auto d = fresh_dir("runs");
+  try {
+    resolve_run_json("nope-1", d);
+    FAIL() << "no error";
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find((d / "nope-1").string()), std::string::npos) << e.what();
+  }
+}
+
+TEST(ResolveRun, DirectoryWithoutRunJsonIsAReportError) {
+  EXPECT_THROW(resolve_run_json(fresh_dir("norun").string()), ReportError);
+}
+
+TEST(ReportFormat, ParsesTheFourFormatNames) {
+  Format f;
+  EXPECT_TRUE(parse_format("md", &f));
+  EXPECT_EQ(f, Format::kMarkdown);
+  EXPECT_TRUE(parse_format("junit", &f));
+  EXPECT_EQ(f, Format::kJunit);
+  EXPECT_TRUE(parse_format("html", &f));
+  EXPECT_EQ(f, Format::kHtml);
+  EXPECT_TRUE(parse_format("json", &f));
+  EXPECT_EQ(f, Format::kJson);
+  EXPECT_FALSE(parse_format("pdf", &f));
+}
+
+// ---- report.json ----
+
+TEST(ReportJson, HoldsVerdictScenarioWorldVehiclesAndDurations) {
+  const json m = model("passed");
+  EXPECT_EQ(m["verdict"], "PASS");
+  EXPECT_EQ(m["exit_code"], 0);
+  EXPECT_EQ(m["scenario"]["name"], "ugv_nav_to_goal");
+  EXPECT_EQ(m["scenario"]["digest"], "sha256:abc123");
+  EXPECT_EQ(m["world"]["name"], "depot");
+  ASSERT_EQ(m["vehicles"].size(), 2u);
+  EXPECT_EQ(m["start"], "2026-11-30T22:00:00Z");
+  EXPECT_EQ(m["durations"]["wall_s"], 10.4);
+  EXPECT_EQ(m["durations"]["sim_s"], 10.0);
+}
+
+TEST(ReportJson, ClockLineHasModeFactorsDriftViolationsVerdictStepsAndSeed) {
+  const std::string line = model("passed")["clock_line"];
+  for (const char* part : {"mode lockstep", "target RTF 1", "measured RTF 0.96 (min 0.91, max 1)",
+                           "drift -0.4 s", "violations 0", "verdict —",
+                           "lockstep steps 100 of 0.1 s", "seed 42"}) {
+    EXPECT_NE(line.find(part), std::string::npos) << part << " in " << line;
+  }
+}
+
+TEST(ReportJson, ClockLineCountsViolationsGivenAsAList) {
+  const std::string line = model("timeout")["clock_line"];
+  EXPECT_NE(line.find("violations 3"), std::string::npos) << line;
+  EXPECT_NE(line.find("verdict drifted"), std::string::npos) << line;
+}
+
+TEST(ReportJson, ArtefactsListTheRecordingFirstWithItsSize) {
+  const json a = model("passed")["artefacts"];
+  ASSERT_GE(a.size(), 3u);
+  EXPECT_EQ(a[0]["path"], "recording/recording.mcap");
+  EXPECT_EQ(a[0]["size"], 21);
+  bool run_json = false;
+  for (const auto& e : a) run_json |= e["path"] == "run.json";
+  EXPECT_TRUE(run_json);
+}
+
+TEST(ReportJson, KeepsRunKpisAndCollectors) {
+  const json m = model("passed");
+  EXPECT_EQ(m["kpis"]["path_length.ugv1_m"]["value"], 8.31);
+  EXPECT_EQ(m["kpis"]["path_length.ugv1_m"]["unit"], "m");
+  ASSERT_EQ(m["kpi_collectors"].size(), 1u);
+}
+
+TEST(ReportJson, KpisFallBackToTheAssertionsMetrics) {
+  const json m = model("failed");
+  EXPECT_EQ(m["kpis"]["arrived_in_time.elapsed_s"]["value"], 1.0);
+  EXPECT_EQ(m["kpis"]["reached_goal.closest_m"]["unit"], "m");
+}
+
+TEST(ReportJson, KeepsEveryExcerptOfTheAssertions) {
+  const json m = model("failed");
+  EXPECT_EQ(m["assertions"][1]["evidence"]["excerpt"].size(), 2u);
+}
+
+TEST(ReportJson, MistypedFieldsBecomeNullOrEmptyNotAnError) {
+  const json m = model("interrupted");
+  EXPECT_TRUE(m["scenario"]["name"].is_null());
+  EXPECT_TRUE(m["world"]["name"].is_null());
+  EXPECT_TRUE(m["clock"].is_null());
+  EXPECT_TRUE(m["timeline"].empty());
+  EXPECT_EQ(m["assertions"].size(), 2u);  // the non-object entry left out
+  EXPECT_EQ(m["kpis"]["speed"]["value"], 1.5);
+}
+
+TEST(ReportJson, CountsThePlottedSamples) {
+  const json m = model("passed");
+  EXPECT_EQ(m["plots"]["paths"]["ugv1"], 101);  // the line cut short is left out
+  EXPECT_EQ(m["plots"]["clock_samples"], 11);
+}
+
+// ---- report.md ----
+
+TEST(ReportMarkdown, HasEverySection) {
+  const std::string md = load("passed").to_markdown();
+  for (const char* part :
+       {"# fieldproof run depot-pass-1: PASS", "**Verdict:** PASS (exit code 0, status passed)",
+        "| Scenario | ugv_nav_to_goal (examples/scenarios/ugv_nav_to_goal.yaml) digest sha256:abc123 |",
+        "| World | depot (examples/worlds/depot.sdf) |",
+        "ugv1 (spawn dock_a, stack ugv_nav); ugv2", "| Start | 2026-11-30T22:00:00Z |",
+        "| Durations | wall 10.4 s · timeline — · simulated 10 s |", "| Seed | 42 (given) |",
+        "**Clock:** mode lockstep", "## Assertions",
+        "| reached_goal | reach_pose | passed | 8.5 | within 0.2 m of the goal |", "## KPIs",
+        "| path_length.ugv1_m | 8.31 | m | collector path_length |", "### KPI collectors",
+        "## Timeline", "| drive | navigate_to_pose | ugv1 | 1 | 1 | 8.5 | ok | — |", "## Phases",
+        "- ready (wall_s 1.2)", "## Artefacts", "| recording/recording.mcap | 21 B (21 bytes) |"}) {
+    EXPECT_NE(md.find(part), std::string::npos) << part << "\n---\n" << md;
+  }
+}
+
+TEST(ReportMarkdown, PrintsTheExcerptsOfTheFailedAssertionsOnlyUnderTheTable) {
+  const std::string md = load("failed").to_markdown();
+  const size_t table = md.find("| arrived_in_time | within_time | failed |");
+  const size_t excerpts = md.find("### Excerpts of the failed assertions");
+  ASSERT_NE(table, std::string::npos) << md;
+  ASSERT_NE(excerpts, std::string::npos) << md;
+  EXPECT_LT(table, excerpts);
+  EXPECT_NE(md.find("#### arrived_in_time"), std::string::npos);
+  EXPECT_NE(md.find("| 1.9 | 1.9 | distance_m=7.3, kind=pose, model=ugv1, x=0.7, y=0, yaw=0 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Evidence: deadline_s=2"), std::string::npos);
+  EXPECT_EQ(md.find("#### reached_goal"), std::string::npos);
+}
+
+TEST(ReportMarkdown, PassedRunHasNoExcerptSection) {
+  EXPECT_EQ(load("passed").to_markdown().find("Excerpts"), std::string::npos);
+}
+
+TEST(ReportMarkdown, EscapesTableCells) {
+  const Report r = Report::from_text(
+      R"({"assertions": [{"name": "a|b", "status": "failed", "reason": "x\ny <tag>"}]})");
+  const std::string md = r.to_markdown();
+  EXPECT_NE(md.find("| a\\|b |"), std::string::npos) << md;
+  EXPECT_NE(md.find("x<br>y &lt;tag>"), std::string::npos) << md;
+}
+
+TEST(ReportMarkdown, MissingFieldsAreDashes) {
+  const std::string md = load("interrupted").to_markdown();
+  EXPECT_NE(md.find("| World | — |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**Clock:** mode — · target RTF —"), std::string::npos) << md;
+  EXPECT_NE(md.find("No timeline entries."), std::string::npos);
+  EXPECT_NE(md.find("- starting: 0.1"), std::string::npos) << md;
+}
+
+// ---- junit.xml ----
+
+class JunitCountsTest : public ::testing::TestWithParam<std::tuple<const char*, JunitCounts>> {};
+
+TEST_P(JunitCountsTest, ParsesAndItsCountsMatchTheRun) {
+  const auto& [name, want] = GetParam();
+  const Report r = load(name);
+  ParsedJunit p;
+  parse_junit(r.to_junit(), &p);
+  ASSERT_NE(p.suite, nullptr);
+  EXPECT_EQ(p.seen.tests, want.tests);
+  EXPECT_EQ(p.seen.failures, want.failures);
+  EXPECT_EQ(p.seen.errors, want.errors);
+  EXPECT_EQ(p.seen.skipped, want.skipped);
+  EXPECT_EQ(p.suite->IntAttribute("tests"), want.tests);
+  EXPECT_EQ(p.suite->IntAttribute("failures"), want.failures);
+  EXPECT_EQ(p.suite->IntAttribute("errors"), want.errors);
+  EXPECT_EQ(p.suite->IntAttribute("skipped"), want.skipped);
+  const JunitCounts c = r.junit_counts();
+  EXPECT_EQ(c.tests, want.tests);
+  EXPECT_EQ(c.failures + c.errors + c.skipped, want.failures + want.errors + want.skipped);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, JunitCountsTest,
+    ::testing::Values(std::make_tuple("passed", JunitCounts{5, 0, 0, 0}),
+                      std::make_tuple("failed", JunitCounts{7, 3, 0, 2}),
+                      std::make_tuple("timeout", JunitCounts{3, 1, 1, 1}),
+                      std::make_tuple("interrupted", JunitCounts{3, 0, 1, 1})),
+    [](const auto& info) { return std::string(std::get<0>(info.param)); });
+
+TEST(ReportJunit, SuiteIsNamedAfterTheScenarioWithTheRunsFactsAsProperties) {
+  ParsedJunit p;
+  parse_junit(load("passed").to_junit(), &p);
+  EXPECT_STREQ(p.suite->Attribute("name"), "ugv_nav_to_goal");
+  EXPECT_EQ(property(p, "run_id"), "depot-pass-1");
+  EXPECT_EQ(property(p, "verdict"), "PASS");
+  EXPECT_EQ(property(p, "status"), "passed");
+  EXPECT_EQ(property(p, "exit_code"), "0");
+  EXPECT_EQ(property(p, "reason"), "every assertion passed");
+  EXPECT_EQ(property(p, "scenario.path"), "examples/scenarios/ugv_nav_to_goal.yaml");
+  EXPECT_EQ(property(p, "scenario.digest"), "sha256:abc123");
+  EXPECT_EQ(property(p, "world"), "depot");
+  EXPECT_EQ(property(p, "engine_version"), "0.1.0");
+  EXPECT_EQ(property(p, "duration.wall_s"), "10.4");
+  EXPECT_NE(property(p, "mcap").find("recording/recording.mcap"), std::string::npos);
+  EXPECT_EQ(property(p, "kpi.path_length.ugv1_m"), "8.31 m");
+  EXPECT_EQ(property(p, "kpi.reached_goal.closest_m"), "0.12 m");
+}
+
+TEST(ReportJunit, AssertionCaseTimeIsTheVerdictsTAndFailureHoldsReasonAndEvidence) {
+  ParsedJunit p;
+  parse_junit(load("failed").to_junit(), &p);
+  const auto* c = testcase(p, "ugv_nav_fails_on_time.assertions", "arrived_in_time");
+  ASSERT_NE(c, nullptr);
+  EXPECT_STREQ(c->Attribute("time"), "2.000");
+  const auto* f = c->FirstChildElement("failure");
+  ASSERT_NE(f, nullptr);
+  EXPECT_STREQ(f->Attribute("message"),
+               "drive has not completed 1 s after its start <late> & \"slow\" \\x01bell");
+  const std::string text = f->GetText();
+  EXPECT_NE(text.find("\"distance_m\": 7.3"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"deadline_s\": 2.0"), std::string::npos) << text;
+}
+
+TEST(ReportJunit, SkippedAndPendingAssertionsAreSkipped) {
+  ParsedJunit p;
+  parse_junit(load("failed").to_junit(), &p);
+  const auto* s = testcase(p, "ugv_nav_fails_on_time.assertions", "stays_in_yard");
+  const auto* q = testcase(p, "ugv_nav_fails_on_time.assertions", "late_check");
+  ASSERT_TRUE(s && q);
+  EXPECT_NE(s->FirstChildElement("skipped"), nullptr);
+  EXPECT_NE(q->FirstChildElement("skipped"), nullptr);
+}
+
+TEST(ReportJunit, TimelineEntryFailsUnlessItsStatusIsOk) {
+  ParsedJunit p;
+  parse_junit(load("failed").to_junit(), &p);
+  const auto* ok = testcase(p, "ugv_nav_fails_on_time.timeline", "drive");
+  const auto* bad = testcase(p, "ugv_nav_fails_on_time.timeline", "second_leg");
+  ASSERT_TRUE(ok && bad);
+  EXPECT_EQ(ok->FirstChildElement(), nullptr);
+  EXPECT_STREQ(ok->Attribute("time"), "7.000");
+  ASSERT_NE(bad->FirstChildElement("failure"), nullptr);
+  EXPECT_STREQ(bad->FirstChildElement("failure")->Attribute("message"),
+               "status aborted: goal ABORTED by the controller");
+}
+
+TEST(ReportJunit, RunCaseFailsWhenTheRunFailed) {
+  ParsedJunit p;
+  parse_junit(load("failed").to_junit(), &p);
+  const auto* run = testcase(p, "ugv_nav_fails_on_time", "run");
+  ASSERT_NE(run, nullptr);
+  EXPECT_NE(run->FirstChildElement("failure"), nullptr);
+  EXPECT_EQ(run->FirstChildElement("error"), nullptr);
+}
+
+TEST(ReportJunit, RunCaseIsAnErrorWhenTheRunTimedOut) {
+  ParsedJunit p;
+  parse_junit(load("timeout").to_junit(), &p);
+  const auto* run = testcase(p, "ugv_realtime", "run");
+  ASSERT_NE(run, nullptr);
+  ASSERT_NE(run->FirstChildElement("error"), nullptr);
+  EXPECT_NE(std::string(run->FirstChildElement("error")->Attribute("message")).find("timeout"),
+            std::string::npos);
+}
+
+TEST(ReportJunit, RunCasePassesWhenTheRunPassed) {
+  ParsedJunit p;
+  parse_junit(load("passed").to_junit(), &p);
+  const auto* run = testcase(p, "ugv_nav_to_goal", "run");
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->FirstChildElement(), nullptr);
+}
+
+TEST(ReportJunit, EscapesControlCharactersQuotesAndInvalidUtf8) {
+  const Report r = Report::from_text(
+      "{\"scenario\": {\"name\": \"s<&>\\\"'\"}, \"status\": \"failed\", \"reason\": \"a\\u0000b\\u001b\xff\"}");
+  ParsedJunit p;
+  parse_junit(r.to_junit(), &p);
+  ASSERT_NE(p.suite, nullptr);
+  EXPECT_STREQ(p.suite->Attribute("name"), "s<&>\"'");
+  EXPECT_EQ(property(p, "reason"), "a\\x00b\\x1B\xEF\xBF\xBD");
+}
+
+// ---- report.html ----
+
+TEST(ReportHtml, IsWellFormedXmlWithNoScriptsOrExternalResources) {
+  const std::string html = load("failed").to_html();
+  tinyxml2::XMLDocument doc;
+  EXPECT_EQ(doc.Parse(html.c_str()), tinyxml2::XML_SUCCESS) << doc.ErrorStr();
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("href="), std::string::npos);
+  EXPECT_EQ(html.find("url("), std::string::npos);
+}
+
+TEST(ReportHtml, DrawsAPathPerVehicle) {
+  const std::string html = load("passed").to_html();
+  EXPECT_EQ(count(html, "<svg"), 4u);
+  EXPECT_EQ(count(html, "class=\"vehicle-path\""), 2u);
+  EXPECT_NE(html.find("data-vehicle=\"ugv1\""), std::string::npos);
+  EXPECT_NE(html.find("data-vehicle=\"ugv2\""), std::string::npos);
+}
+
+TEST(ReportHtml, DrawsObstaclesGoalsAndGeofences) {
+  const std::string html = load("passed").to_html();
+  EXPECT_EQ(count(html, "class=\"obstacle\""), 2u);
+  EXPECT_EQ(count(html, "class=\"goal\""), 2u);  // the run's goal and the timeline's
+  EXPECT_EQ(count(html, "class=\"geofence\""), 1u);
+}
+
+TEST(ReportHtml, DrawsRtfAndDriftFromClockJsonl) {
+  const std::string html = load("timeout").to_html();
+  EXPECT_NE(html.find("class=\"plot rtf\""), std::string::npos);
+  EXPECT_NE(html.find("class=\"plot drift\""), std::string::npos);
+  EXPECT_EQ(count(html, "class=\"series\""), 2u);
+}
+
+TEST(ReportHtml, DerivesDriftFromClockSamplesWithoutOne) {
+  const std::string html = load("passed").to_html();
+  EXPECT_EQ(count(html, "class=\"series\""), 2u);
+}
+
+TEST(ReportHtml, PutsTheVerdictsOnTheTimeline) {
+  const std::string html = load("failed").to_html();
+  EXPECT_NE(html.find("class=\"plot verdicts\""), std::string::npos);
+  EXPECT_EQ(count(html, "class=\"verdict failed\""), 1u);
+  EXPECT_EQ(count(html, "class=\"entry bad\""), 1u);
+}
+
+TEST(ReportHtml, SaysSoWhenThereAreNoSamples) {
+  const std::string html = load("failed").to_html();
+  EXPECT_NE(html.find("No ground-truth poses in samples.jsonl."), std::string::npos);
+  EXPECT_EQ(count(html, "class=\"vehicle-path\""), 0u);
+}
+
+TEST(ReportHtml, EscapesTextFromTheRun) {
+  const std::string html = load("failed").to_html();
+  EXPECT_NE(html.find("&lt;late&gt; &amp; &quot;slow&quot;"), std::string::npos);
+  EXPECT_EQ(html.find("<late>"), std::string::npos);
+}
+
+// ---- write_all ----
+
+TEST(ReportWrite, WritesTheFourFilesInTheRunDirectory) {
+  const auto d = fixture_copy("failed");
+  const Report r = Report::load(d);
+  r.write_all(d);
+  EXPECT_EQ(read_file(d / "report.json"), r.to_json());
+  EXPECT_EQ(read_file(d / "report.md"), r.to_markdown());
+  EXPECT_EQ(read_file(d / "junit.xml"), r.to_junit());
+  EXPECT_EQ(read_file(d / "report.html"), r.to_html());
+}
+
+TEST(ReportWrite, UnwritableDirectoryIsAReportError) {
+  const Report r = load("passed");
+  EXPECT_THROW(r.write_all(fresh_dir("w") / "missing" / "dir"), ReportError);
+}
+
+}  // namespace
+}  // namespace fieldproof::report
