@@ -186,6 +186,8 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   facts.models = w.static_models();
   for (const auto& d : scenario::validate_against_world(s, facts))
     r.errors.push_back(d.to_string());
+  // The world's refusals already name unknown frames and models: stop before repeating them.
+  if (!r.errors.empty()) return r;
 
   PlanContext ctx{s, plan.frames};
   // Vehicles: placed in the world (a spawn inside an obstacle is refused here, nothing started).

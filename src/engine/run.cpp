@@ -27,9 +27,10 @@ class JsonLines {
     out_.open(p, std::ios::out | std::ios::trunc);
     return static_cast<bool>(out_);
   }
-  void write(const json& j) {
+  void write(const json& j, bool flush = false) {
     std::lock_guard<std::mutex> lk(mu_);
     out_ << j.dump() << '\n';
+    if (flush) out_.flush();
   }
   void flush() {
     std::lock_guard<std::mutex> lk(mu_);
@@ -148,7 +149,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   const auto event = [&](const std::string& name, json fields = json::object()) {
     json j = {{"event", name}, {"wall_s", wall_s()}, {"sim_s", secs(sim_now)}};
     for (auto& [k, v] : fields.items()) j[k] = v;
-    log.write(j);
+    log.write(j, /*flush=*/true);  // followed live (tail -f, tests)
   };
   const auto say = [&](const std::string& line) {
     if (o.on_event) o.on_event(line);

@@ -15,8 +15,10 @@ struct CommandResult {
 };
 
 // `args` is appended to the executable's path, as shell text (quote what needs quoting).
-inline CommandResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof " + args + " 2>&1";
+// With stderr = false, stderr is dropped and out is stdout alone.
+inline CommandResult run_cli(const std::string& args, bool stderr_too = true) {
+  const std::string cmd = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof " + args +
+                          (stderr_too ? " 2>&1" : " 2>/dev/null");
   CommandResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;

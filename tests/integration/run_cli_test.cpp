@@ -1,0 +1,276 @@
+// `fieldproof validate`, `schema`, `run --dry-run` and `run`, end to end through the CLI: the
+// examples' verdicts and run directories, and the refusals (exit 2, nothing started).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "integration/cli_test_util.hpp"
+
+namespace fieldproof::integration {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A fresh runs directory per test, under the build tree.
+fs::path fresh_runs_dir(const std::string& test) {
+  const fs::path d = fs::path(FIELDPROOF_TEST_TMP) / ("runs_" + test);
+  fs::remove_all(d);
+  return d;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json run_json(const fs::path& dir) { return json::parse(read(dir / "run.json")); }
+
+const json* assertion(const json& run, const std::string& name) {
+  for (const auto& a : run["assertions"]) {
+    if (a["name"] == name) return &a;
+  }
+  return nullptr;
+}
+
+TEST(ValidateCli, AValidScenarioExitsZeroWithTheModeNote) {
+  const auto r = run_cli("validate examples/scenarios/ugv_nav_to_goal.yaml");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("valid"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: time.mode sim"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, AnUnknownKeyExitsTwoWithFileLineColumnAndPath) {
+  const auto r = run_cli("validate tests/integration/data/unknown_key.yaml");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown_key.yaml:6:5: vehicles[0].colour"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, AStepThatIsNotAWholeNumberOfPhysicsStepsExitsTwo) {
+  const auto r = run_cli("validate tests/integration/data/bad_step.yaml");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad_step.yaml:6:11: time.step_s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("physics step is 0.001 s"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, AnUnknownGoalFrameExitsTwoOnce) {
+  const auto r = run_cli("validate tests/integration/data/unknown_goal_frame.yaml");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("timeline[0].goal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(1 error)"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, AMissingWorldFileExitsTwo) {
+  const auto r = run_cli("validate tests/integration/data/missing_world.yaml");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("missing_world.yaml:2:8: world"), std::string::npos) << r.out;
+}
+
+TEST(SchemaCli, PrintsTheJsonSchema) {
+  const auto r = run_cli("schema");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json schema = json::parse(r.out);
+  EXPECT_TRUE(schema.contains("$schema"));
+  EXPECT_EQ(r.out, read("scenario.schema.json"));
+}
+
+TEST(DryRunCli, PrintsTheResolvedPlanAndStartsNothing) {
+  const fs::path runs = fresh_runs_dir("dry_run");
+  const auto r =
+      run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --dry-run --runs-dir " + runs.string(),
+              /*stderr_too=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json plan = json::parse(r.out);
+  EXPECT_EQ(plan["world"]["physics_step_s"], 0.001);
+  EXPECT_EQ(plan["world"]["real_time_factor"], 1.0);
+  EXPECT_EQ(plan["seed"], 7);
+  EXPECT_EQ(plan["seed_given"], true);
+  EXPECT_EQ(plan["time"]["mode"], "sim");
+  EXPECT_EQ(plan["time"]["target_rtf"], 1.0);
+  EXPECT_EQ(plan["time"]["timeout_s"], 180.0);
+  ASSERT_EQ(plan["vehicles"].size(), 1u);
+  EXPECT_EQ(plan["vehicles"][0]["spawn"], "dock");
+  ASSERT_EQ(plan["timeline"].size(), 1u);
+  EXPECT_EQ(plan["timeline"][0]["label"], "drive_ahead");
+  EXPECT_EQ(plan["timeline"][0]["at_s"], 2.0);
+  ASSERT_EQ(plan["assertions"].size(), 3u);
+  EXPECT_EQ(plan["assertions"][0]["resolved"]["target"]["x"], 10.0);
+  EXPECT_FALSE(fs::exists(runs));
+}
+
+TEST(DryRunCli, ASeedOverrideIsShown) {
+  const auto s = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --dry-run --seed 42", false);
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  EXPECT_EQ(json::parse(s.out)["seed"], 42);
+}
+
+TEST(DryRunCli, ARefusalOfTheWorldExitsTwo) {
+  const auto r = run_cli("run tests/integration/data/bad_step.yaml --dry-run");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("time.step_s"), std::string::npos) << r.out;
+}
+
+TEST(RunCli, UgvNavToGoalPassesWithItsRecord) {
+  const fs::path runs = fresh_runs_dir("to_goal");
+  const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+  const fs::path dir = runs / "a";
+  for (const char* f : {"scenario.yaml", "engine.log", "samples.jsonl", "assertions.jsonl"}) {
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  }
+  EXPECT_EQ(read(dir / "scenario.yaml"), read("examples/scenarios/ugv_nav_to_goal.yaml"));
+  const json run = run_json(dir);
+  EXPECT_EQ(run["status"], "passed");
+  EXPECT_EQ(run["verdict"], "PASS");
+  EXPECT_EQ(run["exit_code"], 0);
+  EXPECT_EQ(run["seed"], 7);
+  EXPECT_EQ(run["seed_given"], true);
+  EXPECT_EQ(run["clock"]["mode"], "sim");
+  EXPECT_GT(run["clock"]["sim_elapsed_s"].get<double>(), 10.0);
+  EXPECT_EQ(run["timeline"][0]["status"], "succeeded");
+  for (const char* name : {"reached_goal", "no_collision", "arrived_in_time"}) {
+    const json* a = assertion(run, name);
+    ASSERT_NE(a, nullptr) << name;
+    EXPECT_EQ((*a)["status"], "passed") << name << ": " << (*a)["reason"];
+  }
+  EXPECT_EQ((*assertion(run, "reached_goal"))["evidence"]["excerpt"].size(), 6u);
+  // Poses at 10 Hz and the clock once a second.
+  const std::string samples = read(dir / "samples.jsonl");
+  EXPECT_NE(samples.find(R"({"kind":"pose","model":"ugv1","sim":0.1,)"), std::string::npos);
+  EXPECT_NE(samples.find(R"("kind":"clock")"), std::string::npos);
+}
+
+TEST(RunCli, UgvNavFailsOnTimeExitsOneNamingArrivedInTime) {
+  const fs::path runs = fresh_runs_dir("fails_on_time");
+  const auto r = run_cli(
+      "run examples/scenarios/ugv_nav_fails_on_time.yaml --max-rtf 0 "
+      "--runs-dir " +
+      runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL: assertion arrived_in_time failed"), std::string::npos) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "failed");
+  EXPECT_EQ(run["exit_code"], 1);
+  EXPECT_NE(run["reason"].get<std::string>().find("arrived_in_time"), std::string::npos);
+  EXPECT_EQ((*assertion(run, "arrived_in_time"))["status"], "failed");
+  EXPECT_NEAR((*assertion(run, "arrived_in_time"))["t_s"].get<double>(), 3.1, 1e-9);
+  EXPECT_EQ((*assertion(run, "reached_goal"))["status"], "passed");
+  EXPECT_EQ((*assertion(run, "no_collision"))["status"], "passed");
+  // Verdicts in the order they resolved: the deadline first.
+  const std::string lines = read(runs / "a" / "assertions.jsonl");
+  EXPECT_EQ(json::parse(lines.substr(0, lines.find('\n')))["name"], "arrived_in_time");
+}
+
+TEST(RunCli, TheSameSeedGivesTheSameSamples) {
+  const fs::path runs = fresh_runs_dir("same_seed");
+  const std::string cmd =
+      "run examples/scenarios/ugv_nav_fails_on_time.yaml --max-rtf 0 "
+      "--runs-dir " +
+      runs.string();
+  ASSERT_EQ(run_cli(cmd + " --run-id a").exit_code, 1);
+  ASSERT_EQ(run_cli(cmd + " --run-id b").exit_code, 1);
+  // The clock lines carry wall time; every other line must be identical.
+  const auto strip = [](const std::string& s) {
+    std::istringstream in(s);
+    std::string out;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(R"("kind":"clock")") == std::string::npos) out += line + "\n";
+    }
+    return out;
+  };
+  EXPECT_EQ(strip(read(runs / "a" / "samples.jsonl")), strip(read(runs / "b" / "samples.jsonl")));
+}
+
+TEST(RunCli, ARunIdWithAPathSeparatorIsRefused) {
+  const fs::path runs = fresh_runs_dir("bad_id");
+  const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --runs-dir " + runs.string() +
+                         " --run-id a/b");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("path separator"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(runs / "a"));
+}
+
+TEST(RunCli, ARunIdWithDotDotIsRefused) {
+  const fs::path runs = fresh_runs_dir("dotdot_id");
+  const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --runs-dir " + runs.string() +
+                         " --run-id ..");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("'..'"), std::string::npos) << r.out;
+}
+
+TEST(RunCli, AnExistingRunDirectoryIsNeverOverwritten) {
+  const fs::path runs = fresh_runs_dir("existing");
+  fs::create_directories(runs / "a");
+  std::ofstream(runs / "a" / "keep.txt") << "mine";
+  const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --runs-dir " + runs.string() +
+                         " --run-id a");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("never overwritten"), std::string::npos) << r.out;
+  EXPECT_EQ(read(runs / "a" / "keep.txt"), "mine");
+  EXPECT_FALSE(fs::exists(runs / "a" / "run.json"));
+}
+
+TEST(RunCli, AnInvalidScenarioStartsNothing) {
+  const fs::path runs = fresh_runs_dir("invalid");
+  const auto r = run_cli("run tests/integration/data/unknown_key.yaml --runs-dir " + runs.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_FALSE(fs::exists(runs));
+}
+
+TEST(RunCli, ASeedOutOfRangeIsRefused) {
+  const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --dry-run --seed 2147483648");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("2^31-1"), std::string::npos) << r.out;
+}
+
+TEST(RunCli, TheTimeoutEndsTheRunWithExitOne) {
+  const fs::path runs = fresh_runs_dir("timeout");
+  const auto r = run_cli("run tests/integration/data/timeout.yaml --runs-dir " + runs.string() +
+                         " --run-id a");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "timeout");
+  EXPECT_EQ((*assertion(run, "reached_goal"))["status"], "skipped");
+}
+
+TEST(RunCli, SigintEndsTheRunInterruptedWithExit130) {
+  const fs::path runs = fresh_runs_dir("sigint");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+    const std::string dir = runs.string();
+    execl(bin.c_str(), bin.c_str(), "run", "examples/scenarios/ugv_nav_to_goal.yaml", "--runs-dir",
+          dir.c_str(), "--run-id", "a", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Interrupt once the drive has started (the engine logs it).
+  const fs::path log = runs / "a" / "engine.log";
+  for (int i = 0; i < 3000 && read(log).find("action.start") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGINT);
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "interrupted");
+  EXPECT_EQ(run["exit_code"], 130);
+  EXPECT_EQ((*assertion(run, "reached_goal"))["status"], "skipped");
+  EXPECT_EQ(run["timeline"][0]["status"], "cancelled");
+}
+
+}  // namespace
+}  // namespace fieldproof::integration
