@@ -180,10 +180,13 @@ TimeControllerClock::TimeControllerClock(TimeControllerClockOptions options, Ste
     throw TimeError("TimeControllerClock: rate " + describe_rate(options.rate) +
                     " refused: must be a finite number > 0");
   }
-  std::lock_guard<std::mutex> g(mutex_);
-  ref_ = Snapshot{steady_.now(), options.start};
-  rate_ = options.rate;
-  paused_ = options.start_paused;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    ref_ = Snapshot{steady_.now(), options.start};
+    rate_ = options.rate;
+    paused_ = options.start_paused;
+  }
+  // Outside mutex_: the lock order is the time line's registry, then a clock's mutex.
   steady_.register_waiter(&mutex_, &cv_);
 }
 
@@ -378,8 +381,10 @@ void TimeControllerClock::publish_loop(uint64_t generation, Duration period,
 ExternalClock::ExternalClock(ExternalClockOptions options, SteadyTime& steady)
     : options_(std::move(options)), steady_(steady) {
   if (options_.window < 2) options_.window = 2;
-  std::lock_guard<std::mutex> g(mutex_);
-  floor_ = options_.initial;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    floor_ = options_.initial;
+  }
   steady_.register_waiter(&mutex_, &cv_);
 }
 

@@ -323,8 +323,8 @@ struct Publications {
 };
 
 TEST_F(TimeControllerClockTest, clock_publication_rate_is_n_per_steady_second) {
+  Publications pubs;  // outlives the clock (whose destructor stops the publisher)
   TimeControllerClock clock({.start = kStart, .rate = 2.0}, steady);
-  Publications pubs;
   ASSERT_TRUE(clock.set_clock_publisher(20.0, [&](SimTime t) { pubs.add(t); }).ok());
   ASSERT_TRUE(pubs.wait_for(1));  // the first one at once
   for (int i = 1; i <= 20; ++i) {
@@ -353,8 +353,8 @@ TEST_F(TimeControllerClockTest, clock_publication_off_at_zero_and_refused_when_n
 }
 
 TEST_F(TimeControllerClockTest, clock_publication_while_paused_repeats_the_paused_time) {
+  Publications pubs;  // outlives the clock (whose destructor stops the publisher)
   TimeControllerClock clock({.start = kStart, .start_paused = true}, steady);
-  Publications pubs;
   ASSERT_TRUE(clock.set_clock_publisher(10.0, [&](SimTime t) { pubs.add(t); }).ok());
   ASSERT_TRUE(pubs.wait_for(1));
   steady.wait_for_blocked(1);
