@@ -86,6 +86,7 @@ std::optional<int> ChildProcess::exited() {
   int st = 0;
   const pid_t r = waitpid(pid_, &st, WNOHANG);
   if (r == pid_) status_ = st;
+  if (r < 0 && errno == ECHILD) status_ = 0;  // reaped elsewhere: gone all the same
   return status_;
 }
 
@@ -108,7 +109,7 @@ void ChildProcess::terminate_group(Duration grace) {
   kill(-pid_, SIGKILL);
   if (!status_) {
     int st = 0;
-    if (waitpid(pid_, &st, 0) == pid_) status_ = st;
+    status_ = waitpid(pid_, &st, 0) == pid_ ? st : 0;
   }
 }
 
