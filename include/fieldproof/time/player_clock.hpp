@@ -192,7 +192,10 @@ class PlayerClock {
   virtual bool remove_jump_handler(uint64_t id) = 0;
 
   // Publishes the clock: `publisher` is called with now() every 1/hz of steady time (hz = 0
-  // turns it off; negative or non-finite refused).
+  // turns it off; negative or non-finite refused), on a thread of the clock: at once, then at
+  // start + k x period (integer grid; deadlines missed by a slow callback are skipped). Replaces
+  // any previous publisher (stopped and joined first), so it must not be called from inside the
+  // publisher callback. A publisher that throws is ignored and called again next period.
   virtual ClockStatus set_clock_publisher(double hz, ClockPublisher publisher) = 0;
 };
 
