@@ -2,7 +2,7 @@
 // indexed (or recovered) reads and hands the messages to subscribers in the recorded order.
 #include "fieldproof/record/replay_clock.hpp"
 
-#include <exception>
+#include <algorithm>
 #include <utility>
 
 namespace fieldproof::record {
@@ -71,7 +71,7 @@ Result<std::unique_ptr<ReplayClock>> ReplayClock::finish_open(std::unique_ptr<Re
     clock->last_ = SimTime::from_ns(stats.message_end_time_ns);
   }
   clock->now_ = clock->options_.start.is_infinite() ? clock->first_ : clock->options_.start;
-  clock->resume_ns_ = clock->now_.ns();
+  clock->read_until_ns_ = clock->now_.ns();  // the first advance includes the start
   return Result<std::unique_ptr<ReplayClock>>(std::move(clock));
 }
 
@@ -105,65 +105,53 @@ Result<size_t> ReplayClock::advance_to(SimTime t) {
                                                     " s is before now " + format_seconds(now_) +
                                                     " s (time never goes backwards)");
   }
-  ReadMessageOptions query;
-  query.start_ns = resume_ns_;
-  query.end_ns = t.is_infinite() ? t.ns() : t.ns() + 1;  // (now, t] as [resume, t + 1)
-  query.topics = options_.topics;
-  size_t count = 0;
-  int64_t current_ns = resume_ns_;
-  uint64_t seen_at_current = 0;  // messages met at current_ns, skipped ones included
-  std::exception_ptr failure;
-  if (query.start_ns < query.end_ns) {
+  // (now, t] is [read position, t + 1) in the file's half-open log-time ranges.
+  const int64_t want_end = t.is_infinite() ? t.ns() : t.ns() + 1;
+  if (read_until_ns_ < want_end) {
+    ReadMessageOptions query;
+    query.start_ns = read_until_ns_;
+    query.end_ns = std::max(want_end, (SimTime::from_ns(want_end) + options_.read_ahead).ns());
+    query.topics = options_.topics;
     Status s = reader_.read_messages(query, [&](const MessageView& m) {
-      if (m.log_time_ns != current_ns) {
-        current_ns = m.log_time_ns;
-        seen_at_current = 0;
-      }
-      ++seen_at_current;
-      if (current_ns == resume_ns_ && seen_at_current <= skip_at_resume_) return true;
-      ReplayMessage msg;
-      msg.topic = m.channel->topic;
-      msg.schema_name = m.schema != nullptr ? std::string_view(m.schema->name) : "";
-      msg.message_encoding = m.channel->message_encoding;
-      msg.log_time_ns = m.log_time_ns;
-      msg.publish_time_ns = m.publish_time_ns;
-      msg.sequence = m.sequence;
-      msg.data = m.data;
-      msg.control = m.channel->topic == options_.control_topic && is_control_payload(m.data_view());
-      if (msg.control && !options_.deliver_control) {
-        ++control_skipped_;
-        return true;
-      }
-      ++count;
-      ++delivered_;
-      try {
-        // Index loop: a callback may subscribe (appends) or unsubscribe (erases).
-        for (size_t i = 0; i < subscribers_.size(); ++i) {
-          const Subscriber& sub = subscribers_[i];
-          const bool wanted =
-              sub.control ? msg.control : sub.topic.empty() || sub.topic == msg.topic;
-          if (!wanted) continue;
-          ReplayCallback cb = sub.callback;
-          cb(msg);
-        }
-      } catch (...) {
-        failure = std::current_exception();
-        return false;
-      }
+      pending_.push_back(Pending{m.channel, m.schema, m.sequence, m.log_time_ns, m.publish_time_ns,
+                                 std::string(m.data_view())});
       return true;
     });
-    if (failure) {
-      // The failing message counts as delivered; the rest of its instant comes next time.
-      now_ = SimTime::from_ns(current_ns);
-      resume_ns_ = current_ns;
-      skip_at_resume_ = seen_at_current;
-      std::rethrow_exception(failure);
-    }
     if (!s.ok()) return s;
+    read_until_ns_ = query.end_ns;
+  }
+  size_t count = 0;
+  while (!pending_.empty() && pending_.front().log_time_ns < want_end) {
+    // Taken off the queue first: a subscriber that throws leaves the rest for the next advance.
+    const Pending p = std::move(pending_.front());
+    pending_.pop_front();
+    ReplayMessage msg;
+    msg.topic = p.channel->topic;
+    msg.schema_name = p.schema != nullptr ? std::string_view(p.schema->name) : "";
+    msg.message_encoding = p.channel->message_encoding;
+    msg.log_time_ns = p.log_time_ns;
+    msg.publish_time_ns = p.publish_time_ns;
+    msg.sequence = p.sequence;
+    msg.data =
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(p.data.data()), p.data.size());
+    msg.control = p.channel->topic == options_.control_topic && is_control_payload(p.data);
+    if (msg.control && !options_.deliver_control) {
+      ++control_skipped_;
+      continue;
+    }
+    ++count;
+    ++delivered_;
+    now_ = SimTime::from_ns(p.log_time_ns);  // the message's time while it is delivered
+    // Index loop: a callback may subscribe (appends) or unsubscribe (erases).
+    for (size_t i = 0; i < subscribers_.size(); ++i) {
+      const Subscriber& sub = subscribers_[i];
+      const bool wanted = sub.control ? msg.control : sub.topic.empty() || sub.topic == msg.topic;
+      if (!wanted) continue;
+      ReplayCallback cb = sub.callback;
+      cb(msg);
+    }
   }
   now_ = t;
-  resume_ns_ = query.end_ns;
-  skip_at_resume_ = 0;
   return count;
 }
 

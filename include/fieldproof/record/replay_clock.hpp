@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -76,6 +77,10 @@ struct ReplayClockOptions {
   // delivered.
   std::string control_topic = "/fieldproof/events";
   bool deliver_control = false;
+  // Each read from the file covers at least this much log time beyond the advance's target; the
+  // messages read ahead are kept (copied) until their time comes. Small advances then do not
+  // decompress the same chunk again and again. Zero: read exactly each advance's window.
+  Duration read_ahead = seconds(1);
   // Passed to the McapReader (on_problem sees every problem as it is found).
   McapReaderOptions reader;
 };
@@ -130,10 +135,20 @@ class ReplayClock {
   ReplayClockOptions options_;
   McapReader reader_;
   SimTime now_;
-  // Inclusive lower bound of the next read (the start, then now + 1 ns after each advance).
-  int64_t resume_ns_ = 0;
-  // Messages at exactly resume_ns_ already handled (a subscriber threw midway through them).
-  uint64_t skip_at_resume_ = 0;
+  // A message read ahead of time (owned copy).
+  struct Pending {
+    const Channel* channel = nullptr;
+    const Schema* schema = nullptr;
+    uint32_t sequence = 0;
+    int64_t log_time_ns = 0;
+    int64_t publish_time_ns = 0;
+    std::string data;
+  };
+  // Messages read from the file and not yet delivered, in order; the file has been read up to
+  // (excluding) read_until_ns_: reads cover consecutive half-open log-time ranges, so nothing
+  // is read twice or missed.
+  std::deque<Pending> pending_;
+  int64_t read_until_ns_ = 0;
   SimTime first_;
   SimTime last_;
   std::vector<Subscriber> subscribers_;
