@@ -1,5 +1,6 @@
 #include "fieldproof/engine/run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -184,6 +185,8 @@ RunOutcome run_scenario(const RunOptions& o) {
   Duration wall_elapsed = Duration::zero();
   std::vector<AssertionResult> results;
   std::vector<AssertionResult> resolved_order;
+  uint64_t steps = 0;
+  Duration max_wait = Duration::zero();
 
   Evaluator ev(plan.assertions, AssertionTypes::builtin(), [&](const AssertionResult& r) {
     json j = r.to_json();
@@ -259,7 +262,12 @@ RunOutcome run_scenario(const RunOptions& o) {
       });
     }
 
-    const Duration tick = milliseconds(100);
+    // The engine wakes on a grid: every 100 ms (deadlines, the status line); in lockstep every
+    // step_s, so the world advances step by step, each held until every vehicle has announced
+    // past it (the stacks are regulating participants).
+    const bool lockstep_mode = sc.time.mode == scenario::TimeMode::kLockstep;
+    const Duration tick =
+        lockstep_mode ? std::min(sc.time.step, milliseconds(100)) : milliseconds(100);
     SimTime next_clock = SimTime::zero() + seconds(1);
     SimTime last_clock_sim = SimTime::zero();
     SimTime last_clock_wall = wall_now();
@@ -379,7 +387,11 @@ RunOutcome run_scenario(const RunOptions& o) {
         if (!es.started && due < next) next = due;
         if (es.stop_at && !es.ended && *es.stop_at < next) next = *es.stop_at;
       }
-      if (!e.sleep_until(next)) {
+      const SimTime wait_from = wall_now();
+      const bool slept = e.sleep_until(next);
+      ++steps;
+      max_wait = std::max(max_wait, wall_now() - wait_from);
+      if (!slept) {
         status = "error";
         const std::string f = session->failure();
         reason = !f.empty() ? f : "the coordinator ended the run: " + e.last_error();
@@ -462,6 +474,16 @@ RunOutcome run_scenario(const RunOptions& o) {
                   {"sim_elapsed_s", secs(end_sim)},
                   {"wall_elapsed_s", round3(wall_total)},
                   {"rtf", {{"mean", wall_total > 0 ? round3(secs(end_sim) / wall_total) : 0.0}}}};
+  if (sc.time.mode == scenario::TimeMode::kLockstep) {
+    json vehicles = json::array();
+    for (const auto& v : plan.vehicles) vehicles.push_back(v.name);
+    run["clock"]["lockstep"] = {{"step_s", secs(sc.time.step)},
+                                {"vehicles", vehicles},
+                                {"origin_sim_s", 0.0},
+                                {"steps", steps},
+                                {"max_wait_s", round3(secs(max_wait))},
+                                {"ack_timeout_s", secs(sc.time.ack_timeout)}};
+  }
   json tl = json::array();
   for (size_t i = 0; i < plan.timeline.size(); ++i) {
     const auto& te = *plan.timeline[i].entry;

@@ -16,8 +16,10 @@ struct CommandResult {
 
 // `args` is appended to the executable's path, as shell text (quote what needs quoting).
 // With stderr = false, stderr is dropped and out is stdout alone.
-inline CommandResult run_cli(const std::string& args, bool stderr_too = true) {
-  const std::string cmd = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof " + args +
+// `env` is put before the command (shell assignments: "NAME=value ").
+inline CommandResult run_cli(const std::string& args, bool stderr_too = true,
+                             const std::string& env = "") {
+  const std::string cmd = env + std::string(FIELDPROOF_BIN_DIR) + "/fieldproof " + args +
                           (stderr_too ? " 2>&1" : " 2>/dev/null");
   CommandResult r;
   FILE* p = popen(cmd.c_str(), "r");

@@ -192,6 +192,53 @@ TEST(RunCli, TheSameSeedGivesTheSameSamples) {
   EXPECT_EQ(strip(read(runs / "a" / "samples.jsonl")), strip(read(runs / "b" / "samples.jsonl")));
 }
 
+TEST(RunCli, UgvLockstepPassesWithTheStackAsAProcess) {
+  const fs::path runs = fresh_runs_dir("lockstep");
+  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "passed");
+  EXPECT_EQ(run["vehicles"][0]["stack"], "fieldproof-ugv-nav (process)");
+  EXPECT_EQ(run["clock"]["mode"], "lockstep");
+  EXPECT_EQ(run["clock"]["lockstep"]["step_s"], 0.1);
+  EXPECT_EQ(run["clock"]["lockstep"]["vehicles"], json::array({"ugv1"}));
+  EXPECT_GT(run["clock"]["lockstep"]["steps"].get<int>(), 400);
+}
+
+TEST(RunCli, TwoLockstepRunsWithTheStackAsAProcessGiveTheSameSamples) {
+  const fs::path runs = fresh_runs_dir("lockstep_twice");
+  const std::string cmd =
+      "run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " + runs.string();
+  ASSERT_EQ(run_cli(cmd + " --run-id a").exit_code, 0);
+  ASSERT_EQ(run_cli(cmd + " --run-id b").exit_code, 0);
+  const auto strip = [](const std::string& s) {
+    std::istringstream in(s);
+    std::string out;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(R"("kind":"clock")") == std::string::npos) out += line + "\n";
+    }
+    return out;
+  };
+  const std::string a = strip(read(runs / "a" / "samples.jsonl"));
+  EXPECT_GT(a.size(), 10'000u);
+  EXPECT_EQ(a, strip(read(runs / "b" / "samples.jsonl")));
+}
+
+TEST(RunCli, AStackThatCrashesEndsTheRunInErrorWithExitOne) {
+  const fs::path runs = fresh_runs_dir("crash");
+  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
+                             runs.string() + " --run-id a",
+                         true, "FIELDPROOF_UGV_NAV=tests/integration/data/crashing_stack.sh ");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "error");
+  EXPECT_NE(run["reason"].get<std::string>().find("exited with code 3"), std::string::npos)
+      << run["reason"];
+  EXPECT_EQ((*assertion(run, "reached_goal"))["status"], "skipped");
+  EXPECT_TRUE(fs::exists(runs / "a" / "ugv1_nav.log"));
+}
+
 TEST(RunCli, ARunIdWithAPathSeparatorIsRefused) {
   const fs::path runs = fresh_runs_dir("bad_id");
   const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --runs-dir " + runs.string() +
