@@ -256,9 +256,19 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
           r.errors.push_back(pos_prefix(s, goal->pos, err.path()) + err.what());
         }
       }
-    } else if (e.action != "cmd_vel") {
-      plan.unsupported.push_back(e.path + ".action: " + e.action +
-                                 " is not run by this engine yet (navigate_to_pose, cmd_vel are)");
+    } else if (e.action == "sim.pause") {
+      const auto* d = e.params.get("duration_s");
+      if (!d || d->kind != scenario::ParamValue::Kind::kDuration) {
+        plan.unsupported.push_back(e.path +
+                                   ": sim.pause without duration_s needs a later "
+                                   "sim.resume triggered by after or when, which this "
+                                   "engine does not run yet");
+      }
+    } else if (e.action != "cmd_vel" && e.action != "sim.resume") {
+      plan.unsupported.push_back(
+          e.path + ".action: " + e.action +
+          " is not run by this engine yet (navigate_to_pose, cmd_vel, sim.pause with "
+          "duration_s and sim.resume are)");
     }
     if (e.every || e.after || e.when) {
       plan.unsupported.push_back(e.path +

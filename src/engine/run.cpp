@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <thread>
 
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
@@ -186,6 +187,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   std::vector<AssertionResult> results;
   std::vector<AssertionResult> resolved_order;
   uint64_t steps = 0;
+  Duration paused_wall = Duration::zero();
   Duration max_wait = Duration::zero();
 
   Evaluator ev(plan.assertions, AssertionTypes::builtin(), [&](const AssertionResult& r) {
@@ -311,7 +313,27 @@ RunOutcome run_scenario(const RunOptions& o) {
                                  {"params", params}});
           say("action " + te.label + " started");
           ev.on_action(te.label, ActionEvent::kStart, t_of(now), "running");
-          if (te.action == "cmd_vel" && !es.stop_at) {
+          if (te.action == "sim.pause") {
+            // The engine holds the clock: nothing advances until the wall-clock duration has
+            // passed (stacks' wall-clock watchdogs keep running, as with a paused Gazebo).
+            const auto* d = te.params.get("duration_s");
+            const Duration hold = d ? d->duration : Duration::zero();
+            event("clock.pause", {{"label", te.label}, {"duration_s", secs(hold)}});
+            if (const std::string err = session->set_paused(true); !err.empty()) {
+              event("warning", {{"message", "pause: " + err}});
+            }
+            const SimTime until = wall_now() + hold;
+            while (wall_now() < until && !(o.interrupt && o.interrupt->load())) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            paused_wall = paused_wall + (wall_now() - (until - hold));
+            if (const std::string err = session->set_paused(false); !err.empty()) {
+              event("warning", {{"message", "resume: " + err}});
+            }
+            event("clock.resume", {{"label", te.label}});
+          }
+          if ((te.action == "cmd_vel" && !es.stop_at) || te.action == "sim.pause" ||
+              te.action == "sim.resume") {
             es.ended = true;
             es.status = "ok";
             es.ended_s = t_of(now);
@@ -471,15 +493,20 @@ RunOutcome run_scenario(const RunOptions& o) {
                   {"pace_cap_rtf", pace},
                   {"physics_step_s", secs(plan.physics_step)},
                   {"origin_sim_s", 0.0},
+                  {"paused_s", round3(secs(paused_wall))},
                   {"sim_elapsed_s", secs(end_sim)},
                   {"wall_elapsed_s", round3(wall_total)},
-                  {"rtf", {{"mean", wall_total > 0 ? round3(secs(end_sim) / wall_total) : 0.0}}}};
+                  {"rtf",
+                   {{"mean", wall_total - secs(paused_wall) > 0
+                                 ? round3(secs(end_sim) / (wall_total - secs(paused_wall)))
+                                 : 0.0}}}};
   if (sc.time.mode == scenario::TimeMode::kLockstep) {
     json vehicles = json::array();
     for (const auto& v : plan.vehicles) vehicles.push_back(v.name);
     run["clock"]["lockstep"] = {{"step_s", secs(sc.time.step)},
                                 {"vehicles", vehicles},
                                 {"origin_sim_s", 0.0},
+                                {"paused_s", round3(secs(paused_wall))},
                                 {"steps", steps},
                                 {"max_wait_s", round3(secs(max_wait))},
                                 {"ack_timeout_s", secs(sc.time.ack_timeout)}};

@@ -290,6 +290,20 @@ bool Session::start(std::string* error) {
   return true;
 }
 
+std::string Session::set_paused(bool paused) {
+  Impl& m = *impl_;
+  const lockstep::Control c = paused ? lockstep::pause_request() : lockstep::resume_request();
+  lockstep::ControlReply r;
+  if (m.inproc) {
+    r = m.inproc->control(c);
+  } else if (m.server) {
+    r = m.server->control(c);
+  } else {
+    return "the session has not started";
+  }
+  return r.ok ? "" : r.error;
+}
+
 std::string Session::failure() {
   Impl& m = *impl_;
   for (ProcessStack& ps : m.processes) {

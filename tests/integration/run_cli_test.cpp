@@ -239,6 +239,24 @@ TEST(RunCli, AStackThatCrashesEndsTheRunInErrorWithExitOne) {
   EXPECT_TRUE(fs::exists(runs / "a" / "ugv1_nav.log"));
 }
 
+TEST(RunCli, SimPauseHoldsTheClockForItsWallDurationAndIsLeftOutOfTheRtf) {
+  const fs::path runs = fresh_runs_dir("pause");
+  const auto r = run_cli("run tests/integration/data/pause.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_GE(run["clock"]["paused_s"].get<double>(), 0.5);
+  EXPECT_EQ(run["timeline"][1]["label"], "hold");
+  EXPECT_EQ(run["timeline"][1]["status"], "ok");
+  EXPECT_EQ(run["timeline"][2]["status"], "ok");
+  const std::string log = read(runs / "a" / "engine.log");
+  const auto pause = log.find(R"("event":"clock.pause")");
+  const auto resume = log.find(R"("event":"clock.resume")");
+  ASSERT_NE(pause, std::string::npos);
+  ASSERT_NE(resume, std::string::npos);
+  EXPECT_LT(pause, resume);
+}
+
 TEST(RunCli, ARunIdWithAPathSeparatorIsRefused) {
   const fs::path runs = fresh_runs_dir("bad_id");
   const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --runs-dir " + runs.string() +

@@ -96,6 +96,9 @@ class Session {
   static std::string contacts_topic(const std::string& vehicle);
   std::string pose_topic() const;
 
+  // Pauses or resumes the coordinator (no grant while paused; the pace regulator leaves paused
+  // wall time out). "" or why the coordinator refused.
+  std::string set_paused(bool paused);
   // Why the run cannot go on (a stack process that exited, the coordinator failed), "" if none.
   std::string failure();
   // Ends everything: the engine and world leave, in-process stacks stop, processes are ended as
