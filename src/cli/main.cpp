@@ -13,6 +13,7 @@ constexpr AddCommand kCommands[] = {
     &fieldproof::cli::add_validate_command,
     &fieldproof::cli::add_schema_command,
     &fieldproof::cli::add_run_command,
+    &fieldproof::cli::add_report_command,
 };
 
 }  // namespace

@@ -1,0 +1,69 @@
+// `fieldproof report RUN [--format md|json|junit|html] [--write]`: a run's record rendered.
+// RUN is a run directory, its run.json, or a run id under ./runs. Exit 0 when rendered (whatever
+// the run's verdict), 2 when run.json is missing, unreadable or invalid, 1 when --write fails.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "fieldproof/report/report.hpp"
+
+namespace fieldproof::cli {
+namespace {
+
+struct ReportArgs {
+  std::string run;
+  std::string format = "md";
+  bool write = false;
+};
+
+int run_report(const ReportArgs& a) {
+  report::Format format;
+  if (!report::parse_format(a.format, &format)) {
+    std::fprintf(stderr, "fieldproof report: unknown format '%s' (md, json, junit or html)\n",
+                 a.format.c_str());
+    return kExitInvalid;
+  }
+  std::filesystem::path file;
+  std::optional<report::Report> r;
+  try {
+    file = report::resolve_run_json(a.run);
+    r.emplace(report::Report::load(file));
+  } catch (const report::ReportError& e) {
+    std::fprintf(stderr, "fieldproof report: %s\n", e.what());
+    return kExitInvalid;
+  }
+  const std::string text = r->render(format);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (a.write) {
+    try {
+      r->write_all(r->run_dir());
+    } catch (const report::ReportError& e) {
+      std::fprintf(stderr, "fieldproof report: %s\n", e.what());
+      return kExitFailed;
+    }
+    std::fprintf(stderr, "wrote report.json, report.md, junit.xml and report.html in %s\n",
+                 r->run_dir().string().c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Render a run's report (run directory, run.json or run id under ./runs)");
+  cmd->add_option("run", args->run, "run directory, its run.json, or a run id under ./runs")
+      ->required();
+  cmd->add_option("--format", args->format, "md (default), json, junit or html")
+      ->check(CLI::IsMember({"md", "json", "junit", "html"}));
+  cmd->add_flag("--write", args->write,
+                "also (re)write report.json, report.md, junit.xml and report.html in the run "
+                "directory");
+  cmd->callback([args, exit_code] { *exit_code = run_report(*args); });
+}
+
+}  // namespace fieldproof::cli
