@@ -30,13 +30,17 @@ struct ClockPoint {
 
 struct Report::Data {
   std::filesystem::path dir;
-  json run;    // run.json as read (an object)
-  json model;  // report.json
+  json run;                                         // run.json as read (an object)
+  json model;                                       // report.json
   std::map<std::string, std::vector<Point>> paths;  // ground-truth poses per vehicle
   std::vector<ClockPoint> clock;
 };
 
 inline constexpr const char* kDash = "—";
+
+// A timeline entry that ended well: "ok" (the documents' word) or "succeeded" (a navigation
+// goal's result as the engine records it).
+inline bool entry_ok(const std::string& status) { return status == "ok" || status == "succeeded"; }
 
 // Null when `j` is not an object, lacks `key` or holds null there.
 const json* field(const json& j, std::string_view key);
@@ -45,18 +49,18 @@ std::optional<double> get_num(const json& j, std::string_view key);
 // First of the keys present (not null).
 const json* first_field(const json& j, std::initializer_list<std::string_view> keys);
 
-std::string fmt_num(double v);            // 12.345, 3, 1.5e-05
-std::string fmt_fixed3(double v);         // 12.345 (seconds in junit)
-std::string show(const json* v);          // a value as text; "—" when null
+std::string fmt_num(double v);     // 12.345, 3, 1.5e-05
+std::string fmt_fixed3(double v);  // 12.345 (seconds in junit)
+std::string show(const json* v);   // a value as text; "—" when null
 std::string show(const json& v);
-std::string show_seconds(const json* v);  // "12.3 s" or "—"
+std::string show_seconds(const json* v);           // "12.3 s" or "—"
 std::string dump(const json& j, int indent = -1);  // invalid UTF-8 replaced, never throws
 std::string human_size(uint64_t bytes);
 
 std::string valid_utf8(std::string_view s);  // invalid sequences -> U+FFFD
 std::string xml_escape(std::string_view s);  // text and attributes; control chars as \xNN
 std::string html_escape(std::string_view s);
-std::string md_cell(std::string_view s);     // one table cell: | escaped, newlines as <br>
+std::string md_cell(std::string_view s);  // one table cell: | escaped, newlines as <br>
 
 // Rendering of the shared pieces.
 std::string clock_line(const json& model);

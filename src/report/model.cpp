@@ -228,7 +228,8 @@ json build_model(const Report::Data& d) {
   const auto status = get_str(r, "status");
   m["status"] = status ? json(*status) : json(nullptr);
   auto verdict = get_str(r, "verdict");
-  if (!verdict && status && !verdict_of_status(*status).empty()) verdict = verdict_of_status(*status);
+  if (!verdict && status && !verdict_of_status(*status).empty())
+    verdict = verdict_of_status(*status);
   m["verdict"] = verdict ? json(*verdict) : json(nullptr);
   const json* ec = field(r, "exit_code");
   if (ec && ec->is_number_integer()) {
@@ -245,10 +246,9 @@ json build_model(const Report::Data& d) {
   if (const json* dg = first_field(r, {"scenario_digest"})) scenario["digest"] = *dg;
   m["scenario"] = scenario;
   json world = as_named_object(field(r, "world"));
-  m["world"] = world.is_null()
-                   ? json{{"name", nullptr}, {"file", nullptr}}
-                   : json{{"name", or_null(field(world, "name"))},
-                          {"file", or_null(first_field(world, {"file", "path"}))}};
+  m["world"] = world.is_null() ? json{{"name", nullptr}, {"file", nullptr}}
+                               : json{{"name", or_null(field(world, "name"))},
+                                      {"file", or_null(first_field(world, {"file", "path"}))}};
   json vehicles = json::array();
   if (const json* v = field(r, "vehicles"); v && v->is_array()) {
     for (const auto& e : *v) {
@@ -268,9 +268,8 @@ json build_model(const Report::Data& d) {
   const json* clock = field(r, "clock");
   const json empty = json::object();
   const json& c = clock && clock->is_object() ? *clock : empty;
-  const json& du = field(r, "durations") && field(r, "durations")->is_object()
-                       ? *field(r, "durations")
-                       : empty;
+  const json& du =
+      field(r, "durations") && field(r, "durations")->is_object() ? *field(r, "durations") : empty;
   const auto pick_num = [](std::initializer_list<const json*> vs) -> json {
     for (const json* v : vs) {
       if (v && v->is_number()) return *v;
@@ -278,12 +277,12 @@ json build_model(const Report::Data& d) {
     return nullptr;
   };
   m["durations"] = {
-      {"wall_s", pick_num({field(du, "wall_s"), field(r, "wall_elapsed_s"),
-                           field(c, "wall_elapsed_s")})},
-      {"timeline_s", pick_num({field(du, "timeline_s"), field(r, "timeline_s"),
-                               field(c, "timeline_wall_s")})},
-      {"sim_s", pick_num({field(du, "sim_s"), field(r, "sim_elapsed_s"),
-                          field(c, "sim_elapsed_s")})}};
+      {"wall_s",
+       pick_num({field(du, "wall_s"), field(r, "wall_elapsed_s"), field(c, "wall_elapsed_s")})},
+      {"timeline_s",
+       pick_num({field(du, "timeline_s"), field(r, "timeline_s"), field(c, "timeline_wall_s")})},
+      {"sim_s",
+       pick_num({field(du, "sim_s"), field(r, "sim_elapsed_s"), field(c, "sim_elapsed_s")})}};
   m["clock"] = clock && clock->is_object() ? *clock : json(nullptr);
   m["clock_line"] = clock_line(m);
   m["assertions"] = array_of_objects(field(r, "assertions"));
@@ -361,8 +360,8 @@ fs::path resolve_run_json(const std::string& run, const fs::path& runs_dir) {
     return j;
   }
   if (fs::exists(p, ec)) return p;
-  const bool plain_id = run.find('/') == std::string::npos &&
-                        run.find('\\') == std::string::npos && run != "." && run != "..";
+  const bool plain_id = run.find('/') == std::string::npos && run.find('\\') == std::string::npos &&
+                        run != "." && run != "..";
   if (plain_id) {
     const fs::path d = runs_dir / run;
     if (fs::is_directory(d, ec)) {
@@ -426,10 +425,14 @@ JunitCounts Report::junit_counts() const {
 
 std::string Report::render(Format f) const {
   switch (f) {
-    case Format::kMarkdown: return to_markdown();
-    case Format::kJson: return to_json();
-    case Format::kJunit: return to_junit();
-    case Format::kHtml: return to_html();
+    case Format::kMarkdown:
+      return to_markdown();
+    case Format::kJson:
+      return to_json();
+    case Format::kJunit:
+      return to_junit();
+    case Format::kHtml:
+      return to_html();
   }
   return to_markdown();
 }

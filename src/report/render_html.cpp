@@ -76,8 +76,8 @@ std::vector<Obstacle> obstacles(const json& run) {
     } else {
       ob.sx = std::fabs(get_num(o, "size_x").value_or(get_num(o, "width").value_or(0.0)));
       ob.sy = std::fabs(get_num(o, "size_y").value_or(get_num(o, "depth").value_or(0.0)));
-      if (const json* sz = field(o, "size"); sz && sz->is_array() && sz->size() >= 2 &&
-                                             (*sz)[0].is_number() && (*sz)[1].is_number()) {
+      if (const json* sz = field(o, "size");
+          sz && sz->is_array() && sz->size() >= 2 && (*sz)[0].is_number() && (*sz)[1].is_number()) {
         ob.sx = std::fabs((*sz)[0].get<double>());
         ob.sy = std::fabs((*sz)[1].get<double>());
       }
@@ -192,8 +192,8 @@ std::string paths_svg(const Report::Data& d) {
     for (size_t k = 0; k < pts.size(); ++k) {
       dpath += (k == 0 ? "M" : " L") + X(pts[k].x) + " " + Y(pts[k].y);
     }
-    s += "<path class=\"vehicle-path\" data-vehicle=\"" + html_escape(name) + "\" stroke=\"" +
-         col + "\" d=\"" + dpath + "\"><title>" + html_escape(name) + "</title></path>\n";
+    s += "<path class=\"vehicle-path\" data-vehicle=\"" + html_escape(name) + "\" stroke=\"" + col +
+         "\" d=\"" + dpath + "\"><title>" + html_escape(name) + "</title></path>\n";
     if (!pts.empty()) {
       s += "<circle class=\"start\" fill=\"" + std::string(col) + "\" cx=\"" + X(pts[0].x) +
            "\" cy=\"" + Y(pts[0].y) + "\" r=\"4\"/>\n";
@@ -206,7 +206,8 @@ std::string paths_svg(const Report::Data& d) {
   }
   s += "</svg>\n<p class=\"legend\">" + legend +
        "<span class=\"key\">&#9679; start, &#9632; end, &#9678; goal, grey: obstacles, dashed: "
-       "geofences</span> · scale: " + f2(w) + " m × " + f2(h) + " m</p>\n";
+       "geofences</span> · scale: " +
+       f2(w) + " m × " + f2(h) + " m</p>\n";
   return s;
 }
 
@@ -275,9 +276,11 @@ std::string verdicts_svg(const json& m) {
   if (rows == 0) return "<p class=\"none\">No timeline entries or assertions.</p>\n";
   const double H = row * static_cast<double>(rows) + 30;
   const auto X = [&](double t) { return f2(L + std::clamp(t, 0.0, t1) / t1 * (W - L - R)); };
-  std::string s = "<svg class=\"plot verdicts\" xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" "
-                  "height=\"" + f2(H) + "\" viewBox=\"0 0 640 " + f2(H) +
-                  "\" role=\"img\" aria-label=\"timeline and verdicts\">\n";
+  std::string s =
+      "<svg class=\"plot verdicts\" xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" "
+      "height=\"" +
+      f2(H) + "\" viewBox=\"0 0 640 " + f2(H) +
+      "\" role=\"img\" aria-label=\"timeline and verdicts\">\n";
   double y = 4;
   for (const auto& e : tl) {
     const std::string label = show(field(e, "label"));
@@ -287,10 +290,10 @@ std::string verdicts_svg(const json& m) {
     auto b = get_num(e, "ended_s");
     if (a) {
       if (!b) b = t1;
-      s += "<rect class=\"entry " + std::string(st == "ok" ? "ok" : "bad") + "\" x=\"" + X(*a) +
+      s += "<rect class=\"entry " + std::string(entry_ok(st) ? "ok" : "bad") + "\" x=\"" + X(*a) +
            "\" y=\"" + f2(y + 3) + "\" width=\"" +
-           f2(std::max(2.0, (std::clamp(*b, 0.0, t1) - std::clamp(*a, 0.0, t1)) / t1 *
-                                (W - L - R))) +
+           f2(std::max(2.0,
+                       (std::clamp(*b, 0.0, t1) - std::clamp(*a, 0.0, t1)) / t1 * (W - L - R))) +
            "\" height=\"14\"><title>" + html_escape(label + ": " + st) + "</title></rect>\n";
     }
     y += row;
@@ -302,8 +305,8 @@ std::string verdicts_svg(const json& m) {
     if (auto t = get_num(a, "t_s")) {
       s += "<circle class=\"verdict " + html_escape(st) + "\" cx=\"" + X(*t) + "\" cy=\"" +
            f2(y + 10) + "\" r=\"6\"><title>" +
-           html_escape(name + " " + st + " at " + fmt_num(*t) + " s: " +
-                       get_str(a, "reason").value_or("")) +
+           html_escape(name + " " + st + " at " + fmt_num(*t) +
+                       " s: " + get_str(a, "reason").value_or("")) +
            "</title></circle>\n";
     }
     y += row;
@@ -428,7 +431,8 @@ std::string tables_html(const std::string& md) {
   return out;
 }
 
-const char* const kCss = R"(body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:70em}
+const char* const kCss =
+    R"(body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:70em}
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:.2em .5em;
 text-align:left;vertical-align:top;font-size:90%}th{background:#f3f3f3}
 .verdict-PASS{color:#1a7f37}.verdict-FAIL,.verdict-ERROR,.verdict-TIMEOUT{color:#c62828}
@@ -447,8 +451,8 @@ std::string html_text(const Report::Data& d) {
   const json& m = d.model;
   const std::string verdict = show(field(m, "verdict"));
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n";
-  s += "<title>fieldproof " + html_escape(show(field(m, "run_id"))) + ": " +
-       html_escape(verdict) + "</title>\n<style>\n" + kCss + "\n</style>\n</head>\n<body>\n";
+  s += "<title>fieldproof " + html_escape(show(field(m, "run_id"))) + ": " + html_escape(verdict) +
+       "</title>\n<style>\n" + kCss + "\n</style>\n</head>\n<body>\n";
   s += "<div class=\"verdict-" + html_escape(verdict) + "\">\n";
   s += tables_html(markdown_text(d));
   s += "</div>\n<h2>Plots</h2>\n<h3>Ground-truth paths</h3>\n";

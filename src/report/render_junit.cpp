@@ -69,7 +69,7 @@ std::string junit_text(const Report::Data& d, JunitCounts* counts) {
     if (s && en && s->is_number() && en->is_number()) c.time = en->get<double>() - s->get<double>();
     if (c.time < 0) c.time = 0;
     const std::string st = get_str(e, "status").value_or("—");
-    if (st != "ok") {
+    if (!entry_ok(st)) {
       c.kind = "failure";
       c.message = "status " + st;
       if (auto det = get_str(e, "detail"); det && !det->empty()) c.message += ": " + *det;
@@ -143,11 +143,10 @@ std::string junit_text(const Report::Data& d, JunitCounts* counts) {
   }
 
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  const std::string totals = " tests=\"" + std::to_string(n.tests) + "\" failures=\"" +
-                             std::to_string(n.failures) + "\" errors=\"" +
-                             std::to_string(n.errors) + "\" skipped=\"" +
-                             std::to_string(n.skipped) + "\" time=\"" +
-                             fmt_fixed3(num_or0(field(m["durations"], "wall_s"))) + "\"";
+  const std::string totals =
+      " tests=\"" + std::to_string(n.tests) + "\" failures=\"" + std::to_string(n.failures) +
+      "\" errors=\"" + std::to_string(n.errors) + "\" skipped=\"" + std::to_string(n.skipped) +
+      "\" time=\"" + fmt_fixed3(num_or0(field(m["durations"], "wall_s"))) + "\"";
   x += "<testsuites name=\"fieldproof\"" + totals + ">\n";
   x += "  <testsuite name=\"" + xml_escape(suite) + "\"" + totals;
   if (auto st = get_str(m, "start")) x += " timestamp=\"" + xml_escape(*st) + "\"";

@@ -16,7 +16,8 @@ std::string vehicle_text(const json& v) {
   std::string s = show(field(v, "name"));
   std::string extra;
   for (const char* k : {"spawn", "stack"}) {
-    if (const json* f = field(v, k)) extra += (extra.empty() ? "" : ", ") + std::string(k) + " " + show(*f);
+    if (const json* f = field(v, k))
+      extra += (extra.empty() ? "" : ", ") + std::string(k) + " " + show(*f);
   }
   return extra.empty() ? s : s + " (" + extra + ")";
 }
@@ -173,9 +174,9 @@ std::string markdown_text(const Report::Data& d) {
     s += "| File | Size |\n|---|---|\n";
     for (const auto& a : m["artefacts"]) {
       const json* sz = field(a, "size");
-      std::string size = sz && sz->is_number_unsigned() ? human_size(sz->get<uint64_t>()) + " (" +
-                                                              show(*sz) + " bytes)"
-                                                        : (field(a, "missing") ? "missing" : kDash);
+      std::string size = sz && sz->is_number_unsigned()
+                             ? human_size(sz->get<uint64_t>()) + " (" + show(*sz) + " bytes)"
+                             : (field(a, "missing") ? "missing" : kDash);
       s += row({show(field(a, "path")), size});
     }
   }

@@ -15,9 +15,9 @@ namespace fieldproof::report::testing {
 
 inline std::filesystem::path fresh_dir(const std::string& tag) {
   static std::atomic<int> n{0};
-  const auto d = std::filesystem::path(::testing::TempDir()) /
-                 ("fieldproof_report_" + tag + "_" + std::to_string(::getpid()) + "_" +
-                  std::to_string(n++));
+  const auto d =
+      std::filesystem::path(::testing::TempDir()) /
+      ("fieldproof_report_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;

@@ -35,7 +35,8 @@ void parse_junit(const std::string& xml, ParsedJunit* p) {
   p->suite = root->FirstChildElement("testsuite");
   ASSERT_NE(p->suite, nullptr);
   EXPECT_EQ(p->suite->NextSiblingElement("testsuite"), nullptr) << "one testsuite";
-  for (auto* c = p->suite->FirstChildElement("testcase"); c; c = c->NextSiblingElement("testcase")) {
+  for (auto* c = p->suite->FirstChildElement("testcase"); c;
+       c = c->NextSiblingElement("testcase")) {
     ++p->seen.tests;
     p->seen.failures += c->FirstChildElement("failure") != nullptr;
     p->seen.errors += c->FirstChildElement("error") != nullptr;
@@ -46,7 +47,8 @@ void parse_junit(const std::string& xml, ParsedJunit* p) {
 const tinyxml2::XMLElement* testcase(const ParsedJunit& p, const std::string& classname,
                                      const std::string& name) {
   for (auto* c = p.suite->FirstChildElement("testcase"); c; c = c->NextSiblingElement("testcase")) {
-    if (c->Attribute("classname", classname.c_str()) && c->Attribute("name", name.c_str())) return c;
+    if (c->Attribute("classname", classname.c_str()) && c->Attribute("name", name.c_str()))
+      return c;
   }
   return nullptr;
 }
@@ -154,9 +156,9 @@ TEST(ReportJson, HoldsVerdictScenarioWorldVehiclesAndDurations) {
 
 TEST(ReportJson, ClockLineHasModeFactorsDriftViolationsVerdictStepsAndSeed) {
   const std::string line = model("passed")["clock_line"];
-  for (const char* part : {"mode lockstep", "target RTF 1", "measured RTF 0.96 (min 0.91, max 1)",
-                           "drift -0.4 s", "violations 0", "verdict —",
-                           "lockstep steps 100 of 0.1 s", "seed 42"}) {
+  for (const char* part :
+       {"mode lockstep", "target RTF 1", "measured RTF 0.96 (min 0.91, max 1)", "drift -0.4 s",
+        "violations 0", "verdict —", "lockstep steps 100 of 0.1 s", "seed 42"}) {
     EXPECT_NE(line.find(part), std::string::npos) << part << " in " << line;
   }
 }
@@ -216,16 +218,27 @@ TEST(ReportJson, CountsThePlottedSamples) {
 TEST(ReportMarkdown, HasEverySection) {
   const std::string md = load("passed").to_markdown();
   for (const char* part :
-       {"# fieldproof run depot-pass-1: PASS", "**Verdict:** PASS (exit code 0, status passed)",
-        "| Scenario | ugv_nav_to_goal (examples/scenarios/ugv_nav_to_goal.yaml) digest sha256:abc123 |",
+       {"# fieldproof run depot-pass-1: PASS",
+        "**Verdict:** PASS (exit code 0, status passed)",
+        "| Scenario | ugv_nav_to_goal (examples/scenarios/ugv_nav_to_goal.yaml) digest "
+        "sha256:abc123 |",
         "| World | depot (examples/worlds/depot.sdf) |",
-        "ugv1 (spawn dock_a, stack ugv_nav); ugv2", "| Start | 2026-11-30T22:00:00Z |",
-        "| Durations | wall 10.4 s · timeline — · simulated 10 s |", "| Seed | 42 (given) |",
-        "**Clock:** mode lockstep", "## Assertions",
-        "| reached_goal | reach_pose | passed | 8.5 | within 0.2 m of the goal |", "## KPIs",
-        "| path_length.ugv1_m | 8.31 | m | collector path_length |", "### KPI collectors",
-        "## Timeline", "| drive | navigate_to_pose | ugv1 | 1 | 1 | 8.5 | ok | — |", "## Phases",
-        "- ready (wall_s 1.2)", "## Artefacts", "| recording/recording.mcap | 21 B (21 bytes) |"}) {
+        "ugv1 (spawn dock_a, stack ugv_nav); ugv2",
+        "| Start | 2026-11-30T22:00:00Z |",
+        "| Durations | wall 10.4 s · timeline — · simulated 10 s |",
+        "| Seed | 42 (given) |",
+        "**Clock:** mode lockstep",
+        "## Assertions",
+        "| reached_goal | reach_pose | passed | 8.5 | within 0.2 m of the goal |",
+        "## KPIs",
+        "| path_length.ugv1_m | 8.31 | m | collector path_length |",
+        "### KPI collectors",
+        "## Timeline",
+        "| drive | navigate_to_pose | ugv1 | 1 | 1 | 8.5 | ok | — |",
+        "## Phases",
+        "- ready (wall_s 1.2)",
+        "## Artefacts",
+        "| recording/recording.mcap | 21 B (21 bytes) |"}) {
     EXPECT_NE(md.find(part), std::string::npos) << part << "\n---\n" << md;
   }
 }
@@ -288,13 +301,12 @@ TEST_P(JunitCountsTest, ParsesAndItsCountsMatchTheRun) {
   EXPECT_EQ(c.failures + c.errors + c.skipped, want.failures + want.errors + want.skipped);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, JunitCountsTest,
-    ::testing::Values(std::make_tuple("passed", JunitCounts{5, 0, 0, 0}),
-                      std::make_tuple("failed", JunitCounts{7, 3, 0, 2}),
-                      std::make_tuple("timeout", JunitCounts{3, 1, 1, 1}),
-                      std::make_tuple("interrupted", JunitCounts{3, 0, 1, 1})),
-    [](const auto& info) { return std::string(std::get<0>(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Fixtures, JunitCountsTest,
+                         ::testing::Values(std::make_tuple("passed", JunitCounts{5, 0, 0, 0}),
+                                           std::make_tuple("failed", JunitCounts{7, 3, 0, 2}),
+                                           std::make_tuple("timeout", JunitCounts{3, 1, 1, 1}),
+                                           std::make_tuple("interrupted", JunitCounts{3, 0, 1, 1})),
+                         [](const auto& info) { return std::string(std::get<0>(info.param)); });
 
 TEST(ReportJunit, SuiteIsNamedAfterTheScenarioWithTheRunsFactsAsProperties) {
   ParsedJunit p;
@@ -353,6 +365,14 @@ TEST(ReportJunit, TimelineEntryFailsUnlessItsStatusIsOk) {
                "status aborted: goal ABORTED by the controller");
 }
 
+TEST(ReportJunit, TimelineEntryThatSucceededPasses) {
+  ParsedJunit p;
+  parse_junit(load("passed").to_junit(), &p);
+  const auto* e = testcase(p, "ugv_nav_to_goal.timeline", "drive2");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->FirstChildElement(), nullptr);
+}
+
 TEST(ReportJunit, RunCaseFailsWhenTheRunFailed) {
   ParsedJunit p;
   parse_junit(load("failed").to_junit(), &p);
@@ -382,7 +402,8 @@ TEST(ReportJunit, RunCasePassesWhenTheRunPassed) {
 
 TEST(ReportJunit, EscapesControlCharactersQuotesAndInvalidUtf8) {
   const Report r = Report::from_text(
-      "{\"scenario\": {\"name\": \"s<&>\\\"'\"}, \"status\": \"failed\", \"reason\": \"a\\u0000b\\u001b\xff\"}");
+      "{\"scenario\": {\"name\": \"s<&>\\\"'\"}, \"status\": \"failed\", \"reason\": "
+      "\"a\\u0000b\\u001b\xff\"}");
   ParsedJunit p;
   parse_junit(r.to_junit(), &p);
   ASSERT_NE(p.suite, nullptr);
