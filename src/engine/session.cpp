@@ -65,6 +65,10 @@ struct Session::Impl {
   std::string failure;
   bool started = false;
   bool stopped = false;
+  // Watches the stack processes: one that exits fails the run at once (instead of after
+  // ack_timeout) by stopping the server, which the other participants see as a lost connection.
+  std::thread watcher;
+  bool watching = false;  // guarded by mu
   SimTime wall_start;
 
   void warn(const std::string& w) {
@@ -287,6 +291,30 @@ bool Session::start(std::string* error) {
       m.cv.wait_for(lk, std::chrono::milliseconds(20));
     }
   }
+  if (!m.processes.empty()) {
+    m.watching = true;
+    m.watcher = std::thread([&m] {
+      std::unique_lock<std::mutex> lk(m.mu);
+      while (m.watching) {
+        lk.unlock();
+        std::string gone;
+        for (ProcessStack& ps : m.processes) {
+          if (ps.process->exited()) {
+            gone = "the stack of " + ps.vehicle + " " + ps.process->describe();
+            break;
+          }
+        }
+        lk.lock();
+        if (!gone.empty() && m.watching) {
+          if (m.failure.empty()) m.failure = gone;
+          lk.unlock();
+          m.server->stop();
+          return;
+        }
+        m.cv.wait_for(lk, std::chrono::milliseconds(50));
+      }
+    });
+  }
   return true;
 }
 
@@ -306,9 +334,11 @@ std::string Session::set_paused(bool paused) {
 
 std::string Session::failure() {
   Impl& m = *impl_;
-  for (ProcessStack& ps : m.processes) {
-    if (ps.process->exited()) {
-      m.fail("", "the stack of " + ps.vehicle + " " + ps.process->describe());
+  if (!m.watcher.joinable()) {  // otherwise the watcher polls the processes
+    for (ProcessStack& ps : m.processes) {
+      if (ps.process->exited()) {
+        m.fail("", "the stack of " + ps.vehicle + " " + ps.process->describe());
+      }
     }
   }
   std::lock_guard<std::mutex> lk(m.mu);
@@ -319,6 +349,12 @@ void Session::stop() {
   Impl& m = *impl_;
   if (m.stopped) return;
   m.stopped = true;
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    m.watching = false;
+    m.cv.notify_all();
+  }
+  if (m.watcher.joinable()) m.watcher.join();
   for (auto& s : m.in_process) s->host->stop();
   if (m.world_p) m.world_p->leave();
   if (m.engine) m.engine->leave();

@@ -257,6 +257,23 @@ TEST(RunCli, SimPauseHoldsTheClockForItsWallDurationAndIsLeftOutOfTheRtf) {
   EXPECT_LT(pause, resume);
 }
 
+TEST(RunCli, AStackThatDiesMidRunEndsTheRunAtOnceNamingIt) {
+  const fs::path runs = fresh_runs_dir("dies_mid_run");
+  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
+                             runs.string() + " --run-id a",
+                         true,
+                         "FIELDPROOF_UGV_NAV=tests/integration/data/dying_stack.sh "
+                         "REAL_UGV_NAV=" FIELDPROOF_BIN_DIR "/fieldproof-ugv-nav ");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "error");
+  EXPECT_EQ(run["reason"], "the stack of ugv1 exited with code 9");
+  // Well before the scenario's ack_timeout_s (30 s).
+  EXPECT_LT(run["clock"]["wall_elapsed_s"].get<double>(), 20.0);
+  EXPECT_GT(run["clock"]["sim_elapsed_s"].get<double>(), 1.0);
+  EXPECT_EQ(run["timeline"][0]["status"], "cancelled");
+}
+
 TEST(RunCli, ARunIdWithAPathSeparatorIsRefused) {
   const fs::path runs = fresh_runs_dir("bad_id");
   const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --runs-dir " + runs.string() +
