@@ -34,6 +34,18 @@ TEST(WorldCli, TheProcessAndInProcessStacksEndAtTheSamePose) {
   EXPECT_EQ(a.out.substr(0, a.out.find('\n')), b.out.substr(0, b.out.find('\n')));
 }
 
+TEST(WorldCli, MaxRtfCapsThePace) {
+  const auto r = run_cli(
+      "world examples/worlds/depot.sdf --spawn ugv1@dock --until 1s "
+      "--max-rtf 5");
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // no goal: nothing arrives
+  const auto at = r.out.find("RTF ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double rtf = std::stod(r.out.substr(at + 4));
+  EXPECT_GT(rtf, 0.0);
+  EXPECT_LE(rtf, 5.05) << r.out;
+}
+
 TEST(WorldCli, AGoalInsideAnObstacleExitsOne) {
   const auto r =
       run_cli("world examples/worlds/depot.sdf --spawn ugv1@dock --goal 2,-0.5 --until 10s");
