@@ -2,6 +2,8 @@
 // golden substrings.
 #include <tinyxml2.h>
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "fieldproof/report/report.hpp"
@@ -484,6 +486,51 @@ TEST(ReportWrite, WritesTheFourFilesInTheRunDirectory) {
 TEST(ReportWrite, UnwritableDirectoryIsAReportError) {
   const Report r = load("passed");
   EXPECT_THROW(r.write_all(fresh_dir("w") / "missing" / "dir"), ReportError);
+}
+
+}  // namespace
+}  // namespace fieldproof::report
+
+namespace fieldproof::report {
+namespace {
+
+// Every value of the passed fixture's run.json, in turn replaced by each JSON type.
+void replace_each(const nlohmann::json& root, nlohmann::json& node,
+                  const std::function<void()>& check) {
+  const nlohmann::json kinds[] = {nullptr,
+                                  1,
+                                  -2.5,
+                                  "x<&",
+                                  true,
+                                  nlohmann::json::array(),
+                                  nlohmann::json::object(),
+                                  nlohmann::json::array({1, "a"})};
+  if (!node.is_object() && !node.is_array()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const nlohmann::json saved = *it;
+    for (const auto& k : kinds) {
+      *it = k;
+      check();
+    }
+    *it = saved;
+    replace_each(root, *it, check);
+  }
+}
+
+TEST(ReportRobustness, AnyFieldOfAnyTypeRendersEveryFormat) {
+  const auto d = fixture_copy("passed");
+  nlohmann::json run = nlohmann::json::parse(read_file(d / "run.json"));
+  int renders = 0;
+  replace_each(run, run, [&] {
+    const Report r = Report::from_text(run.dump(), d);
+    for (Format f : {Format::kJson, Format::kMarkdown, Format::kJunit, Format::kHtml}) {
+      EXPECT_FALSE(r.render(f).empty());
+    }
+    tinyxml2::XMLDocument doc;
+    EXPECT_EQ(doc.Parse(r.to_junit().c_str()), tinyxml2::XML_SUCCESS);
+    ++renders;
+  });
+  EXPECT_GT(renders, 500);
 }
 
 }  // namespace
