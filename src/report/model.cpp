@@ -291,6 +291,15 @@ json build_model(const Report::Data& d) {
   m["timeline"] = array_of_objects(field(r, "timeline"));
   const json* ph = field(r, "phases");
   m["phases"] = ph && (ph->is_array() || ph->is_object()) ? *ph : json::array();
+  if (!ph && !d.dir.empty()) {
+    // Without phases in run.json, the phase events of engine.log.
+    for_each_json_line(d.dir / "engine.log", [&](const json& e) {
+      if (get_str(e, "event") != "phase" || !field(e, "phase")) return;
+      m["phases"].push_back({{"phase", e["phase"]},
+                             {"wall_s", or_null(field(e, "wall_s"))},
+                             {"sim_s", or_null(field(e, "sim_s"))}});
+    });
+  }
   m["resources"] = or_null(field(r, "resources"));
   m["artefacts"] = artefacts(d);
   json plots = {{"clock_samples", d.clock.size()}, {"paths", json::object()}};

@@ -209,6 +209,13 @@ TEST(ReportJson, MistypedFieldsBecomeNullOrEmptyNotAnError) {
   EXPECT_EQ(m["kpis"]["speed"]["value"], 1.5);
 }
 
+TEST(ReportJson, PhasesComeFromEngineLogWhenRunJsonHasNone) {
+  const nlohmann::json ph = model("failed")["phases"];
+  ASSERT_EQ(ph.size(), 2u);  // the cut last line left out
+  EXPECT_EQ(ph[0]["phase"], "starting");
+  EXPECT_EQ(ph[1]["wall_s"], 0.152);
+}
+
 TEST(ReportJson, CountsThePlottedSamples) {
   const json m = model("passed");
   EXPECT_EQ(m["plots"]["paths"]["ugv1"], 101);  // the line cut short is left out
