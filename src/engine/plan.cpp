@@ -270,10 +270,10 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
           " is not run by this engine yet (navigate_to_pose, cmd_vel, sim.pause with "
           "duration_s and sim.resume are)");
     }
-    if (e.every || e.after || e.when) {
+    if (e.every || e.when) {
       plan.unsupported.push_back(e.path +
-                                 ": every, after and when triggers are not run by this "
-                                 "engine yet (at is)");
+                                 ": every and when triggers are not run by this "
+                                 "engine yet (at and after are)");
     }
     plan.timeline.push_back(pe);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -218,6 +219,111 @@ RunOutcome run_scenario(const RunOptions& o) {
     std::set<std::string> vehicle_names;
     for (const auto& v : plan.vehicles) vehicle_names.insert(v.name);
 
+    // Starting and ending entries. An entry with `after` starts the moment the entry it names
+    // ends ok (inside the delivery that ended it, so at that exact simulated time), and is
+    // skipped, with its own dependents, when that entry ended otherwise.
+    std::function<void(size_t, SimTime)> start_entry;
+    std::function<void(size_t, SimTime, const std::string&, const std::string&)> end_entry;
+    std::function<void(size_t, SimTime, const std::string&)> skip_entry;
+    const auto dependents = [&](size_t i) {
+      std::vector<size_t> out;
+      const scenario::TimelineEntry& ref = *plan.timeline[i].entry;
+      for (size_t j = 0; j < plan.timeline.size(); ++j) {
+        const auto& after = plan.timeline[j].entry->after;
+        if (after && (*after == ref.label || *after == ref.name) && !entries[j].started &&
+            !entries[j].ended) {
+          out.push_back(j);
+        }
+      }
+      return out;
+    };
+    skip_entry = [&](size_t i, SimTime now, const std::string& why) {
+      EntryState& es = entries[i];
+      es.ended = true;
+      es.status = "skipped";
+      es.detail = why;
+      const std::string& label = plan.timeline[i].entry->label;
+      event("action.skipped", {{"label", label}, {"detail", why}});
+      for (size_t j : dependents(i)) skip_entry(j, now, label + " was skipped");
+    };
+    end_entry = [&](size_t i, SimTime now, const std::string& code, const std::string& detail) {
+      EntryState& es = entries[i];
+      const std::string& label = plan.timeline[i].entry->label;
+      es.ended = true;
+      es.status = code;
+      es.detail = detail;
+      es.ended_s = t_of(now);
+      event("action.end", {{"label", label}, {"status", code}, {"detail", detail}});
+      say("action " + label + " " + code + (detail.empty() ? "" : ": " + detail));
+      ev.on_action(label, ActionEvent::kEnd, t_of(now), code);
+      const bool ok = code == "ok" || code == "succeeded";
+      for (size_t j : dependents(i)) {
+        if (ok) {
+          start_entry(j, now);
+        } else {
+          skip_entry(j, now, label + " ended " + code);
+        }
+      }
+    };
+    start_entry = [&](size_t i, SimTime now) {
+      const PlannedEntry& pe = plan.timeline[i];
+      EntryState& es = entries[i];
+      const scenario::TimelineEntry& te = *pe.entry;
+      es.started = true;
+      es.status = "running";
+      es.started_s = t_of(now);
+      json params = json::object();
+      if (te.action == "navigate_to_pose") {
+        goal_ids[te.label] = i;
+        e.publish(Session::goal_topic(te.vehicle),
+                  msgs::encode(msgs::NavGoal{te.label, pe.goal->x, pe.goal->y, pe.goal->yaw}),
+                  "fieldproof.msgs.NavigateToPoseGoal");
+        params = {{"goal", pe.goal_label}};
+      } else if (te.action == "cmd_vel") {
+        const auto* lx = te.params.get("linear_x");
+        const auto* az = te.params.get("angular_z");
+        const double lin = lx ? lx->number : 0.0;
+        const double ang = az ? az->number : 0.0;
+        e.publish(Session::cmd_vel_topic(te.vehicle), twist_payload(lin, ang),
+                  "ignition.msgs.Twist");
+        params = {{"linear_x", lin}, {"angular_z", ang}};
+        const auto* d = te.params.get("duration_s");
+        if (d && d->kind == scenario::ParamValue::Kind::kDuration) {
+          es.stop_at = now + d->duration;
+        }
+      }
+      event("action.start", {{"label", te.label},
+                             {"action", te.action},
+                             {"vehicle", te.vehicle},
+                             {"at_s", secs(te.at)},
+                             {"params", params}});
+      say("action " + te.label + " started");
+      ev.on_action(te.label, ActionEvent::kStart, t_of(now), "running");
+      if (te.action == "sim.pause") {
+        // The engine holds the clock: nothing advances until the wall-clock duration has
+        // passed (stacks' wall-clock watchdogs keep running, as with a paused Gazebo).
+        const auto* d = te.params.get("duration_s");
+        const Duration hold = d ? d->duration : Duration::zero();
+        event("clock.pause", {{"label", te.label}, {"duration_s", secs(hold)}});
+        if (const std::string err = session->set_paused(true); !err.empty()) {
+          event("warning", {{"message", "pause: " + err}});
+        }
+        const SimTime until = wall_now() + hold;
+        while (wall_now() < until && !(o.interrupt && o.interrupt->load())) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        paused_wall = paused_wall + (wall_now() - (until - hold));
+        if (const std::string err = session->set_paused(false); !err.empty()) {
+          event("warning", {{"message", "resume: " + err}});
+        }
+        event("clock.resume", {{"label", te.label}});
+      }
+      if ((te.action == "cmd_vel" && !es.stop_at) || te.action == "sim.pause" ||
+          te.action == "sim.resume") {
+        end_entry(i, now, "ok", "");
+      }
+    };
+
     e.subscribe(session->pose_topic(), [&](const lockstep::Publish& m) {
       const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
       if (!poses) return;
@@ -254,13 +360,7 @@ RunOutcome run_scenario(const RunOptions& o) {
         const std::string& label = plan.timeline[it->second].entry->label;
         event("action.status", {{"label", label}, {"status", code}, {"reason", st->reason}});
         if (es.ended || !final_status(st->status)) return;
-        es.ended = true;
-        es.status = code;
-        es.detail = st->reason;
-        es.ended_s = t_of(m.stamp);
-        event("action.end", {{"label", label}, {"status", code}, {"detail", st->reason}});
-        say("action " + label + " " + code + (st->reason.empty() ? "" : ": " + st->reason));
-        ev.on_action(label, ActionEvent::kEnd, t_of(m.stamp), code);
+        end_entry(it->second, m.stamp, code, st->reason);
       });
     }
 
@@ -282,72 +382,12 @@ RunOutcome run_scenario(const RunOptions& o) {
         const PlannedEntry& pe = plan.timeline[i];
         EntryState& es = entries[i];
         const scenario::TimelineEntry& te = *pe.entry;
-        if (!es.started && SimTime::zero() + te.at <= now) {
-          es.started = true;
-          es.status = "running";
-          es.started_s = t_of(now);
-          json params = json::object();
-          if (te.action == "navigate_to_pose") {
-            goal_ids[te.label] = i;
-            e.publish(Session::goal_topic(te.vehicle),
-                      msgs::encode(msgs::NavGoal{te.label, pe.goal->x, pe.goal->y, pe.goal->yaw}),
-                      "fieldproof.msgs.NavigateToPoseGoal");
-            params = {{"goal", pe.goal_label}};
-          } else if (te.action == "cmd_vel") {
-            const auto* lx = te.params.get("linear_x");
-            const auto* az = te.params.get("angular_z");
-            const double lin = lx ? lx->number : 0.0;
-            const double ang = az ? az->number : 0.0;
-            e.publish(Session::cmd_vel_topic(te.vehicle), twist_payload(lin, ang),
-                      "ignition.msgs.Twist");
-            params = {{"linear_x", lin}, {"angular_z", ang}};
-            const auto* d = te.params.get("duration_s");
-            if (d && d->kind == scenario::ParamValue::Kind::kDuration) {
-              es.stop_at = now + d->duration;
-            }
-          }
-          event("action.start", {{"label", te.label},
-                                 {"action", te.action},
-                                 {"vehicle", te.vehicle},
-                                 {"at_s", secs(te.at)},
-                                 {"params", params}});
-          say("action " + te.label + " started");
-          ev.on_action(te.label, ActionEvent::kStart, t_of(now), "running");
-          if (te.action == "sim.pause") {
-            // The engine holds the clock: nothing advances until the wall-clock duration has
-            // passed (stacks' wall-clock watchdogs keep running, as with a paused Gazebo).
-            const auto* d = te.params.get("duration_s");
-            const Duration hold = d ? d->duration : Duration::zero();
-            event("clock.pause", {{"label", te.label}, {"duration_s", secs(hold)}});
-            if (const std::string err = session->set_paused(true); !err.empty()) {
-              event("warning", {{"message", "pause: " + err}});
-            }
-            const SimTime until = wall_now() + hold;
-            while (wall_now() < until && !(o.interrupt && o.interrupt->load())) {
-              std::this_thread::sleep_for(std::chrono::milliseconds(5));
-            }
-            paused_wall = paused_wall + (wall_now() - (until - hold));
-            if (const std::string err = session->set_paused(false); !err.empty()) {
-              event("warning", {{"message", "resume: " + err}});
-            }
-            event("clock.resume", {{"label", te.label}});
-          }
-          if ((te.action == "cmd_vel" && !es.stop_at) || te.action == "sim.pause" ||
-              te.action == "sim.resume") {
-            es.ended = true;
-            es.status = "ok";
-            es.ended_s = t_of(now);
-            event("action.end", {{"label", te.label}, {"status", "ok"}});
-            ev.on_action(te.label, ActionEvent::kEnd, t_of(now), "ok");
-          }
+        if (!es.started && !es.ended && !te.after && SimTime::zero() + te.at <= now) {
+          start_entry(i, now);
         }
         if (es.stop_at && !es.ended && *es.stop_at <= now) {
           e.publish(Session::cmd_vel_topic(te.vehicle), twist_payload(0, 0), "ignition.msgs.Twist");
-          es.ended = true;
-          es.status = "ok";
-          es.ended_s = t_of(now);
-          event("action.end", {{"label", te.label}, {"status", "ok"}});
-          ev.on_action(te.label, ActionEvent::kEnd, t_of(now), "ok");
+          end_entry(i, now, "ok", "");
         }
       }
       ev.on_tick(t_of(now));
@@ -406,7 +446,7 @@ RunOutcome run_scenario(const RunOptions& o) {
       for (size_t i = 0; i < plan.timeline.size(); ++i) {
         const EntryState& es = entries[i];
         const SimTime due = SimTime::zero() + plan.timeline[i].entry->at;
-        if (!es.started && due < next) next = due;
+        if (!es.started && !es.ended && !plan.timeline[i].entry->after && due < next) next = due;
         if (es.stop_at && !es.ended && *es.stop_at < next) next = *es.stop_at;
       }
       const SimTime wait_from = wall_now();

@@ -267,11 +267,33 @@ TEST(RunCli, AStackThatDiesMidRunEndsTheRunAtOnceNamingIt) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
   const json run = run_json(runs / "a");
   EXPECT_EQ(run["status"], "error");
-  EXPECT_EQ(run["reason"], "the stack of ugv1 exited with code 9");
+  // Named by whichever notices first: the process watcher or the coordinator's lost connection.
+  const std::string reason = run["reason"];
+  EXPECT_TRUE(reason == "the stack of ugv1 exited with code 9" ||
+              reason.find("ugv1_nav: lockstep: participant ugv1_nav (thread main) lost its "
+                          "connection") == 0)
+      << reason;
   // Well before the scenario's ack_timeout_s (30 s).
   EXPECT_LT(run["clock"]["wall_elapsed_s"].get<double>(), 20.0);
   EXPECT_GT(run["clock"]["sim_elapsed_s"].get<double>(), 1.0);
   EXPECT_EQ(run["timeline"][0]["status"], "cancelled");
+}
+
+TEST(RunCli, AnAfterEntryStartsTheMomentItsPredecessorEndsOkAndIsSkippedOtherwise) {
+  const fs::path runs = fresh_runs_dir("after");
+  const auto r = run_cli("run tests/integration/data/after.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json tl = run_json(runs / "a")["timeline"];
+  ASSERT_EQ(tl.size(), 4u);
+  EXPECT_EQ(tl[0]["ended_s"], 1.55);
+  EXPECT_EQ(tl[1]["label"], "turn");
+  EXPECT_EQ(tl[1]["started_s"], 1.55);
+  EXPECT_EQ(tl[1]["status"], "ok");
+  EXPECT_EQ(tl[2]["status"], "rejected");
+  EXPECT_EQ(tl[3]["label"], "never");
+  EXPECT_EQ(tl[3]["status"], "skipped");
+  EXPECT_EQ(tl[3]["detail"], "into_crate ended rejected");
 }
 
 TEST(RunCli, ARunIdWithAPathSeparatorIsRefused) {
