@@ -277,10 +277,6 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     }
     plan.timeline.push_back(pe);
   }
-  if (s.time.mode == scenario::TimeMode::kRealtime) {
-    plan.unsupported.push_back("time.mode: " + std::string(scenario::to_string(s.time.mode)) +
-                               " is not run by this engine yet (sim and lockstep are)");
-  }
 
   // Assertions.
   const AssertionTypes& types = AssertionTypes::builtin();

@@ -82,6 +82,10 @@ std::string check_run_id(const std::string& id) {
   return "";
 }
 
+static bool status_ok_for_clock(const std::string& status) {
+  return status == "passed" || status == "failed";
+}
+
 RunOutcome run_scenario(const RunOptions& o) {
   RunOutcome out;
   const auto invalid = [&out](std::vector<std::string> errors) {
@@ -188,6 +192,14 @@ RunOutcome run_scenario(const RunOptions& o) {
   std::vector<AssertionResult> results;
   std::vector<AssertionResult> resolved_order;
   uint64_t steps = 0;
+  // The clock monitor: one-second windows of the real-time factor, and in realtime mode the
+  // drift of simulated against wall time (pauses left out).
+  uint64_t rtf_windows = 0;
+  uint64_t rtf_violations = 0;
+  double rtf_min = std::numeric_limits<double>::infinity();
+  double rtf_max = 0.0;
+  double drift_s = 0.0;
+  double max_abs_drift_s = 0.0;
   Duration paused_wall = Duration::zero();
   Duration max_wait = Duration::zero();
 
@@ -399,6 +411,21 @@ RunOutcome run_scenario(const RunOptions& o) {
         s.wall_s = secs(w - wall0);
         const double dw = secs(w - last_clock_wall);
         s.rtf = dw > 0 ? secs(now - last_clock_sim) / dw : 0.0;
+        if (dw > 0 && pace > 0) {
+          ++rtf_windows;
+          rtf_min = std::min(rtf_min, s.rtf);
+          rtf_max = std::max(rtf_max, s.rtf);
+          if (std::abs(s.rtf - plan.target_rtf) > sc.time.tolerance) {
+            ++rtf_violations;
+            if (sc.time.mode == scenario::TimeMode::kRealtime) {
+              event("clock.drift", {{"rtf", round3(s.rtf)}, {"target_rtf", plan.target_rtf}});
+            }
+          }
+        }
+        if (sc.time.mode == scenario::TimeMode::kRealtime) {
+          drift_s = secs(now) - (secs(w - ready_wall) - secs(paused_wall));
+          max_abs_drift_s = std::max(max_abs_drift_s, std::abs(drift_s));
+        }
         samples.write(s.to_json());
         ev.on_sample(s, t_of(now));
         if (o.on_status) {
@@ -489,6 +516,22 @@ RunOutcome run_scenario(const RunOptions& o) {
         reason = "every assertion passed";
       }
     }
+    if (sc.time.mode == scenario::TimeMode::kRealtime &&
+        max_abs_drift_s > secs(sc.time.max_drift)) {
+      char drift_text[32];
+      std::snprintf(drift_text, sizeof drift_text, "%.3f", max_abs_drift_s);
+      const std::string lost = std::string("real-time lock lost: the drift reached ") + drift_text +
+                               " s, beyond max_drift_s " + format_seconds(sc.time.max_drift) + " s";
+      event("clock.drifted", {{"max_abs_drift_s", round3(max_abs_drift_s)}});
+      if (sc.time.on_drift == scenario::OnDrift::kFail && status == "passed") {
+        status = "failed";
+        reason = lost;
+      } else {
+        event("warning", {{"message", lost + " (on_drift: warn)"}});
+      }
+    } else if (sc.time.mode == scenario::TimeMode::kRealtime && status_ok_for_clock(status)) {
+      event("clock.locked", {{"max_abs_drift_s", round3(max_abs_drift_s)}});
+    }
   } else {
     ev.skip_pending("the run did not start (" + reason + ")", 0.0);
     if (session) session->stop();
@@ -540,13 +583,24 @@ RunOutcome run_scenario(const RunOptions& o) {
                    {{"mean", wall_total - secs(paused_wall) > 0
                                  ? round3(secs(end_sim) / (wall_total - secs(paused_wall)))
                                  : 0.0}}}};
+  run["clock"]["tolerance"] = sc.time.tolerance;
+  run["clock"]["rtf"]["windows"] = rtf_windows;
+  run["clock"]["rtf"]["min"] = rtf_windows ? json(round3(rtf_min)) : json();
+  run["clock"]["rtf"]["max"] = rtf_windows ? json(round3(rtf_max)) : json();
+  run["clock"]["violations"] = rtf_violations;
+  if (sc.time.mode == scenario::TimeMode::kRealtime) {
+    run["clock"]["max_drift_s"] = secs(sc.time.max_drift);
+    run["clock"]["on_drift"] = std::string(scenario::to_string(sc.time.on_drift));
+    run["clock"]["drift_s"] = round3(drift_s);
+    run["clock"]["max_abs_drift_s"] = round3(max_abs_drift_s);
+    run["clock"]["verdict"] = max_abs_drift_s > secs(sc.time.max_drift) ? "drifted" : "locked";
+  }
   if (sc.time.mode == scenario::TimeMode::kLockstep) {
     json vehicles = json::array();
     for (const auto& v : plan.vehicles) vehicles.push_back(v.name);
     run["clock"]["lockstep"] = {{"step_s", secs(sc.time.step)},
                                 {"vehicles", vehicles},
                                 {"origin_sim_s", 0.0},
-                                {"paused_s", round3(secs(paused_wall))},
                                 {"steps", steps},
                                 {"max_wait_s", round3(secs(max_wait))},
                                 {"ack_timeout_s", secs(sc.time.ack_timeout)}};

@@ -296,6 +296,30 @@ TEST(RunCli, AnAfterEntryStartsTheMomentItsPredecessorEndsOkAndIsSkippedOtherwis
   EXPECT_EQ(tl[3]["detail"], "into_crate ended rejected");
 }
 
+TEST(RunCli, RealtimeHeldAtRealTimeIsLocked) {
+  const fs::path runs = fresh_runs_dir("realtime_locked");
+  const auto r = run_cli("run tests/integration/data/realtime.yaml --runs-dir " + runs.string() +
+                         " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json clock = run_json(runs / "a")["clock"];
+  EXPECT_EQ(clock["mode"], "realtime");
+  EXPECT_EQ(clock["verdict"], "locked");
+  EXPECT_LE(clock["max_abs_drift_s"].get<double>(), 0.5);
+  EXPECT_GE(clock["rtf"]["windows"].get<int>(), 1);
+}
+
+TEST(RunCli, RealtimeThatLosesTheLockFailsWithOnDriftFail) {
+  const fs::path runs = fresh_runs_dir("realtime_drifted");
+  // Unpaced, the simulated time runs far ahead of the wall clock.
+  const auto r = run_cli("run tests/integration/data/realtime.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "failed");
+  EXPECT_EQ(run["reason"].get<std::string>().rfind("real-time lock lost", 0), 0u) << run["reason"];
+  EXPECT_EQ(run["clock"]["verdict"], "drifted");
+}
+
 TEST(RunCli, ARunIdWithAPathSeparatorIsRefused) {
   const fs::path runs = fresh_runs_dir("bad_id");
   const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --runs-dir " + runs.string() +
