@@ -295,6 +295,10 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     }
   }
   if (!s.kpis.empty()) r.warnings.push_back("kpis: collectors are not run by this engine yet");
+  if (s.outputs.record) {
+    r.warnings.push_back("outputs.record: the recorder is not wired into fieldproof run yet; no "
+                         "recording/recording.mcap is written");
+  }
   if (!r.errors.empty()) return r;
   r.plan = std::move(plan);
   // PlannedEntry points into the scenario: re-seat after the move.
