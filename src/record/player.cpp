@@ -1,0 +1,255 @@
+// Player: an MCAP recording paced by a TimeControllerClock (see player.hpp).
+#include "fieldproof/record/player.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <utility>
+
+namespace fieldproof::record {
+namespace {
+
+// How long run() waits at most before re-checking stop() (steady time). stop() also wakes the
+// sleeper at once; this only covers a stop() that lands just before the wait begins.
+constexpr Duration kStopPoll = Duration::from_ns(100'000'000);
+
+std::string seconds_text(Duration d) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(d.ns()) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+Player::Player(PlayerOptions options, SteadyTime& steady)
+    : options_(std::move(options)), steady_(steady) {}
+
+Player::~Player() { stop(); }
+
+Result<std::unique_ptr<Player>> Player::open(const std::string& path, PlayerOptions options,
+                                             SteadyTime& steady) {
+  McapReader reader;
+  std::unique_ptr<Player> player(new Player(std::move(options), steady));
+  if (Status s = reader.open(path); !s.ok()) return s;
+  return load(std::move(player), reader);
+}
+
+Result<std::unique_ptr<Player>> Player::open_bytes(std::string bytes, PlayerOptions options,
+                                                   SteadyTime& steady) {
+  McapReader reader;
+  std::unique_ptr<Player> player(new Player(std::move(options), steady));
+  if (Status s = reader.open_bytes(std::move(bytes)); !s.ok()) return s;
+  return load(std::move(player), reader);
+}
+
+Result<std::unique_ptr<Player>> Player::load(std::unique_ptr<Player> p, McapReader& reader) {
+  const PlayerOptions& o = p->options_;
+  if (!(o.rate > 0.0) || !std::isfinite(o.rate)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "rate " + std::to_string(o.rate) + " refused: must be a finite number > 0");
+  }
+  if (o.start_offset < Duration::zero() ||
+      (o.playback_duration && *o.playback_duration < Duration::zero()) ||
+      (o.playback_until && *o.playback_until < Duration::zero())) {
+    return Status(StatusCode::kInvalidArgument,
+                  "start offset, playback duration and playback until must be >= 0");
+  }
+  std::string have;
+  for (const auto& [id, channel] : reader.channels()) {
+    have += (have.empty() ? "" : ", ") + channel.topic;
+    if (p->topics_by_channel_.size() <= id) p->topics_by_channel_.resize(id + 1u);
+    p->topics_by_channel_[id] = channel.topic;
+  }
+  for (const std::string& topic : o.topics) {
+    const bool known = std::any_of(reader.channels().begin(), reader.channels().end(),
+                                   [&](const auto& c) { return c.second.topic == topic; });
+    if (!known) {
+      return Status(StatusCode::kInvalidArgument,
+                    "unknown topic '" + topic + "' (the recording has: " +
+                        (have.empty() ? std::string("no topics") : have) + ")");
+    }
+  }
+  const Statistics& stats = reader.statistics();
+  const SimTime first = SimTime::from_ns(stats.message_start_time_ns);
+  const SimTime last = SimTime::from_ns(stats.message_end_time_ns);
+  SimTime start = first + o.start_offset;
+  if (stats.message_count > 0 && start > last) {
+    p->notices_.push_back("start offset " + seconds_text(o.start_offset) +
+                          " is past the end of the recording (" + seconds_text(last - first) +
+                          " long); clamped to its last message");
+    start = last;
+  }
+  SimTime stop = last;
+  if (o.playback_duration) stop = std::min(stop, start + *o.playback_duration);
+  if (o.playback_until) stop = std::min(stop, first + *o.playback_until);
+  if (stop < start) stop = start;
+  p->range_start_ = stats.message_count > 0 ? start : SimTime::zero();
+  p->range_end_ = stats.message_count > 0 ? stop : SimTime::zero();
+
+  ReadMessageOptions q;
+  q.start_ns = start.ns();
+  q.end_ns = stop.ns() == std::numeric_limits<int64_t>::max() ? stop.ns() : stop.ns() + 1;
+  q.topics = o.topics;
+  if (stats.message_count > 0) {
+    const Status s = reader.read_messages(q, [&](const MessageView& m) {
+      p->items_.push_back(
+          {m.channel->id, m.sequence, m.log_time_ns, std::string(m.data_view())});
+      return true;
+    });
+    if (!s.ok()) return s;
+  }
+  for (const McapProblem& problem : reader.problems()) {
+    p->problems_.push_back("at offset " + std::to_string(problem.offset) + ": " + problem.message);
+  }
+  p->clock_ = std::make_unique<TimeControllerClock>(
+      TimeControllerClockOptions{
+          .start = p->range_start_, .rate = o.rate, .start_paused = o.start_paused},
+      p->steady_);
+  Result<std::unique_ptr<Player>> out(std::move(p));
+  return out;
+}
+
+void Player::publish_locked(size_t index) {
+  const Item& item = items_[index];
+  ++played_;
+  if (sink_ == nullptr || !*sink_) return;
+  PlayedMessage m;
+  m.topic = item.channel_id < topics_by_channel_.size()
+                ? std::string_view(topics_by_channel_[item.channel_id])
+                : std::string_view();
+  m.channel_id = item.channel_id;
+  m.sequence = item.sequence;
+  m.log_time_ns = item.log_time_ns;
+  m.data = item.data;
+  m.index = index;
+  (*sink_)(m);
+}
+
+uint64_t Player::run(const MessageSink& sink) {
+  std::unique_lock lock(mutex_);
+  sink_ = &sink;
+  finished_ = false;
+  running_.store(true);
+  const uint64_t before = played_;
+  while (!stop_.load()) {
+    if (next_ >= items_.size()) {
+      if (options_.loop && !items_.empty()) {
+        next_ = 0;
+        ++generation_;
+        ++loops_;
+        (void)clock_->jump(range_start_);
+        continue;
+      }
+      break;
+    }
+    const size_t index = next_;
+    const uint64_t generation = generation_;
+    const SimTime due = SimTime::from_ns(items_[index].log_time_ns);
+    lock.unlock();
+    const bool reached = clock_->sleep_until(due, kStopPoll);
+    lock.lock();
+    if (!reached || generation != generation_ || stop_.load()) continue;
+    publish_locked(index);
+    next_ = index + 1;
+  }
+  finished_ = next_ >= items_.size();
+  sink_ = nullptr;
+  running_.store(false);
+  return played_ - before;
+}
+
+void Player::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_.store(true);
+  }
+  // A jump to now wakes a sleeping run() (paused or not) without moving time. A jump made just
+  // before run() enters its wait is not seen by that wait, so jump again until run() has ended
+  // (it ends as soon as it checks stop_: this loop is short).
+  if (!clock_) return;
+  do {
+    (void)clock_->jump(clock_->now());
+    std::this_thread::yield();
+  } while (running_.load());
+}
+
+ClockStatus Player::pause() { return clock_->set_paused(true); }
+ClockStatus Player::resume() { return clock_->set_paused(false); }
+ClockStatus Player::toggle() { return clock_->set_paused(!clock_->is_paused()); }
+ClockStatus Player::set_rate(double rate) { return clock_->set_rate(rate); }
+
+SeekResult Player::seek(SimTime to) {
+  SeekResult r;
+  r.requested = to;
+  r.to = std::clamp(to, range_start_, range_end_);
+  if (r.to != to) {
+    r.clamped = true;
+    r.message = "seek to " + seconds_text(to - range_start_) +
+                " (from the start of playback) is outside the recording (0 to " +
+                seconds_text(range_end_ - range_start_) + "); clamped to " +
+                seconds_text(r.to - range_start_);
+  }
+  std::lock_guard lock(mutex_);
+  next_ = static_cast<size_t>(
+      std::lower_bound(items_.begin(), items_.end(), r.to.ns(),
+                       [](const Item& item, int64_t t) { return item.log_time_ns < t; }) -
+      items_.begin());
+  ++generation_;
+  (void)clock_->jump(r.to);
+  return r;
+}
+
+SeekResult Player::seek_by(Duration d) { return seek(clock_->now() + d); }
+
+ClockStatus Player::play_next_locked() {
+  if (!clock_->is_paused()) return ClockStatus::refused("play_next: only while paused");
+  if (sink_ == nullptr) return ClockStatus::refused("play_next: the player is not running");
+  if (next_ >= items_.size()) return ClockStatus::refused("play_next: at the end of the range");
+  const SimTime stamp = SimTime::from_ns(items_[next_].log_time_ns);
+  // The paused clock moves to the message's stamp; a message already overdue (the clock passed
+  // it just before the pause) plays without moving the clock back.
+  if (stamp >= clock_->now()) {
+    if (ClockStatus s = clock_->play_next(stamp); !s.ok()) return s;
+  }
+  publish_locked(next_);
+  ++next_;
+  ++generation_;
+  return ClockStatus::ok_status();
+}
+
+ClockStatus Player::play_next() {
+  std::lock_guard lock(mutex_);
+  return play_next_locked();
+}
+
+ClockStatus Player::burst(uint64_t n, uint64_t* played) {
+  std::lock_guard lock(mutex_);
+  uint64_t count = 0;
+  ClockStatus status = ClockStatus::ok_status();
+  for (; count < n; ++count) {
+    status = play_next_locked();
+    if (!status.ok()) break;
+  }
+  if (played != nullptr) *played = count;
+  if (count > 0) return ClockStatus::ok_status();
+  return status;
+}
+
+PlayerStatus Player::status() const {
+  std::lock_guard lock(mutex_);
+  PlayerStatus s;
+  s.now = clock_->now();
+  s.paused = clock_->is_paused();
+  s.rate = clock_->rate();
+  s.played = played_;
+  s.position = next_;
+  s.total = items_.size();
+  s.range_start = range_start_;
+  s.range_end = range_end_;
+  s.loops = loops_;
+  s.finished = finished_;
+  return s;
+}
+
+}  // namespace fieldproof::record
