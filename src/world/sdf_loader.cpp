@@ -20,6 +20,7 @@
 #include <limits>
 #include <numbers>
 #include <sstream>
+#include <string_view>
 
 namespace fieldproof::world::detail {
 namespace {
@@ -78,11 +79,13 @@ std::string geometry_element_name(const sdf::Geometry& g) {
   return child ? child->GetName() : std::string{};
 }
 
-std::string where(const sdf::Collision& c) {
+std::string where(const sdf::Collision& c, const std::string& source) {
   sdf::ElementPtr el = c.Element();
   if (!el) return {};
   std::ostringstream out;
-  out << el->FilePath();
+  // Text loaded from a string has no path (or sdformat's placeholder): name the source instead.
+  const std::string path = el->FilePath();
+  out << (path.empty() || path == "<data-string>" ? source : path);
   if (el->LineNumber()) out << ":" << *el->LineNumber();
   return out.str();
 }
@@ -91,6 +94,7 @@ struct Walker {
   double z_min_band, z_max_band;
   SdfOutcome* out;
   std::string source;
+  int dropped = 0;  // collisions left out (each with a warning)
 
   void error(const sdf::Errors& errs) {
     for (const auto& e : errs) out->errors.push_back(describe(e, source));
@@ -124,7 +128,7 @@ struct Walker {
                  const std::string& link) {
     const sdf::Geometry& g = *c.Geom();
     const std::string label = "collision '" + model + "::" + link + "::" + c.Name() + "'";
-    const std::string at = where(c);
+    const std::string at = where(c, source);
     const std::string prefix = at.empty() ? std::string{} : at + ": ";
     if (g.Type() == sdf::GeometryType::PLANE) return;  // the ground: the plane vehicles drive on
     if (g.Type() != sdf::GeometryType::BOX && g.Type() != sdf::GeometryType::CYLINDER &&
@@ -137,6 +141,7 @@ struct Walker {
       out->warnings.push_back(prefix + label + " has " + type +
                               " geometry, which the world cannot simulate: left out (use box, "
                               "cylinder or sphere)");
+      ++dropped;
       return;
     }
     Pose3d model_T_collision;
@@ -178,6 +183,7 @@ struct Walker {
       out->warnings.push_back(prefix + label + " lies outside the vehicles' plane (z " +
                               std::to_string(s.z_min) + " to " + std::to_string(s.z_max) +
                               "): left out");
+      ++dropped;
       return;
     }
     const bool finite = std::isfinite(s.pose.x) && std::isfinite(s.pose.y) &&
@@ -186,12 +192,14 @@ struct Walker {
                         std::isfinite(s.z_min) && std::isfinite(s.z_max);
     if (!finite) {
       out->warnings.push_back(prefix + label + " has a non-finite pose or size: left out");
+      ++dropped;
       return;
     }
     if (!(s.size_x >= 0 && s.size_y >= 0 && s.radius >= 0) ||
         (s.type == ShapeType::kBox && (s.size_x <= 0 || s.size_y <= 0)) ||
         (s.type != ShapeType::kBox && s.radius <= 0)) {
       out->warnings.push_back(prefix + label + " has a zero or negative size: left out");
+      ++dropped;
       return;
     }
     out->world.shapes.push_back(std::move(s));
@@ -245,7 +253,7 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
   // 0 in Gazebo means "as fast as possible".
   out.world.real_time_factor = rtf > 0 ? rtf : std::numeric_limits<double>::infinity();
 
-  Walker walker{plane_z_min, plane_z_max, &out, source};
+  Walker walker{plane_z_min, plane_z_max, &out, source, 0};
   for (uint64_t fi = 0; fi < w.FrameCount(); ++fi) {
     const sdf::Frame* f = w.FrameByIndex(fi);
     Pose3d p;
@@ -275,6 +283,85 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
     walker.model(*m, p, "");
   }
   return out;
+}
+
+ModelOutcome load_model_sdf(const std::string& text, const std::string& source, const Pose2D* pose,
+                            double plane_z_min, double plane_z_max) {
+  ModelOutcome out;
+  // Keeps line numbers: the wrapper is added on the text's first and last lines.
+  const bool rooted = text.find("<sdf") != std::string::npos;
+  const std::string wrapped = rooted ? text : "<sdf version=\"1.8\">" + text + "</sdf>";
+  const std::string xml = xml_error(source, &wrapped);
+  if (!xml.empty()) {
+    out.errors.push_back(xml);
+    return out;
+  }
+  sdf::Console::Instance()->SetQuiet(true);
+  sdf::Root root;
+  const sdf::Errors errs = root.LoadSdfString(wrapped);
+  for (const auto& e : errs) {
+    std::string m = describe(e, source);
+    if (m.starts_with("<data-string>"))
+      m = source + m.substr(std::string_view("<data-string>").size());
+    out.errors.push_back(std::move(m));
+  }
+  if (!out.errors.empty()) return out;
+  const sdf::Model* m = root.Model();
+  if (!m) {
+    out.errors.push_back(source + ": no <model> in the SDF (a spawned entity is one model)");
+    return out;
+  }
+  out.name = m->Name();
+  Pose3d world_T_model;
+  if (pose) {
+    world_T_model = Pose3d(pose->x, pose->y, 0.0, 0.0, 0.0, pose->yaw);
+  } else {
+    world_T_model = m->RawPose();  // a standalone model's pose has nothing to be relative to
+  }
+  out.pose = Pose2D{world_T_model.Pos().X(), world_T_model.Pos().Y(),
+                    normalize_angle(world_T_model.Rot().Yaw())};
+  SdfOutcome scratch;
+  Walker walker{plane_z_min, plane_z_max, &scratch, source, 0};
+  walker.model(*m, world_T_model, "");
+  out.errors = std::move(scratch.errors);
+  if (walker.dropped > 0) {
+    for (auto& w : scratch.warnings) {
+      if (w.find("left out") != std::string::npos) out.errors.push_back(std::move(w));
+    }
+    return out;
+  }
+  out.warnings = std::move(scratch.warnings);
+  out.shapes = std::move(scratch.world.shapes);
+  // The walker scopes shapes by the SDF's model name; the caller renames them.
+  return out;
+}
+
+bool ugv_include(const std::string& text, std::string* name, std::optional<Pose2D>* pose) {
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS) return false;
+  const tinyxml2::XMLElement* el = doc.RootElement();
+  if (!el) return false;
+  if (std::string_view(el->Name()) == "sdf") {
+    const tinyxml2::XMLElement* only = el->FirstChildElement();
+    if (!only || only->NextSiblingElement()) return false;
+    el = only;
+  }
+  if (std::string_view(el->Name()) != "include") return false;
+  const tinyxml2::XMLElement* uri = el->FirstChildElement("uri");
+  if (!uri || !uri->GetText()) return false;
+  const std::string u = uri->GetText();
+  if (u != "ugv" && u != "model://ugv") return false;
+  if (const auto* n = el->FirstChildElement("name"); n && n->GetText()) *name = n->GetText();
+  if (const auto* p = el->FirstChildElement("pose"); p && p->GetText()) {
+    std::istringstream in(p->GetText());
+    double v[6] = {};
+    int k = 0;
+    while (k < 6 && in >> v[k]) ++k;
+    // An unreadable pose is NaN, so the spawn refuses it rather than guessing.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    *pose = k == 6 || k == 3 ? Pose2D{v[0], v[1], k == 6 ? v[5] : 0.0} : Pose2D{nan, nan, nan};
+  }
+  return true;
 }
 
 }  // namespace fieldproof::world::detail

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,25 @@ struct SdfOutcome {
 // file at `source`. Shapes outside [plane_z_min, plane_z_max] are left out with a warning.
 SdfOutcome load_sdf(const std::string& source, const std::string* text, double plane_z_min,
                     double plane_z_max);
+
+// One model given as SDF text (what /world/<w>/create carries): its static shapes placed with the
+// model at `pose` when given, else at the model's own <pose>. A text without an <sdf> root is
+// wrapped in one. Errors: the text does not parse, holds no <model>, or a collision the world
+// cannot simulate (unsupported geometry, outside the plane, degenerate): a spawned model is taken
+// whole or not at all. Other remarks (not static, tilted) are warnings.
+struct ModelOutcome {
+  std::string name;  // the <model name>
+  std::vector<StaticShape> shapes;
+  Pose2D pose;  // the model's pose in the world
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+};
+ModelOutcome load_model_sdf(const std::string& text, const std::string& source, const Pose2D* pose,
+                            double plane_z_min, double plane_z_max);
+
+// When `text` is an <include> of the built-in UGV (<uri> "ugv" or "model://ugv", with or
+// without an <sdf> root): true, with its <name> and <pose> (x y z roll pitch yaw) when given.
+bool ugv_include(const std::string& text, std::string* name, std::optional<Pose2D>* pose);
 
 double normalize_angle(double a);
 

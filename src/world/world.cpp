@@ -8,6 +8,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ignition/msgs/entity.pb.h>
+#include <ignition/msgs/entity_factory.pb.h>
+
 #include "collide.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/time/random_source.hpp"
@@ -177,12 +180,15 @@ struct World::Impl {
   std::vector<WorldMessage> outbox;
   uint64_t warnings = 0;
   int64_t raycast_ns = 0;
-  std::string topic_clock = "/clock", topic_stats, topic_pose, topic_control;
+  std::string topic_clock = "/clock", topic_stats, topic_pose, topic_control, topic_create,
+              topic_remove;
 
   void init_topics() {
     topic_stats = "/world/" + name + "/stats";
     topic_pose = "/world/" + name + "/pose/info";
     topic_control = "/world/" + name + "/control";
+    topic_create = "/world/" + name + "/create";
+    topic_remove = "/world/" + name + "/remove";
     next_clock = next_on_grid(now, opts.clock_period);
     next_stats = next_on_grid(now, opts.stats_period);
     next_pose = next_on_grid(now, opts.pose_period);
@@ -926,6 +932,19 @@ Status World::handle_message(std::string_view topic, std::string_view type,
     }
     return Status::success();
   }
+  if (topic == w.topic_create || topic == w.topic_remove) {
+    const bool create = topic == w.topic_create;
+    const std::string_view expected = create ? msgs::kEntityFactory : msgs::kEntity;
+    Status s;
+    if (type != expected) {
+      s = Status::error(std::string(topic) + ": expects " + std::string(expected) + ", got " +
+                        std::string(type) + "; nothing was changed");
+    } else {
+      s = create ? create_from_bus(payload) : remove_from_bus(payload);
+    }
+    if (!s) w.warn(s.message);
+    return s;
+  }
   constexpr std::string_view kPrefix = "/model/";
   constexpr std::string_view kSuffix = "/cmd_vel";
   if (topic.size() > kPrefix.size() + kSuffix.size() && topic.starts_with(kPrefix) &&
@@ -943,8 +962,105 @@ Status World::handle_message(std::string_view topic, std::string_view type,
   return Status::error("world '" + w.name + "' takes no input on " + std::string(topic));
 }
 
+Status World::create_from_bus(std::string_view payload) {
+  const Impl& w = *impl_;
+  const std::string where = w.topic_create + ": ";
+  auto m = msgs::parse<ignition::msgs::EntityFactory>(payload);
+  if (!m) return Status::error(where + "the EntityFactory payload does not parse");
+  if (m->has_model() || m->has_light() || !m->clone_name().empty()) {
+    return Status::error(where +
+                         "only `sdf` (SDF text) or `sdf_filename` \"ugv\" are supported, not "
+                         "`model`, `light` or `clone_name`; nothing was spawned");
+  }
+  const std::string& file = m->sdf_filename();
+  const std::string& text = m->sdf();
+  bool ugv = false;
+  std::string include_name;
+  std::optional<Pose2D> include_pose;
+  if (!file.empty()) {
+    if (file != "ugv" && file != "model://ugv") {
+      return Status::error(where + "sdf_filename '" + file +
+                           "': the world loads no model files; use \"ugv\" for the reference "
+                           "UGV or give the model as SDF text in `sdf`");
+    }
+    ugv = true;
+  } else {
+    ugv = text.empty() || detail::ugv_include(text, &include_name, &include_pose);
+  }
+  // The pose asked for, in the world frame (nullopt: the SDF's own).
+  std::optional<Pose2D> pose;
+  if (m->has_pose()) {
+    const auto& p = m->pose();
+    const double q[] = {p.orientation().x(), p.orientation().y(), p.orientation().z(),
+                        p.orientation().w()};
+    bool ok = finite(p.position().x()) && finite(p.position().y()) && finite(p.position().z());
+    for (double v : q) ok = ok && finite(v);
+    if (!ok) return Status::error(where + "the pose is not finite; nothing was spawned");
+    pose = Pose2D{p.position().x(), p.position().y(), msgs::yaw_of(p.orientation())};
+  } else if (include_pose) {
+    if (!finite(*include_pose)) {
+      return Status::error(where + "the include's <pose> is not 3 or 6 finite numbers");
+    }
+    pose = include_pose;
+  }
+  if (!pose && ugv) pose = Pose2D{};
+  if (const std::string& rel = m->relative_to(); !rel.empty() && rel != "world") {
+    const auto f = frame(rel);
+    if (!f) {
+      return Status::error(where + "relative_to '" + rel + "': no such frame in world '" + w.name +
+                           "'");
+    }
+    const Pose2D local = pose.value_or(Pose2D{});
+    const double c = std::cos(f->yaw), sn = std::sin(f->yaw);
+    pose = Pose2D{f->x + c * local.x - sn * local.y, f->y + sn * local.x + c * local.y,
+                  f->yaw + local.yaw};
+  }
+  if (ugv) {
+    const std::string name = !m->name().empty() ? m->name() : include_name;
+    if (name.empty()) return Status::error(where + "a UGV needs a `name`; nothing was spawned");
+    Status s = spawn_vehicle(name, *pose);
+    if (!s) s.message = where + s.message;
+    return s;
+  }
+  const std::string source = w.topic_create + " sdf";
+  Pose2D given = pose.value_or(Pose2D{});
+  detail::ModelOutcome model = detail::load_model_sdf(text, source, pose ? &given : nullptr,
+                                                      w.opts.plane_z_min, w.opts.plane_z_max);
+  if (!model.errors.empty()) {
+    std::string all;
+    for (const auto& e : model.errors) all += (all.empty() ? "" : "; ") + e;
+    return Status::error(where + "refused: " + all);
+  }
+  const std::string name = !m->name().empty() ? m->name() : model.name;
+  if (model.shapes.empty()) {
+    return Status::error(where + "model '" + name +
+                         "' has no box, cylinder or sphere collision to simulate; nothing was "
+                         "spawned");
+  }
+  Status s = spawn_static(name, std::move(model.shapes));
+  if (!s) {
+    s.message = where + s.message;
+    return s;
+  }
+  impl_->static_models[name] = model.pose;
+  for (const auto& warning : model.warnings) impl_->warn(where + warning);
+  return s;
+}
+
+Status World::remove_from_bus(std::string_view payload) {
+  const std::string where = impl_->topic_remove + ": ";
+  auto m = msgs::parse<ignition::msgs::Entity>(payload);
+  if (!m) return Status::error(where + "the Entity payload does not parse");
+  if (m->name().empty()) {
+    return Status::error(where + "the Entity has no `name` (models are removed by name)");
+  }
+  Status s = remove(m->name());
+  if (!s) s.message = where + s.message;
+  return s;
+}
+
 std::vector<std::string> World::input_topics() const {
-  std::vector<std::string> out{impl_->topic_control};
+  std::vector<std::string> out{impl_->topic_control, impl_->topic_create, impl_->topic_remove};
   for (const auto& [n, v] : impl_->vehicles) out.push_back(v.topic_cmd_vel);
   return out;
 }

@@ -1,5 +1,8 @@
 #include "fieldproof/world/world_participant.hpp"
 
+#include <exception>
+#include <utility>
+
 #include "fieldproof/msgs/types.hpp"
 
 namespace fieldproof::world {
@@ -7,23 +10,72 @@ namespace fieldproof::world {
 WorldParticipant::WorldParticipant(World& world, lockstep::Participant& participant)
     : world_(world), participant_(participant) {
   if (world_.paused()) world_.pause(false);
+  for (const std::string_view expected : {msgs::kEntityFactory, msgs::kEntity}) {
+    const std::string what = expected == msgs::kEntity ? "remove" : "create";
+    participant_.subscribe(
+        "/world/" + world_.name() + "/" + what, [this, expected](const lockstep::Publish& m) {
+          // An untyped publish is taken as the type the topic carries.
+          const Status s =
+              world_.handle_message(m.topic, m.type.empty() ? expected : m.type, m.payload);
+          if (!s) {
+            rejected(s.message);
+            return;
+          }
+          refresh_subscriptions();
+        });
+  }
   refresh_subscriptions();
 }
 
+void WorldParticipant::rejected(const std::string& why) {
+  ++rejected_;
+  last_rejection_ = why;
+}
+
 void WorldParticipant::refresh_subscriptions() {
-  for (const std::string& name : world_.vehicles()) {
-    const std::string topic = "/model/" + name + "/cmd_vel";
+  std::set<std::string> wanted;
+  for (const std::string& name : world_.vehicles()) wanted.insert("/model/" + name + "/cmd_vel");
+  for (auto it = subscribed_.begin(); it != subscribed_.end();) {
+    if (wanted.count(*it) == 0) {
+      participant_.unsubscribe(*it);
+      it = subscribed_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const std::string& topic : wanted) {
     if (!subscribed_.insert(topic).second) continue;
     participant_.subscribe(topic, [this](const lockstep::Publish& m) {
       // An untyped publish on a cmd_vel topic is taken as the Twist it must be.
       const std::string_view type = m.type.empty() ? msgs::kTwist : std::string_view(m.type);
       const Status s = world_.handle_message(m.topic, type, m.payload);
-      if (!s) {
-        ++rejected_;
-        last_rejection_ = s.message;
-      }
+      if (!s) rejected(s.message);
     });
   }
+}
+
+void WorldParticipant::post(std::function<void(World&)> fn) {
+  std::lock_guard<std::mutex> lk(posted_mu_);
+  posted_.push_back(std::move(fn));
+}
+
+void WorldParticipant::run_posted() {
+  std::vector<std::function<void(World&)>> batch;
+  {
+    std::lock_guard<std::mutex> lk(posted_mu_);
+    batch.swap(posted_);
+  }
+  if (batch.empty()) return;
+  for (auto& fn : batch) {
+    try {
+      fn(world_);
+    } catch (const std::exception& e) {
+      rejected(std::string("a posted function threw: ") + e.what());
+    } catch (...) {
+      rejected("a posted function threw a non-standard exception");
+    }
+  }
+  refresh_subscriptions();
 }
 
 void WorldParticipant::publish_outbox() {
@@ -41,6 +93,7 @@ bool WorldParticipant::run_until(SimTime until) {
     if (!participant_.ok()) return false;
     const SimTime next = world_.sim_time() + world_.step_size();
     if (!participant_.sleep_until(next)) return false;
+    run_posted();
     world_.step();
     publish_outbox();
   }

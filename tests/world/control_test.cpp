@@ -163,9 +163,11 @@ TEST(Control, InputTopicsNameControlAndEveryCmdVel) {
   auto w = depot(0);
   ASSERT_TRUE(w->spawn_vehicle("ugv1", "dock"));
   const auto topics = w->input_topics();
-  ASSERT_EQ(topics.size(), 2u);
+  ASSERT_EQ(topics.size(), 4u);
   EXPECT_EQ(topics[0], "/world/depot/control");
-  EXPECT_EQ(topics[1], "/model/ugv1/cmd_vel");
+  EXPECT_EQ(topics[1], "/world/depot/create");
+  EXPECT_EQ(topics[2], "/world/depot/remove");
+  EXPECT_EQ(topics[3], "/model/ugv1/cmd_vel");
 }
 
 }  // namespace

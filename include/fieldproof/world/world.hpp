@@ -226,13 +226,33 @@ class World {
   WorldStatistics statistics() const;
 
   // --- Bus side ---
-  // Handles an incoming message: /model/<n>/cmd_vel (ignition.msgs.Twist) and
+  // Handles an incoming message: /model/<n>/cmd_vel (ignition.msgs.Twist),
   // /world/<w>/control (ignition.msgs.WorldControl: multi_step or step, else run_to_sim_time,
-  // else pause; reset and seed are refused). Anything else, or a payload that does not parse, is
-  // an error.
+  // else pause; reset and seed are refused), /world/<w>/create and /world/<w>/remove (below).
+  // Anything else, or a payload that does not parse, is an error.
+  //
+  // /world/<w>/create takes an ignition.msgs.EntityFactory, as Gazebo's create service:
+  //  * a reference UGV (default UgvParams) when `sdf` and `sdf_filename` are both empty, when
+  //    `sdf_filename` is "ugv" or "model://ugv", or when `sdf` is just an
+  //    <include><uri>ugv</uri></include> (model://ugv too; with or without an <sdf> root; its
+  //    <name> and <pose> are used when the factory's are unset);
+  //  * otherwise a static model given as SDF text in `sdf` (one <model>; box, cylinder and sphere
+  //    collisions, read like the world file's models). Any collision the world cannot simulate
+  //    refuses the whole model.
+  //  The name is the factory's `name`, else the include's or the <model>'s (a UGV needs one).
+  //  The pose is the factory's `pose` (overriding the SDF's), else the SDF's, else the origin;
+  //  `relative_to` may name a world <frame> (the pose, or the frame itself, is then taken in
+  //  it). `model`, `light`, `clone_name`, other files and `allow_renaming` are not supported: a
+  //  taken name is refused.
+  // /world/<w>/remove takes an ignition.msgs.Entity and removes the model of that `name`.
+  // Refusals (a name taken or unknown, a spawn inside an obstacle, unsupported geometry, SDF that
+  // does not parse, a pose not finite) change nothing; they are counted in warning_count() and
+  // passed to WorldOptions::on_warning, and the returned Status says why.
+  // A model spawned this way is in the next step's physics and outputs; a vehicle's sensors
+  // publish on their period grid from then on, and a removed one's stop at once.
   Status handle_message(std::string_view topic, std::string_view type, std::string_view payload);
-  // Topics the world takes input on (for subscriptions): the control topic and every vehicle's
-  // cmd_vel.
+  // Topics the world takes input on (for subscriptions): control, create, remove (in that order),
+  // then every vehicle's cmd_vel by name.
   std::vector<std::string> input_topics() const;
   // Messages produced since the last call (when no sink is set), in production order.
   std::vector<WorldMessage> take_messages();
@@ -246,6 +266,8 @@ class World {
 
  private:
   explicit World(std::unique_ptr<Impl> impl);
+  Status create_from_bus(std::string_view payload);
+  Status remove_from_bus(std::string_view payload);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -16,13 +16,23 @@
 // grant); the world's own pause is lifted at construction and /world/<w>/control is not
 // subscribed. Leave WorldOptions::sink unset: the glue drains the outbox.
 //
-// Thread safety: call from the participant's main thread only; the World must not be used by
-// another thread meanwhile.
+// Spawn and remove: /world/<w>/create and /world/<w>/remove are subscribed (see
+// World::handle_message). A vehicle spawned over the bus gets its cmd_vel subscription at once,
+// inside the delivery, so a cmd_vel stamped after the create reaches it (one stamped at the very
+// same time is delivered in the same batch as the create, before the subscription exists, and is
+// lost, as a message on a topic nobody takes yet). A removed vehicle's subscription is dropped.
+// Refused creates and removes count as rejected inputs.
+//
+// Thread safety: call from the participant's main thread only, except post(); the World must not
+// be used by another thread meanwhile.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "fieldproof/lockstep/participant.hpp"
 #include "fieldproof/world/world.hpp"
@@ -33,8 +43,14 @@ class WorldParticipant {
  public:
   WorldParticipant(World& world, lockstep::Participant& participant);
 
-  // Subscribes cmd_vel of vehicles spawned since (run_until calls it on entry).
+  // Subscribes cmd_vel of vehicles spawned since and drops those of vehicles removed since
+  // (run_until calls it on entry and after posted functions; bus creates and removes at once).
   void refresh_subscriptions();
+  // Runs `fn` on the world's thread (inside run_until) before the next physics step, after the
+  // deliveries stamped before that step; functions run in the order posted. Thread-safe, from
+  // any thread, the world's own included. A function posted when no run_until is running waits
+  // for the next one. An exception it throws is counted as a rejected input.
+  void post(std::function<void(World&)> fn);
   // Steps in lock-step until the world's time reaches `until` (rounded up to the step grid).
   // False when the participant failed or left before.
   bool run_until(SimTime until);
@@ -44,10 +60,14 @@ class WorldParticipant {
 
  private:
   void publish_outbox();
+  void run_posted();
+  void rejected(const std::string& why);
 
   World& world_;
   lockstep::Participant& participant_;
-  std::set<std::string> subscribed_;
+  std::set<std::string> subscribed_;  // cmd_vel topics
+  std::mutex posted_mu_;
+  std::vector<std::function<void(World&)>> posted_;
   uint64_t rejected_ = 0;
   std::string last_rejection_;
 };
