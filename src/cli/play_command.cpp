@@ -1,18 +1,41 @@
-// `fieldproof play FILE.mcap --echo [--rate R] [--start-offset S] [--topics T ...]`: plays a
-// recording paced by a TimeControllerClock, printing one JSON line per message on standard
-// output: {"topic":"/odom","log_time":1000000000,"size":42}. Problems (a cut file, an offset past
-// the end) go to standard error. Exit 0 played, 1 the file could not be read, 2 bad input.
-//
-// First version (issue 8, item 4): --echo only; publishing onto a coordinator, --clock, keyboard
-// and control-endpoint control come next.
+// `fieldproof play FILE.mcap [--rate R] [--start-paused] [--start-offset S]
+// [--playback-duration D] [--playback-until T] [--loop] [--topics T ...] [--echo]
+// [--control EP]`: plays a recording with a record::Player (paced by a TimeControllerClock).
+//   --echo      one JSON line per message on standard output:
+//               {"topic":"/odom","log_time":1000000000,"size":42}
+//   keyboard    when standard input is a terminal (raw mode, restored on every exit):
+//               space pause/resume, right arrow play the next message (while paused),
+//               up/down rate x1.1 / /1.1, left arrow or ',' seek back 5 s, '.' or shift+right
+//               seek forward 5 s (shift+left back 5 s), 'q' quit.
+//   --control   a ZeroMQ REP endpoint taking one text command per request: pause, resume,
+//               toggle, set_rate R, seek T (from the start of playback; clamped and said),
+//               play_next, burst N, status; the reply is one JSON object {"ok":...}.
+//   progress    a status line on standard error when it is a terminal (quiet when piped).
+// Ctrl-C (SIGINT/SIGTERM) ends promptly, paused or not: exit 130. Problems (a cut file, an offset
+// past the end, a clamped seek) go to standard error. Exit 0 played, 1 the file could not be
+// read, 2 bad input.
+// Not yet: --coordinator / --clock (publishing onto a lock-step coordinator) are refused.
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <termios.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "fieldproof/record/mcap_reader.hpp"
+#include "fieldproof/record/player.hpp"
 #include "fieldproof/time/player_clock.hpp"
 
 namespace fieldproof::cli {
@@ -22,8 +45,15 @@ struct PlayArgs {
   std::string file;
   bool echo = false;
   double rate = 1.0;
+  bool start_paused = false;
   std::string start_offset = "0";
+  std::string playback_duration;
+  std::string playback_until;
+  bool loop = false;
   std::vector<std::string> topics;
+  std::string coordinator;
+  std::optional<double> clock_hz;
+  std::string control;
 };
 
 std::string json_string(std::string_view s) {
@@ -58,11 +88,161 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
+std::string sec(Duration d) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(d.ns()) / 1e9);
+  return buf;
+}
+
+std::string status_json(const record::PlayerStatus& s) {
+  std::ostringstream o;
+  o << "{\"ok\":true,\"paused\":" << (s.paused ? "true" : "false") << ",\"rate\":" << s.rate
+    << ",\"now\":" << s.now.ns() << ",\"offset\":" << sec(s.now - s.range_start)
+    << ",\"played\":" << s.played << ",\"position\":" << s.position << ",\"total\":" << s.total
+    << ",\"loops\":" << s.loops << "}";
+  return o.str();
+}
+
+std::string refused_json(const std::string& message) {
+  return "{\"ok\":false,\"error\":" + json_string(message) + "}";
+}
+
+std::string clock_reply(const ClockStatus& s) {
+  return s.ok() ? std::string("{\"ok\":true}") : refused_json(s.message());
+}
+
+// One control command (the --control endpoint; the keyboard maps onto the same calls).
+std::string handle_command(record::Player& player, const std::string& line) {
+  std::istringstream in(line);
+  std::string verb;
+  in >> verb;
+  if (verb == "pause") return clock_reply(player.pause());
+  if (verb == "resume") return clock_reply(player.resume());
+  if (verb == "toggle") return clock_reply(player.toggle());
+  if (verb == "play_next") return clock_reply(player.play_next());
+  if (verb == "status") return status_json(player.status());
+  if (verb == "set_rate") {
+    std::string text;
+    in >> text;
+    char* end = nullptr;
+    const double rate = std::strtod(text.c_str(), &end);
+    if (text.empty() || end == nullptr || *end != '\0') {
+      return refused_json("set_rate: '" + text + "' is not a number");
+    }
+    return clock_reply(player.set_rate(rate));
+  }
+  if (verb == "burst") {
+    std::string text;
+    in >> text;
+    char* end = nullptr;
+    const long long n = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || n <= 0) {
+      return refused_json("burst: '" + text + "' is not a count > 0");
+    }
+    uint64_t played = 0;
+    const ClockStatus s = player.burst(static_cast<uint64_t>(n), &played);
+    if (!s.ok()) return refused_json(s.message());
+    return "{\"ok\":true,\"played\":" + std::to_string(played) + "}";
+  }
+  if (verb == "seek") {
+    std::string text;
+    in >> text;
+    const auto d = parse_duration(text);
+    if (!d) return refused_json("seek: " + d.error());
+    const record::SeekResult r = player.seek(player.status().range_start + *d);
+    if (r.clamped) std::fprintf(stderr, "fieldproof play: %s\n", r.message.c_str());
+    return "{\"ok\":true,\"to\":" + std::to_string(r.to.ns()) +
+           ",\"clamped\":" + (r.clamped ? "true" : "false") +
+           (r.clamped ? ",\"message\":" + json_string(r.message) : std::string()) + "}";
+  }
+  return refused_json("unknown command '" + verb +
+                      "' (pause, resume, toggle, set_rate R, seek T, play_next, burst N, status)");
+}
+
+// Raw mode on a terminal for the keyboard; the destructor restores what was there.
+class RawTerminal {
+ public:
+  explicit RawTerminal(int fd) : fd_(fd) {
+    if (!::isatty(fd) || ::tcgetattr(fd, &saved_) != 0) return;
+    termios raw = saved_;
+    raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);  // ISIG kept: Ctrl-C is SIGINT
+    raw.c_cc[VMIN] = 0;
+    raw.c_cc[VTIME] = 0;
+    active_ = ::tcsetattr(fd, TCSANOW, &raw) == 0;
+  }
+  ~RawTerminal() {
+    if (active_) ::tcsetattr(fd_, TCSANOW, &saved_);
+  }
+  RawTerminal(const RawTerminal&) = delete;
+  RawTerminal& operator=(const RawTerminal&) = delete;
+  bool active() const { return active_; }
+
+ private:
+  int fd_;
+  termios saved_{};
+  bool active_ = false;
+};
+
+constexpr Duration kSeekStep = seconds(5);
+
+// Handles the keys read so far; returns false on 'q'.
+bool handle_keys(record::Player& player, std::string& pending) {
+  while (!pending.empty()) {
+    auto seek = [&](Duration d) {
+      const record::SeekResult r = player.seek_by(d);
+      if (r.clamped) std::fprintf(stderr, "\r\nfieldproof play: %s\r\n", r.message.c_str());
+    };
+    auto rate = [&](double factor) { (void)player.set_rate(player.status().rate * factor); };
+    if (pending[0] == '\x1b') {
+      // ESC [ A/B/C/D, or ESC [ 1 ; 2 C/D with shift.
+      if (pending.size() < 3) return true;  // wait for the rest
+      std::string seq;
+      size_t n = 2;
+      if (pending[1] == '[') {
+        while (n < pending.size() && !(pending[n] >= 'A' && pending[n] <= 'Z') &&
+               !(pending[n] >= 'a' && pending[n] <= 'z') && pending[n] != '~') {
+          ++n;
+        }
+        if (n >= pending.size()) return true;
+        seq = pending.substr(2, n - 1);
+      }
+      pending.erase(0, n + 1);
+      if (seq == "A") rate(1.1);
+      else if (seq == "B") rate(1.0 / 1.1);
+      else if (seq == "C") (void)player.play_next();
+      else if (seq == "D" || seq == "1;2D") seek(-kSeekStep);
+      else if (seq == "1;2C") seek(kSeekStep);
+      continue;
+    }
+    const char c = pending[0];
+    pending.erase(0, 1);
+    if (c == ' ') (void)player.toggle();
+    else if (c == ',') seek(-kSeekStep);
+    else if (c == '.') seek(kSeekStep);
+    else if (c == 'q') return false;
+  }
+  return true;
+}
+
+std::string progress_line(const record::PlayerStatus& s) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "\r[%s] %s / %s s  rate %.3g  %llu/%llu msgs\x1b[K",
+                s.paused ? "paused" : "playing", sec(s.now - s.range_start).c_str(),
+                sec(s.range_end - s.range_start).c_str(), s.rate,
+                static_cast<unsigned long long>(s.position),
+                static_cast<unsigned long long>(s.total));
+  return buf;
+}
+
 int run_play(const PlayArgs& a) {
-  if (!a.echo) {
+  if (!a.coordinator.empty() || a.clock_hz) {
     std::fprintf(stderr,
-                 "fieldproof play: only --echo is implemented so far (publishing onto a "
-                 "coordinator is not yet)\n");
+                 "fieldproof play: --coordinator and --clock are not implemented yet (publishing "
+                 "onto a lock-step coordinator); use --echo\n");
+    return kExitInvalid;
+  }
+  if (!a.echo) {
+    std::fprintf(stderr, "fieldproof play: nothing to play to: give --echo\n");
     return kExitInvalid;
   }
   if (!(a.rate > 0.0) || !std::isfinite(a.rate)) {
@@ -70,71 +250,155 @@ int run_play(const PlayArgs& a) {
                  a.rate);
     return kExitInvalid;
   }
+  record::PlayerOptions po;
+  po.rate = a.rate;
+  po.start_paused = a.start_paused;
+  po.loop = a.loop;
+  po.topics = a.topics;
   const auto offset = parse_duration(a.start_offset);
   if (!offset) {
     std::fprintf(stderr, "fieldproof play: --start-offset: %s\n", offset.error().c_str());
     return kExitInvalid;
   }
-  record::McapReader reader;
-  record::McapReaderOptions ro;
-  ro.on_problem = [](const record::McapProblem& p) {
-    std::fprintf(stderr, "fieldproof play: skipped at offset %llu: %s\n",
-                 static_cast<unsigned long long>(p.offset), p.message.c_str());
-  };
-  if (record::Status s = reader.open(a.file, ro); !s.ok()) {
-    std::fprintf(stderr, "fieldproof play: %s: %s\n", a.file.c_str(), s.to_string().c_str());
-    return s.code() == record::StatusCode::kNotMcap ? kExitInvalid : kExitFailed;
-  }
-  for (const std::string& topic : a.topics) {
-    bool known = false;
-    std::string have;
-    for (const auto& [id, channel] : reader.channels()) {
-      known = known || channel.topic == topic;
-      have += (have.empty() ? "" : ", ") + channel.topic;
+  po.start_offset = *offset;
+  for (auto [text, out, name] :
+       {std::tuple{&a.playback_duration, &po.playback_duration, "--playback-duration"},
+        std::tuple{&a.playback_until, &po.playback_until, "--playback-until"}}) {
+    if (text->empty()) continue;
+    const auto d = parse_duration(*text);
+    if (!d) {
+      std::fprintf(stderr, "fieldproof play: %s: %s\n", name, d.error().c_str());
+      return kExitInvalid;
     }
-    if (!known) {
-      std::fprintf(stderr, "fieldproof play: unknown topic '%s' (the recording has: %s)\n",
-                   topic.c_str(), have.empty() ? "no topics" : have.c_str());
+    *out = *d;
+  }
+
+  auto opened = record::Player::open(a.file, po);
+  if (!opened.ok()) {
+    const record::Status s = opened.status();
+    std::fprintf(stderr, "fieldproof play: %s: %s\n", a.file.c_str(), s.to_string().c_str());
+    return s.code() == record::StatusCode::kNotMcap ||
+                   s.code() == record::StatusCode::kInvalidArgument
+               ? kExitInvalid
+               : kExitFailed;
+  }
+  std::unique_ptr<record::Player> player = std::move(opened).value();
+  record::Player& p = *player;
+  for (const std::string& n : p.notices()) std::fprintf(stderr, "fieldproof play: %s\n", n.c_str());
+  for (const std::string& n : p.problems()) {
+    std::fprintf(stderr, "fieldproof play: skipped %s\n", n.c_str());
+  }
+
+  // The control endpoint binds before playback starts, so a client may connect at once.
+  void* zctx = nullptr;
+  void* rep = nullptr;
+  if (!a.control.empty()) {
+    zctx = zmq_ctx_new();
+    rep = zmq_socket(zctx, ZMQ_REP);
+    const int timeout_ms = 100;
+    zmq_setsockopt(rep, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    const int linger = 0;
+    zmq_setsockopt(rep, ZMQ_LINGER, &linger, sizeof linger);
+    if (zmq_bind(rep, a.control.c_str()) != 0) {
+      std::fprintf(stderr, "fieldproof play: --control %s: %s\n", a.control.c_str(),
+                   zmq_strerror(zmq_errno()));
+      zmq_close(rep);
+      zmq_ctx_term(zctx);
       return kExitInvalid;
     }
   }
-  const record::Statistics& stats = reader.statistics();
-  const SimTime first = SimTime::from_ns(stats.message_start_time_ns);
-  const SimTime last = SimTime::from_ns(stats.message_end_time_ns);
-  SimTime start = first + *offset;
-  if (stats.message_count > 0 && start > last) {
-    std::fprintf(stderr,
-                 "fieldproof play: --start-offset %s is past the end of the recording (%s s "
-                 "long); clamped to its last message\n",
-                 a.start_offset.c_str(), format_seconds(last - first).c_str());
-    start = last;
+
+  // Stop signals are taken by a thread of our own (sigtimedwait), so Ctrl-C ends promptly even
+  // while paused, and the terminal is restored by the normal return path.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigset_t old_mask;
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
+
+  std::atomic<bool> done{false};
+  std::atomic<bool> interrupted{false};
+  std::atomic<bool> quit{false};
+  std::thread signal_thread([&] {
+    const timespec tick{0, 100'000'000};
+    while (!done.load()) {
+      if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) {
+        interrupted.store(true);
+        p.stop();
+        return;
+      }
+    }
+  });
+
+  std::thread control_thread;
+  if (rep != nullptr) {
+    control_thread = std::thread([&] {
+      while (!done.load()) {
+        char buf[512];
+        const int n = zmq_recv(rep, buf, sizeof buf, 0);
+        if (n < 0) continue;  // timeout: check done
+        const std::string reply =
+            handle_command(p, std::string(buf, static_cast<size_t>(std::min<int>(n, sizeof buf))));
+        zmq_send(rep, reply.data(), reply.size(), 0);
+      }
+    });
   }
 
-  TimeControllerClock clock({.start = start, .rate = a.rate, .start_paused = false});
-  record::ReadMessageOptions q;
-  q.start_ns = start.ns();
-  q.topics = a.topics;
-  uint64_t played = 0;
-  const record::Status s = reader.read_messages(q, [&](const record::MessageView& m) {
-    while (!clock.sleep_until(SimTime::from_ns(m.log_time_ns), Duration::infinite())) {
-    }
-    const std::string line = "{\"topic\":" + json_string(m.channel->topic) +
+  RawTerminal terminal(STDIN_FILENO);
+  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  std::thread ui_thread;
+  if (terminal.active() || progress) {
+    ui_thread = std::thread([&] {
+      std::string pending;
+      while (!done.load()) {
+        pollfd pfd{terminal.active() ? STDIN_FILENO : -1, POLLIN, 0};
+        if (::poll(&pfd, 1, 100) > 0 && (pfd.revents & POLLIN) != 0) {
+          char buf[64];
+          const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+          if (n > 0) pending.append(buf, static_cast<size_t>(n));
+          if (!handle_keys(p, pending)) {
+            quit.store(true);
+            p.stop();
+          }
+        }
+        if (progress) {
+          const std::string line = progress_line(p.status());
+          std::fputs(line.c_str(), stderr);
+          std::fflush(stderr);
+        }
+      }
+    });
+  }
+
+  std::mutex out_mutex;
+  const uint64_t played = p.run([&](const record::PlayedMessage& m) {
+    const std::string line = "{\"topic\":" + json_string(m.topic) +
                              ",\"log_time\":" + std::to_string(m.log_time_ns) +
                              ",\"size\":" + std::to_string(m.data.size()) + "}\n";
+    std::lock_guard lock(out_mutex);
     std::fwrite(line.data(), 1, line.size(), stdout);
     std::fflush(stdout);
-    ++played;
-    return true;
   });
-  if (!s.ok()) {
-    std::fprintf(stderr, "fieldproof play: %s\n", s.to_string().c_str());
-    return kExitFailed;
+  done.store(true);
+  if (ui_thread.joinable()) ui_thread.join();
+  if (control_thread.joinable()) control_thread.join();
+  signal_thread.join();
+  if (rep != nullptr) {
+    zmq_close(rep);
+    zmq_ctx_term(zctx);
   }
-  if (!reader.problems().empty()) {
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  if (progress) std::fputs("\n", stderr);
+  if (!p.complete()) {
     std::fprintf(stderr,
                  "fieldproof play: the recording is damaged or cut short: played its %llu "
                  "complete messages, skipped %zu damaged part(s)\n",
-                 static_cast<unsigned long long>(played), reader.problems().size());
+                 static_cast<unsigned long long>(played), p.problems().size());
+  }
+  if (interrupted.load()) {
+    std::fprintf(stderr, "fieldproof play: interrupted\n");
+    return kExitInterrupted;
   }
   return kExitOk;
 }
@@ -150,7 +414,19 @@ void add_play_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--rate", args->rate, "playback rate (> 0; default 1)");
   cmd->add_option("--start-offset", args->start_offset,
                   "start this far after the first message (e.g. 2.5s; default 0)");
+  cmd->add_flag("--start-paused", args->start_paused, "start paused (space or 'resume' plays)");
+  cmd->add_option("--playback-duration", args->playback_duration,
+                  "play this much log time from the start (inclusive)");
+  cmd->add_option("--playback-until", args->playback_until,
+                  "stop after messages stamped this long after the first message (inclusive)");
+  cmd->add_flag("--loop", args->loop, "start again at the end");
   cmd->add_option("--topics", args->topics, "play only these topics");
+  cmd->add_option("--coordinator", args->coordinator,
+                  "publish onto a lock-step coordinator (not implemented yet)");
+  cmd->add_option("--clock", args->clock_hz, "publish the clock at HZ (not implemented yet)")
+      ->expected(0, 1);
+  cmd->add_option("--control", args->control,
+                  "ZeroMQ REP endpoint for control commands (e.g. ipc:///tmp/play.ipc)");
   cmd->callback([args, exit_code] { *exit_code = run_play(*args); });
 }
 

@@ -1,8 +1,15 @@
 // `fieldproof play FILE.mcap --echo`: the real executable on a recording written here. Rates are
 // high so the paced playback takes milliseconds.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zmq.h>
+
+#include <chrono>
+#include <future>
 
 #include <cstdio>
 #include <filesystem>
@@ -130,6 +137,138 @@ TEST(PlayCommandTest, not_mcap_refused) {
   const Ran r = run(bad.string() + " --echo");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_FALSE(r.err.empty());
+}
+
+// ---- Through a pseudo-terminal (keyboard, progress line) and the control endpoint.
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;  // the terminal's master side
+  std::string seen;
+};
+
+Child spawn_on_pty(const std::vector<std::string>& args) {
+  Child c;
+  c.pid = ::forkpty(&c.fd, nullptr, nullptr, nullptr);
+  if (c.pid == 0) {
+    std::vector<char*> argv;
+    std::string exe = FIELDPROOF_EXE;
+    argv.push_back(exe.data());
+    std::vector<std::string> copy = args;
+    for (std::string& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return c;
+}
+
+// Reads the terminal until `needle` shows up (true) or 10 s pass without it (false).
+bool read_until(Child& c, const std::string& needle) {
+  for (int waited_ms = 0; c.seen.find(needle) == std::string::npos;) {
+    pollfd pfd{c.fd, POLLIN, 0};
+    const int r = ::poll(&pfd, 1, 100);
+    if (r <= 0) {
+      waited_ms += 100;
+      if (waited_ms >= 10'000) return false;
+      continue;
+    }
+    char buf[512];
+    const ssize_t n = ::read(c.fd, buf, sizeof buf);
+    if (n <= 0) return c.seen.find(needle) != std::string::npos;
+    c.seen.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// The exit code, or -1 when the child did not end within 10 s (then it is killed).
+int await_exit(Child& c) {
+  auto status = std::async(std::launch::async, [pid = c.pid] {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return st;
+  });
+  // Drain the terminal meanwhile so the child never blocks on a full buffer.
+  bool open = true;
+  int waited_ms = 0;
+  while (status.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
+    if (waited_ms >= 10'000) {
+      ::kill(c.pid, SIGKILL);
+      (void)status.get();
+      ::close(c.fd);
+      return -1;
+    }
+    if (!open) {
+      (void)status.wait_for(std::chrono::milliseconds(100));
+      waited_ms += 100;
+      continue;
+    }
+    pollfd pfd{c.fd, POLLIN, 0};
+    if (::poll(&pfd, 1, 100) <= 0) {
+      waited_ms += 100;
+      continue;
+    }
+    char buf[512];
+    const ssize_t n = ::read(c.fd, buf, sizeof buf);
+    if (n <= 0) open = false;
+    if (n > 0) c.seen.append(buf, static_cast<size_t>(n));
+  }
+  const int st = status.get();
+  ::close(c.fd);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(PlayCommandTest, keyboard_right_arrow_plays_one_message_and_space_resumes) {
+  Child c = spawn_on_pty({"play", write_recording("keys.mcap"), "--echo", "--start-paused"});
+  ASSERT_GT(c.pid, 0);
+  ASSERT_TRUE(read_until(c, "[paused]")) << c.seen;
+  EXPECT_EQ(c.seen.find("log_time"), std::string::npos) << c.seen;
+  ASSERT_EQ(::write(c.fd, "\x1b[C", 3), 3);  // right arrow: exactly the next message
+  ASSERT_TRUE(read_until(c, R"("log_time":1000000000)")) << c.seen;
+  EXPECT_EQ(c.seen.find(R"("log_time":1010000000)"), std::string::npos) << c.seen;
+  ASSERT_EQ(::write(c.fd, " ", 1), 1);  // space: resume
+  ASSERT_TRUE(read_until(c, R"("log_time":1010000000,"size":1)")) << c.seen;
+  EXPECT_EQ(await_exit(c), 0) << c.seen;
+}
+
+TEST(PlayCommandTest, ctrl_c_while_paused_ends_promptly_with_130) {
+  Child c = spawn_on_pty({"play", write_recording("sigint.mcap"), "--echo", "--start-paused"});
+  ASSERT_GT(c.pid, 0);
+  ASSERT_TRUE(read_until(c, "[paused]")) << c.seen;
+  ::kill(c.pid, SIGINT);
+  EXPECT_EQ(await_exit(c), 130) << c.seen;
+}
+
+TEST(PlayCommandTest, control_endpoint_takes_commands) {
+  const std::string endpoint = "ipc://" + (temp_dir() / "control.ipc").string();
+  Child c = spawn_on_pty(
+      {"play", write_recording("control.mcap"), "--echo", "--start-paused", "--control", endpoint});
+  ASSERT_GT(c.pid, 0);
+  void* ctx = zmq_ctx_new();
+  void* req = zmq_socket(ctx, ZMQ_REQ);
+  const int timeout_ms = 10'000;
+  zmq_setsockopt(req, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+  const int linger = 0;
+  zmq_setsockopt(req, ZMQ_LINGER, &linger, sizeof linger);
+  ASSERT_EQ(zmq_connect(req, endpoint.c_str()), 0);
+  auto ask = [&](const std::string& command) {
+    zmq_send(req, command.data(), command.size(), 0);
+    char buf[1024];
+    const int n = zmq_recv(req, buf, sizeof buf, 0);
+    return n < 0 ? std::string("(no reply)") : std::string(buf, static_cast<size_t>(n));
+  };
+  EXPECT_NE(ask("status").find(R"("paused":true)"), std::string::npos);
+  EXPECT_NE(ask("play_next").find(R"("ok":true)"), std::string::npos);
+  ASSERT_TRUE(read_until(c, R"("log_time":1000000000)")) << c.seen;
+  const std::string seek = ask("seek 99s");
+  EXPECT_NE(seek.find(R"("clamped":true)"), std::string::npos) << seek;
+  EXPECT_NE(ask("set_rate 0").find(R"("ok":false)"), std::string::npos);
+  EXPECT_NE(ask("bogus").find("unknown command"), std::string::npos);
+  EXPECT_NE(ask("set_rate 100").find(R"("ok":true)"), std::string::npos);
+  EXPECT_NE(ask("resume").find(R"("ok":true)"), std::string::npos);
+  EXPECT_EQ(await_exit(c), 0) << c.seen;
+  zmq_close(req);
+  zmq_ctx_term(ctx);
 }
 
 }  // namespace
