@@ -22,5 +22,6 @@ void add_validate_command(CLI::App& app, int* exit_code);
 void add_schema_command(CLI::App& app, int* exit_code);
 void add_run_command(CLI::App& app, int* exit_code);
 void add_report_command(CLI::App& app, int* exit_code);
+void add_compare_command(CLI::App& app, int* exit_code);
 
 }  // namespace fieldproof::cli

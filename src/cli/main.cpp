@@ -14,6 +14,7 @@ constexpr AddCommand kCommands[] = {
     &fieldproof::cli::add_schema_command,
     &fieldproof::cli::add_run_command,
     &fieldproof::cli::add_report_command,
+    &fieldproof::cli::add_compare_command,
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <yaml-cpp/yaml.h>
+
 namespace fieldproof::engine {
 
 using nlohmann::json;
@@ -10,6 +12,17 @@ using nlohmann::json;
 namespace {
 
 double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
+
+// Whether the scenario document says outputs.record at all (it loaded already, so it parses).
+bool record_key_given(const std::string& file) {
+  try {
+    const YAML::Node root = YAML::LoadFile(file);
+    const YAML::Node out = root["outputs"];
+    return out && out.IsMap() && out["record"];
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 std::string pos_prefix(const scenario::Scenario& s, const scenario::SourcePos& pos,
                        const std::string& path) {
@@ -113,6 +126,9 @@ json RunPlan::to_json() const {
                   {"stack", v.stack}});
   }
   j["vehicles"] = vs;
+  j["outputs"] = {{"record", record},
+                  {"recording", record ? json("recording/" + record_file) : json()},
+                  {"topics", record_topics}};
   json tl = json::array();
   for (const auto& e : timeline) {
     json o = {{"label", e.entry->label}, {"action", e.entry->action}, {"at_s", secs(e.entry->at)}};
@@ -295,10 +311,11 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     }
   }
   if (!s.kpis.empty()) r.warnings.push_back("kpis: collectors are not run by this engine yet");
-  if (s.outputs.record) {
-    r.warnings.push_back("outputs.record: the recorder is not wired into fieldproof run yet; no "
-                         "recording/recording.mcap is written");
-  }
+  // outputs.record defaults to true (the scenario part's default is false when the key is
+  // absent, so look at the document itself).
+  plan.record = s.outputs.record || !record_key_given(s.file);
+  plan.record_file = s.outputs.record_file;
+  plan.record_topics = s.outputs.topics;
   if (!r.errors.empty()) return r;
   r.plan = std::move(plan);
   // PlannedEntry points into the scenario: re-seat after the move.

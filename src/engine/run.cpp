@@ -6,10 +6,15 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <sstream>
 #include <thread>
+
+#include <sodium.h>
 
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
+#include "fieldproof/record/recorder.hpp"
+#include "fieldproof/report/report.hpp"
 #include "fieldproof/time/system_clock.hpp"
 
 namespace fieldproof::engine {
@@ -65,6 +70,24 @@ std::string twist_payload(double linear, double angular) {
   t.mutable_linear()->set_x(linear);
   t.mutable_angular()->set_z(angular);
   return msgs::serialize(t);
+}
+
+// "sha256:<hex>" of a file's bytes, "" when it cannot be read.
+std::string file_digest(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string bytes = ss.str();
+  unsigned char h[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(h, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "sha256:";
+  for (const unsigned char c : h) {
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  }
+  return out;
 }
 
 }  // namespace
@@ -146,17 +169,50 @@ RunOutcome run_scenario(const RunOptions& o) {
   out.run_id = id;
   fs::copy_file(o.scenario_file, dir / "scenario.yaml", ec);
 
-  JsonLines log, samples, verdicts;
+  JsonLines log, samples, verdicts, clock_lines;
   log.open(dir / "engine.log");
   samples.open(dir / "samples.jsonl");
   verdicts.open(dir / "assertions.jsonl");
+  clock_lines.open(dir / "clock.jsonl");
   const SimTime wall0 = wall_now();
   const auto wall_s = [&] { return round3(secs(wall_now() - wall0)); };
   SimTime sim_now = SimTime::zero();
+  const std::string digest = file_digest(o.scenario_file);
+
+  // The recording: the coordinator's ordered stream (the session's tap) and the side channels.
+  // Declared before the session so that it outlives the tap.
+  record::RecorderOptions ro;
+  ro.topics = plan.record_topics;
+  for (const PlannedVehicle& v : plan.vehicles) ro.vehicles.push_back(v.name);
+  ro.wall_now = wall_now;
+  ro.run = {{"run_id", id},
+            {"seed", std::to_string(sc.seed)},
+            {"scenario", sc.name},
+            {"scenario_digest", digest},
+            {"engine_version", FIELDPROOF_ENGINE_VERSION}};
+  record::Recorder recorder(ro);
+  const std::string recording_rel = "recording/" + plan.record_file;
+  std::string recording_error;
+  bool recording = false;
+  if (plan.record) {
+    const record::Status st = recorder.open(dir / recording_rel);
+    recording = st.ok();
+    if (!st.ok()) recording_error = st.to_string();
+  }
+  SimTime last_poll = wall_now();
+  const auto poll_recorder = [&] {
+    if (!recording) return;
+    const SimTime w = wall_now();
+    if (w - last_poll < seconds(1)) return;
+    last_poll = w;
+    (void)recorder.poll();
+  };
+
   const auto event = [&](const std::string& name, json fields = json::object()) {
     json j = {{"event", name}, {"wall_s", wall_s()}, {"sim_s", secs(sim_now)}};
     for (auto& [k, v] : fields.items()) j[k] = v;
     log.write(j, /*flush=*/true);  // followed live (tail -f, tests)
+    if (recording) (void)recorder.event(sim_now, j);
   };
   const auto say = [&](const std::string& line) {
     if (o.on_event) o.on_event(line);
@@ -167,6 +223,10 @@ RunOutcome run_scenario(const RunOptions& o) {
                       {"seed_given", sc.seed_given},
                       {"mode", std::string(scenario::to_string(sc.time.mode))}});
   for (const auto& w : pr.warnings) event("warning", {{"message", w}});
+  if (!recording_error.empty()) {
+    event("warning",
+          {{"message", "outputs.record: cannot write " + recording_rel + ": " + recording_error}});
+  }
 
   // The session.
   SessionOptions so;
@@ -182,6 +242,9 @@ RunOutcome run_scenario(const RunOptions& o) {
   so.wall_now = wall_now;
   so.on_warning = [&](const std::string& w) { event("warning", {{"message", w}}); };
   for (const PlannedVehicle& v : plan.vehicles) so.vehicles.push_back(v.setup);
+  if (recording) {
+    so.tap = [&recorder](const lockstep::Publish& p) { (void)recorder.on_message(p); };
+  }
 
   std::vector<EntryState> entries(plan.timeline.size());
   std::map<std::string, size_t> goal_ids;  // goal id (the entry's label) -> entry
@@ -189,6 +252,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   std::string reason;
   SimTime end_sim = SimTime::zero();
   Duration wall_elapsed = Duration::zero();
+  Duration timeline_wall = Duration::zero();
   std::vector<AssertionResult> results;
   std::vector<AssertionResult> resolved_order;
   uint64_t steps = 0;
@@ -207,6 +271,7 @@ RunOutcome run_scenario(const RunOptions& o) {
     json j = r.to_json();
     j["run_id"] = id;
     verdicts.write(j);
+    if (recording) (void)recorder.write_side(record::SideChannel::kAssertions, sim_now, j);
     event("assertion." + std::string(to_string(r.status)),
           {{"name", r.name}, {"type", r.type}, {"reason", r.reason}, {"t_s", round3(r.t_s)}});
     say("assertion " + r.name + " " + std::string(to_string(r.status)) + ": " + r.reason);
@@ -322,6 +387,7 @@ RunOutcome run_scenario(const RunOptions& o) {
         }
         const SimTime until = wall_now() + hold;
         while (wall_now() < until && !(o.interrupt && o.interrupt->load())) {
+          poll_recorder();
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         paused_wall = paused_wall + (wall_now() - (until - hold));
@@ -403,6 +469,7 @@ RunOutcome run_scenario(const RunOptions& o) {
         }
       }
       ev.on_tick(t_of(now));
+      poll_recorder();
       if (now >= next_clock) {
         const SimTime w = wall_now();
         Sample s;
@@ -428,6 +495,21 @@ RunOutcome run_scenario(const RunOptions& o) {
         }
         samples.write(s.to_json());
         ev.on_sample(s, t_of(now));
+        const json drift =
+            sc.time.mode == scenario::TimeMode::kRealtime ? json(round3(drift_s)) : json();
+        clock_lines.write({{"sim", secs(now)},
+                           {"wall", round3(s.wall_s)},
+                           {"rtf", round3(s.rtf)},
+                           {"drift_s", drift}},
+                          /*flush=*/true);
+        if (recording) {
+          (void)recorder.write_side(record::SideChannel::kMetrics, now,
+                                    {{"sim_s", secs(now)},
+                                     {"wall_s", round3(s.wall_s)},
+                                     {"rtf", round3(s.rtf)},
+                                     {"target_rtf", plan.target_rtf},
+                                     {"drift_s", drift}});
+        }
         if (o.on_status) {
           size_t passed = 0;
           size_t failed = 0;
@@ -502,6 +584,7 @@ RunOutcome run_scenario(const RunOptions& o) {
                       t_of(end_sim));
     }
     wall_elapsed = wall_now() - ready_wall;
+    timeline_wall = wall_elapsed;
     session->stop();
     event("phase", {{"phase", "stopped"}});
     if (completed) {
@@ -558,12 +641,26 @@ RunOutcome run_scenario(const RunOptions& o) {
                     {"verdict", out.verdict},
                     {"reason", reason},
                     {"exit_code", out.exit_code}});
+  // The recording is finalised on every ending (after the session stopped: no tap any more).
+  uint64_t recorded_messages = 0;
+  if (recording) {
+    const record::Status st = recorder.close(status);
+    recorded_messages = recorder.message_count();
+    if (!st.ok()) {
+      log.write({{"event", "warning"},
+                 {"wall_s", wall_s()},
+                 {"message", "the recording could not be finalised: " + st.to_string()}},
+                true);
+    }
+  }
 
   // run.json
   json run;
   run["run_id"] = id;
   run["scenario"] = {{"name", sc.name}, {"file", sc.file}};
+  if (!digest.empty()) run["scenario"]["digest"] = digest;
   run["world"] = {{"file", sc.world.string()}, {"name", plan.world_name}};
+  run["engine_version"] = FIELDPROOF_ENGINE_VERSION;
   run["status"] = status;
   run["verdict"] = out.verdict;
   run["reason"] = reason;
@@ -612,12 +709,30 @@ RunOutcome run_scenario(const RunOptions& o) {
     json j = {
         {"label", te.label}, {"action", te.action}, {"at_s", secs(te.at)}, {"status", es.status}};
     if (!te.vehicle.empty()) j["vehicle"] = te.vehicle;
+    if (const auto& g = plan.timeline[i].goal) {
+      j["goal"] = {
+          {"name", plan.timeline[i].goal_label}, {"x", g->x}, {"y", g->y}, {"yaw", g->yaw}};
+    }
     if (es.started_s >= 0) j["started_s"] = es.started_s;
     if (es.ended_s >= 0) j["ended_s"] = es.ended_s;
     if (!es.detail.empty()) j["detail"] = es.detail;
     tl.push_back(j);
   }
   run["timeline"] = tl;
+  run["durations"] = {{"wall_s", round3(secs(wall_now() - wall0))},
+                      {"timeline_s", round3(secs(timeline_wall))},
+                      {"sim_s", secs(end_sim)}};
+  json artefacts = json::array();
+  if (recording) {
+    run["recording"] = {
+        {"path", recording_rel}, {"messages", recorded_messages}, {"topics", plan.record_topics}};
+    artefacts.push_back({{"path", recording_rel}, {"kind", "mcap"}});
+  }
+  for (const char* f : {"engine.log", "samples.jsonl", "clock.jsonl", "assertions.jsonl",
+                        "report.json", "report.md", "junit.xml", "report.html"}) {
+    artefacts.push_back({{"path", f}});
+  }
+  run["artefacts"] = artefacts;
   json as = json::array();
   for (const auto& r : results) as.push_back(r.to_json());
   run["assertions"] = as;
@@ -626,6 +741,18 @@ RunOutcome run_scenario(const RunOptions& o) {
     run["vehicles"].push_back({{"name", v.name}, {"spawn", v.spawn_label}, {"stack", v.stack}});
   }
   std::ofstream(dir / "run.json") << run.dump(2) << '\n';
+  clock_lines.flush();
+  samples.flush();
+  verdicts.flush();
+  // The reports, whatever the status.
+  try {
+    report::Report::load(dir).write_all(dir);
+  } catch (const std::exception& e) {
+    log.write({{"event", "warning"},
+               {"wall_s", wall_s()},
+               {"message", std::string("the reports could not be written: ") + e.what()}},
+              true);
+  }
   if (status == "passed" && !o.keep) {
     for (const auto& v : plan.vehicles) {
       if (v.setup.process) fs::remove(dir / (v.name + "_nav.log"), ec);

@@ -193,11 +193,13 @@ bool Session::start(std::string* error) {
         m.cv.notify_all();
       };
       so.log = [&m](const std::string& line) { m.warn(line); };
+      so.tap = m.opts.tap;
       m.server = std::make_unique<lockstep::CoordinatorServer>(std::move(so));
       m.endpoint = m.server->endpoints().at(0);
     } else {
       m.inproc = std::make_unique<lockstep::InProcessCoordinator>(core);
       m.inproc->set_failure_handler([&m](const std::string& p, std::string r) { m.fail(p, r); });
+      if (m.opts.tap) m.inproc->set_tap(m.opts.tap);
     }
     // The engine first: it holds time at 0 until the caller sleeps.
     m.engine = m.participant("engine");

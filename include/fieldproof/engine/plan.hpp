@@ -45,6 +45,11 @@ struct RunPlan {
   std::vector<PlannedVehicle> vehicles;
   std::vector<PlannedEntry> timeline;
   std::vector<PlannedAssertion> assertions;
+  // outputs.record (true unless the scenario says false): recording/<record_file> is written,
+  // with record_topics as the allow-list (empty: every visible topic).
+  bool record = true;
+  std::string record_file = "recording.mcap";
+  std::vector<std::string> record_topics;
   // What this engine cannot run yet (a mode, an action, a trigger): `run` refuses with these.
   std::vector<std::string> unsupported;
 

@@ -67,6 +67,9 @@ struct SessionOptions {
   std::function<SimTime()> wall_now;
   // Warnings (world geometry left out, refused commands) and problems of the stacks.
   std::function<void(const std::string&)> on_warning;
+  // Every message of the coordinator's ordered stream, in order (the recorder); may be empty.
+  // Called on the coordinator's thread.
+  std::function<void(const lockstep::Publish&)> tap;
 };
 
 class Session {

@@ -1,0 +1,72 @@
+// `fieldproof compare RUN_A RUN_B`: how far the second run's ground-truth trajectories stray from
+// the first's (seed 000, "Comparing two runs").
+//
+//   Trajectories a = load_trajectories("runs/lockstep-a");   // throws CompareError
+//   Trajectories b = load_trajectories("runs/lockstep-b");
+//   CompareResult r = compare_trajectories(a, b, 0.25);
+//   std::cout << r.to_text();                                // or r.to_json().dump(2)
+//   return r.within ? 0 : 1;
+//
+// Times are timeline seconds: a pose sample's simulated time minus the run's clock.origin_sim_s
+// (run.json; 0 when absent). Each vehicle of the first run is compared over the span both runs
+// cover: the second run's trajectory is interpolated linearly at the first run's sample times
+// there. A vehicle missing from the second run, or without a common span, is not within.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fieldproof::engine {
+
+class CompareError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TrajectoryPoint {
+  double t = 0.0;  // timeline seconds
+  double x = 0.0;
+  double y = 0.0;
+};
+
+// Per vehicle, sorted by t.
+using Trajectories = std::map<std::string, std::vector<TrajectoryPoint>>;
+
+// The pose samples of a run directory's samples.jsonl. CompareError when the directory or
+// samples.jsonl is missing, or it holds no pose sample.
+Trajectories load_trajectories(const std::filesystem::path& run_dir);
+
+struct VehicleDeviation {
+  std::string vehicle;
+  size_t compared = 0;   // samples of the first run inside the common span
+  double max_m = 0.0;    // the largest deviation
+  double max_t_s = 0.0;  // and when (timeline seconds)
+  double mean_m = 0.0;
+  double final_m = 0.0;  // at the last compared sample
+  double final_t_s = 0.0;
+  bool within = false;
+  std::string note;  // why not compared ("" when compared)
+};
+
+struct CompareResult {
+  double tolerance_m = 0.0;
+  std::vector<VehicleDeviation> vehicles;  // the first run's vehicles, by name
+  bool within = false;                     // every vehicle compared and max_m <= tolerance
+
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+
+// The second trajectory's position at t by linear interpolation; t must lie in its span and
+// the trajectory must not be empty.
+TrajectoryPoint interpolate(const std::vector<TrajectoryPoint>& trajectory, double t);
+
+CompareResult compare_trajectories(const Trajectories& a, const Trajectories& b,
+                                   double tolerance_m);
+
+}  // namespace fieldproof::engine

@@ -1,0 +1,55 @@
+// `fieldproof compare RUN_A RUN_B [--tolerance-m 0.25] [--json]`: the second run's ground-truth
+// trajectories against the first's (engine/compare.hpp). Exit 0 when every vehicle stays within
+// the tolerance, 1 otherwise, 2 on bad input (a missing run, no pose samples).
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "fieldproof/engine/compare.hpp"
+
+namespace fieldproof::cli {
+namespace {
+
+struct CompareArgs {
+  std::string run_a;
+  std::string run_b;
+  double tolerance_m = 0.25;
+  bool json = false;
+};
+
+int run_compare(const CompareArgs& a) {
+  if (!std::isfinite(a.tolerance_m) || a.tolerance_m < 0) {
+    std::fprintf(stderr, "fieldproof compare: --tolerance-m must be a number >= 0\n");
+    return kExitInvalid;
+  }
+  engine::CompareResult r;
+  try {
+    const engine::Trajectories ta = engine::load_trajectories(a.run_a);
+    const engine::Trajectories tb = engine::load_trajectories(a.run_b);
+    r = engine::compare_trajectories(ta, tb, a.tolerance_m);
+  } catch (const engine::CompareError& e) {
+    std::fprintf(stderr, "fieldproof compare: %s\n", e.what());
+    return kExitInvalid;
+  }
+  const std::string text = a.json ? r.to_json().dump(2) + "\n" : r.to_text();
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return r.within ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "Compare two runs' ground-truth trajectories (largest, mean, final deviation)");
+  cmd->add_option("run_a", args->run_a, "the first run directory (the reference)")->required();
+  cmd->add_option("run_b", args->run_b, "the second run directory")->required();
+  cmd->add_option("--tolerance-m", args->tolerance_m,
+                  "largest deviation allowed per vehicle, metres (default 0.25)");
+  cmd->add_flag("--json", args->json, "print the comparison as JSON");
+  cmd->callback([args, exit_code] { *exit_code = run_compare(*args); });
+}
+
+}  // namespace fieldproof::cli

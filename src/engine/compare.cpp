@@ -1,0 +1,163 @@
+#include "fieldproof/engine/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace fieldproof::engine {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+double origin_of(const fs::path& dir) {
+  std::ifstream in(dir / "run.json");
+  if (!in) return 0.0;
+  const json run = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!run.is_object() || !run.contains("clock") || !run["clock"].is_object()) return 0.0;
+  const json& c = run["clock"];
+  if (c.contains("origin_sim_s") && c["origin_sim_s"].is_number()) {
+    return c["origin_sim_s"].get<double>();
+  }
+  return 0.0;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+Trajectories load_trajectories(const fs::path& run_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) {
+    throw CompareError(run_dir.string() + ": no such run directory");
+  }
+  const fs::path file = run_dir / "samples.jsonl";
+  std::ifstream in(file);
+  if (!in) throw CompareError(file.string() + ": missing (not a run directory?)");
+  const double origin = origin_of(run_dir);
+  Trajectories out;
+  std::string line;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || j.value("kind", std::string()) != "pose") continue;
+    std::string name;
+    for (const char* k : {"model", "vehicle"}) {
+      if (j.contains(k) && j[k].is_string()) name = j[k].get<std::string>();
+    }
+    if (name.empty()) continue;
+    const auto num = [&](const char* k, double* v) {
+      if (!j.contains(k) || !j[k].is_number()) return false;
+      *v = j[k].get<double>();
+      return std::isfinite(*v);
+    };
+    TrajectoryPoint p;
+    double sim = 0;
+    if (!num("sim", &sim) || !num("x", &p.x) || !num("y", &p.y)) continue;
+    p.t = sim - origin;
+    out[name].push_back(p);
+  }
+  if (out.empty()) throw CompareError(file.string() + ": no ground-truth pose samples");
+  for (auto& [name, v] : out) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const TrajectoryPoint& l, const TrajectoryPoint& r) { return l.t < r.t; });
+  }
+  return out;
+}
+
+TrajectoryPoint interpolate(const std::vector<TrajectoryPoint>& tr, double t) {
+  auto hi = std::lower_bound(tr.begin(), tr.end(), t,
+                             [](const TrajectoryPoint& p, double v) { return p.t < v; });
+  if (hi == tr.end()) return {t, tr.back().x, tr.back().y};
+  if (hi == tr.begin() || hi->t == t) return {t, hi->x, hi->y};
+  const auto lo = hi - 1;
+  const double span = hi->t - lo->t;
+  const double f = span > 0 ? (t - lo->t) / span : 0.0;
+  return {t, lo->x + f * (hi->x - lo->x), lo->y + f * (hi->y - lo->y)};
+}
+
+CompareResult compare_trajectories(const Trajectories& a, const Trajectories& b,
+                                   double tolerance_m) {
+  CompareResult r;
+  r.tolerance_m = tolerance_m;
+  r.within = !a.empty();
+  for (const auto& [name, ta] : a) {
+    VehicleDeviation d;
+    d.vehicle = name;
+    const auto it = b.find(name);
+    if (it == b.end() || it->second.empty()) {
+      d.note = "not in the second run";
+    } else if (ta.empty()) {
+      d.note = "no samples in the first run";
+    } else {
+      const auto& tb = it->second;
+      const double t0 = std::max(ta.front().t, tb.front().t);
+      const double t1 = std::min(ta.back().t, tb.back().t);
+      double sum = 0;
+      for (const auto& p : ta) {
+        if (p.t < t0 || p.t > t1) continue;
+        const TrajectoryPoint q = interpolate(tb, p.t);
+        const double dev = std::hypot(p.x - q.x, p.y - q.y);
+        if (d.compared == 0 || dev > d.max_m) {
+          d.max_m = dev;
+          d.max_t_s = p.t;
+        }
+        sum += dev;
+        ++d.compared;
+        d.final_m = dev;
+        d.final_t_s = p.t;
+      }
+      if (d.compared == 0) {
+        d.note = "the runs' samples share no time span";
+      } else {
+        d.mean_m = sum / static_cast<double>(d.compared);
+        d.within = d.max_m <= tolerance_m;
+      }
+    }
+    r.within = r.within && d.within;
+    r.vehicles.push_back(d);
+  }
+  return r;
+}
+
+json CompareResult::to_json() const {
+  json vs = json::array();
+  for (const auto& d : vehicles) {
+    json j = {{"vehicle", d.vehicle}, {"compared", d.compared}, {"within", d.within}};
+    if (d.compared > 0) {
+      j["max_m"] = d.max_m;
+      j["max_t_s"] = d.max_t_s;
+      j["mean_m"] = d.mean_m;
+      j["final_m"] = d.final_m;
+      j["final_t_s"] = d.final_t_s;
+    } else {
+      j["note"] = d.note;
+    }
+    vs.push_back(j);
+  }
+  return {{"tolerance_m", tolerance_m}, {"within", within}, {"vehicles", vs}};
+}
+
+std::string CompareResult::to_text() const {
+  std::string s;
+  for (const auto& d : vehicles) {
+    s += d.vehicle + ": ";
+    if (d.compared == 0) {
+      s += "not compared (" + d.note + ")  OUT\n";
+      continue;
+    }
+    s += "max " + fmt("%.3f", d.max_m) + " m at t=" + fmt("%.2f", d.max_t_s) + " s, mean " +
+         fmt("%.3f", d.mean_m) + " m, final " + fmt("%.3f", d.final_m) + " m (" +
+         std::to_string(d.compared) + " samples)  " + (d.within ? "within" : "OUT") + "\n";
+  }
+  s += std::string(within ? "WITHIN" : "DIFFERENT") + " tolerance " + fmt("%.3f", tolerance_m) +
+       " m\n";
+  return s;
+}
+
+}  // namespace fieldproof::engine
