@@ -98,8 +98,8 @@ int main() {
   }
   std::printf("# play_lateness_p50 %.3f us (bare sleep_until p50 %.3f us)\n",
               percentile(late, 0.5) / 1e3, percentile(bare, 0.5) / 1e3);
-  bench_line("play_lateness_p99", percentile(late, 0.99) / 1e3, "us",
-             percentile(bare, 0.99) / 1e3, "bare_sleep_until_p99");
+  bench_line("play_lateness_p99", percentile(late, 0.99) / 1e3, "us", percentile(bare, 0.99) / 1e3,
+             "bare_sleep_until_p99");
 
   // ---- Unthrottled throughput: 200 000 messages of 100 B.
   constexpr int kFast = 200'000;

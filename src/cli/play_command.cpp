@@ -207,19 +207,28 @@ bool handle_keys(record::Player& player, std::string& pending) {
         seq = pending.substr(2, n - 1);
       }
       pending.erase(0, n + 1);
-      if (seq == "A") rate(1.1);
-      else if (seq == "B") rate(1.0 / 1.1);
-      else if (seq == "C") (void)player.play_next();
-      else if (seq == "D" || seq == "1;2D") seek(-kSeekStep);
-      else if (seq == "1;2C") seek(kSeekStep);
+      if (seq == "A")
+        rate(1.1);
+      else if (seq == "B")
+        rate(1.0 / 1.1);
+      else if (seq == "C")
+        (void)player.play_next();
+      else if (seq == "D" || seq == "1;2D")
+        seek(-kSeekStep);
+      else if (seq == "1;2C")
+        seek(kSeekStep);
       continue;
     }
     const char c = pending[0];
     pending.erase(0, 1);
-    if (c == ' ') (void)player.toggle();
-    else if (c == ',') seek(-kSeekStep);
-    else if (c == '.') seek(kSeekStep);
-    else if (c == 'q') return false;
+    if (c == ' ')
+      (void)player.toggle();
+    else if (c == ',')
+      seek(-kSeekStep);
+    else if (c == '.')
+      seek(kSeekStep);
+    else if (c == 'q')
+      return false;
   }
   return true;
 }

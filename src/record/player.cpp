@@ -93,8 +93,7 @@ Result<std::unique_ptr<Player>> Player::load(std::unique_ptr<Player> p, McapRead
   q.topics = o.topics;
   if (stats.message_count > 0) {
     const Status s = reader.read_messages(q, [&](const MessageView& m) {
-      p->items_.push_back(
-          {m.channel->id, m.sequence, m.log_time_ns, std::string(m.data_view())});
+      p->items_.push_back({m.channel->id, m.sequence, m.log_time_ns, std::string(m.data_view())});
       return true;
     });
     if (!s.ok()) return s;

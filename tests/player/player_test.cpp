@@ -291,7 +291,8 @@ TEST(PlayerTest, seek_outside_the_recording_is_clamped_and_said) {
 TEST(PlayerTest, play_next_plays_exactly_one_message_in_recorded_order_at_equal_stamps) {
   // Five messages share the 2 s stamp, across chunk boundaries.
   std::vector<W> msgs = {{0, kS, "first"}};
-  for (int i = 0; i < 5; ++i) msgs.push_back({static_cast<uint16_t>(i % 2), 2 * kS, "e" + std::to_string(i)});
+  for (int i = 0; i < 5; ++i)
+    msgs.push_back({static_cast<uint16_t>(i % 2), 2 * kS, "e" + std::to_string(i)});
   msgs.push_back({0, 3 * kS, "last"});
   Harness h(record(msgs, 2), {.start_paused = true});
   ASSERT_TRUE(h.ok());

@@ -50,9 +50,9 @@ namespace fieldproof::record {
 struct PlayerOptions {
   double rate = 1.0;  // > 0, finite
   bool start_paused = false;
-  Duration start_offset = Duration::zero();    // from the first message (>= 0)
-  std::optional<Duration> playback_duration;   // from the start of playback (>= 0)
-  std::optional<Duration> playback_until;      // from the first message (>= 0)
+  Duration start_offset = Duration::zero();   // from the first message (>= 0)
+  std::optional<Duration> playback_duration;  // from the start of playback (>= 0)
+  std::optional<Duration> playback_until;     // from the first message (>= 0)
   bool loop = false;
   std::vector<std::string> topics;  // empty: every topic; an unknown topic is an error
 };
@@ -68,24 +68,24 @@ struct PlayedMessage {
 using MessageSink = std::function<void(const PlayedMessage&)>;
 
 struct PlayerStatus {
-  SimTime now;           // the player clock
+  SimTime now;  // the player clock
   bool paused = false;
   double rate = 1.0;
-  uint64_t played = 0;   // messages handed to the sink so far
-  uint64_t position = 0; // index of the next message in the range
-  uint64_t total = 0;    // messages in the range
+  uint64_t played = 0;    // messages handed to the sink so far
+  uint64_t position = 0;  // index of the next message in the range
+  uint64_t total = 0;     // messages in the range
   SimTime range_start;
   SimTime range_end;
-  uint64_t loops = 0;    // completed loops
+  uint64_t loops = 0;  // completed loops
   bool finished = false;
 };
 
 // What seek() did.
 struct SeekResult {
   SimTime requested;
-  SimTime to;            // after clamping
+  SimTime to;  // after clamping
   bool clamped = false;
-  std::string message;   // says the clamp ("" when not clamped)
+  std::string message;  // says the clamp ("" when not clamped)
 };
 
 class Player {
@@ -95,9 +95,8 @@ class Player {
   // complete() is false and problems() says what was skipped.
   static Result<std::unique_ptr<Player>> open(const std::string& path, PlayerOptions options,
                                               SteadyTime& steady = SystemSteadyTime::instance());
-  static Result<std::unique_ptr<Player>> open_bytes(std::string bytes, PlayerOptions options,
-                                                    SteadyTime& steady =
-                                                        SystemSteadyTime::instance());
+  static Result<std::unique_ptr<Player>> open_bytes(
+      std::string bytes, PlayerOptions options, SteadyTime& steady = SystemSteadyTime::instance());
   ~Player();
   Player(const Player&) = delete;
   Player& operator=(const Player&) = delete;
