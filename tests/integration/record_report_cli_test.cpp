@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -182,6 +183,32 @@ TEST(RecordCli, ASigintedRunsRecordingIsFinalised) {
   EXPECT_TRUE(b.used_summary);
   EXPECT_GT(b.counts.count("/fieldproof/events"), 0u);
   expect_reports(runs / "a");
+}
+
+// A real run's recording decoded independently, the way Foxglove does
+// (tests/js/recorder_check.mjs).
+TEST(RecordCli, ARunsRecordingDecodesWithMcapCore) {
+  ASSERT_TRUE(fs::exists(fs::path(FIELDPROOF_JS_DIR) / "node_modules" / "@mcap" / "core"))
+      << "npm ci in tests/js first";
+  const fs::path runs = fresh_runs_dir("js");
+  ASSERT_EQ(run_cli("run tests/integration/data/record_default.yaml --max-rtf 0 --runs-dir " +
+                    runs.string() + " --run-id a")
+                .exit_code,
+            0);
+  // To a file: node may exit before a large output has gone through a pipe.
+  const fs::path out_file = runs / "check.json";
+  const std::string cmd = "node '" + std::string(FIELDPROOF_JS_DIR) + "/recorder_check.mjs' '" +
+                          (runs / "a" / "recording" / "recording.mcap").string() + "' > '" +
+                          out_file.string() + "'";
+  const int st = std::system(cmd.c_str());
+  const std::string out = read(out_file);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out.substr(0, 2000);
+  const json j = json::parse(out);
+  EXPECT_TRUE(j["errors"].empty());
+  for (const char* topic : {"/fieldproof/events", "/fieldproof/assertions", "/fieldproof/metrics",
+                            "/fieldproof/vehicles/ugv1/pose", "/model/ugv1/cmd_vel"}) {
+    EXPECT_GT(j["topics"][topic]["count"].get<int>(), 0) << topic;
+  }
 }
 
 TEST(CompareCli, TwoSameSeedRunsDeviateByZeroAndExitZero) {
