@@ -280,6 +280,21 @@ RunOutcome run_scenario(const RunOptions& o) {
 
   std::string error;
   auto session = Session::create(so, &error);
+  // The static obstacles, for the report's plot (read before start: the world thread owns it
+  // afterwards).
+  json obstacles = json::array();
+  if (session) {
+    for (const world::StaticShape& sh : session->world().static_shapes()) {
+      json j = {{"name", sh.model}, {"x", sh.pose.x}, {"y", sh.pose.y}, {"yaw", sh.pose.yaw}};
+      if (sh.type == world::ShapeType::kBox) {
+        j["size_x"] = sh.size_x;
+        j["size_y"] = sh.size_y;
+      } else {
+        j["radius"] = sh.radius;
+      }
+      obstacles.push_back(j);
+    }
+  }
   if (!session) {
     status = "error";
     reason = "the world could not be set up: " + error;
@@ -659,7 +674,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   run["run_id"] = id;
   run["scenario"] = {{"name", sc.name}, {"file", sc.file}};
   if (!digest.empty()) run["scenario"]["digest"] = digest;
-  run["world"] = {{"file", sc.world.string()}, {"name", plan.world_name}};
+  run["world"] = {{"file", sc.world.string()}, {"name", plan.world_name}, {"obstacles", obstacles}};
   run["engine_version"] = FIELDPROOF_ENGINE_VERSION;
   run["status"] = status;
   run["verdict"] = out.verdict;

@@ -127,6 +127,8 @@ TEST(RecordCli, APassingRunRecordsTheWorldAndSideChannelsAndWritesTheReports) {
   EXPECT_TRUE(run["engine_version"].is_string());
   EXPECT_EQ(run["scenario"]["digest"].get<std::string>().rfind("sha256:", 0), 0u);
   EXPECT_TRUE(run["timeline"][0]["goal"].contains("x"));
+  EXPECT_FALSE(run["world"]["obstacles"].empty());
+  EXPECT_NE(read(runs / "a" / "report.html").find("<svg"), std::string::npos);
 }
 
 TEST(RecordCli, AFailingRunRecordsItsFailedVerdictAndReportsIt) {
