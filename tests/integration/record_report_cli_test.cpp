@@ -187,6 +187,31 @@ TEST(RecordCli, ASigintedRunsRecordingIsFinalised) {
   expect_reports(runs / "a");
 }
 
+TEST(RecordCli, ACrashedStacksRunIsFinalisedAndReported) {
+  const fs::path runs = fresh_runs_dir("crash");
+  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
+                             runs.string() + " --run-id a",
+                         true, "FIELDPROOF_UGV_NAV=tests/integration/data/crashing_stack.sh ");
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(run_json(runs / "a")["status"], "error");
+  const ReadBack b = read_recording(runs / "a" / "recording" / "recording.mcap");
+  EXPECT_TRUE(b.has_footer);
+  EXPECT_TRUE(b.used_summary);
+  expect_reports(runs / "a");
+}
+
+TEST(RecordCli, ATimedOutRunIsFinalisedAndReported) {
+  const fs::path runs = fresh_runs_dir("timeout");
+  const auto r = run_cli("run tests/integration/data/timeout.yaml --runs-dir " + runs.string() +
+                         " --run-id a");
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(run_json(runs / "a")["status"], "timeout");
+  const ReadBack b = read_recording(runs / "a" / "recording" / "recording.mcap");
+  EXPECT_TRUE(b.has_footer);
+  EXPECT_GT(b.counts.count("/fieldproof/events"), 0u);
+  expect_reports(runs / "a");
+}
+
 // A real run's recording decoded independently, the way Foxglove does
 // (tests/js/recorder_check.mjs).
 TEST(RecordCli, ARunsRecordingDecodesWithMcapCore) {
