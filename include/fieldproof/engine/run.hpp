@@ -10,8 +10,20 @@
 // directory is never overwritten) holds scenario.yaml (as given), engine.log (JSON lines: phases,
 // action.start / action.end, assertion.<status>, run.end), samples.jsonl (ground-truth poses at
 // 10 Hz, contacts, the clock once a second), assertions.jsonl (the verdicts in the order they
-// resolved) and run.json (status, verdict, reason, seed and whether it was given, the clock's
-// basics, the timeline, the assertions with their evidence excerpts).
+// resolved), clock.jsonl (one line per one-second metrics window: sim, wall, rtf, drift_s) and
+// run.json (status, verdict, reason, seed and whether it was given, the clock's basics, the
+// timeline with each goal, the assertions with their evidence excerpts, durations {wall_s,
+// timeline_s, sim_s}, engine_version, scenario.digest "sha256:...", world.obstacles, recording
+// and artefacts).
+//
+// Recording (outputs.record, true unless the scenario says false; outputs.topics the allow-list):
+// recording/<file> (default recording.mcap) through record::Recorder tapping the coordinator's
+// ordered stream, plus the engine's events on /fieldproof/events (every engine.log line), each
+// verdict on /fieldproof/assertions as it resolves and the metrics window on /fieldproof/metrics;
+// poll()ed about once a wall second and closed with the run's status on every ending (passed,
+// failed, timeout, error, interrupted), so the file always has its summary and footer.
+// Reports: report.json, report.md, junit.xml and report.html (fieldproof::report) are written
+// at the end of every run that got a run directory, whatever its status.
 //
 // The timeline is the engine's participant: an entry starts at its exact due simulated time
 // (the engine holds the clock there while it acts). t in verdicts is simulated seconds since the
