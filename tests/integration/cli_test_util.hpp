@@ -5,6 +5,10 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 namespace fieldproof::integration {
@@ -30,6 +34,25 @@ inline CommandResult run_cli(const std::string& args, bool stderr_too = true,
   const int st = pclose(p);
   r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+// A fresh, empty runs directory for one test, under the build tree's test scratch folder.
+inline std::filesystem::path fresh_runs_dir(const std::string& test,
+                                            const std::string& prefix = "runs_") {
+  const std::filesystem::path d = std::filesystem::path(FIELDPROOF_TEST_TMP) / (prefix + test);
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline nlohmann::json run_json(const std::filesystem::path& dir) {
+  return nlohmann::json::parse(read_file(dir / "run.json"));
 }
 
 }  // namespace fieldproof::integration

@@ -22,21 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path fresh_runs_dir(const std::string& test) {
-  const fs::path d = fs::path(FIELDPROOF_TEST_TMP) / ("rec_runs_" + test);
-  fs::remove_all(d);
-  return d;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-json run_json(const fs::path& dir) { return json::parse(read(dir / "run.json")); }
-
 // A recording read back: whether it was finalised, messages per topic, the side channels' JSON.
 struct ReadBack {
   bool has_footer = false;
@@ -80,13 +65,13 @@ void expect_reports(const fs::path& dir) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   }
   const json run = run_json(dir);
-  const std::string xml = read(dir / "junit.xml");
+  const std::string xml = read_file(dir / "junit.xml");
   const size_t cases = run["assertions"].size() + run["timeline"].size() + 1;
   EXPECT_NE(xml.find("tests=\"" + std::to_string(cases) + "\""), std::string::npos) << xml;
   for (const auto& a : run["assertions"]) {
     EXPECT_EQ(junit_case_failed(xml, a["name"]), a["status"] == "failed") << a["name"];
   }
-  EXPECT_EQ(json::parse(read(dir / "report.json"))["run_id"], run["run_id"]);
+  EXPECT_EQ(json::parse(read_file(dir / "report.json"))["run_id"], run["run_id"]);
 }
 
 void expect_recorded_run(const fs::path& dir, const std::string& verdict_status) {
@@ -115,7 +100,7 @@ void expect_recorded_run(const fs::path& dir, const std::string& verdict_status)
 }
 
 TEST(RecordCli, APassingRunRecordsTheWorldAndSideChannelsAndWritesTheReports) {
-  const fs::path runs = fresh_runs_dir("pass");
+  const fs::path runs = fresh_runs_dir("pass", "rec_runs_");
   const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --max-rtf 0 --runs-dir " +
                          runs.string() + " --run-id a");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -128,11 +113,11 @@ TEST(RecordCli, APassingRunRecordsTheWorldAndSideChannelsAndWritesTheReports) {
   EXPECT_EQ(run["scenario"]["digest"].get<std::string>().rfind("sha256:", 0), 0u);
   EXPECT_TRUE(run["timeline"][0]["goal"].contains("x"));
   EXPECT_FALSE(run["world"]["obstacles"].empty());
-  EXPECT_NE(read(runs / "a" / "report.html").find("<svg"), std::string::npos);
+  EXPECT_NE(read_file(runs / "a" / "report.html").find("<svg"), std::string::npos);
 }
 
 TEST(RecordCli, AFailingRunRecordsItsFailedVerdictAndReportsIt) {
-  const fs::path runs = fresh_runs_dir("fail");
+  const fs::path runs = fresh_runs_dir("fail", "rec_runs_");
   const auto r = run_cli(
       "run examples/scenarios/ugv_nav_fails_on_time.yaml --max-rtf 0 "
       "--runs-dir " +
@@ -143,7 +128,7 @@ TEST(RecordCli, AFailingRunRecordsItsFailedVerdictAndReportsIt) {
 }
 
 TEST(RecordCli, RecordingIsOnWhenTheScenarioDoesNotSay) {
-  const fs::path runs = fresh_runs_dir("default");
+  const fs::path runs = fresh_runs_dir("default", "rec_runs_");
   const auto r = run_cli("run tests/integration/data/record_default.yaml --max-rtf 0 --runs-dir " +
                          runs.string() + " --run-id a");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -151,7 +136,7 @@ TEST(RecordCli, RecordingIsOnWhenTheScenarioDoesNotSay) {
 }
 
 TEST(RecordCli, OutputsRecordFalseWritesNoRecordingButTheReports) {
-  const fs::path runs = fresh_runs_dir("no_record");
+  const fs::path runs = fresh_runs_dir("no_record", "rec_runs_");
   const auto r = run_cli("run tests/integration/data/no_record.yaml --max-rtf 0 --runs-dir " +
                          runs.string() + " --run-id a");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -161,7 +146,7 @@ TEST(RecordCli, OutputsRecordFalseWritesNoRecordingButTheReports) {
 }
 
 TEST(RecordCli, ASigintedRunsRecordingIsFinalised) {
-  const fs::path runs = fresh_runs_dir("sigint");
+  const fs::path runs = fresh_runs_dir("sigint", "rec_runs_");
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -172,7 +157,7 @@ TEST(RecordCli, ASigintedRunsRecordingIsFinalised) {
     _exit(127);
   }
   const fs::path log = runs / "a" / "engine.log";
-  for (int i = 0; i < 3000 && read(log).find("action.start") == std::string::npos; ++i) {
+  for (int i = 0; i < 3000 && read_file(log).find("action.start") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   kill(pid, SIGINT);
@@ -188,7 +173,7 @@ TEST(RecordCli, ASigintedRunsRecordingIsFinalised) {
 }
 
 TEST(RecordCli, ACrashedStacksRunIsFinalisedAndReported) {
-  const fs::path runs = fresh_runs_dir("crash");
+  const fs::path runs = fresh_runs_dir("crash", "rec_runs_");
   const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
                              runs.string() + " --run-id a",
                          true, "FIELDPROOF_UGV_NAV=tests/integration/data/crashing_stack.sh ");
@@ -201,7 +186,7 @@ TEST(RecordCli, ACrashedStacksRunIsFinalisedAndReported) {
 }
 
 TEST(RecordCli, ATimedOutRunIsFinalisedAndReported) {
-  const fs::path runs = fresh_runs_dir("timeout");
+  const fs::path runs = fresh_runs_dir("timeout", "rec_runs_");
   const auto r = run_cli("run tests/integration/data/timeout.yaml --runs-dir " + runs.string() +
                          " --run-id a");
   ASSERT_EQ(r.exit_code, 1) << r.out;
@@ -217,7 +202,7 @@ TEST(RecordCli, ATimedOutRunIsFinalisedAndReported) {
 TEST(RecordCli, ARunsRecordingDecodesWithMcapCore) {
   ASSERT_TRUE(fs::exists(fs::path(FIELDPROOF_JS_DIR) / "node_modules" / "@mcap" / "core"))
       << "npm ci in tests/js first";
-  const fs::path runs = fresh_runs_dir("js");
+  const fs::path runs = fresh_runs_dir("js", "rec_runs_");
   ASSERT_EQ(run_cli("run tests/integration/data/record_default.yaml --max-rtf 0 --runs-dir " +
                     runs.string() + " --run-id a")
                 .exit_code,
@@ -228,7 +213,7 @@ TEST(RecordCli, ARunsRecordingDecodesWithMcapCore) {
                           (runs / "a" / "recording" / "recording.mcap").string() + "' > '" +
                           out_file.string() + "'";
   const int st = std::system(cmd.c_str());
-  const std::string out = read(out_file);
+  const std::string out = read_file(out_file);
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out.substr(0, 2000);
   const json j = json::parse(out);
   EXPECT_TRUE(j["errors"].empty());
@@ -239,7 +224,7 @@ TEST(RecordCli, ARunsRecordingDecodesWithMcapCore) {
 }
 
 TEST(CompareCli, TwoSameSeedRunsDeviateByZeroAndExitZero) {
-  const fs::path runs = fresh_runs_dir("compare_same");
+  const fs::path runs = fresh_runs_dir("compare_same", "rec_runs_");
   const std::string cmd =
       "run tests/integration/data/record_default.yaml --max-rtf 0 --runs-dir " + runs.string();
   ASSERT_EQ(run_cli(cmd + " --run-id a").exit_code, 0);
@@ -257,7 +242,7 @@ TEST(CompareCli, TwoSameSeedRunsDeviateByZeroAndExitZero) {
 
 // Two synthetic runs whose ugv1 differ by 0.1 m from t = 1 s.
 fs::path synthetic_pair(const std::string& test) {
-  const fs::path runs = fresh_runs_dir(test);
+  const fs::path runs = fresh_runs_dir(test, "rec_runs_");
   for (const char* id : {"a", "b"}) {
     fs::create_directories(runs / id);
     std::ofstream out(runs / id / "samples.jsonl");

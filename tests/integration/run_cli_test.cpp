@@ -19,22 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A fresh runs directory per test, under the build tree.
-fs::path fresh_runs_dir(const std::string& test) {
-  const fs::path d = fs::path(FIELDPROOF_TEST_TMP) / ("runs_" + test);
-  fs::remove_all(d);
-  return d;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-json run_json(const fs::path& dir) { return json::parse(read(dir / "run.json")); }
-
 const json* assertion(const json& run, const std::string& name) {
   for (const auto& a : run["assertions"]) {
     if (a["name"] == name) return &a;
@@ -80,7 +64,7 @@ TEST(SchemaCli, PrintsTheJsonSchema) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json schema = json::parse(r.out);
   EXPECT_TRUE(schema.contains("$schema"));
-  EXPECT_EQ(r.out, read("scenario.schema.json"));
+  EXPECT_EQ(r.out, read_file("scenario.schema.json"));
 }
 
 TEST(DryRunCli, PrintsTheResolvedPlanAndStartsNothing) {
@@ -129,7 +113,7 @@ TEST(RunCli, UgvNavToGoalPassesWithItsRecord) {
   for (const char* f : {"scenario.yaml", "engine.log", "samples.jsonl", "assertions.jsonl"}) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   }
-  EXPECT_EQ(read(dir / "scenario.yaml"), read("examples/scenarios/ugv_nav_to_goal.yaml"));
+  EXPECT_EQ(read_file(dir / "scenario.yaml"), read_file("examples/scenarios/ugv_nav_to_goal.yaml"));
   const json run = run_json(dir);
   EXPECT_EQ(run["status"], "passed");
   EXPECT_EQ(run["verdict"], "PASS");
@@ -146,7 +130,7 @@ TEST(RunCli, UgvNavToGoalPassesWithItsRecord) {
   }
   EXPECT_EQ((*assertion(run, "reached_goal"))["evidence"]["excerpt"].size(), 6u);
   // Poses at 10 Hz and the clock once a second.
-  const std::string samples = read(dir / "samples.jsonl");
+  const std::string samples = read_file(dir / "samples.jsonl");
   EXPECT_NE(samples.find(R"({"kind":"pose","model":"ugv1","sim":0.1,)"), std::string::npos);
   EXPECT_NE(samples.find(R"("kind":"clock")"), std::string::npos);
 }
@@ -168,7 +152,7 @@ TEST(RunCli, UgvNavFailsOnTimeExitsOneNamingArrivedInTime) {
   EXPECT_EQ((*assertion(run, "reached_goal"))["status"], "passed");
   EXPECT_EQ((*assertion(run, "no_collision"))["status"], "passed");
   // Verdicts in the order they resolved: the deadline first.
-  const std::string lines = read(runs / "a" / "assertions.jsonl");
+  const std::string lines = read_file(runs / "a" / "assertions.jsonl");
   EXPECT_EQ(json::parse(lines.substr(0, lines.find('\n')))["name"], "arrived_in_time");
 }
 
@@ -189,7 +173,7 @@ TEST(RunCli, TheSameSeedGivesTheSameSamples) {
     }
     return out;
   };
-  EXPECT_EQ(strip(read(runs / "a" / "samples.jsonl")), strip(read(runs / "b" / "samples.jsonl")));
+  EXPECT_EQ(strip(read_file(runs / "a" / "samples.jsonl")), strip(read_file(runs / "b" / "samples.jsonl")));
 }
 
 TEST(RunCli, UgvLockstepPassesWithTheStackAsAProcess) {
@@ -220,9 +204,9 @@ TEST(RunCli, TwoLockstepRunsWithTheStackAsAProcessGiveTheSameSamples) {
     }
     return out;
   };
-  const std::string a = strip(read(runs / "a" / "samples.jsonl"));
+  const std::string a = strip(read_file(runs / "a" / "samples.jsonl"));
   EXPECT_GT(a.size(), 10'000u);
-  EXPECT_EQ(a, strip(read(runs / "b" / "samples.jsonl")));
+  EXPECT_EQ(a, strip(read_file(runs / "b" / "samples.jsonl")));
 }
 
 TEST(RunCli, AStackThatCrashesEndsTheRunInErrorWithExitOne) {
@@ -249,7 +233,7 @@ TEST(RunCli, SimPauseHoldsTheClockForItsWallDurationAndIsLeftOutOfTheRtf) {
   EXPECT_EQ(run["timeline"][1]["label"], "hold");
   EXPECT_EQ(run["timeline"][1]["status"], "ok");
   EXPECT_EQ(run["timeline"][2]["status"], "ok");
-  const std::string log = read(runs / "a" / "engine.log");
+  const std::string log = read_file(runs / "a" / "engine.log");
   const auto pause = log.find(R"("event":"clock.pause")");
   const auto resume = log.find(R"("event":"clock.resume")");
   ASSERT_NE(pause, std::string::npos);
@@ -345,7 +329,7 @@ TEST(RunCli, AnExistingRunDirectoryIsNeverOverwritten) {
                          " --run-id a");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("never overwritten"), std::string::npos) << r.out;
-  EXPECT_EQ(read(runs / "a" / "keep.txt"), "mine");
+  EXPECT_EQ(read_file(runs / "a" / "keep.txt"), "mine");
   EXPECT_FALSE(fs::exists(runs / "a" / "run.json"));
 }
 
@@ -385,7 +369,7 @@ TEST(RunCli, SigintEndsTheRunInterruptedWithExit130) {
   }
   // Interrupt once the drive has started (the engine logs it).
   const fs::path log = runs / "a" / "engine.log";
-  for (int i = 0; i < 3000 && read(log).find("action.start") == std::string::npos; ++i) {
+  for (int i = 0; i < 3000 && read_file(log).find("action.start") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   kill(pid, SIGINT);
