@@ -173,7 +173,8 @@ TEST(RunCli, TheSameSeedGivesTheSameSamples) {
     }
     return out;
   };
-  EXPECT_EQ(strip(read_file(runs / "a" / "samples.jsonl")), strip(read_file(runs / "b" / "samples.jsonl")));
+  EXPECT_EQ(strip(read_file(runs / "a" / "samples.jsonl")),
+            strip(read_file(runs / "b" / "samples.jsonl")));
 }
 
 TEST(RunCli, UgvLockstepPassesWithTheStackAsAProcess) {
