@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
@@ -99,5 +102,26 @@ class SplitMix {
  private:
   uint64_t s_;
 };
+
+// The output and exit code of a Node script of tests/js (the independent MCAP reader) run on a
+// file.
+struct NodeRun {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+inline NodeRun run_node_check(const std::string& js_dir, const std::string& script,
+                              const std::filesystem::path& file) {
+  NodeRun r;
+  const std::string cmd = "node '" + js_dir + "/" + script + "' '" + file.string() + "' 2>&1";
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 }  // namespace fieldproof::record::testing

@@ -25,23 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct NodeRun {
-  int exit_code = -1;
-  std::string out;
-};
+using testing::NodeRun;
 
 NodeRun run_check(const fs::path& file) {
-  NodeRun r;
-  const std::string cmd = "node '" + std::string(FIELDPROOF_JS_DIR) + "/recorder_check.mjs' '" +
-                          file.string() + "' 2>&1";
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::run_node_check(FIELDPROOF_JS_DIR, "recorder_check.mjs", file);
 }
 
 lockstep::Publish publish(std::string topic, std::string_view type, int64_t stamp_ns, uint64_t seq,
