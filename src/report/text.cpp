@@ -128,7 +128,13 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
-std::string xml_escape(std::string_view raw) {
+namespace {
+
+// The shared loop of the XML and HTML escapers: the markup characters always, the apostrophe as
+// `apos`; with `references_for_whitespace` newline, carriage return and tab become character
+// references (XML attributes), otherwise newline and tab pass through. Other control characters
+// cannot be carried at all (XML 1.0 refuses even their references) and are shown as \xNN text.
+std::string escape_markup(std::string_view raw, const char* apos, bool references_for_whitespace) {
   const std::string s = valid_utf8(raw);
   std::string out;
   out.reserve(s.size() + 16);
@@ -137,76 +143,42 @@ std::string xml_escape(std::string_view raw) {
     switch (ch) {
       case '&':
         out += "&amp;";
-        break;
+        continue;
       case '<':
         out += "&lt;";
-        break;
+        continue;
       case '>':
         out += "&gt;";
-        break;
+        continue;
       case '"':
         out += "&quot;";
-        break;
+        continue;
       case '\'':
-        out += "&apos;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
+        out += apos;
+        continue;
       default:
-        if (c < 0x20 || c == 0x7F) {
-          // XML 1.0 cannot carry these even as references: shown as text.
-          char b[8];
-          std::snprintf(b, sizeof b, "\\x%02X", c);
-          out += b;
-        } else {
-          out += ch;
-        }
+        break;
+    }
+    if (references_for_whitespace && (ch == '\n' || ch == '\r' || ch == '\t')) {
+      out += ch == '\n' ? "&#10;" : ch == '\r' ? "&#13;" : "&#9;";
+    } else if (!references_for_whitespace && (ch == '\n' || ch == '\t')) {
+      out += ch;
+    } else if (c < 0x20 || c == 0x7F) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02X", c);
+      out += b;
+    } else {
+      out += ch;
     }
   }
   return out;
 }
 
-std::string html_escape(std::string_view raw) {
-  const std::string s = valid_utf8(raw);
-  std::string out;
-  out.reserve(s.size() + 16);
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        if ((c < 0x20 && ch != '\n' && ch != '\t') || c == 0x7F) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\x%02X", c);
-          out += b;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
-}
+}  // namespace
+
+std::string xml_escape(std::string_view raw) { return escape_markup(raw, "&apos;", true); }
+
+std::string html_escape(std::string_view raw) { return escape_markup(raw, "&#39;", false); }
 
 std::string md_cell(std::string_view raw) {
   const std::string s = valid_utf8(raw);
