@@ -1,7 +1,9 @@
 // Runs the fieldproof executable (built beside this test) and captures its exit code and output.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace fieldproof::integration {
 
@@ -53,6 +56,29 @@ inline std::string read_file(const std::filesystem::path& p) {
 
 inline nlohmann::json run_json(const std::filesystem::path& dir) {
   return nlohmann::json::parse(read_file(dir / "run.json"));
+}
+
+// Runs examples/scenarios/ugv_nav_to_goal.yaml as run id "a" under `runs`, sends SIGINT once the
+// drive has started (the engine logs action.start; polled, up to 30 s) and returns the exit code,
+// or -1 when the process did not exit normally.
+inline int interrupt_run_once_the_drive_started(const std::filesystem::path& runs) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+    const std::string dir = runs.string();
+    execl(bin.c_str(), bin.c_str(), "run", "examples/scenarios/ugv_nav_to_goal.yaml", "--runs-dir",
+          dir.c_str(), "--run-id", "a", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const std::filesystem::path log = runs / "a" / "engine.log";
+  for (int i = 0; i < 3000 && read_file(log).find("action.start") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGINT);
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
 }
 
 }  // namespace fieldproof::integration

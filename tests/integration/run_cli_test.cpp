@@ -359,25 +359,8 @@ TEST(RunCli, TheTimeoutEndsTheRunWithExitOne) {
 
 TEST(RunCli, SigintEndsTheRunInterruptedWithExit130) {
   const fs::path runs = fresh_runs_dir("sigint");
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
-    const std::string dir = runs.string();
-    execl(bin.c_str(), bin.c_str(), "run", "examples/scenarios/ugv_nav_to_goal.yaml", "--runs-dir",
-          dir.c_str(), "--run-id", "a", static_cast<char*>(nullptr));
-    _exit(127);
-  }
   // Interrupt once the drive has started (the engine logs it).
-  const fs::path log = runs / "a" / "engine.log";
-  for (int i = 0; i < 3000 && read_file(log).find("action.start") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(pid, SIGINT);
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st));
-  EXPECT_EQ(WEXITSTATUS(st), 130);
+  ASSERT_EQ(interrupt_run_once_the_drive_started(runs), 130);
   const json run = run_json(runs / "a");
   EXPECT_EQ(run["status"], "interrupted");
   EXPECT_EQ(run["exit_code"], 130);
