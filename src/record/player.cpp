@@ -145,8 +145,10 @@ uint64_t Player::run(const MessageSink& sink) {
     const size_t index = next_;
     const uint64_t generation = generation_;
     const SimTime due = SimTime::from_ns(items_[index].log_time_ns);
+    // seek() and stop() jump the clock with mutex_ held: a jump after this read ends the wait.
+    const uint64_t jumps = clock_->jump_count();
     lock.unlock();
-    const bool reached = clock_->sleep_until(due, kStopPoll);
+    const bool reached = clock_->sleep_until(due, kStopPoll, jumps);
     lock.lock();
     if (!reached || generation != generation_ || stop_.load()) continue;
     publish_locked(index);
@@ -163,14 +165,12 @@ void Player::stop() {
     std::lock_guard lock(mutex_);
     stop_.store(true);
   }
-  // A jump to now wakes a sleeping run() (paused or not) without moving time. A jump made just
-  // before run() enters its wait is not seen by that wait, so jump again until run() has ended
-  // (it ends as soon as it checks stop_: this loop is short).
+  // A jump to now wakes a sleeping run() (paused or not) without moving time: run() reads the
+  // clock's jump count under mutex_ before it waits, so this jump (made after stop_ was set
+  // under mutex_) is never missed. run() ends as soon as it checks stop_.
   if (!clock_) return;
-  do {
-    (void)clock_->jump(clock_->now());
-    std::this_thread::yield();
-  } while (running_.load());
+  (void)clock_->jump(clock_->now());
+  while (running_.load()) std::this_thread::yield();
 }
 
 ClockStatus Player::pause() { return clock_->set_paused(true); }

@@ -212,12 +212,22 @@ SimTime TimeControllerClock::now() const {
   return now_locked();
 }
 
+uint64_t TimeControllerClock::jump_count() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  return jumps_;
+}
+
 bool TimeControllerClock::sleep_until(SimTime until, Duration real_time_timeout) {
+  return sleep_until(until, real_time_timeout, jump_count());
+}
+
+bool TimeControllerClock::sleep_until(SimTime until, Duration real_time_timeout,
+                                      uint64_t jumps_seen) {
   std::unique_lock<std::mutex> lock(mutex_);
   const SimTime start = steady_.now();
   const SimTime deadline =
       real_time_timeout.is_infinite() ? SimTime::infinite() : start + real_time_timeout;
-  const uint64_t jumps = jumps_;
+  const uint64_t jumps = jumps_seen;
   const uint64_t pauses = pauses_;
   bool saw_pause = false;
   for (;;) {

@@ -242,6 +242,11 @@ class TimeControllerClock final : public PlayerClock {
 
   SimTime now() const override;
   bool sleep_until(SimTime until, Duration real_time_timeout) override;
+  // The number of jumps made so far. A caller that plans from a state a jump may change (the
+  // player's next message) reads it while it plans and passes it to the overload below: a jump
+  // made between the plan and the wait then ends the wait at once (no lost wake-up).
+  uint64_t jump_count() const;
+  bool sleep_until(SimTime until, Duration real_time_timeout, uint64_t jumps_seen);
   ClockStatus set_paused(bool paused) override;
   bool is_paused() const override;
   ClockStatus set_rate(double rate) override;
