@@ -1,0 +1,228 @@
+// The streaming evaluator: assertion types (plan + checker), their checkers fed by the run's
+// samples, ticks and timeline events, and the verdicts as they resolve (seed 004, "Every
+// assertion", "Verdicts, status and exit codes").
+//
+//   const AssertionTypes& types = AssertionTypes::builtin();   // the 16 types of seed 004
+//   PlanContext ctx{scenario, frames};
+//   PlannedAssertion p = types.find("reach_pose")->plan(spec, ctx);   // throws PlanError
+//   Evaluator ev(planned, types, [](const AssertionResult& r) { log(r); });
+//   ev.on_action("drive_ahead", ActionEvent::kStart, 2.0, "running");
+//   ev.on_sample(sample, t); ev.on_tick(t);
+//   ev.finish(t);                         // the timeline completed: pending ones are settled
+//   ev.skip_pending("the run was interrupted", t);  // or: the run ended before that
+//
+// A new type derives from AssertionType (plan: resolve and refuse its parameters against the
+// scenario and the world; checker: a Checker for one planned assertion) and is added with
+// AssertionTypes::add. A checker resolves once (resolve); note() keeps the last six samples it
+// looked at, which become the verdict's evidence excerpt; metrics() is what it measured.
+// t is seconds of simulated time since the timeline started.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fieldproof/scenario/condition.hpp"
+#include "fieldproof/scenario/scenario.hpp"
+#include "fieldproof/time/duration.hpp"
+#include "fieldproof/world/geometry.hpp"
+
+namespace fieldproof::assertions {
+
+enum class Verdict { kPending, kPassed, kFailed, kSkipped };
+std::string_view to_string(Verdict v);
+
+// One observation of the run (a line of samples.jsonl). The observer (engine/observer.hpp) makes
+// them from the coordinator's ordered stream, only for what the planned assertions and KPIs need
+// (seed 004, "How a run is observed"); tests make them by hand. `vehicle` is the model (kPose,
+// kContact) or the vehicle a topic, node or process belongs to ("" for an absolute topic and for
+// the engine's own process).
+struct LatencyWindow {
+  uint64_t count = 0;  // messages in the window
+  double mean_ms = 0.0;
+  double max_ms = 0.0;
+  double min_ms = 0.0;
+  double p95_ms = 0.0;
+};
+
+struct Sample {
+  enum class Kind {
+    kPose,       // ground truth of a model, 10 Hz: pose
+    kContact,    // a contact message of a vehicle: contacts
+    kClock,      // once a second: rtf, wall_s
+    kValue,      // one per message of a watched topic: topic, message
+    kRate,       // once a second per watched topic, once a full window has passed: topic, hz...
+    kLatency,    // once a second per stamped topic: topic, latency
+    kLifecycle,  // once a second per node and at every transition: node, state
+    kResources,  // once a second per process: process, cpu_pct, memory_mb
+  };
+  Kind kind = Kind::kPose;
+  SimTime sim;
+  std::string vehicle;
+  world::Pose2D pose;                 // kPose
+  std::vector<std::string> contacts;  // kContact: the other collisions touched (empty: ended)
+  double rtf = 0.0;                   // kClock: over the last second
+  double wall_s = 0.0;                // kClock: wall seconds since the run started
+  std::string topic;                  // kValue, kRate, kLatency: the absolute topic
+  // kValue: the decoded message as JSON, protobuf field names (linear.x, ranges[0], header.stamp);
+  // read fields with field_at().
+  nlohmann::json message;
+  double hz = 0.0;         // kRate: messages per simulated second over the window
+  double window_s = 0.0;   // kRate, kLatency: the window's length (simulated seconds)
+  uint64_t messages = 0;   // kRate: messages in the window; kValue: messages seen on the topic
+  LatencyWindow latency;   // kLatency
+  std::string node;        // kLifecycle: the node's name (relative to the vehicle)
+  std::string state;       // kLifecycle: unconfigured, inactive, active, finalized,
+                           //             unavailable, unresponsive
+  std::string process;     // kResources: what was measured ("ugv1_nav", "engine")
+  double cpu_pct = 0.0;    // kResources: percent of one core over the last second
+  double memory_mb = 0.0;  // kResources: resident set, MiB
+  nlohmann::json to_json() const;
+};
+
+// The field at `path` of a decoded message ("twist.linear.x", "ranges[0]", "status.status"):
+// nullptr when the path does not exist (*why then says which part is missing, if given).
+const nlohmann::json* field_at(const nlohmann::json& message, std::string_view path,
+                               std::string* why = nullptr);
+// A JSON value as a condition-language value (numbers, strings, bools, null, lists, maps).
+scenario::Value to_value(const nlohmann::json& j);
+
+enum class ActionEvent { kStart, kEnd };
+
+struct AssertionResult {
+  std::string name;
+  std::string type;
+  Verdict status = Verdict::kPending;
+  std::string reason;
+  double t_s = 0.0;
+  SimTime sim;
+  nlohmann::json evidence = nlohmann::json::object();  // "excerpt": the last noted samples
+  nlohmann::json metrics = nlohmann::json::object();   // name -> {value, unit}
+  nlohmann::json to_json() const;
+};
+
+// A refusal at planning time: where (the field path) and what.
+class PlanError : public std::runtime_error {
+ public:
+  PlanError(std::string path, const std::string& message)
+      : std::runtime_error(message), path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct PlanContext {
+  const scenario::Scenario& scenario;
+  std::map<std::string, world::Pose2D> frames;  // the world's frames
+  // A placement resolved in the world; throws PlanError naming `path` for an unknown frame.
+  world::Pose2D place(const scenario::Placement& p, const std::string& path) const;
+};
+
+// What a planned assertion (or KPI collector) needs the observer to stream. Topics are absolute
+// (topic_of()). The observer streams the union over the plan, nothing more.
+struct Watch {
+  std::set<std::string> poses;              // models whose ground-truth pose is streamed (kPose)
+  std::set<std::string> contacts;           // vehicles whose contacts are streamed (kContact)
+  std::set<std::string> values;             // topics whose messages are decoded (kValue)
+  std::map<std::string, double> rates;      // topic -> window_s (kRate)
+  std::map<std::string, double> latencies;  // topic -> window_s (kLatency)
+  std::set<std::string> lifecycle;          // vehicles whose stack's lifecycle is streamed
+  std::set<std::string> resources;          // vehicles whose stack is measured ("" the engine)
+  void merge(const Watch& other);
+};
+
+// A topic of a scenario as the bus names it: absolute when it starts with '/', otherwise under
+// the vehicle's namespace (/model/<vehicle>/<topic>).
+std::string topic_of(const std::string& vehicle, const std::string& topic);
+
+struct PlannedAssertion {
+  scenario::AssertionSpec spec;
+  std::string vehicle;                                 // the model the checker reads, if any
+  nlohmann::json resolved = nlohmann::json::object();  // shown by the dry run
+  Watch watch;                                         // what the observer must stream for it
+};
+
+class Checker {
+ public:
+  explicit Checker(PlannedAssertion planned);
+  virtual ~Checker() = default;
+  virtual void on_sample(const Sample& sample, double t);
+  virtual void on_tick(double t);
+  virtual void on_action(const std::string& label, ActionEvent event, double t,
+                         const std::string& status);
+  virtual void on_verdict(const AssertionResult& other, double t);
+  // The timeline completed; a checker still pending must resolve here.
+  virtual void on_finish(double t) = 0;
+  virtual nlohmann::json metrics() const { return nlohmann::json::object(); }
+
+  bool resolved() const { return result_.status != Verdict::kPending; }
+  AssertionResult result() const;
+  const PlannedAssertion& planned() const { return planned_; }
+
+ protected:
+  // Gives the verdict once (later calls are ignored).
+  void resolve(Verdict status, std::string reason, double t, SimTime sim,
+               nlohmann::json evidence = nlohmann::json::object());
+  // Keeps a sample (with fields of the checker's own) for the excerpt: the last six.
+  void note(double t, const Sample& sample, nlohmann::json fields = nlohmann::json::object());
+
+ private:
+  PlannedAssertion planned_;
+  AssertionResult result_;
+  std::vector<nlohmann::json> excerpt_;
+};
+
+class AssertionType {
+ public:
+  virtual ~AssertionType() = default;
+  virtual std::string_view name() const = 0;
+  virtual PlannedAssertion plan(const scenario::AssertionSpec& spec,
+                                const PlanContext& context) const = 0;
+  virtual std::unique_ptr<Checker> checker(const PlannedAssertion& planned) const = 0;
+};
+
+class AssertionTypes {
+ public:
+  static const AssertionTypes& builtin();
+  void add(std::unique_ptr<AssertionType> type);
+  const AssertionType* find(std::string_view name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, std::unique_ptr<AssertionType>, std::less<>> types_;
+};
+
+class Evaluator {
+ public:
+  using OnResolved = std::function<void(const AssertionResult&)>;
+  Evaluator(const std::vector<PlannedAssertion>& planned, const AssertionTypes& types,
+            OnResolved on_resolved);
+  void on_sample(const Sample& sample, double t);
+  void on_tick(double t);
+  void on_action(const std::string& label, ActionEvent event, double t, const std::string& status);
+  // The timeline completed: every checker's on_finish.
+  void finish(double t);
+  // The run ended early: every pending assertion is skipped with `reason`.
+  void skip_pending(const std::string& reason, double t);
+
+  std::vector<AssertionResult> results() const;
+  // The first failed assertion in the order they resolved, or nullptr.
+  const AssertionResult* first_failed() const;
+  size_t failed_count() const;
+
+ private:
+  void collect(double t);
+  std::vector<std::unique_ptr<Checker>> checkers_;
+  std::vector<bool> reported_;
+  std::vector<AssertionResult> resolved_order_;
+  OnResolved on_resolved_;
+};
+
+}  // namespace fieldproof::assertions

@@ -1,0 +1,93 @@
+// The checker API's helpers: field paths into decoded messages, JSON to condition values, topic
+// names, merging what the observer must watch, and samples.jsonl lines of every kind.
+#include "fieldproof/assertions/checker.hpp"
+
+#include <gtest/gtest.h>
+
+namespace fieldproof::assertions {
+namespace {
+
+using nlohmann::json;
+
+const json kOdom = json::parse(R"({"header": {"stamp": {"sec": 3, "nsec": 5}},
+  "twist": {"linear": {"x": 0.5, "y": 0}, "angular": {"z": -0.1}},
+  "ranges": [1.5, 2.5, 3.5], "status": {"status": "ACTIVE"}})");
+
+TEST(FieldAt, ReadsNestedFieldsAndIndexes) {
+  ASSERT_NE(field_at(kOdom, "twist.linear.x"), nullptr);
+  EXPECT_DOUBLE_EQ(field_at(kOdom, "twist.linear.x")->get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(field_at(kOdom, "ranges[2]")->get<double>(), 3.5);
+  EXPECT_EQ(field_at(kOdom, "status.status")->get<std::string>(), "ACTIVE");
+  EXPECT_EQ(field_at(kOdom, "header.stamp.sec")->get<int>(), 3);
+}
+
+TEST(FieldAt, SaysWhichPartIsMissing) {
+  std::string why;
+  EXPECT_EQ(field_at(kOdom, "twist.linear.w", &why), nullptr);
+  EXPECT_EQ(why, "no field 'w' in twist.linear");
+  EXPECT_EQ(field_at(kOdom, "ranges[3]", &why), nullptr);
+  EXPECT_EQ(why, "ranges has 3 items, no [3]");
+  EXPECT_EQ(field_at(kOdom, "twist[0]", &why), nullptr);
+  EXPECT_EQ(why, "twist is not a list");
+  EXPECT_EQ(field_at(kOdom, "", &why), nullptr);
+  EXPECT_EQ(field_at(kOdom, "ranges[x]", &why), nullptr);
+  EXPECT_NE(why.find("not a number"), std::string::npos) << why;
+}
+
+TEST(ToValue, ConvertsEveryJsonKindForConditions) {
+  auto c = scenario::Condition::compile(
+      "value['twist']['linear']['x'] > 0.4 and len(value['ranges']) == 3", {"value"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  auto r = c->holds({{"value", to_value(kOdom)}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(to_value(json(nullptr)).kind(), scenario::Value::Kind::kNull);
+  EXPECT_EQ(to_value(json("ACTIVE")).kind(), scenario::Value::Kind::kString);
+  EXPECT_EQ(to_value(json(true)).kind(), scenario::Value::Kind::kBool);
+}
+
+TEST(TopicOf, RelativeTopicsAreUnderTheVehicle) {
+  EXPECT_EQ(topic_of("ugv1", "cmd_vel"), "/model/ugv1/cmd_vel");
+  EXPECT_EQ(topic_of("ugv1", "/clock"), "/clock");
+  EXPECT_EQ(topic_of("", "scan"), "/scan");
+}
+
+TEST(WatchMerge, UnitesSetsAndKeepsTheLongestWindow) {
+  Watch a, b;
+  a.poses = {"ugv1"};
+  a.rates["/model/ugv1/scan"] = 5.0;
+  b.poses = {"ugv2"};
+  b.rates["/model/ugv1/scan"] = 2.0;
+  b.latencies["/model/ugv1/odometry"] = 2.0;
+  a.merge(b);
+  EXPECT_EQ(a.poses, (std::set<std::string>{"ugv1", "ugv2"}));
+  EXPECT_DOUBLE_EQ(a.rates["/model/ugv1/scan"], 5.0);
+  EXPECT_EQ(a.latencies.size(), 1u);
+}
+
+TEST(SampleJson, EveryKindHasItsLine) {
+  Sample s;
+  s.kind = Sample::Kind::kRate;
+  s.sim = SimTime::from_ns(2'500'000'000);
+  s.vehicle = "ugv1";
+  s.topic = "/model/ugv1/scan";
+  s.hz = 9.5;
+  s.window_s = 5;
+  s.messages = 48;
+  const json j = s.to_json();
+  EXPECT_EQ(j["kind"], "rate");
+  EXPECT_DOUBLE_EQ(j["sim"].get<double>(), 2.5);
+  EXPECT_EQ(j["vehicle"], "ugv1");
+  EXPECT_EQ(j["messages"], 48);
+  s.kind = Sample::Kind::kLifecycle;
+  s.node = "ugv_nav";
+  s.state = "active";
+  EXPECT_EQ(s.to_json()["state"], "active");
+  s.kind = Sample::Kind::kResources;
+  s.process = "engine";
+  s.memory_mb = 12.345;
+  EXPECT_DOUBLE_EQ(s.to_json()["memory_mb"].get<double>(), 12.35);
+}
+
+}  // namespace
+}  // namespace fieldproof::assertions
