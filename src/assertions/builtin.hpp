@@ -11,7 +11,8 @@ void add_timeline_types(AssertionTypes& types);  // types_timeline.cpp: within_t
 void add_geometry_types(AssertionTypes& types);  // types_geometry.cpp: geofence, min_distance,
                                                  //   path_efficiency
 void add_signal_types(AssertionTypes& types);    // types_signals.cpp: topic_rate, topic_value,
-                                                 //   message_latency, sequence, resource_usage,
+                                                 //   message_latency, resource_usage,
                                                  //   lifecycle_state, always, never, eventually
+void add_sequence_types(AssertionTypes& types);  // types_sequence.cpp: sequence
 
 }  // namespace fieldproof::assertions::detail

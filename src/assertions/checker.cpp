@@ -246,6 +246,7 @@ const AssertionTypes& AssertionTypes::builtin() {
     detail::add_timeline_types(*t);
     detail::add_geometry_types(*t);
     detail::add_signal_types(*t);
+    detail::add_sequence_types(*t);
     return t;
   }();
   return *types;

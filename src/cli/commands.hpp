@@ -23,5 +23,7 @@ void add_schema_command(CLI::App& app, int* exit_code);
 void add_run_command(CLI::App& app, int* exit_code);
 void add_report_command(CLI::App& app, int* exit_code);
 void add_compare_command(CLI::App& app, int* exit_code);
+void add_clock_command(CLI::App& app, int* exit_code);
+void add_assertions_command(CLI::App& app, int* exit_code);
 
 }  // namespace fieldproof::cli

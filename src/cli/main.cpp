@@ -15,6 +15,8 @@ constexpr AddCommand kCommands[] = {
     &fieldproof::cli::add_run_command,
     &fieldproof::cli::add_report_command,
     &fieldproof::cli::add_compare_command,
+    &fieldproof::cli::add_clock_command,
+    &fieldproof::cli::add_assertions_command,
 };
 
 }  // namespace

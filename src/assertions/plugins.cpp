@@ -1,0 +1,2 @@
+// (being written: issue 6)
+#include "fieldproof/assertions/checker.hpp"

@@ -1,0 +1,2 @@
+// (being written: issue 6)
+#include <gtest/gtest.h>
