@@ -1,0 +1,127 @@
+// What the signal types (types_signals.cpp) and sequence (types_sequence.cpp) share: a signal
+// resolved at plan time and read from samples, the after_s/within_s window, and a checker base
+// that keeps the last six samples it judged cheaply and notes them only when it decides (internal
+// to the assertions part).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "fieldproof/assertions/checker.hpp"
+#include "fieldproof/scenario/condition.hpp"
+
+namespace fieldproof::assertions::detail {
+
+// A signal (seed 004, always/never/eventually; sequence's signal steps): a topic field or a
+// metric of the run. sim_time and rtf come from clock samples, the others from the vehicle's
+// ground-truth poses (z is 0: the vehicles drive on the ground).
+struct SignalRef {
+  enum class Kind { kField, kSimTime, kRtf, kX, kY, kZ, kYaw, kDistanceTo };
+  Kind kind = Kind::kField;
+  std::string topic;  // kField: absolute
+  std::string field;  // kField
+  std::string vehicle;
+  world::Pose2D target;  // kDistanceTo
+  std::string label;     // "cmd_vel.linear.x", "distance_to (10.00, 0.00)" for reasons
+
+  nlohmann::json to_json() const;
+  static SignalRef from_json(const nlohmann::json& j);
+};
+
+// Resolves the signal written at `path` (a map with topic/field or metric/target/vehicle) and adds
+// what the observer must stream to `watch`. Throws PlanError naming the path.
+SignalRef plan_signal(const scenario::ParamValue& m, const std::string& default_vehicle,
+                      const PlanContext& ctx, const std::string& path, Watch& watch);
+
+enum class SignalRead {
+  kNone,     // the sample is not this signal's
+  kValue,    // *out holds the value
+  kMissing,  // the field does not exist in the message: *why says which part
+};
+SignalRead read_signal(const SignalRef& signal, const Sample& sample, scenario::Value* out,
+                       std::string* why);
+
+// A condition value as JSON (for evidence).
+nlohmann::json value_json(const scenario::Value& v);
+
+// Compiles a condition already accepted by the validator; PlanError at `path` otherwise.
+scenario::Condition compile_condition(const std::string& text, std::vector<std::string> names,
+                                      const std::string& path);
+
+// A parameter's duration in seconds, if given.
+std::optional<double> duration_s(const scenario::ParamValue& params, std::string_view key);
+
+// The assertion's after_s / within_s window in timeline seconds (within < 0: none).
+struct SpecWindow {
+  double after = 0.0;
+  double within = -1.0;
+  explicit SpecWindow(const scenario::AssertionSpec& spec);
+  bool past(double t) const { return within >= 0 && t > within; }
+};
+
+// A checker over a window of the timeline: closes on the tick past within_s and at the end.
+// seen() keeps the sample in a ring (no message copy); decide() notes the ring, then resolves.
+class StreamChecker : public Checker {
+ public:
+  explicit StreamChecker(const PlannedAssertion& p) : Checker(p), window_(p.spec) {}
+  void on_tick(double t) override {
+    if (!resolved() && window_.past(t)) close(t, false);
+  }
+  void on_finish(double t) override {
+    if (!resolved()) close(t, true);
+  }
+
+ protected:
+  // The window closed (within_s passed; at_end false) or the timeline ended (at_end true).
+  virtual void close(double t, bool at_end) = 0;
+  // For a sample of this checker at t: closes the window when t is past it; true when t is in it.
+  bool in_window(double t) {
+    if (window_.past(t)) {
+      close(t, false);
+      return false;
+    }
+    return t >= window_.after && t >= 0;
+  }
+  // Keeps a sample for the excerpt. For a value sample `field` names the field read and `value`
+  // its value (the message itself is not kept); `extra` / `extra_value` add one field of ours.
+  void seen(double t, const Sample& s, const std::string* field = nullptr,
+            nlohmann::json value = nullptr, const char* extra = nullptr,
+            nlohmann::json extra_value = nullptr);
+  void decide(Verdict v, std::string reason, double t, SimTime sim,
+              nlohmann::json evidence = nlohmann::json::object());
+  // "after 2 s" / "by 10 s" phrases for reasons.
+  std::string closing_phrase(double t, bool at_end) const;
+
+  SpecWindow window_;
+
+ private:
+  struct Seen {
+    double t = 0;
+    Sample s;
+    const std::string* field = nullptr;
+    nlohmann::json value;
+    const char* extra = nullptr;
+    nlohmann::json extra_value;
+  };
+  std::array<Seen, 6> ring_;
+  size_t seen_count_ = 0;
+};
+
+// Counts messages over sliding windows reported once a second (rates, latencies): each window
+// adds the part of its messages that the previous window did not cover, so a steady stream is
+// counted once.
+class WindowCounter {
+ public:
+  void add(double sim_s, double window_s, double messages);
+  double total() const { return total_; }
+
+ private:
+  double last_sim_ = 0;
+  bool any_ = false;
+  double total_ = 0;
+};
+
+}  // namespace fieldproof::assertions::detail
