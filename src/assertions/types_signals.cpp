@@ -545,6 +545,15 @@ class MessageLatencyChecker : public StreamChecker {
   }
   void on_sample(const Sample& s, double t) override {
     if (s.kind != Sample::Kind::kLatency || s.topic != topic_ || !in_window(t)) return;
+    if (s.messages > 0) {
+      // The observer counts the window's messages that carry no header stamp in `messages`.
+      seen(t, s);
+      decide(Verdict::kFailed,
+             std::to_string(s.messages) + " messages of " + topic_ +
+                 " carry no header stamp (in the window ending at " + seconds_text(t) + ")",
+             t, s.sim, evidence());
+      return;
+    }
     if (s.latency.count == 0) {
       seen(t, s);  // an empty window: nothing to judge
       return;
@@ -830,7 +839,8 @@ class LifecycleStateChecker : public StreamChecker {
   }
   void on_sample(const Sample& s, double t) override {
     if (s.kind != Sample::Kind::kLifecycle || s.vehicle != planned().vehicle) return;
-    if (relative_node(s.vehicle, s.node) != node_ || !in_window(t)) return;
+    // A sample without a node is the vehicle's: none of its nodes answers (unavailable).
+    if ((!s.node.empty() && relative_node(s.vehicle, s.node) != node_) || !in_window(t)) return;
     ++samples_;
     ++states_[s.state];
     last_ = s.state;

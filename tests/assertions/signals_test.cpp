@@ -278,6 +278,19 @@ TEST(MessageLatency, FailsAtTheEndWhenNoWindowWasMeasured) {
   EXPECT_TRUE(contains(r.reason, "no latency window")) << r.reason;
 }
 
+TEST(MessageLatency, FailsWhenMessagesCarryNoHeaderStamp) {
+  Stream run(kFresh);
+  Sample s;
+  s.kind = Sample::Kind::kLatency;
+  s.topic = kOdom;
+  s.messages = 3;  // unstamped messages in the window
+  run.ev->on_sample(s, 2.0);
+  const auto r = run.result("fresh");
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_TRUE(contains(r.reason, "3 messages of /model/ugv1/odom carry no header stamp"))
+      << r.reason;
+}
+
 // ---- resource_usage ----
 
 constexpr const char* kFootprint = R"(  - name: footprint
@@ -382,6 +395,14 @@ TEST(LifecycleState, AlwaysFailsAtTheFirstSampleInAnotherStateIncludingUnavailab
   const auto r = run.result("nav_active");
   EXPECT_EQ(r.status, Verdict::kFailed);
   EXPECT_EQ(r.evidence["violation"]["state"], "unavailable");
+}
+
+TEST(LifecycleState, AVehicleWithoutAnyNodeStateCountsAsUnavailable) {
+  Stream run(std::string(kActive) + "    mode: always\n");
+  run.lifecycle(1, "ugv1", "", "unavailable");
+  const auto r = run.result("nav_active");
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_TRUE(contains(r.reason, "was unavailable")) << r.reason;
 }
 
 TEST(LifecycleState, AlwaysPassesWhenItsWindowCloses) {
