@@ -14,7 +14,16 @@
 // Ctrl-C (SIGINT/SIGTERM) ends promptly, paused or not: exit 130. Problems (a cut file, an offset
 // past the end, a clamped seek) go to standard error. Exit 0 played, 1 the file could not be
 // read, 2 bad input.
-// Not yet: --coordinator / --clock (publishing onto a lock-step coordinator) are refused.
+//   --coordinator EP   join the lock-step coordinator at EP (regulating, named --name) and
+//               publish each message on its topic with its type, stamped at its log time; the
+//               player announces the stamp of its next message, so no participant's time passes
+//               a message before it is published (docs/playback.md, "Publishing onto a
+//               coordinator").
+//   --clock [HZ] (with --coordinator) the player is the time source: it also announces the player
+//               clock HZ times per second, so the coordinator's time follows pause, rate and seek,
+//               and publishes /clock (ignition.msgs.Clock, sim = the player's log time) at HZ.
+//   --follow-clock (with --coordinator) pace by another player's /clock instead (ExternalClock,
+//               --extrapolate): a following participant; the controls are refused.
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +35,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,6 +45,9 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "fieldproof/lockstep/participant.hpp"
+#include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/player.hpp"
 #include "fieldproof/time/player_clock.hpp"
 
@@ -52,8 +65,78 @@ struct PlayArgs {
   bool loop = false;
   std::vector<std::string> topics;
   std::string coordinator;
-  std::optional<double> clock_hz;
+  std::optional<double> clock_hz;  // set when --clock is given (kDefaultClockHz without a value)
+  std::string clock_text;
+  bool follow_clock = false;
+  bool extrapolate = false;
+  std::string name;
   std::string control;
+};
+
+constexpr double kDefaultClockHz = 100.0;
+constexpr std::string_view kClockTopic = "/clock";
+constexpr std::string_view kClockType = "ignition.msgs.Clock";
+
+// The leading player on a coordinator (a regulating participant). Stamps on the coordinator are
+// log time + offset_: offset_ starts at max(0, grant at joining - range start) and only grows, at
+// a backward jump of the player clock (seek back, loop) by just enough that every later stamp is
+// >= what was announced, because the coordinator's time never goes backwards. The announcement
+// is the stamp of the next message (without --clock) or min(player clock, next message) (with
+// --clock, refreshed at HZ): never above a message not yet published, never backwards.
+class CoordinatorPublisher {
+ public:
+  CoordinatorPublisher(lockstep::Participant& participant, bool drive, SimTime range_start)
+      : p_(participant), drive_(drive) {
+    const SimTime joined = p_.now();
+    announced_ = joined;
+    if (joined > range_start) offset_ = joined - range_start;
+    next_ = range_start + offset_;
+    raise_locked(range_start + offset_);
+  }
+
+  void on_message(const record::PlayedMessage& m) {
+    std::lock_guard lock(mutex_);
+    SimTime stamp = SimTime::from_ns(m.log_time_ns) + offset_;
+    if (stamp < announced_) stamp = announced_;  // defensive: the offset keeps this from happening
+    p_.publish_at(stamp, std::string(m.topic), std::string(m.data), std::string(m.type));
+    next_ = m.next_log_time_ns ? std::max(SimTime::from_ns(*m.next_log_time_ns) + offset_, stamp)
+                               : SimTime::infinite();
+    raise_locked(drive_ ? stamp : next_);
+  }
+
+  // The player clock jumped (seek, loop): keep every later stamp at or above the announcement.
+  void on_jump(const ClockJump& j) {
+    std::lock_guard lock(mutex_);
+    if (j.to + offset_ < announced_) offset_ = announced_ - j.to;
+    next_ = j.to + offset_;  // the first message after a jump is stamped >= j.to
+  }
+
+  // The clock publisher's tick (with --clock): time follows the player clock; /clock says it.
+  void on_tick(SimTime log_now, bool publish_clock) {
+    std::lock_guard lock(mutex_);
+    raise_locked(std::min(log_now + offset_, next_));
+    if (!publish_clock) return;
+    ignition::msgs::Clock c;
+    *c.mutable_sim() = msgs::to_time(log_now);
+    p_.publish_at(announced_, std::string(kClockTopic), msgs::serialize(c),
+                  std::string(kClockType));
+  }
+
+ private:
+  void raise_locked(SimTime t) {
+    if (t <= announced_ && !first_) return;
+    first_ = false;
+    announced_ = std::max(t, announced_);
+    p_.main_thread().announce(announced_);
+  }
+
+  lockstep::Participant& p_;
+  const bool drive_;
+  std::mutex mutex_;
+  Duration offset_ = Duration::zero();
+  SimTime announced_;
+  SimTime next_;
+  bool first_ = true;
 };
 
 std::string json_string(std::string_view s) {
@@ -244,14 +327,27 @@ std::string progress_line(const record::PlayerStatus& s) {
 }
 
 int run_play(const PlayArgs& a) {
-  if (!a.coordinator.empty() || a.clock_hz) {
-    std::fprintf(stderr,
-                 "fieldproof play: --coordinator and --clock are not implemented yet (publishing "
-                 "onto a lock-step coordinator); use --echo\n");
+  if (a.coordinator.empty() && (a.clock_hz || a.follow_clock)) {
+    std::fprintf(stderr, "fieldproof play: --clock and --follow-clock need --coordinator EP\n");
     return kExitInvalid;
   }
-  if (!a.echo) {
-    std::fprintf(stderr, "fieldproof play: nothing to play to: give --echo\n");
+  if (a.clock_hz && (!std::isfinite(*a.clock_hz) || *a.clock_hz < 0)) {
+    std::fprintf(stderr, "fieldproof play: --clock %g refused: must be a finite number >= 0\n",
+                 *a.clock_hz);
+    return kExitInvalid;
+  }
+  if (a.clock_hz && a.follow_clock) {
+    std::fprintf(stderr,
+                 "fieldproof play: --clock and --follow-clock exclude each other (a player is "
+                 "the time source or follows one)\n");
+    return kExitInvalid;
+  }
+  if (a.extrapolate && !a.follow_clock) {
+    std::fprintf(stderr, "fieldproof play: --extrapolate needs --follow-clock\n");
+    return kExitInvalid;
+  }
+  if (!a.echo && a.coordinator.empty()) {
+    std::fprintf(stderr, "fieldproof play: nothing to play to: give --echo or --coordinator EP\n");
     return kExitInvalid;
   }
   if (!(a.rate > 0.0) || !std::isfinite(a.rate)) {
@@ -264,6 +360,21 @@ int run_play(const PlayArgs& a) {
   po.start_paused = a.start_paused;
   po.loop = a.loop;
   po.topics = a.topics;
+  // A follower paces by another player's /clock, received through the coordinator. The watchdog
+  // stops its time when that clock goes silent (the leader paused its publication or ended).
+  std::unique_ptr<ExternalClock> followed;
+  if (a.follow_clock) {
+    followed = std::make_unique<ExternalClock>(ExternalClockOptions{
+        .initial = SimTime::from_ns(std::numeric_limits<int64_t>::min()),
+        .extrapolate = a.extrapolate,
+        .window = 8,
+        .watchdog = seconds(1),
+        .on_silent = {},
+        .logger = [](std::string_view w) {
+          std::fprintf(stderr, "fieldproof play: %.*s\n", static_cast<int>(w.size()), w.data());
+        }});
+    po.follow = followed.get();
+  }
   const auto offset = parse_duration(a.start_offset);
   if (!offset) {
     std::fprintf(stderr, "fieldproof play: --start-offset: %s\n", offset.error().c_str());
@@ -317,8 +428,17 @@ int run_play(const PlayArgs& a) {
     }
   }
 
+  const auto close_control = [&] {
+    if (rep != nullptr) {
+      zmq_close(rep);
+      zmq_ctx_term(zctx);
+    }
+  };
+
   // Stop signals are taken by a thread of our own (sigtimedwait), so Ctrl-C ends promptly even
-  // while paused, and the terminal is restored by the normal return path.
+  // while paused, and the terminal is restored by the normal return path. They are blocked
+  // before any other thread starts (the coordinator link's included), so every thread inherits
+  // the mask.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -327,18 +447,80 @@ int run_play(const PlayArgs& a) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
 
   std::atomic<bool> done{false};
+  std::atomic<bool> joining{false};
   std::atomic<bool> interrupted{false};
   std::atomic<bool> quit{false};
   std::thread signal_thread([&] {
     const timespec tick{0, 100'000'000};
     while (!done.load()) {
       if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) {
+        if (joining.load()) {
+          std::fprintf(stderr, "fieldproof play: interrupted while joining the coordinator\n");
+          std::_Exit(kExitInterrupted);
+        }
         interrupted.store(true);
         p.stop();
         return;
       }
     }
   });
+
+  // Joining waits for the coordinator's first grant: Ctrl-C meanwhile ends the process at once.
+  joining.store(!a.coordinator.empty());
+  std::unique_ptr<lockstep::Participant> participant;
+  std::unique_ptr<CoordinatorPublisher> publisher;
+  uint64_t jump_handler = 0;
+  std::thread receiver;
+  if (!a.coordinator.empty()) {
+    try {
+      participant = lockstep::connect_participant(
+          a.coordinator,
+          {.name = a.name.empty() ? (a.follow_clock ? "player-follower" : "player") : a.name,
+           .role = a.follow_clock ? lockstep::Role::kFollowing : lockstep::Role::kRegulating,
+           .thread = "main",
+           .on_error = [](const lockstep::Error& e) {
+             std::fprintf(stderr, "fieldproof play: coordinator: %s\n", e.reason.c_str());
+           }});
+    } catch (const lockstep::TransportError& e) {
+      std::fprintf(stderr, "fieldproof play: --coordinator: %s\n", e.what());
+      done.store(true);
+      signal_thread.join();
+      close_control();
+      pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+      return kExitInvalid;
+    }
+    if (!participant->ok()) {
+      std::fprintf(stderr, "fieldproof play: the coordinator at %s refused the player: %s\n",
+                   a.coordinator.c_str(), participant->last_error().c_str());
+      done.store(true);
+      signal_thread.join();
+      close_control();
+      pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+      return kExitFailed;
+    }
+    // One thread reads the link (grants, errors, the followed /clock) for the whole run.
+    lockstep::ParticipantThread& rx = participant->thread("rx");
+    if (followed) {
+      ExternalClock* clock = followed.get();
+      rx.subscribe(std::string(kClockTopic), [clock](const lockstep::Publish& m) {
+        if (auto c = msgs::parse<ignition::msgs::Clock>(m.payload)) {
+          clock->feed(msgs::from_time(c->sim()));
+        }
+      });
+    } else {
+      const SimTime start = p.status().range_start;
+      const bool drive = a.clock_hz && *a.clock_hz > 0;
+      publisher = std::make_unique<CoordinatorPublisher>(*participant, drive, start);
+      CoordinatorPublisher* pub = publisher.get();
+      jump_handler = p.clock().add_jump_handler({}, [pub](const ClockJump& j) { pub->on_jump(j); });
+      if (a.clock_hz && *a.clock_hz > 0) {
+        (void)p.clock().set_clock_publisher(*a.clock_hz,
+                                            [pub](SimTime now) { pub->on_tick(now, true); });
+      }
+    }
+    receiver = std::thread([&rx] { (void)rx.spin_until(SimTime::infinite()); });
+  }
+  joining.store(false);
 
   std::thread control_thread;
   if (rep != nullptr) {
@@ -382,6 +564,12 @@ int run_play(const PlayArgs& a) {
 
   std::mutex out_mutex;
   const uint64_t played = p.run([&](const record::PlayedMessage& m) {
+    if (publisher) {
+      publisher->on_message(m);
+    } else if (participant) {
+      participant->publish(std::string(m.topic), std::string(m.data), std::string(m.type));
+    }
+    if (!a.echo) return;
     const std::string line = "{\"topic\":" + json_string(m.topic) +
                              ",\"log_time\":" + std::to_string(m.log_time_ns) +
                              ",\"size\":" + std::to_string(m.data.size()) + "}\n";
@@ -390,6 +578,15 @@ int run_play(const PlayArgs& a) {
     std::fflush(stdout);
   });
   done.store(true);
+  if (participant) {
+    if (publisher) {
+      (void)p.clock().set_clock_publisher(0, {});
+      (void)p.clock().remove_jump_handler(jump_handler);
+    }
+    participant->thread("rx").stop();
+    receiver.join();
+    participant->leave();
+  }
   if (ui_thread.joinable()) ui_thread.join();
   if (control_thread.joinable()) control_thread.join();
   signal_thread.join();
@@ -431,12 +628,39 @@ void add_play_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--loop", args->loop, "start again at the end");
   cmd->add_option("--topics", args->topics, "play only these topics");
   cmd->add_option("--coordinator", args->coordinator,
-                  "publish onto a lock-step coordinator (not implemented yet)");
-  cmd->add_option("--clock", args->clock_hz, "publish the clock at HZ (not implemented yet)")
-      ->expected(0, 1);
+                  "publish each message onto the lock-step coordinator at this endpoint "
+                  "(ipc://PATH or tcp://HOST:PORT), stamped at its log time");
+  CLI::Option* clock_option =
+      cmd->add_option("--clock", args->clock_text,
+                      "with --coordinator: be the time source; the coordinator's time follows the "
+                      "player clock and /clock is published HZ times per second (default 100; 0 = "
+                      "no /clock)")
+          ->expected(0, 1);
+  cmd->add_flag("--follow-clock", args->follow_clock,
+                "with --coordinator: pace by another player's /clock (that player has --clock)");
+  cmd->add_flag("--extrapolate", args->extrapolate,
+                "with --follow-clock: extrapolate between /clock samples");
+  cmd->add_option("--name", args->name,
+                  "participant name on the coordinator (default player, or player-follower)");
   cmd->add_option("--control", args->control,
                   "ZeroMQ REP endpoint for control commands (e.g. ipc:///tmp/play.ipc)");
-  cmd->callback([args, exit_code] { *exit_code = run_play(*args); });
+  cmd->callback([args, exit_code, clock_option] {
+    if (clock_option->count() > 0) {
+      if (args->clock_text.empty()) {
+        args->clock_hz = kDefaultClockHz;
+      } else {
+        char* end = nullptr;
+        args->clock_hz = std::strtod(args->clock_text.c_str(), &end);
+        if (end == nullptr || *end != '\0') {
+          std::fprintf(stderr, "fieldproof play: --clock '%s' is not a number (HZ)\n",
+                       args->clock_text.c_str());
+          *exit_code = kExitInvalid;
+          return;
+        }
+      }
+    }
+    *exit_code = run_play(*args);
+  });
 }
 
 }  // namespace fieldproof::cli

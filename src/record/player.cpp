@@ -25,7 +25,12 @@ std::string seconds_text(Duration d) {
 Player::Player(PlayerOptions options, SteadyTime& steady)
     : options_(std::move(options)), steady_(steady) {}
 
-Player::~Player() { stop(); }
+Player::~Player() {
+  stop();
+  if (options_.follow != nullptr && follow_handler_ != 0) {
+    (void)options_.follow->remove_jump_handler(follow_handler_);
+  }
+}
 
 Result<std::unique_ptr<Player>> Player::open(const std::string& path, PlayerOptions options,
                                              SteadyTime& steady) {
@@ -55,11 +60,26 @@ Result<std::unique_ptr<Player>> Player::load(std::unique_ptr<Player> p, McapRead
     return Status(StatusCode::kInvalidArgument,
                   "start offset, playback duration and playback until must be >= 0");
   }
+  if (o.follow != nullptr && o.loop) {
+    return Status(StatusCode::kInvalidArgument,
+                  "loop refused while following a clock (the followed source controls time)");
+  }
   std::string have;
   for (const auto& [id, channel] : reader.channels()) {
     have += (have.empty() ? "" : ", ") + channel.topic;
-    if (p->topics_by_channel_.size() <= id) p->topics_by_channel_.resize(id + 1u);
+    if (p->topics_by_channel_.size() <= id) {
+      p->topics_by_channel_.resize(id + 1u);
+      p->types_by_channel_.resize(id + 1u);
+    }
     p->topics_by_channel_[id] = channel.topic;
+    std::string type;
+    if (auto it = channel.metadata.find("type"); it != channel.metadata.end()) type = it->second;
+    if (type.empty()) {
+      if (auto it = reader.schemas().find(channel.schema_id); it != reader.schemas().end()) {
+        type = it->second.name;
+      }
+    }
+    p->types_by_channel_[id] = type;
   }
   for (const std::string& topic : o.topics) {
     const bool known = std::any_of(reader.channels().begin(), reader.channels().end(),
@@ -105,6 +125,17 @@ Result<std::unique_ptr<Player>> Player::load(std::unique_ptr<Player> p, McapRead
       TimeControllerClockOptions{
           .start = p->range_start_, .rate = o.rate, .start_paused = o.start_paused},
       p->steady_);
+  p->pacing_ = p->clock_.get();
+  if (o.follow != nullptr) {
+    p->pacing_ = o.follow;
+    Player* raw = p.get();
+    // A backward sample of the followed source: the position moves like a seek.
+    p->follow_handler_ = o.follow->add_jump_handler({}, [raw](const ClockJump& j) {
+      std::lock_guard lock(raw->mutex_);
+      raw->next_ = raw->first_at_or_after(j.to);
+      ++raw->generation_;
+    });
+  }
   Result<std::unique_ptr<Player>> out(std::move(p));
   return out;
 }
@@ -122,6 +153,12 @@ void Player::publish_locked(size_t index) {
   m.log_time_ns = item.log_time_ns;
   m.data = item.data;
   m.index = index;
+  if (item.channel_id < types_by_channel_.size()) m.type = types_by_channel_[item.channel_id];
+  if (index + 1 < items_.size()) {
+    m.next_log_time_ns = items_[index + 1].log_time_ns;
+  } else if (options_.loop) {
+    m.next_log_time_ns = items_.front().log_time_ns;
+  }
   (*sink_)(m);
 }
 
@@ -148,7 +185,9 @@ uint64_t Player::run(const MessageSink& sink) {
     // seek() and stop() jump the clock with mutex_ held: a jump after this read ends the wait.
     const uint64_t jumps = clock_->jump_count();
     lock.unlock();
-    const bool reached = clock_->sleep_until(due, kStopPoll, jumps);
+    // A followed clock cannot be woken by stop(): its wait is bounded by kStopPoll instead.
+    const bool reached = following() ? pacing_->sleep_until(due, kStopPoll)
+                                     : clock_->sleep_until(due, kStopPoll, jumps);
     lock.lock();
     if (!reached || generation != generation_ || stop_.load()) continue;
     publish_locked(index);
@@ -173,14 +212,27 @@ void Player::stop() {
   while (running_.load()) std::this_thread::yield();
 }
 
-ClockStatus Player::pause() { return clock_->set_paused(true); }
-ClockStatus Player::resume() { return clock_->set_paused(false); }
-ClockStatus Player::toggle() { return clock_->set_paused(!clock_->is_paused()); }
-ClockStatus Player::set_rate(double rate) { return clock_->set_rate(rate); }
+ClockStatus Player::pause() { return pacing_->set_paused(true); }
+ClockStatus Player::resume() { return pacing_->set_paused(false); }
+ClockStatus Player::toggle() { return pacing_->set_paused(!pacing_->is_paused()); }
+ClockStatus Player::set_rate(double rate) { return pacing_->set_rate(rate); }
+
+size_t Player::first_at_or_after(SimTime t) const {
+  return static_cast<size_t>(
+      std::lower_bound(items_.begin(), items_.end(), t.ns(),
+                       [](const Item& item, int64_t v) { return item.log_time_ns < v; }) -
+      items_.begin());
+}
 
 SeekResult Player::seek(SimTime to) {
   SeekResult r;
   r.requested = to;
+  if (following()) {
+    r.to = pacing_->now();
+    r.refused = true;
+    r.message = "seek refused: this player follows another clock (seek the source instead)";
+    return r;
+  }
   r.to = std::clamp(to, range_start_, range_end_);
   if (r.to != to) {
     r.clamped = true;
@@ -190,18 +242,18 @@ SeekResult Player::seek(SimTime to) {
                 seconds_text(r.to - range_start_);
   }
   std::lock_guard lock(mutex_);
-  next_ = static_cast<size_t>(
-      std::lower_bound(items_.begin(), items_.end(), r.to.ns(),
-                       [](const Item& item, int64_t t) { return item.log_time_ns < t; }) -
-      items_.begin());
+  next_ = first_at_or_after(r.to);
   ++generation_;
   (void)clock_->jump(r.to);
   return r;
 }
 
-SeekResult Player::seek_by(Duration d) { return seek(clock_->now() + d); }
+SeekResult Player::seek_by(Duration d) { return seek(pacing_->now() + d); }
 
 ClockStatus Player::play_next_locked() {
+  if (following()) {
+    return ClockStatus::refused("play_next refused: this player follows another clock");
+  }
   if (!clock_->is_paused()) return ClockStatus::refused("play_next: only while paused");
   if (sink_ == nullptr) return ClockStatus::refused("play_next: the player is not running");
   if (next_ >= items_.size()) return ClockStatus::refused("play_next: at the end of the range");
@@ -238,9 +290,9 @@ ClockStatus Player::burst(uint64_t n, uint64_t* played) {
 PlayerStatus Player::status() const {
   std::lock_guard lock(mutex_);
   PlayerStatus s;
-  s.now = clock_->now();
-  s.paused = clock_->is_paused();
-  s.rate = clock_->rate();
+  s.now = pacing_->now();
+  s.paused = pacing_->is_paused();
+  s.rate = pacing_->rate();
   s.played = played_;
   s.position = next_;
   s.total = items_.size();

@@ -438,5 +438,64 @@ TEST(PlayerTest, stop_ends_run_promptly_while_paused) {
   EXPECT_TRUE(h.got().empty());
 }
 
+// ---- Following another clock (an ExternalClock, as `fieldproof play --follow-clock` does).
+
+TEST(PlayerTest, a_following_player_plays_each_message_when_the_followed_clock_reaches_it) {
+  FakeSteadyTime followed_steady{SimTime::zero()};
+  ExternalClock followed({.initial = SimTime::zero()}, followed_steady);
+  Harness h(ten_seconds(), {.follow = &followed});
+  ASSERT_TRUE(h.ok());
+  h.start();
+  followed.feed(SimTime::from_ns(2 * kS), followed_steady.now());
+  EXPECT_EQ(h.wait_count(2), names(0, 2));
+  followed_steady.wait_for_blocked(1);  // asleep until 3 s: nothing more played
+  EXPECT_EQ(h.got(), names(0, 2));
+  followed.feed(SimTime::from_ns(10 * kS), followed_steady.now());
+  EXPECT_EQ(h.wait_count(10), names(0, 10));
+  h.join();
+}
+
+TEST(PlayerTest, a_backward_sample_of_the_followed_clock_moves_the_position_like_a_seek) {
+  FakeSteadyTime followed_steady{SimTime::zero()};
+  ExternalClock followed({.initial = SimTime::zero()}, followed_steady);
+  Harness h(ten_seconds(), {.follow = &followed});
+  ASSERT_TRUE(h.ok());
+  h.start();
+  followed.feed(SimTime::from_ns(4 * kS), followed_steady.now());
+  EXPECT_EQ(h.wait_count(4), names(0, 4));
+  followed.feed(SimTime::from_ns(kS + kS / 2), followed_steady.now());  // the source seeked back
+  followed_steady.wait_for_blocked(1);
+  EXPECT_EQ(h.got(), names(0, 4));
+  followed.feed(SimTime::from_ns(10 * kS), followed_steady.now());
+  std::vector<std::string> expected = names(0, 4);
+  for (const std::string& n : names(1, 10)) expected.push_back(n);
+  EXPECT_EQ(h.wait_count(expected.size()), expected);
+  h.join();
+}
+
+TEST(PlayerTest, a_following_player_refuses_pause_rate_seek_and_play_next) {
+  FakeSteadyTime followed_steady{SimTime::zero()};
+  ExternalClock followed({.initial = SimTime::zero()}, followed_steady);
+  Harness h(ten_seconds(), {.follow = &followed});
+  ASSERT_TRUE(h.ok());
+  h.start();
+  EXPECT_FALSE(h.p().pause().ok());
+  EXPECT_FALSE(h.p().set_rate(2.0).ok());
+  EXPECT_FALSE(h.p().play_next().ok());
+  const SeekResult r = h.p().seek(SimTime::from_ns(5 * kS));
+  EXPECT_TRUE(r.refused);
+  EXPECT_NE(r.message.find("follows"), std::string::npos);
+  followed.feed(SimTime::from_ns(10 * kS), followed_steady.now());
+  EXPECT_EQ(h.wait_count(10), names(0, 10));  // the refused seek skipped nothing
+  h.join();
+}
+
+TEST(PlayerTest, loop_while_following_is_refused) {
+  ExternalClock followed;
+  auto r = Player::open_bytes(ten_seconds(), {.loop = true, .follow = &followed});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().to_string().find("loop"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fieldproof::record

@@ -55,6 +55,11 @@ struct PlayerOptions {
   std::optional<Duration> playback_until;     // from the first message (>= 0)
   bool loop = false;
   std::vector<std::string> topics;  // empty: every topic; an unknown topic is an error
+  // Follow this clock instead of pacing by an own TimeControllerClock (an ExternalClock fed by
+  // another player's /clock). It must outlive the player. Then pause, resume, set_rate, seek and
+  // play_next are refused (the followed source controls time); a backward jump of the source
+  // moves the position like seek(): the next message is the first one stamped >= the new time.
+  PlayerClock* follow = nullptr;
 };
 
 struct PlayedMessage {
@@ -64,6 +69,11 @@ struct PlayedMessage {
   int64_t log_time_ns = 0;
   std::string_view data;
   uint64_t index = 0;  // position in the play range (0-based)
+  // The channel's bus type: its "type" metadata (what the recorder wrote), else the schema name.
+  std::string_view type;
+  // The stamp of the message that plays after this one if nothing intervenes (the range start
+  // when looping at the end), or std::nullopt at the end of the range.
+  std::optional<int64_t> next_log_time_ns;
 };
 using MessageSink = std::function<void(const PlayedMessage&)>;
 
@@ -85,7 +95,8 @@ struct SeekResult {
   SimTime requested;
   SimTime to;  // after clamping
   bool clamped = false;
-  std::string message;  // says the clamp ("" when not clamped)
+  std::string message;   // says the clamp or the refusal ("" when neither)
+  bool refused = false;  // a following player does not seek
 };
 
 class Player {
@@ -124,7 +135,9 @@ class Player {
   const std::vector<std::string>& problems() const { return problems_; }
   // Things the player said at open (a start offset past the end, clamped).
   const std::vector<std::string>& notices() const { return notices_; }
-  PlayerClock& clock() { return *clock_; }
+  // The clock the player paces by (its own TimeControllerClock, or options.follow).
+  PlayerClock& clock() { return *pacing_; }
+  bool following() const { return options_.follow != nullptr; }
 
  private:
   struct Item {
@@ -136,17 +149,21 @@ class Player {
   Player(PlayerOptions options, SteadyTime& steady);
   static Result<std::unique_ptr<Player>> load(std::unique_ptr<Player> player, McapReader& reader);
   void publish_locked(size_t index);
+  size_t first_at_or_after(SimTime t) const;
   ClockStatus play_next_locked();
 
   PlayerOptions options_;
   SteadyTime& steady_;
   std::vector<Item> items_;
   std::vector<std::string> topics_by_channel_;  // indexed by channel id
+  std::vector<std::string> types_by_channel_;   // indexed by channel id
   std::vector<std::string> problems_;
   std::vector<std::string> notices_;
   SimTime range_start_;
   SimTime range_end_;
   std::unique_ptr<TimeControllerClock> clock_;
+  PlayerClock* pacing_ = nullptr;  // clock_ or options_.follow
+  uint64_t follow_handler_ = 0;    // the jump handler registered on options_.follow
 
   mutable std::mutex mutex_;
   const MessageSink* sink_ = nullptr;  // set while run() runs
