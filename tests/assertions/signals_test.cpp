@@ -334,14 +334,24 @@ TEST(ResourceUsage, FailsAtTheFirstCoveredWindowWhoseMeanCpuIsOver) {
   Stream run(kFootprint);
   run.resources(1, "ugv1", 90, 100);
   run.resources(2, "ugv1", 90, 100);
+  EXPECT_EQ(run.result("footprint").status, Verdict::kPending);  // 2 s of 3 covered
   run.resources(3, "ugv1", 90, 100);
-  EXPECT_EQ(run.result("footprint").status, Verdict::kPending);  // 3 s not yet covered
-  run.resources(4, "ugv1", 90, 100);
   const auto r = run.result("footprint");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 4.0);
+  EXPECT_DOUBLE_EQ(r.t_s, 3.0);
   EXPECT_EQ(r.evidence["violation"]["window_cpu_pct"], 90.0);
   EXPECT_TRUE(contains(r.reason, "over max_cpu_pct 50")) << r.reason;
+}
+
+TEST(ResourceUsage, ARunShorterThanTheCpuWindowDoesNotJudgeTheCpu) {
+  Stream run(kFootprint);
+  run.resources(1, "ugv1", 90, 100);
+  run.resources(2, "ugv1", 90, 100);
+  run.finish(2.5);
+  const auto r = run.result("footprint");
+  EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
+  EXPECT_TRUE(contains(r.reason, "CPU not judged")) << r.reason;
+  EXPECT_EQ(r.evidence["cpu_windows"], 0);
 }
 
 TEST(ResourceUsage, FailsAtTheEndWhenTheStackWasNotSampled) {
