@@ -12,6 +12,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "fieldproof/engine/plan.hpp"
+#include "fieldproof/engine/rejudge.hpp"
 #include "fieldproof/engine/run.hpp"
 
 namespace fieldproof::cli {
@@ -28,7 +29,39 @@ struct RunArgs {
   bool dry_run = false;
   bool keep = false;
   std::optional<double> max_rtf;
+  std::string from_recording;  // re-judge this recorded run (engine/rejudge.hpp)
+  bool json = false;           // with from_recording: print the result, write no run directory
 };
+
+// --from-recording: the scenario's assertions judged against a recorded run, nothing simulated.
+int rejudge(const RunArgs& a) {
+  engine::RejudgeOptions o;
+  o.scenario_file = a.scenario;
+  o.recording = a.from_recording;
+  o.seed = a.seed;
+  o.ugv_nav_exe = ugv_nav_executable();
+  o.write_run_dir = !a.json;
+  o.run_id = a.run_id;
+  o.runs_dir = a.runs_dir;
+  const engine::RejudgeOutcome r = engine::rejudge(o);
+  for (const auto& n : r.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  if (a.json) {
+    std::printf("%s\n", r.to_json().dump(2).c_str());
+    return r.exit_code;
+  }
+  if (r.exit_code == kExitInvalid) {
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    return kExitInvalid;
+  }
+  std::printf("%s: %s (re-judged from %s)\n", r.verdict.c_str(), r.reason.c_str(),
+              r.recording.string().c_str());
+  for (const auto& as : r.assertions) {
+    std::printf("  %-8s %s (%s): %s\n", std::string(engine::to_string(as.status)).c_str(),
+                as.name.c_str(), as.type.c_str(), as.reason.c_str());
+  }
+  std::printf("run directory: %s\n", r.run_dir.string().c_str());
+  return r.exit_code;
+}
 
 int dry_run(const RunArgs& a) {
   engine::PlanOptions po;
@@ -53,6 +86,7 @@ int dry_run(const RunArgs& a) {
 
 int run(const RunArgs& a) {
   if (a.dry_run) return dry_run(a);
+  if (!a.from_recording.empty()) return rejudge(a);
   engine::RunOptions o;
   o.scenario_file = a.scenario;
   o.seed = a.seed;
@@ -109,6 +143,11 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--keep", args->keep, "keep the stack processes' logs of a passing run");
   cmd->add_option("--max-rtf", args->max_rtf,
                   "pace cap override (simulated / wall time; 0 = unpaced)");
+  cmd->add_option("--from-recording", args->from_recording,
+                  "judge the scenario's assertions against this recorded run (a run directory "
+                  "or an .mcap) instead of running it");
+  cmd->add_flag("--json", args->json,
+                "with --from-recording: print the verdicts as JSON, write no run directory");
   cmd->callback([args, exit_code] { *exit_code = run(*args); });
 }
 

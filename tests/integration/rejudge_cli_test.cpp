@@ -1,0 +1,111 @@
+// `fieldproof run SCENARIO --from-recording RUN`: a scenario's assertions judged against a
+// recorded run without simulating (issue 8, item 5). One live run of ugv_nav_to_goal is shared
+// by the tests of this file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "integration/cli_test_util.hpp"
+
+namespace fieldproof::integration {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class RejudgeCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    runs_ = new fs::path(fresh_runs_dir("rejudge"));
+    const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --max-rtf 0 --runs-dir " +
+                           runs_->string() + " --run-id live");
+    live_exit_ = r.exit_code;
+    live_out_ = new std::string(r.out);
+  }
+  static void TearDownTestSuite() {
+    delete runs_;
+    delete live_out_;
+  }
+  void SetUp() override { ASSERT_EQ(live_exit_, 0) << *live_out_; }
+  static fs::path live() { return *runs_ / "live"; }
+  static json rejudge_json(const std::string& scenario, const std::string& from, int* exit_code) {
+    const auto r = run_cli("run " + scenario + " --from-recording " + from + " --json", false);
+    *exit_code = r.exit_code;
+    return json::parse(r.out, nullptr, false);
+  }
+  static const json* find(const json& assertions, const std::string& name) {
+    for (const json& a : assertions) {
+      if (a["name"] == name) return &a;
+    }
+    return nullptr;
+  }
+
+  static inline fs::path* runs_ = nullptr;
+  static inline int live_exit_ = -1;
+  static inline std::string* live_out_ = nullptr;
+};
+
+TEST_F(RejudgeCli, ARecordedRunRejudgedGivesTheLiveRunsVerdicts) {
+  int code = -1;
+  const json r = rejudge_json("examples/scenarios/ugv_nav_to_goal.yaml", live().string(), &code);
+  ASSERT_TRUE(r.is_object()) << r;
+  EXPECT_EQ(code, 0) << r.dump(2);
+  EXPECT_EQ(r["verdict"], "PASS");
+  const json live_run = run_json(live());
+  ASSERT_EQ(r["assertions"].size(), live_run["assertions"].size());
+  for (const json& l : live_run["assertions"]) {
+    const json* a = find(r["assertions"], l["name"]);
+    ASSERT_NE(a, nullptr) << l["name"];
+    EXPECT_EQ((*a)["status"], l["status"]) << l["name"];
+    EXPECT_EQ((*a)["reason"], l["reason"]) << l["name"];
+    EXPECT_NEAR((*a)["t_s"].get<double>(), l["t_s"].get<double>(), 1e-9) << l["name"];
+  }
+}
+
+TEST_F(RejudgeCli, AnAssertionTheLiveRunDidNotHaveIsJudgedOnTheOldRun) {
+  // ugv_nav_fails_on_time gives the same drive one second: judged on the passing run's
+  // recording it fails at the deadline, as its own live run does.
+  int code = -1;
+  const json r =
+      rejudge_json("examples/scenarios/ugv_nav_fails_on_time.yaml", live().string(), &code);
+  ASSERT_TRUE(r.is_object()) << r;
+  EXPECT_EQ(code, 1) << r.dump(2);
+  EXPECT_EQ(r["verdict"], "FAIL");
+  const json* late = find(r["assertions"], "arrived_in_time");
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ((*late)["status"], "failed");
+  EXPECT_NEAR((*late)["t_s"].get<double>(), 3.1, 1e-9);
+  EXPECT_EQ((*find(r["assertions"], "reached_goal"))["status"], "passed");
+}
+
+TEST_F(RejudgeCli, TheMcapFileItselfCanBeGiven) {
+  int code = -1;
+  const json r = rejudge_json("examples/scenarios/ugv_nav_to_goal.yaml",
+                              (live() / "recording" / "recording.mcap").string(), &code);
+  ASSERT_TRUE(r.is_object()) << r;
+  EXPECT_EQ(code, 0) << r.dump(2);
+}
+
+TEST_F(RejudgeCli, WithoutJsonItWritesARunDirectoryWithTheVerdicts) {
+  const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --from-recording " +
+                         live().string() + " --runs-dir " + runs_->string() + " --run-id again");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+  const json run = run_json(*runs_ / "again");
+  EXPECT_EQ(run["mode"], "rejudge");
+  EXPECT_EQ(run["verdict"], "PASS");
+  EXPECT_EQ(run["assertions"].size(), 3u);
+  EXPECT_FALSE(read_file(*runs_ / "again" / "assertions.jsonl").empty());
+}
+
+TEST_F(RejudgeCli, AMissingRecordingIsInvalidInput) {
+  const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --from-recording " +
+                         (*runs_ / "nothing_here.mcap").string() + " --json");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("nothing_here.mcap"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace fieldproof::integration
