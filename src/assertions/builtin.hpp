@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fieldproof/assertions/checker.hpp"
+#include "util.hpp"
 
 namespace fieldproof::assertions::detail {
 
@@ -14,5 +15,11 @@ void add_signal_types(AssertionTypes& types);    // types_signals.cpp: topic_rat
                                                  //   message_latency, resource_usage,
                                                  //   lifecycle_state, always, never, eventually
 void add_sequence_types(AssertionTypes& types);  // types_sequence.cpp: sequence
+
+// types_geometry.cpp, shared with the distance collector: resolves a `to` (vehicle, model or
+// target) into resolved["to"] and adds the other model's poses to `watch`; throws PlanError.
+void plan_target(const scenario::ParamValue& params, const std::string& path,
+                 const PlanContext& ctx, nlohmann::json& resolved, Watch& watch);
+DistanceMeter make_distance_meter(const std::string& vehicle, const nlohmann::json& to);
 
 }  // namespace fieldproof::assertions::detail

@@ -71,6 +71,7 @@ json Sample::to_json() const {
            {"max_ms", round_to(latency.max_ms, 1e-3)},
            {"min_ms", round_to(latency.min_ms, 1e-3)},
            {"p95_ms", round_to(latency.p95_ms, 1e-3)}};
+      if (latency.unstamped) j["unstamped"] = latency.unstamped;
       break;
     case Kind::kLifecycle:
       j = {{"kind", "lifecycle"}, {"sim", sim_s(sim)}, {"node", node}, {"state", state}};
@@ -163,6 +164,51 @@ scenario::Value to_value(const json& j) {
   }
 }
 
+bool Watch::wants(Sample::Kind kind) const {
+  switch (kind) {
+    case Sample::Kind::kPose:
+      return !poses.empty();
+    case Sample::Kind::kContact:
+      return !contacts.empty();
+    case Sample::Kind::kClock:
+      return clock;
+    case Sample::Kind::kValue:
+      return !values.empty();
+    case Sample::Kind::kRate:
+      return !rates.empty();
+    case Sample::Kind::kLatency:
+      return !latencies.empty();
+    case Sample::Kind::kLifecycle:
+      return !lifecycle.empty();
+    case Sample::Kind::kResources:
+      return !resources.empty();
+  }
+  return false;
+}
+
+Window::Window(std::optional<Duration> after, std::optional<Duration> within) {
+  if (after) after_ = static_cast<double>(after->ns()) / 1e9;
+  if (within) end_ = static_cast<double>(within->ns()) / 1e9;
+}
+
+Window Window::of(const scenario::ParamValue& params) {
+  std::optional<Duration> after;
+  std::optional<Duration> within;
+  if (const auto* a = params.get("after_s"); a && a->kind == scenario::ParamValue::Kind::kDuration)
+    after = a->duration;
+  if (const auto* w = params.get("within_s"); w && w->kind == scenario::ParamValue::Kind::kDuration)
+    within = w->duration;
+  return {after, within};
+}
+
+std::string Window::describe() const {
+  if (has_end()) {
+    return "the window [" + detail::seconds_text(after_) + ", " + detail::seconds_text(end_) + "]";
+  }
+  if (after_ > 0) return "the window from " + detail::seconds_text(after_);
+  return "the timeline";
+}
+
 void Watch::merge(const Watch& o) {
   poses.insert(o.poses.begin(), o.poses.end());
   contacts.insert(o.contacts.begin(), o.contacts.end());
@@ -171,6 +217,7 @@ void Watch::merge(const Watch& o) {
   for (const auto& [t, w] : o.latencies) latencies[t] = std::max(latencies[t], w);
   lifecycle.insert(o.lifecycle.begin(), o.lifecycle.end());
   resources.insert(o.resources.begin(), o.resources.end());
+  clock = clock || o.clock;
 }
 
 std::string topic_of(const std::string& vehicle, const std::string& topic) {
@@ -203,7 +250,8 @@ world::Pose2D PlanContext::place(const scenario::Placement& p, const std::string
 
 // ---- Checker ----
 
-Checker::Checker(PlannedAssertion planned) : planned_(std::move(planned)) {
+Checker::Checker(PlannedAssertion planned)
+    : planned_(std::move(planned)), window_(Window::of(planned_.spec)) {
   result_.name = planned_.spec.name;
   result_.type = planned_.spec.type;
 }
@@ -225,16 +273,92 @@ void Checker::resolve(Verdict status, std::string reason, double t, SimTime sim,
   result_.t_s = t;
   result_.sim = sim;
   if (!evidence.is_object()) evidence = json::object();
-  evidence["excerpt"] = excerpt_;
+  evidence["excerpt"] = excerpt();
   result_.evidence = std::move(evidence);
 }
 
+namespace {
+// Copies what the sample's kind carries (a kValue's message is left out: the checker notes the
+// value it read as a field; a whole scan in every excerpt would drown the evidence).
+void keep(Sample& to, const Sample& s) {
+  to.kind = s.kind;
+  to.sim = s.sim;
+  to.vehicle = s.vehicle;
+  switch (s.kind) {
+    case Sample::Kind::kPose:
+      to.pose = s.pose;
+      break;
+    case Sample::Kind::kContact:
+      to.contacts = s.contacts;
+      break;
+    case Sample::Kind::kClock:
+      to.rtf = s.rtf;
+      to.wall_s = s.wall_s;
+      break;
+    case Sample::Kind::kValue:
+      to.topic = s.topic;
+      to.message = json();
+      break;
+    case Sample::Kind::kRate:
+      to.topic = s.topic;
+      to.hz = s.hz;
+      to.window_s = s.window_s;
+      to.messages = s.messages;
+      break;
+    case Sample::Kind::kLatency:
+      to.topic = s.topic;
+      to.window_s = s.window_s;
+      to.latency = s.latency;
+      break;
+    case Sample::Kind::kLifecycle:
+      to.node = s.node;
+      to.state = s.state;
+      break;
+    case Sample::Kind::kResources:
+      to.process = s.process;
+      to.cpu_pct = s.cpu_pct;
+      to.memory_mb = s.memory_mb;
+      break;
+  }
+}
+}  // namespace
+
 void Checker::note(double t, const Sample& sample, json fields) {
-  json j = sample.to_json();
-  j["t"] = round_to(t, 1e-3);
-  for (auto& [k, v] : fields.items()) j[k] = v;
-  excerpt_.push_back(std::move(j));
-  if (excerpt_.size() > 6) excerpt_.erase(excerpt_.begin());
+  if (noted_.size() < kExcerpt) noted_.emplace_back();
+  Noted& n = noted_[noted_count_ % kExcerpt];
+  ++noted_count_;
+  n.t = t;
+  keep(n.sample, sample);
+  n.fields = std::move(fields);
+  n.key = nullptr;
+}
+
+void Checker::note(double t, const Sample& sample, const char* key, double value) {
+  if (noted_.size() < kExcerpt) noted_.emplace_back();
+  Noted& n = noted_[noted_count_ % kExcerpt];
+  ++noted_count_;
+  n.t = t;
+  keep(n.sample, sample);
+  n.fields = json();
+  n.key = key;
+  n.value = value;
+}
+
+json Checker::excerpt() const {
+  json out = json::array();
+  const size_t start = noted_count_ > kExcerpt ? noted_count_ % kExcerpt : 0;
+  for (size_t k = 0; k < noted_.size(); ++k) {
+    const Noted& n = noted_[(start + k) % noted_.size()];
+    json j = n.sample.to_json();
+    if (n.sample.kind == Sample::Kind::kValue) j.erase("message");
+    j["t"] = round_to(n.t, 1e-3);
+    if (n.key) j[n.key] = round_to(n.value, 1e-4);
+    if (n.fields.is_object()) {
+      for (auto& [k2, v] : n.fields.items()) j[k2] = v;
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
 }
 
 // ---- registry ----
@@ -270,89 +394,128 @@ std::vector<std::string> AssertionTypes::names() const {
 
 // ---- Evaluator ----
 
+namespace {
+constexpr size_t kKinds = 8;  // Sample::Kind's values
+}
+
 Evaluator::Evaluator(const std::vector<PlannedAssertion>& planned, const AssertionTypes& types,
                      OnResolved on_resolved)
-    : on_resolved_(std::move(on_resolved)) {
+    : by_kind_(kKinds), on_resolved_(std::move(on_resolved)) {
   for (const PlannedAssertion& p : planned) {
     const AssertionType* type = types.find(p.spec.type);
     if (!type) continue;  // refused at planning
+    const size_t i = checkers_.size();
     checkers_.push_back(type->checker(p));
     reported_.push_back(false);
+    abort_.push_back(p.spec.on_fail == scenario::OnFail::kAbort);
+    for (size_t k = 0; k < kKinds; ++k) {
+      if (p.watch.wants(static_cast<Sample::Kind>(k))) by_kind_[k].push_back(i);
+    }
+    tick_.push_back(i);
+  }
+}
+
+void Evaluator::report(size_t i, AssertionResult r) {
+  reported_[i] = true;
+  resolved_order_.push_back(std::move(r));
+  const AssertionResult& done = resolved_order_.back();
+  if (on_resolved_) on_resolved_(done);
+  if (abort_[i] && done.status == Verdict::kFailed && !aborted_) {
+    aborted_ = resolved_order_.size() - 1;
+    if (on_abort_) on_abort_(resolved_order_[*aborted_]);
   }
 }
 
 void Evaluator::collect(double t) {
+  dirty_ = false;
   // A verdict may settle another checker's (on_verdict); loop until nothing new resolves.
+  bool any = false;
   bool again = true;
   while (again) {
     again = false;
     for (size_t i = 0; i < checkers_.size(); ++i) {
       if (reported_[i] || !checkers_[i]->resolved()) continue;
-      reported_[i] = true;
-      AssertionResult r = checkers_[i]->result();
-      resolved_order_.push_back(r);
-      if (on_resolved_) on_resolved_(r);
+      report(i, checkers_[i]->result());
+      const AssertionResult r = resolved_order_.back();
       for (size_t j = 0; j < checkers_.size(); ++j) {
         if (j != i && !checkers_[j]->resolved()) checkers_[j]->on_verdict(r, t);
       }
       again = true;
+      any = true;
     }
   }
+  if (!any) return;
+  // Resolved checkers take no more of the stream.
+  auto gone = [this](size_t i) { return reported_[i]; };
+  for (auto& v : by_kind_) v.erase(std::remove_if(v.begin(), v.end(), gone), v.end());
+  tick_.erase(std::remove_if(tick_.begin(), tick_.end(), gone), tick_.end());
 }
 
 void Evaluator::on_sample(const Sample& sample, double t) {
-  for (auto& c : checkers_) {
-    if (!c->resolved()) c->on_sample(sample, t);
+  const size_t k = static_cast<size_t>(sample.kind);
+  if (k >= kKinds) return;
+  for (size_t i : by_kind_[k]) {
+    Checker& c = *checkers_[i];
+    if (c.resolved()) continue;
+    c.on_sample(sample, t);
+    if (c.resolved()) dirty_ = true;
   }
-  collect(t);
+  if (dirty_) collect(t);
 }
 
 void Evaluator::on_tick(double t) {
-  for (auto& c : checkers_) {
-    if (!c->resolved()) c->on_tick(t);
+  for (size_t i : tick_) {
+    if (!checkers_[i]->resolved()) checkers_[i]->on_tick(t);
   }
   collect(t);
 }
 
 void Evaluator::on_action(const std::string& label, ActionEvent event, double t,
                           const std::string& status) {
-  for (auto& c : checkers_) {
-    if (!c->resolved()) c->on_action(label, event, t, status);
+  for (size_t i : tick_) {
+    if (!checkers_[i]->resolved()) checkers_[i]->on_action(label, event, t, status);
   }
   collect(t);
 }
 
 void Evaluator::finish(double t) {
-  for (auto& c : checkers_) {
+  // Checkers that wait for others' verdicts (depends_on) are settled after them.
+  std::map<std::string, size_t, std::less<>> index;
+  for (size_t i = 0; i < checkers_.size(); ++i) index[checkers_[i]->planned().spec.name] = i;
+  const auto ready = [&](size_t i) {
+    for (const std::string& d : checkers_[i]->depends_on()) {
+      auto it = index.find(d);
+      if (it != index.end() && it->second != i && !checkers_[it->second]->resolved()) return false;
+    }
+    return true;
+  };
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t i = 0; i < checkers_.size(); ++i) {
+      if (checkers_[i]->resolved() || !ready(i)) continue;
+      checkers_[i]->on_finish(t);
+      collect(t);
+      progress = true;
+    }
+  }
+  for (auto& c : checkers_) {  // a cycle of dependencies: in the scenario's order
     if (!c->resolved()) c->on_finish(t);
+    collect(t);
   }
   collect(t);
 }
 
-namespace {
-class Skipper : public Checker {
- public:
-  using Checker::Checker;
-  void on_finish(double) override {}
-  void skip(const std::string& reason, double t) {
-    resolve(Verdict::kSkipped, reason, t, sim_at(t));
-  }
-};
-}  // namespace
-
 void Evaluator::skip_pending(const std::string& reason, double t) {
+  collect(t);
   for (size_t i = 0; i < checkers_.size(); ++i) {
-    if (checkers_[i]->resolved()) continue;
-    // Keep the measurements, take a skipped verdict.
-    const json m = checkers_[i]->metrics();
-    auto s = std::make_unique<Skipper>(checkers_[i]->planned());
-    s->skip(reason, t);
-    AssertionResult r = s->result();
-    r.metrics = m;
-    reported_[i] = true;
-    resolved_order_.push_back(r);
-    if (on_resolved_) on_resolved_(r);
+    if (reported_[i]) continue;
+    // The checker's measurements and excerpt stay; the verdict is skipped.
+    checkers_[i]->resolve(Verdict::kSkipped, reason, t, sim_at(t));
+    report(i, checkers_[i]->result());
   }
+  tick_.clear();
+  for (auto& v : by_kind_) v.clear();
 }
 
 std::vector<AssertionResult> Evaluator::results() const {
@@ -379,6 +542,23 @@ size_t Evaluator::failed_count() const {
   size_t n = 0;
   for (const auto& r : resolved_order_) n += r.status == Verdict::kFailed;
   return n;
+}
+
+const AssertionResult* Evaluator::aborted_by() const {
+  return aborted_ ? &resolved_order_[*aborted_] : nullptr;
+}
+
+std::string Evaluator::abort_reason() const {
+  const AssertionResult* a = aborted_by();
+  if (!a) return "";
+  return "assertion " + a->name + " failed: " + a->reason +
+         " (on_fail: abort, the timeline was cancelled)";
+}
+
+std::string Evaluator::abort_skip_reason() const {
+  const AssertionResult* a = aborted_by();
+  if (!a) return "";
+  return "the timeline was cancelled: assertion " + a->name + " failed (on_fail: abort)";
 }
 
 }  // namespace fieldproof::assertions

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "builtin.hpp"
 #include "fieldproof/assertions/checker.hpp"
@@ -15,6 +16,16 @@ using namespace detail;  // NOLINT(google-build-using-namespace): the part's own
 // ---- reach_pose ----
 namespace {
 
+// A pose as reach_pose's evidence shows it.
+json pose_json(double t, SimTime sim, const world::Pose2D& p, double distance,
+               std::optional<double> heading_error) {
+  json j = {{"t_s", round_to(t, 1e-3)},     {"sim_s", sim_s(sim)},
+            {"x", round_to(p.x, 1e-4)},     {"y", round_to(p.y, 1e-4)},
+            {"yaw", round_to(p.yaw, 1e-4)}, {"distance_m", round_to(distance, 1e-4)}};
+  if (heading_error) j["heading_error_rad"] = round_to(*heading_error, 1e-4);
+  return j;
+}
+
 class ReachPoseChecker : public Checker {
  public:
   explicit ReachPoseChecker(const PlannedAssertion& p) : Checker(p) {
@@ -23,59 +34,67 @@ class ReachPoseChecker : public Checker {
                r["target"]["yaw"].get<double>()};
     tolerance_ = r["tolerance_m"].get<double>();
     if (r.contains("yaw_tolerance_rad")) yaw_tolerance_ = r["yaw_tolerance_rad"].get<double>();
-    if (r.contains("within_s")) within_ = r["within_s"].get<double>();
     label_ = r["target_label"].get<std::string>();
   }
   void on_sample(const Sample& s, double t) override {
-    if (s.kind != Sample::Kind::kPose || s.vehicle != planned().vehicle || resolved()) return;
+    if (s.kind != Sample::Kind::kPose || s.vehicle != planned().vehicle) return;
+    if (window().closed(t)) return on_tick(t);
     const double d = std::hypot(s.pose.x - target_.x, s.pose.y - target_.y);
-    final_ = d;
-    if (d < closest_) closest_ = d;
-    note(t, s, {{"distance_m", round_to(d, 1e-3)}});
-    bool yaw_ok = true;
-    if (yaw_tolerance_ >= 0) {
-      const double dy = std::remainder(s.pose.yaw - target_.yaw, 2 * M_PI);
-      yaw_ok = std::abs(dy) <= yaw_tolerance_;
-    }
-    if (d <= tolerance_ && yaw_ok && t >= 0) {
-      reached_at_ = t;
-      resolve(Verdict::kPassed,
-              planned().vehicle + " came within " + fmt("%.2f", tolerance_) + " m of " + label_ +
-                  " (" + fmt("%.2f", d) + " m) at " + seconds_text(t),
-              t, s.sim, {{"distance_m", d}});
-    }
+    std::optional<double> heading;
+    if (yaw_tolerance_ >= 0) heading = std::abs(std::remainder(s.pose.yaw - target_.yaw, 2 * M_PI));
+    ++samples_;
+    final_ = pose_json(t, s.sim, s.pose, d, heading);
+    final_d_ = d;
     last_sim_ = s.sim;
+    note(t, s, "distance_m", d);
+    if (t < 0) return;  // before the timeline: seen, not judged
+    if (d < closest_d_) {
+      closest_d_ = d;
+      closest_ = final_;
+    }
+    const bool yaw_ok = !heading || *heading <= yaw_tolerance_;
+    if (d <= tolerance_ && yaw_ok) {
+      reached_at_ = t;
+      std::string how = planned().vehicle + " came within " + fmt("%.2f", tolerance_) + " m of " +
+                        label_ + " (" + fmt("%.2f", d) + " m";
+      if (heading) how += ", heading off by " + fmt("%.3f", *heading) + " rad";
+      resolve(Verdict::kPassed, how + ") at " + seconds_text(t), t, s.sim,
+              {{"reached", final_}, {"final", final_}, {"samples", samples_}});
+    }
   }
   void on_tick(double t) override {
-    if (!resolved() && within_ >= 0 && t > within_) fail(t, "within " + seconds_text(within_));
+    if (window().has_end() && window().closed(t))
+      fail(t, "within " + seconds_text(window().end_s()));
   }
-  void on_finish(double t) override {
-    if (!resolved()) fail(t, "by the end of the timeline");
-  }
+  void on_finish(double t) override { fail(t, "by the end of the timeline"); }
   json metrics() const override {
     json m = json::object();
-    if (std::isfinite(closest_)) m["closest_m"] = metric(closest_, "m");
-    if (reached_at_ >= 0) m["reached_at_s"] = metric(reached_at_, "s");
-    if (std::isfinite(final_)) m["final_distance_m"] = metric(final_, "m");
+    if (std::isfinite(closest_d_)) m["closest_m"] = metric(round_to(closest_d_, 1e-4), "m");
+    if (reached_at_ >= 0) m["reached_at_s"] = metric(round_to(reached_at_, 1e-3), "s");
+    if (std::isfinite(final_d_)) m["final_distance_m"] = metric(round_to(final_d_, 1e-4), "m");
     return m;
   }
 
  private:
   void fail(double t, const std::string& when) {
-    std::string closest = std::isfinite(closest_) ? fmt("%.2f", closest_) + " m" : "no pose seen";
+    std::string closest =
+        std::isfinite(closest_d_) ? fmt("%.2f", closest_d_) + " m" : "no pose seen";
     resolve(Verdict::kFailed,
             planned().vehicle + " did not come within " + fmt("%.2f", tolerance_) + " m of " +
                 label_ + " " + when + " (closest " + closest + ")",
-            t, last_sim_, {{"closest_m", std::isfinite(closest_) ? json(closest_) : json()}});
+            t, samples_ ? last_sim_ : sim_at(t),
+            {{"closest", closest_}, {"final", final_}, {"samples", samples_}});
   }
   world::Pose2D target_;
   double tolerance_ = 0.5;
   double yaw_tolerance_ = -1;
-  double within_ = -1;
   std::string label_;
-  double closest_ = std::numeric_limits<double>::infinity();
-  double final_ = std::numeric_limits<double>::infinity();
+  double closest_d_ = std::numeric_limits<double>::infinity();
+  double final_d_ = std::numeric_limits<double>::infinity();
+  json closest_;  // null until a pose within the timeline
+  json final_;
   double reached_at_ = -1;
+  uint64_t samples_ = 0;
   SimTime last_sim_;
 };
 
@@ -98,7 +117,7 @@ class ReachPoseType : public AssertionType {
     if (const auto* y = spec.params.get("yaw_tolerance_rad"); y && y->kind != y->Kind::kNull) {
       p.resolved["yaw_tolerance_rad"] = y->number;
     }
-    if (spec.within) p.resolved["within_s"] = static_cast<double>(spec.within->ns()) / 1e9;
+    if (spec.within) p.resolved["within_s"] = seconds_of(*spec.within);
     return p;
   }
   std::unique_ptr<Checker> checker(const PlannedAssertion& p) const override {
@@ -114,25 +133,43 @@ class NoCollisionChecker : public Checker {
     for (const auto& i : p.resolved["ignore"]) ignore_.push_back(i.get<std::string>());
   }
   void on_sample(const Sample& s, double t) override {
-    if (s.kind != Sample::Kind::kContact || s.vehicle != planned().vehicle || resolved()) return;
+    if (s.kind != Sample::Kind::kContact || s.vehicle != planned().vehicle) return;
     if (t < 0) return;  // before the timeline
+    ++messages_;
     std::vector<std::string> counted;
     for (const auto& c : s.contacts) {
       bool ignored = false;
       for (const auto& i : ignore_) {
         if (c == i || c.rfind(i + "::", 0) == 0) ignored = true;
       }
-      if (!ignored) counted.push_back(c);
+      if (ignored) {
+        ++ignored_;
+        if (ignored_names_.size() < 20 &&
+            std::find(ignored_names_.begin(), ignored_names_.end(), c) == ignored_names_.end())
+          ignored_names_.push_back(c);
+      } else {
+        counted.push_back(c);
+      }
     }
     if (counted.empty()) return;
     contacts_ += counted.size();
     note(t, s);
     resolve(Verdict::kFailed,
             planned().vehicle + " touched " + counted.front() + " at " + seconds_text(t), t, s.sim,
-            {{"with", counted}});
+            {{"contact",
+              {{"t_s", round_to(t, 1e-3)},
+               {"sim_s", sim_s(s.sim)},
+               {"vehicle", planned().vehicle},
+               {"with", counted},
+               {"count", counted.size()}}},
+             {"with", counted},
+             {"ignored_contacts", ignored_},
+             {"ignored", ignored_names_},
+             {"messages", messages_}});
   }
   void on_finish(double t) override {
-    resolve(Verdict::kPassed, planned().vehicle + " touched nothing", t, sim_at(t));
+    resolve(Verdict::kPassed, planned().vehicle + " touched nothing", t, sim_at(t),
+            {{"ignored_contacts", ignored_}, {"ignored", ignored_names_}, {"messages", messages_}});
   }
   json metrics() const override {
     return {{"contacts", metric(static_cast<double>(contacts_), "")}};
@@ -141,6 +178,9 @@ class NoCollisionChecker : public Checker {
  private:
   std::vector<std::string> ignore_;
   size_t contacts_ = 0;
+  uint64_t ignored_ = 0;
+  std::vector<std::string> ignored_names_;
+  uint64_t messages_ = 0;
 };
 
 class NoCollisionType : public AssertionType {
@@ -154,15 +194,15 @@ class NoCollisionType : public AssertionType {
       for (const auto& item : i->items) ignore.push_back(item.string);
     }
     p.resolved["ignore"] = ignore;
-    p.resolved["topic"] = "/model/" + spec.vehicle + "/contacts";
+    const std::string topic = string_param(spec.params, "topic");
+    p.resolved["topic"] =
+        topic.empty() ? topic_of(spec.vehicle, "contacts") : topic_of(spec.vehicle, topic);
     return p;
   }
   std::unique_ptr<Checker> checker(const PlannedAssertion& p) const override {
     return std::make_unique<NoCollisionChecker>(p);
   }
 };
-
-// ---- within_time ----
 
 }  // namespace
 

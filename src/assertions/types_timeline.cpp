@@ -14,6 +14,8 @@ using namespace detail;  // NOLINT(google-build-using-namespace): the part's own
 
 namespace {
 
+// ---- within_time ----
+
 class WithinTimeChecker : public Checker {
  public:
   explicit WithinTimeChecker(const PlannedAssertion& p) : Checker(p) {
@@ -22,38 +24,46 @@ class WithinTimeChecker : public Checker {
   }
   void on_action(const std::string& label, ActionEvent event, double t,
                  const std::string& status) override {
-    if (label != action_ || resolved()) return;
+    if (label != action_) return;
     if (event == ActionEvent::kStart) {
-      start_ = t;
+      if (start_ < 0) start_ = t;
+      return;
+    }
+    if (start_ < 0) {  // skipped or cancelled before it ran
+      resolve(Verdict::kFailed, action_ + " never started (it ended " + status + ")", t, sim_at(t),
+              {{"started_t_s", nullptr}, {"action_status", status}});
       return;
     }
     duration_ = t - start_;
-    if (status != "succeeded" && status != "ok") {
+    const json evidence = {{"started_t_s", round_to(start_, 1e-3)},
+                           {"duration_s", round_to(duration_, 1e-3)},
+                           {"action_status", status}};
+    if (!is_ok_status(status)) {
       resolve(Verdict::kFailed, action_ + " ended " + status + " after " + seconds_text(duration_),
-              t, sim_at(t), {{"duration_s", duration_}, {"status", status}});
+              t, sim_at(t), evidence);
     } else if (duration_ <= max_) {
       resolve(Verdict::kPassed,
               action_ + " completed in " + seconds_text(duration_) + " (limit " +
                   seconds_text(max_) + ")",
-              t, sim_at(t), {{"duration_s", duration_}});
+              t, sim_at(t), evidence);
     } else {
       over(t);
     }
   }
   void on_tick(double t) override {
-    if (!resolved() && start_ >= 0 && t - start_ > max_) over(t);
+    if (start_ >= 0 && t - start_ > max_) over(t);
   }
   void on_finish(double t) override {
-    if (resolved()) return;
     if (start_ < 0) {
-      resolve(Verdict::kFailed, action_ + " never started", t, sim_at(t));
+      resolve(Verdict::kFailed, action_ + " never started", t, sim_at(t),
+              {{"started_t_s", nullptr}, {"action_status", nullptr}});
     } else {
       over(t);
     }
   }
   json metrics() const override {
     json m = json::object();
-    if (duration_ >= 0) m["duration_s"] = metric(duration_, "s");
+    if (duration_ >= 0) m["duration_s"] = metric(round_to(duration_, 1e-3), "s");
     return m;
   }
 
@@ -61,7 +71,10 @@ class WithinTimeChecker : public Checker {
   void over(double t) {
     resolve(Verdict::kFailed,
             action_ + " has not completed " + seconds_text(max_) + " after its start", t, sim_at(t),
-            {{"started_at_s", start_}, {"max_s", max_}});
+            {{"started_t_s", round_to(start_, 1e-3)},
+             {"elapsed_s", round_to(t - start_, 1e-3)},
+             {"max_s", max_},
+             {"action_status", "running"}});
   }
   std::string action_;
   double max_ = 0;
@@ -80,9 +93,10 @@ class WithinTimeType : public AssertionType {
     if (!action || !ctx.scenario.entry(action->string)) {
       throw PlanError(spec.path + ".action", "within_time needs the name of a timeline entry");
     }
-    if (!max) throw PlanError(spec.path + ".max_s", "within_time needs max_s");
+    if (!max || max->kind != scenario::ParamValue::Kind::kDuration)
+      throw PlanError(spec.path + ".max_s", "within_time needs max_s");
     p.resolved["action"] = action->string;
-    p.resolved["max_s"] = static_cast<double>(max->duration.ns()) / 1e9;
+    p.resolved["max_s"] = seconds_of(max->duration);
     return p;
   }
   std::unique_ptr<Checker> checker(const PlannedAssertion& p) const override {
@@ -90,10 +104,114 @@ class WithinTimeType : public AssertionType {
   }
 };
 
+// ---- mission_time ----
+
+class MissionTimeChecker : public Checker {
+ public:
+  explicit MissionTimeChecker(const PlannedAssertion& p)
+      : Checker(p),
+        span_(p.resolved["start"].get<std::string>(), p.resolved["end"].get<std::string>()) {
+    max_ = p.resolved["max_s"].get<double>();
+    if (p.resolved.contains("min_s")) min_ = p.resolved["min_s"].get<double>();
+  }
+  void on_action(const std::string& label, ActionEvent event, double t,
+                 const std::string& status) override {
+    if (!span_.on_action(label, event, t, status)) return;
+    if (span_.failed()) {
+      const std::string why = span_.started() ? span_.end() + " ended " + span_.end_status()
+                                              : span_.end() + " ended " + span_.end_status() +
+                                                    " before the span started";
+      resolve(Verdict::kFailed, "the span did not complete: " + why, t, sim_at(t), evidence(t));
+      return;
+    }
+    if (span_.ended()) judge(t);
+  }
+  void on_tick(double t) override {
+    if (span_.started() && !span_.ended() && t - *span_.started() > max_) {
+      resolve(Verdict::kFailed,
+              span_text() + " has not completed " + seconds_text(max_) + " after its start", t,
+              sim_at(t), evidence(t));
+    }
+  }
+  void on_finish(double t) override {
+    span_.finish(t);
+    if (!span_.started()) {
+      resolve(Verdict::kFailed, span_.start() + " never started", t, sim_at(t), evidence(t));
+    } else if (!span_.ended()) {
+      resolve(Verdict::kFailed, span_.end() + " never completed", t, sim_at(t), evidence(t));
+    } else {
+      judge(t);
+    }
+  }
+  json metrics() const override { return span_.metrics(); }
+
+ private:
+  std::string span_text() const {
+    const std::string from = span_.start().empty() ? "the timeline's start" : span_.start();
+    const std::string to = span_.end().empty() ? "the timeline's end" : span_.end();
+    return "the span from " + from + " to " + to;
+  }
+  json evidence(double t) const {
+    json e = span_.evidence();
+    if (span_.started() && !span_.ended()) e["elapsed_s"] = round_to(t - *span_.started(), 1e-3);
+    e["max_s"] = max_;
+    if (min_ >= 0) e["min_s"] = min_;
+    return e;
+  }
+  void judge(double t) {
+    const double d = *span_.duration();
+    if (d > max_) {
+      resolve(Verdict::kFailed,
+              span_text() + " took " + seconds_text(d) + " (limit " + seconds_text(max_) + ")", t,
+              sim_at(t), evidence(t));
+    } else if (min_ >= 0 && d < min_) {
+      resolve(
+          Verdict::kFailed,
+          span_text() + " took " + seconds_text(d) + ", shorter than min_s " + seconds_text(min_),
+          t, sim_at(t), evidence(t));
+    } else {
+      resolve(Verdict::kPassed,
+              span_text() + " took " + seconds_text(d) + " (limit " + seconds_text(max_) + ")", t,
+              sim_at(t), evidence(t));
+    }
+  }
+  SpanClock span_;
+  double max_ = 0;
+  double min_ = -1;
+};
+
+class MissionTimeType : public AssertionType {
+ public:
+  std::string_view name() const override { return "mission_time"; }
+  PlannedAssertion plan(const scenario::AssertionSpec& spec,
+                        const PlanContext& ctx) const override {
+    PlannedAssertion p{spec, "", json::object(), {}};
+    const auto max = duration_param(spec.params, "max_s");
+    if (!max) throw PlanError(spec.path + ".max_s", "mission_time needs max_s");
+    p.resolved["max_s"] = seconds_of(*max);
+    if (const auto min = duration_param(spec.params, "min_s"))
+      p.resolved["min_s"] = seconds_of(*min);
+    for (const char* key : {"start", "end"}) {
+      const std::string label = string_param(spec.params, key);
+      if (!label.empty() && !ctx.scenario.entry(label)) {
+        throw PlanError(spec.path + "." + key, "no timeline entry '" + label + "'");
+      }
+      p.resolved[key] = label;
+    }
+    return p;
+  }
+  std::unique_ptr<Checker> checker(const PlannedAssertion& p) const override {
+    return std::make_unique<MissionTimeChecker>(p);
+  }
+};
+
 }  // namespace
 
 namespace detail {
-void add_timeline_types(AssertionTypes& types) { types.add(std::make_unique<WithinTimeType>()); }
+void add_timeline_types(AssertionTypes& types) {
+  types.add(std::make_unique<WithinTimeType>());
+  types.add(std::make_unique<MissionTimeType>());
+}
 }  // namespace detail
 
 }  // namespace fieldproof::assertions

@@ -8,6 +8,7 @@
 //   Evaluator ev(planned, types, [](const AssertionResult& r) { log(r); });
 //   ev.on_action("drive_ahead", ActionEvent::kStart, 2.0, "running");
 //   ev.on_sample(sample, t); ev.on_tick(t);
+//   if (const AssertionResult* a = ev.aborted_by()) cancel_timeline(ev.abort_reason());
 //   ev.finish(t);                         // the timeline completed: pending ones are settled
 //   ev.skip_pending("the run was interrupted", t);  // or: the run ended before that
 //
@@ -15,13 +16,22 @@
 // scenario and the world; checker: a Checker for one planned assertion) and is added with
 // AssertionTypes::add. A checker resolves once (resolve); note() keeps the last six samples it
 // looked at, which become the verdict's evidence excerpt; metrics() is what it measured.
-// t is seconds of simulated time since the timeline started.
+// t is seconds of simulated time since the timeline started (negative before it starts).
+//
+// on_fail: abort (seed 004, "Verdicts"): the moment an assertion with on_fail abort fails, the
+// Evaluator calls on_abort (set_on_abort) once and aborted_by() names it; the engine then cancels
+// the timeline: it reports each running entry with on_action(label, kEnd, t, "cancelled") and each
+// entry that never ran with on_action(label, kEnd, t, "skipped") (a within_time on it fails), and
+// calls skip_pending(abort_skip_reason(), t). abort_reason() is the run's reason.
 #pragma once
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -49,6 +59,7 @@ struct LatencyWindow {
   double max_ms = 0.0;
   double min_ms = 0.0;
   double p95_ms = 0.0;
+  uint64_t unstamped = 0;  // messages in the window that carried no header stamp
 };
 
 struct Sample {
@@ -126,7 +137,9 @@ struct PlanContext {
 };
 
 // What a planned assertion (or KPI collector) needs the observer to stream. Topics are absolute
-// (topic_of()). The observer streams the union over the plan, nothing more.
+// (topic_of()). The observer streams the union over the plan, nothing more. The Evaluator (and
+// the Collectors) give a checker only the kinds of samples its Watch asks for: a type that reads
+// poses fills `poses`, one that reads the real-time factor sets `clock`.
 struct Watch {
   std::set<std::string> poses;              // models whose ground-truth pose is streamed (kPose)
   std::set<std::string> contacts;           // vehicles whose contacts are streamed (kContact)
@@ -135,7 +148,35 @@ struct Watch {
   std::map<std::string, double> latencies;  // topic -> window_s (kLatency)
   std::set<std::string> lifecycle;          // vehicles whose stack's lifecycle is streamed
   std::set<std::string> resources;          // vehicles whose stack is measured ("" the engine)
+  bool clock = false;                       // kClock samples (always streamed, once a second)
   void merge(const Watch& other);
+  // Whether a sample of `kind` is asked for (kClock: `clock`; the others: a non-empty set).
+  bool wants(Sample::Kind kind) const;
+};
+
+// The after_s / within_s window of an assertion or collector, in seconds since the timeline
+// started. Without after_s it opens when the timeline starts (t = 0); without within_s it closes
+// with the timeline. A sample at exactly within_s is inside; the window is closed once t passes it.
+class Window {
+ public:
+  Window() = default;
+  Window(std::optional<Duration> after, std::optional<Duration> within);
+  static Window of(const scenario::AssertionSpec& spec) { return {spec.after, spec.within}; }
+  // From a parameter map's after_s / within_s (KPI collectors).
+  static Window of(const scenario::ParamValue& params);
+
+  double after_s() const { return after_; }
+  bool has_end() const { return end_ != std::numeric_limits<double>::infinity(); }
+  double end_s() const { return end_; }  // +inf without within_s
+  bool before(double t) const { return t < after_; }
+  bool contains(double t) const { return t >= after_ && t <= end_; }
+  bool closed(double t) const { return t > end_; }
+  // "the window [2 s, 10 s]", "the window from 2 s", "the timeline".
+  std::string describe() const;
+
+ private:
+  double after_ = 0.0;
+  double end_ = std::numeric_limits<double>::infinity();
 };
 
 // A topic of a scenario as the bus names it: absolute when it starts with '/', otherwise under
@@ -161,22 +202,43 @@ class Checker {
   // The timeline completed; a checker still pending must resolve here.
   virtual void on_finish(double t) = 0;
   virtual nlohmann::json metrics() const { return nlohmann::json::object(); }
+  // Assertions whose verdicts this one waits for (a sequence's steps): at the end of the timeline
+  // they are settled first, so this checker's on_verdict sees them before its on_finish.
+  virtual std::vector<std::string> depends_on() const { return {}; }
 
   bool resolved() const { return result_.status != Verdict::kPending; }
   AssertionResult result() const;
   const PlannedAssertion& planned() const { return planned_; }
+  // The spec's after_s / within_s.
+  const Window& window() const { return window_; }
 
  protected:
   // Gives the verdict once (later calls are ignored).
   void resolve(Verdict status, std::string reason, double t, SimTime sim,
                nlohmann::json evidence = nlohmann::json::object());
-  // Keeps a sample (with fields of the checker's own) for the excerpt: the last six.
-  void note(double t, const Sample& sample, nlohmann::json fields = nlohmann::json::object());
+  // Keeps a sample (with fields of the checker's own) for the excerpt: the last six, each with
+  // its timeline time t and simulation time. Cheap: the JSON is made only when the verdict is.
+  void note(double t, const Sample& sample, nlohmann::json fields = nlohmann::json());
+  // The same with one numeric field (no JSON made per call: for every-sample notes).
+  void note(double t, const Sample& sample, const char* key, double value);
+  // The excerpt so far, as the verdict will carry it.
+  nlohmann::json excerpt() const;
 
  private:
+  friend class Evaluator;  // skip_pending gives the skipped verdict, keeping the excerpt
+  struct Noted {
+    double t = 0.0;
+    Sample sample;
+    nlohmann::json fields;
+    const char* key = nullptr;
+    double value = 0.0;
+  };
+  static constexpr size_t kExcerpt = 6;
   PlannedAssertion planned_;
   AssertionResult result_;
-  std::vector<nlohmann::json> excerpt_;
+  Window window_;
+  std::vector<Noted> noted_;  // a ring of kExcerpt
+  size_t noted_count_ = 0;    // ever noted
 };
 
 class AssertionType {
@@ -204,6 +266,8 @@ class Evaluator {
   using OnResolved = std::function<void(const AssertionResult&)>;
   Evaluator(const std::vector<PlannedAssertion>& planned, const AssertionTypes& types,
             OnResolved on_resolved);
+  // Called once, right after on_resolved, when the first assertion with on_fail: abort fails.
+  void set_on_abort(OnResolved on_abort) { on_abort_ = std::move(on_abort); }
   void on_sample(const Sample& sample, double t);
   void on_tick(double t);
   void on_action(const std::string& label, ActionEvent event, double t, const std::string& status);
@@ -216,13 +280,28 @@ class Evaluator {
   // The first failed assertion in the order they resolved, or nullptr.
   const AssertionResult* first_failed() const;
   size_t failed_count() const;
+  // The first assertion with on_fail: abort that failed, or nullptr (valid until the next call).
+  const AssertionResult* aborted_by() const;
+  // "assertion stays_in_yard failed: <reason> (on_fail: abort, the timeline was cancelled)".
+  std::string abort_reason() const;
+  // "the timeline was cancelled: assertion stays_in_yard failed (on_fail: abort)".
+  std::string abort_skip_reason() const;
+  // How many assertions are evaluated (those of a known type).
+  size_t size() const { return checkers_.size(); }
 
  private:
   void collect(double t);
+  void report(size_t i, AssertionResult r);
   std::vector<std::unique_ptr<Checker>> checkers_;
   std::vector<bool> reported_;
+  std::vector<bool> abort_;                   // on_fail: abort, per checker
+  std::vector<std::vector<size_t>> by_kind_;  // Sample::Kind -> checkers whose Watch wants it
+  std::vector<size_t> tick_;                  // every checker (on_tick, on_action)
+  bool dirty_ = false;                        // a checker may have resolved since collect()
   std::vector<AssertionResult> resolved_order_;
+  std::optional<size_t> aborted_;  // index in resolved_order_
   OnResolved on_resolved_;
+  OnResolved on_abort_;
 };
 
 }  // namespace fieldproof::assertions
