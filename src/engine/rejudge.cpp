@@ -6,10 +6,9 @@
 #include <set>
 #include <system_error>
 
+#include "fieldproof/engine/observer.hpp"
 #include "fieldproof/engine/plan.hpp"
 #include "fieldproof/engine/run.hpp"
-#include "fieldproof/engine/session.hpp"
-#include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_reader.hpp"
 
 namespace fieldproof::engine {
@@ -20,6 +19,7 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kEvents = "/fieldproof/events";
 constexpr std::string_view kMetrics = "/fieldproof/metrics";
+constexpr std::string_view kResources = "/fieldproof/resources";
 
 double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
 
@@ -28,6 +28,8 @@ struct Recorded {
   std::string topic;
   SimTime stamp;
   std::string data;
+  std::string type;  // the bus type (the channel's "type" metadata, else the schema name)
+  uint64_t sequence = 0;
 };
 
 RejudgeOutcome invalid(RejudgeOutcome& out, std::string error) {
@@ -84,25 +86,43 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
                             " (give a run directory or its recording.mcap)");
   }
 
-  // The whole recording, in its order (log time, then recorded order).
+  // What the plan watches, observed by the live run's Observer. Resources cannot be measured
+  // after the fact: they come from the recorded /fieldproof/resources lines instead.
+  assertions::Watch watch;
+  for (const PlannedAssertion& a : plan.assertions) watch.merge(a.watch);
+  const std::set<std::string> resource_vehicles = watch.resources;
+  watch.resources.clear();
   const std::string pose_topic = "/world/" + plan.world_name + "/pose/info";
-  std::set<std::string> vehicles;
-  std::map<std::string, std::string> contact_topics;  // topic -> vehicle
-  for (const PlannedAssertion& a : plan.assertions) {
-    vehicles.insert(a.watch.poses.begin(), a.watch.poses.end());
-  }
-  for (const PlannedVehicle& v : plan.vehicles) {
-    vehicles.insert(v.name);
-    contact_topics[Session::contacts_topic(v.name)] = v.name;
-  }
+
+  std::vector<AssertionResult> resolved;
+  std::vector<json> sample_lines;
+  Evaluator ev(plan.assertions, AssertionTypes::builtin(),
+               [&](const AssertionResult& r) { resolved.push_back(r); });
+  ObserverOptions oo;
+  oo.watch = watch;
+  oo.pose_topic = pose_topic;
+  oo.wall_now = [] { return SimTime::zero(); };
+  oo.write_line = [&](const json& j) { sample_lines.push_back(j); };
+  oo.on_sample = [&](const Sample& smp) { ev.on_sample(smp, secs(smp.sim)); };
+  Observer observer(std::move(oo));
+  const std::vector<std::string> observed_list = observer.topics();
+  const std::set<std::string> observed(observed_list.begin(), observed_list.end());
+
+  // The whole recording, in its order (log time, then recorded order).
   std::vector<Recorded> messages;
   std::set<std::string> seen;
   const record::Status read = reader.read_messages({}, [&](const record::MessageView& m) {
     const std::string& topic = m.channel->topic;
     seen.insert(topic);
-    if (topic == pose_topic || topic == kEvents || topic == kMetrics ||
-        contact_topics.count(topic)) {
-      messages.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view())});
+    if (observed.count(topic) || topic == kEvents || topic == kMetrics || topic == kResources) {
+      std::string type;
+      if (auto it = m.channel->metadata.find("type"); it != m.channel->metadata.end()) {
+        type = it->second;
+      } else if (m.schema != nullptr) {
+        type = m.schema->name;
+      }
+      messages.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view()),
+                          std::move(type), m.sequence});
     }
     return true;
   });
@@ -111,27 +131,26 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     out.notes.push_back("the recording is damaged or cut short: at offset " +
                         std::to_string(p.offset) + ": " + p.message);
   }
-  bool needs_poses = false;
-  bool needs_contacts = false;
-  for (const PlannedAssertion& a : plan.assertions) {
-    needs_poses = needs_poses || !a.watch.poses.empty();
-    needs_contacts = needs_contacts || !a.watch.contacts.empty();
-  }
-  if (needs_poses && !seen.count(pose_topic)) {
-    out.notes.push_back("the recording has no " + pose_topic + ": pose assertions see no pose");
+  for (const std::string& t : observed) {
+    if (!seen.count(t)) {
+      out.notes.push_back("the recording has no " + t + ": what watches it sees nothing");
+    }
   }
   if (!seen.count(std::string(kEvents))) {
     out.notes.push_back("the recording has no /fieldproof/events: no timeline events");
   }
-  (void)needs_contacts;
-
-  std::vector<AssertionResult> resolved;
-  Evaluator ev(plan.assertions, AssertionTypes::builtin(),
-               [&](const AssertionResult& r) { resolved.push_back(r); });
+  if (!resource_vehicles.empty() && !seen.count(std::string(kResources))) {
+    out.notes.push_back("the recording has no /fieldproof/resources: resource use is not judged");
+  }
 
   const bool lockstep_mode = plan.scenario.time.mode == scenario::TimeMode::kLockstep;
   const Duration tick =
       lockstep_mode ? std::min(plan.scenario.time.step, milliseconds(100)) : milliseconds(100);
+  const auto do_tick = [&](SimTime t) {
+    observer.on_tick(t);
+    ev.on_tick(secs(t));
+  };
+  observer.start(SimTime::zero());
   SimTime next_tick = SimTime::zero();
   std::optional<SimTime> completed;
   SimTime last = SimTime::zero();
@@ -144,35 +163,14 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     // The live run ticks on its grid while the stream goes on; messages stamped at a grid
     // point are delivered before that point's tick.
     while (next_tick < s) {
-      ev.on_tick(secs(next_tick));
+      do_tick(next_tick);
       next_tick = next_tick + tick;
     }
     bool acted = false;
     std::vector<const Recorded*> metrics;
     for (size_t k = i; k < end; ++k) {
       const Recorded& m = messages[k];
-      if (m.topic == pose_topic) {
-        const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.data);
-        if (!poses) continue;
-        for (const auto& p : poses->pose()) {
-          if (!vehicles.count(p.name())) continue;
-          Sample smp;
-          smp.kind = Sample::Kind::kPose;
-          smp.sim = s;
-          smp.vehicle = p.name();
-          smp.pose = {p.position().x(), p.position().y(), msgs::yaw_of(p.orientation())};
-          ev.on_sample(smp, secs(s));
-        }
-      } else if (auto ct = contact_topics.find(m.topic); ct != contact_topics.end()) {
-        const auto c = msgs::parse<ignition::msgs::Contacts>(m.data);
-        if (!c) continue;
-        Sample smp;
-        smp.kind = Sample::Kind::kContact;
-        smp.sim = s;
-        smp.vehicle = ct->second;
-        for (const auto& x : c->contact()) smp.contacts.push_back(x.collision2().name());
-        ev.on_sample(smp, secs(s));
-      } else if (m.topic == kEvents) {
+      if (m.topic == kEvents) {
         const json e = json::parse(m.data, nullptr, /*allow_exceptions=*/false);
         if (!e.is_object()) continue;
         const std::string name = e.value("event", "");
@@ -184,23 +182,43 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
         } else if (name == "timeline.complete") {
           completed = s;
         }
-      } else if (m.topic == kMetrics) {
+      } else if (m.topic == kMetrics || m.topic == kResources) {
         metrics.push_back(&m);
+      } else {
+        lockstep::Publish p;
+        p.topic = m.topic;
+        p.stamp = s;
+        p.seq = m.sequence;
+        p.type = m.type;
+        p.payload = m.data;
+        observer.on_message(p);
       }
     }
     if (next_tick == s || acted) {
-      ev.on_tick(secs(s));
+      do_tick(s);
       if (next_tick == s) next_tick = next_tick + tick;
     }
+    // The once-a-second records come after the tick, as live.
     for (const Recorded* m : metrics) {
       const json j = json::parse(m->data, nullptr, false);
       if (!j.is_object()) continue;
       Sample smp;
-      smp.kind = Sample::Kind::kClock;
       smp.sim = s;
-      smp.wall_s = j.value("wall_s", 0.0);
-      smp.rtf = j.value("rtf", 0.0);
-      ev.on_sample(smp, secs(s));
+      if (m->topic == kMetrics) {
+        smp.kind = Sample::Kind::kClock;
+        smp.wall_s = j.value("wall_s", 0.0);
+        smp.rtf = j.value("rtf", 0.0);
+        observer.emit(smp);
+      } else {
+        smp.kind = Sample::Kind::kResources;
+        smp.vehicle = j.value("vehicle", "");
+        smp.process = j.value("process", "");
+        smp.cpu_pct = j.value("cpu_pct", 0.0);
+        smp.memory_mb = j.value("memory_mb", 0.0);
+        if (!resource_vehicles.count(smp.vehicle)) continue;
+        sample_lines.push_back(smp.to_json());
+        ev.on_sample(smp, secs(s));
+      }
     }
     last = s;
     i = end;
@@ -242,6 +260,8 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     if (ec) return invalid(out, "cannot create " + dir.string() + ": " + ec.message());
     out.run_dir = dir;
     fs::copy_file(o.scenario_file, dir / "scenario.yaml", ec);
+    std::ofstream samples(dir / "samples.jsonl");
+    for (const json& j : sample_lines) samples << j.dump() << "\n";
     std::ofstream lines(dir / "assertions.jsonl");
     for (const AssertionResult& r : resolved) {
       json j = r.to_json();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -98,6 +99,28 @@ TEST_F(RejudgeCli, WithoutJsonItWritesARunDirectoryWithTheVerdicts) {
   EXPECT_EQ(run["verdict"], "PASS");
   EXPECT_EQ(run["assertions"].size(), 3u);
   EXPECT_FALSE(read_file(*runs_ / "again" / "assertions.jsonl").empty());
+}
+
+TEST_F(RejudgeCli, AssertionsOnTopicsTheObserverWatchesAreJudgedOnTheOldRun) {
+  // A scenario written now: the same run, judged on the odometry's rate (what the live run's
+  // scenario never asked for) through the Observer's rate windows.
+  std::string yaml = read_file("examples/scenarios/ugv_nav_to_goal.yaml");
+  const std::string world = "../worlds/depot.sdf";
+  yaml.replace(yaml.find(world), world.size(), fs::absolute("examples/worlds/depot.sdf").string());
+  yaml = yaml.substr(0, yaml.find("assertions:")) +
+         "assertions:\n"
+         "  - {name: odom_alive, type: topic_rate, vehicle: ugv1, topic: odometry, min_hz: 5}\n"
+         "  - {name: odom_impossible, type: topic_rate, vehicle: ugv1, topic: odometry,\n"
+         "     min_hz: 100000}\n";
+  const fs::path scenario = *runs_ / "odom_rate.yaml";
+  std::ofstream(scenario) << yaml;
+  int code = -1;
+  const json r = rejudge_json(scenario.string(), live().string(), &code);
+  ASSERT_TRUE(r.is_object()) << r;
+  EXPECT_EQ(code, 1) << r.dump(2);
+  ASSERT_NE(find(r["assertions"], "odom_alive"), nullptr) << r.dump(2);
+  EXPECT_EQ((*find(r["assertions"], "odom_alive"))["status"], "passed") << r.dump(2);
+  EXPECT_EQ((*find(r["assertions"], "odom_impossible"))["status"], "failed") << r.dump(2);
 }
 
 TEST_F(RejudgeCli, AMissingRecordingIsInvalidInput) {

@@ -7,19 +7,21 @@
 //   RejudgeOutcome r = rejudge(o);                  // r.assertions: the verdicts
 //
 // What is read from the recording, in its order (log time, then recorded order), and fed to the
-// same Evaluator the live run uses, with the same times (seconds of simulated time):
-//   * /world/<world>/pose/info (Pose_V): a kPose sample per planned vehicle in it;
-//   * /model/<vehicle>/contacts (Contacts): a kContact sample;
+// same Observer and Evaluator the live run uses, with the same times (seconds of simulated time):
+//   * the topics the plan watches (Observer::topics(): /world/<world>/pose/info, contacts,
+//     watched values, rates, latencies, lifecycle), as Publish messages with their recorded type;
 //   * /fieldproof/metrics (the live run's once-a-second clock record): a kClock sample;
+//   * /fieldproof/resources: kResources samples (a past run's processes cannot be measured);
 //   * /fieldproof/events: action.start / action.end become the timeline's action events;
 //     timeline.complete ends the run (Evaluator::finish at its time); without it the recorded run
 //     ended early and the pending assertions are skipped, as the live run did.
-//   * ticks on the live run's grid (100 ms; min(step, 100 ms) in lockstep) before every message
-//     stamped past them, so deadlines resolve at the same simulated times as live.
+//   * ticks (Observer and Evaluator) on the live run's grid (100 ms; min(step, 100 ms) in
+//     lockstep) and at each action start, after the messages stamped at or before them, so
+//     deadlines resolve at the same simulated times as live.
 // The scenario is planned as for a live run (its world is loaded for frames), so a new assertion
-// can be judged on an old run; an assertion that needs what the recording lacks stays pending and
-// is skipped with a reason naming the missing topic.
-// Output: a run directory (run.json with "mode": "rejudge", assertions.jsonl, scenario.yaml), or
+// can be judged on an old run; what the recording lacks is said in RejudgeOutcome::notes.
+// Output: a run directory (run.json with "mode": "rejudge", assertions.jsonl, samples.jsonl,
+// scenario.yaml), or
 // nothing on disk with write_run_dir = false (the CLI's --json prints RejudgeOutcome::to_json()).
 #pragma once
 
