@@ -99,17 +99,14 @@ struct Observer::Impl {
 
   double wall_s() const { return round3(secs(o.wall_now() - o.wall0)); }
 
-  void write(json j) {
-    if (!o.write_line) return;
-    j["wall"] = wall_s();
-    o.write_line(j);
+  void write(const json& j) {
+    if (o.write_line) o.write_line(j);
   }
 
   void emit(const Sample& s) {
     ++count;
     if (o.write_line) {
       json j = s.to_json();
-      if (!j.contains("wall")) j["wall"] = wall_s();
       if (!s.vehicle.empty() && !j.contains("model") && !j.contains("vehicle")) {
         j["vehicle"] = s.vehicle;
       }

@@ -11,6 +11,7 @@
 
 #include <sodium.h>
 
+#include "fieldproof/engine/observer.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/record/recorder.hpp"
@@ -169,8 +170,9 @@ RunOutcome run_scenario(const RunOptions& o) {
   out.run_id = id;
   fs::copy_file(o.scenario_file, dir / "scenario.yaml", ec);
 
-  JsonLines log, samples, verdicts, clock_lines;
+  JsonLines log, samples, verdicts, clock_lines, resource_lines;
   log.open(dir / "engine.log");
+  resource_lines.open(dir / "resources.jsonl");
   samples.open(dir / "samples.jsonl");
   verdicts.open(dir / "assertions.jsonl");
   clock_lines.open(dir / "clock.jsonl");
@@ -266,6 +268,9 @@ RunOutcome run_scenario(const RunOptions& o) {
   double max_abs_drift_s = 0.0;
   Duration paused_wall = Duration::zero();
   Duration max_wait = Duration::zero();
+  // The resource monitor's record (run.json resources).
+  uint64_t resource_samples = 0;
+  std::map<std::string, json> last_resources;
 
   Evaluator ev(plan.assertions, AssertionTypes::builtin(), [&](const AssertionResult& r) {
     json j = r.to_json();
@@ -417,33 +422,41 @@ RunOutcome run_scenario(const RunOptions& o) {
       }
     };
 
-    e.subscribe(session->pose_topic(), [&](const lockstep::Publish& m) {
-      const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
-      if (!poses) return;
-      for (const auto& p : poses->pose()) {
-        if (vehicle_names.count(p.name()) == 0) continue;
-        Sample s;
-        s.kind = Sample::Kind::kPose;
-        s.sim = m.stamp;
-        s.vehicle = p.name();
-        s.pose = {p.position().x(), p.position().y(), msgs::yaw_of(p.orientation())};
-        samples.write(s.to_json());
-        ev.on_sample(s, t_of(m.stamp));
+    // One subscription per topic, any number of listeners (the observer, the timeline).
+    std::map<std::string, std::vector<std::function<void(const lockstep::Publish&)>>> listeners;
+    const auto listen = [&](const std::string& topic,
+                            std::function<void(const lockstep::Publish&)> callback) {
+      auto& l = listeners[topic];
+      l.push_back(std::move(callback));
+      if (l.size() == 1) {
+        e.subscribe(topic, [&l](const lockstep::Publish& m) {
+          for (const auto& f : l) f(m);
+        });
       }
-    });
+    };
+    // The observer: what the planned assertions watch, and every vehicle's pose (the report's
+    // plot and `fieldproof compare` read them from samples.jsonl).
+    ObserverOptions obo;
+    for (const PlannedAssertion& a : plan.assertions) obo.watch.merge(a.watch);
+    obo.watch.poses.insert(vehicle_names.begin(), vehicle_names.end());
+    obo.pose_topic = session->pose_topic();
+    obo.wall_now = wall_now;
+    obo.wall0 = wall0;
+    obo.write_line = [&](const json& j) { samples.write(j); };
+    obo.on_sample = [&](const assertions::Sample& s) { ev.on_sample(s, t_of(s.sim)); };
+    obo.on_resources = [&](const json& j) {
+      resource_lines.write(j);
+      ++resource_samples;
+      last_resources[j.value("process", std::string())] = j;
+      if (recording) (void)recorder.write_side(record::SideChannel::kResources, sim_now, j);
+    };
+    Observer observer(std::move(obo));
+    for (const std::string& t : observer.topics()) {
+      listen(t, [&observer](const lockstep::Publish& m) { observer.on_message(m); });
+    }
+    observer.start(e.now());
     for (const auto& v : vehicle_names) {
-      e.subscribe(Session::contacts_topic(v), [&, v](const lockstep::Publish& m) {
-        const auto c = msgs::parse<ignition::msgs::Contacts>(m.payload);
-        if (!c) return;
-        Sample s;
-        s.kind = Sample::Kind::kContact;
-        s.sim = m.stamp;
-        s.vehicle = v;
-        for (const auto& ct : c->contact()) s.contacts.push_back(ct.collision2().name());
-        samples.write(s.to_json());
-        ev.on_sample(s, t_of(m.stamp));
-      });
-      e.subscribe(Session::status_topic(v), [&](const lockstep::Publish& m) {
+      listen(Session::status_topic(v), [&](const lockstep::Publish& m) {
         const auto st = msgs::decode_nav_status(m.payload);
         if (!st) return;
         auto it = goal_ids.find(st->id);
@@ -484,6 +497,7 @@ RunOutcome run_scenario(const RunOptions& o) {
         }
       }
       ev.on_tick(t_of(now));
+      observer.on_tick(now);
       poll_recorder();
       if (now >= next_clock) {
         const SimTime w = wall_now();
@@ -508,8 +522,7 @@ RunOutcome run_scenario(const RunOptions& o) {
           drift_s = secs(now) - (secs(w - ready_wall) - secs(paused_wall));
           max_abs_drift_s = std::max(max_abs_drift_s, std::abs(drift_s));
         }
-        samples.write(s.to_json());
-        ev.on_sample(s, t_of(now));
+        observer.emit(s);
         const json drift =
             sc.time.mode == scenario::TimeMode::kRealtime ? json(round3(drift_s)) : json();
         clock_lines.write({{"sim", secs(now)},
@@ -743,14 +756,21 @@ RunOutcome run_scenario(const RunOptions& o) {
         {"path", recording_rel}, {"messages", recorded_messages}, {"topics", plan.record_topics}};
     artefacts.push_back({{"path", recording_rel}, {"kind", "mcap"}});
   }
-  for (const char* f : {"engine.log", "samples.jsonl", "clock.jsonl", "assertions.jsonl",
-                        "report.json", "report.md", "junit.xml", "report.html"}) {
+  for (const char* f :
+       {"engine.log", "samples.jsonl", "resources.jsonl", "clock.jsonl", "assertions.jsonl",
+        "report.json", "report.md", "junit.xml", "report.html"}) {
     artefacts.push_back({{"path", f}});
   }
   run["artefacts"] = artefacts;
   json as = json::array();
   for (const auto& r : results) as.push_back(r.to_json());
   run["assertions"] = as;
+  run["resources"] = {
+      {"processes", json::array()}, {"samples", resource_samples}, {"last", json::array()}};
+  for (const auto& [process, last] : last_resources) {
+    run["resources"]["processes"].push_back(process);
+    run["resources"]["last"].push_back(last);
+  }
   run["vehicles"] = json::array();
   for (const auto& v : plan.vehicles) {
     run["vehicles"].push_back({{"name", v.name}, {"spawn", v.spawn_label}, {"stack", v.stack}});
@@ -758,6 +778,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   std::ofstream(dir / "run.json") << run.dump(2) << '\n';
   clock_lines.flush();
   samples.flush();
+  resource_lines.flush();
   verdicts.flush();
   // The reports, whatever the status.
   try {

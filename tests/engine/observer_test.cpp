@@ -363,7 +363,7 @@ TEST(Observer, InProcessStackIsMeasuredAsTheEngine) {
   EXPECT_GT(r[0].memory_mb, 0.0);
 }
 
-TEST(Observer, LinesCarryKindWallAndSim) {
+TEST(Observer, LinesCarryKindAndSimButNoWallTime) {
   assertions::Watch w;
   w.values = {"/model/ugv1/cmd_vel"};
   Harness h(w);
@@ -374,7 +374,7 @@ TEST(Observer, LinesCarryKindWallAndSim) {
   const json& v = h.lines.back();
   EXPECT_EQ(v["kind"], "value");
   EXPECT_DOUBLE_EQ(v["sim"].get<double>(), 0.7);
-  EXPECT_DOUBLE_EQ(v["wall"].get<double>(), 1.5);
+  EXPECT_FALSE(v.contains("wall"));  // the same seed gives the same lines
   EXPECT_EQ(v["vehicle"], "ugv1");
 }
 

@@ -12,8 +12,8 @@
 //   obs.on_message(m); }); obs.start(engine.now());
 //   ... each wake of the engine: obs.on_tick(engine.now());
 //
-// What it produces (each sample goes to write_line as one JSON object with kind, wall and sim,
-// then to on_sample):
+// What it produces (each sample goes to write_line as one JSON object with kind and sim, then to
+// on_sample; no wall time except in the clock's lines, so the same seed gives the same lines):
 // - pose: 10 Hz per watched model (vehicles and the world's models), from /world/<w>/pose/info;
 // - contact: one per contact message of a watched vehicle;
 // - value: one per message of a watched topic, the message decoded to JSON (msgs/json.hpp);
