@@ -9,11 +9,31 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fieldproof/assertions/checker.hpp"
 #include "fieldproof/scenario/condition.hpp"
 
 namespace fieldproof::assertions::detail {
+
+// A message field path ("twist.linear.x", "ranges[0]") parsed once: find() walks a decoded
+// message without building strings; when it finds nothing, field_at() says why.
+class FieldPath {
+ public:
+  FieldPath() = default;
+  explicit FieldPath(std::string path);
+  const nlohmann::json* find(const nlohmann::json& message, std::string* why) const;
+  const std::string& text() const { return text_; }
+
+ private:
+  struct Part {
+    std::string key;  // a field name, or empty for an index
+    size_t index = 0;
+  };
+  std::string text_;
+  std::vector<Part> parts_;
+  bool parsed_ = false;  // false: the path is malformed, find() defers to field_at()
+};
 
 // A signal (seed 004, always/never/eventually; sequence's signal steps): a topic field or a
 // metric of the run. sim_time and rtf come from clock samples, the others from the vehicle's
@@ -23,6 +43,7 @@ struct SignalRef {
   Kind kind = Kind::kField;
   std::string topic;  // kField: absolute
   std::string field;  // kField
+  FieldPath path;     // kField: `field`, parsed
   std::string vehicle;
   world::Pose2D target;  // kDistanceTo
   std::string label;     // "cmd_vel.linear.x", "distance_to (10.00, 0.00)" for reasons

@@ -50,6 +50,47 @@ const char* kind_name(SignalRef::Kind k) {
 }
 }  // namespace
 
+FieldPath::FieldPath(std::string path) : text_(std::move(path)) {
+  size_t i = 0;
+  const std::string& p = text_;
+  while (i < p.size()) {
+    if (p[i] == '[') {
+      const size_t close = p.find(']', i);
+      if (close == std::string::npos || close == i + 1) return;
+      const std::string digits = p.substr(i + 1, close - i - 1);
+      if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) return;
+      parts_.push_back({"", static_cast<size_t>(std::stoul(digits))});
+      i = close + 1;
+      if (i < p.size() && p[i] == '.') ++i;
+      continue;
+    }
+    size_t end = p.find_first_of(".[", i);
+    if (end == std::string::npos) end = p.size();
+    if (end == i) return;
+    parts_.push_back({p.substr(i, end - i), 0});
+    i = end;
+    if (i < p.size() && p[i] == '.') ++i;
+  }
+  parsed_ = !parts_.empty();
+}
+
+const json* FieldPath::find(const json& message, std::string* why) const {
+  if (!parsed_) return field_at(message, text_, why);
+  const json* cur = &message;
+  for (const Part& part : parts_) {
+    if (part.key.empty()) {
+      if (!cur->is_array() || part.index >= cur->size()) return field_at(message, text_, why);
+      cur = &(*cur)[part.index];
+    } else {
+      if (!cur->is_object()) return field_at(message, text_, why);
+      auto it = cur->find(part.key);
+      if (it == cur->end()) return field_at(message, text_, why);
+      cur = &*it;
+    }
+  }
+  return cur;
+}
+
 json SignalRef::to_json() const {
   json j = {{"kind", kind_name(kind)}, {"label", label}};
   if (kind == Kind::kField) {
@@ -71,6 +112,7 @@ SignalRef SignalRef::from_json(const json& j) {
   s.label = j.value("label", "");
   s.topic = j.value("topic", "");
   s.field = j.value("field", "");
+  s.path = FieldPath(s.field);
   s.vehicle = j.value("vehicle", "");
   if (j.contains("target")) {
     s.target = {j["target"]["x"].get<double>(), j["target"]["y"].get<double>(), 0.0};
@@ -93,6 +135,7 @@ SignalRef plan_signal(const ParamValue& m, const std::string& default_vehicle,
     if (topic.empty()) throw PlanError(path, "a signal needs a topic (with a field) or a metric");
     if (s.field.empty()) throw PlanError(path + ".field", "a topic signal needs a field");
     s.kind = SignalRef::Kind::kField;
+    s.path = FieldPath(s.field);
     s.topic = topic_of(s.vehicle, topic);
     s.label = s.topic + " " + s.field;
     watch.values.insert(s.topic);
@@ -136,7 +179,7 @@ SignalRead read_signal(const SignalRef& sig, const Sample& s, Value* out, std::s
   switch (sig.kind) {
     case SignalRef::Kind::kField: {
       if (s.kind != Sample::Kind::kValue || s.topic != sig.topic) return SignalRead::kNone;
-      const json* f = field_at(s.message, sig.field, why);
+      const json* f = sig.path.find(s.message, why);
       if (f == nullptr) return SignalRead::kMissing;
       *out = to_value(*f);
       return SignalRead::kValue;
@@ -217,23 +260,45 @@ void StreamChecker::seen(double t, const Sample& s, const std::string* field, js
   Seen& slot = ring_[seen_count_ % ring_.size()];
   ++seen_count_;
   slot.t = t;
-  // Everything but the message and the contacts (assignments reuse the slot's storage).
+  // What the kind's to_json() shows, but the message and the contacts (assignments reuse the
+  // slot's storage).
   slot.s.kind = s.kind;
   slot.s.sim = s.sim;
   slot.s.vehicle = s.vehicle;
-  slot.s.pose = s.pose;
-  slot.s.rtf = s.rtf;
-  slot.s.wall_s = s.wall_s;
-  slot.s.topic = s.topic;
-  slot.s.hz = s.hz;
-  slot.s.window_s = s.window_s;
-  slot.s.messages = s.messages;
-  slot.s.latency = s.latency;
-  slot.s.node = s.node;
-  slot.s.state = s.state;
-  slot.s.process = s.process;
-  slot.s.cpu_pct = s.cpu_pct;
-  slot.s.memory_mb = s.memory_mb;
+  switch (s.kind) {
+    case Sample::Kind::kPose:
+      slot.s.pose = s.pose;
+      break;
+    case Sample::Kind::kClock:
+      slot.s.rtf = s.rtf;
+      slot.s.wall_s = s.wall_s;
+      break;
+    case Sample::Kind::kValue:
+      slot.s.topic = s.topic;
+      break;
+    case Sample::Kind::kRate:
+      slot.s.topic = s.topic;
+      slot.s.hz = s.hz;
+      slot.s.window_s = s.window_s;
+      slot.s.messages = s.messages;
+      break;
+    case Sample::Kind::kLatency:
+      slot.s.topic = s.topic;
+      slot.s.window_s = s.window_s;
+      slot.s.latency = s.latency;
+      break;
+    case Sample::Kind::kLifecycle:
+      slot.s.node = s.node;
+      slot.s.state = s.state;
+      break;
+    case Sample::Kind::kResources:
+      slot.s.process = s.process;
+      slot.s.cpu_pct = s.cpu_pct;
+      slot.s.memory_mb = s.memory_mb;
+      break;
+    case Sample::Kind::kContact:
+      break;
+  }
   slot.field = field;
   slot.value = std::move(value);
   slot.extra = extra;
@@ -418,13 +483,14 @@ class TopicValueChecker : public StreamChecker {
       : StreamChecker(p),
         topic_(p.resolved["topic"].get<std::string>()),
         field_(p.resolved["field"].get<std::string>()),
+        path_(field_),
         eventually_(p.resolved["mode"].get<std::string>() == "eventually"),
         condition_(compile_condition(p.resolved["condition"].get<std::string>(), {"value"},
                                      p.spec.path + ".condition")) {}
   void on_sample(const Sample& s, double t) override {
     if (s.kind != Sample::Kind::kValue || s.topic != topic_ || !in_window(t)) return;
     std::string why;
-    const json* f = field_at(s.message, field_, &why);
+    const json* f = path_.find(s.message, &why);
     if (f == nullptr) {
       seen(t, s);
       decide(Verdict::kFailed, "the field " + field_ + " of " + topic_ + " does not exist: " + why,
@@ -502,6 +568,7 @@ class TopicValueChecker : public StreamChecker {
   }
   std::string topic_;
   std::string field_;
+  FieldPath path_;
   bool eventually_ = false;
   scenario::Condition condition_;
   std::array<Value, 1> slot_;
