@@ -263,8 +263,8 @@ json build_model(const Report::Data& d) {
   if (const json* e = field(r, "engine"); e && m["engine_version"].is_null()) {
     m["engine_version"] = or_null(field(*e, "version"));
   }
-  m["start"] = or_null(first_field(r, {"start", "started_at", "start_time"}));
-  m["end"] = or_null(first_field(r, {"end", "ended_at", "end_time"}));
+  m["start"] = or_null(first_field(r, {"started_utc", "start", "started_at", "start_time"}));
+  m["end"] = or_null(first_field(r, {"ended_utc", "end", "ended_at", "end_time"}));
   const json* clock = field(r, "clock");
   const json empty = json::object();
   const json& c = clock && clock->is_object() ? *clock : empty;

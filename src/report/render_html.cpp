@@ -40,8 +40,12 @@ struct Goal {
   std::string name;
 };
 struct Fence {
-  std::vector<Point> pts;
+  std::vector<Point> pts;  // a polygon (a box becomes one), or empty for a circle
+  bool circle = false;
+  Point c;
+  double r = 0;
   std::string name;
+  std::string mode = "inside";  // inside | outside
 };
 
 struct Bounds {
@@ -108,22 +112,70 @@ std::vector<Goal> goals(const json& run) {
   return out;
 }
 
+// A region as the scenario spells it: {polygon: [[x, y], ...]}, {circle: {x, y, radius_m}} or
+// {box: {x_min, x_max, y_min, y_max}}; a bare list of points is a polygon.
+std::optional<Fence> fence_of(const json& region) {
+  Fence fe;
+  const json* poly = region.is_array() ? &region : first_field(region, {"polygon", "points"});
+  if (poly && poly->is_array()) {
+    for (const auto& p : *poly) {
+      if (auto q = point_of(p)) fe.pts.push_back(*q);
+    }
+    if (fe.pts.size() < 3) return std::nullopt;
+    return fe;
+  }
+  if (const json* c = field(region, "circle")) {
+    auto p = point_of(*c);
+    const json* r = first_field(*c, {"radius_m", "radius", "r"});
+    if (!p || !r || !r->is_number() || !std::isfinite(r->get<double>())) return std::nullopt;
+    fe.circle = true;
+    fe.c = *p;
+    fe.r = std::fabs(r->get<double>());
+    return fe;
+  }
+  if (const json* b = field(region, "box")) {
+    const auto x0 = get_num(*b, "x_min"), x1 = get_num(*b, "x_max");
+    const auto y0 = get_num(*b, "y_min"), y1 = get_num(*b, "y_max");
+    if (!x0 || !x1 || !y0 || !y1) return std::nullopt;
+    fe.pts = {{*x0, *y0}, {*x1, *y0}, {*x1, *y1}, {*x0, *y1}};
+    return fe;
+  }
+  return std::nullopt;
+}
+
+// run.json's geofences (a list of named regions), and every geofence assertion's region: the
+// first of resolved.region, region, evidence.region and spec.region.
 std::vector<Fence> fences(const json& run) {
   std::vector<Fence> out;
   const json* list = field(run, "geofences");
   if (!list) {
     if (const json* w = field(run, "world")) list = field(*w, "geofences");
   }
-  if (!list || !list->is_array()) return out;
-  for (const auto& f : *list) {
-    const json* pts = first_field(f, {"polygon", "points"});
-    if (!pts || !pts->is_array()) continue;
-    Fence fe;
-    fe.name = get_str(f, "name").value_or("");
-    for (const auto& p : *pts) {
-      if (auto q = point_of(p)) fe.pts.push_back(*q);
+  if (list && list->is_array()) {
+    for (const auto& f : *list) {
+      const json* region = field(f, "region");
+      auto fe = fence_of(region ? *region : f);
+      if (!fe) continue;
+      fe->name = get_str(f, "name").value_or("");
+      fe->mode = get_str(f, "mode").value_or("inside");
+      out.push_back(std::move(*fe));
     }
-    if (fe.pts.size() >= 3) out.push_back(std::move(fe));
+  }
+  if (const json* as = field(run, "assertions"); as && as->is_array()) {
+    for (const auto& a : *as) {
+      if (get_str(a, "type") != "geofence") continue;
+      for (const char* holder : {"resolved", "", "evidence", "spec"}) {
+        const json* h = *holder ? field(a, holder) : &a;
+        const json* region = h ? field(*h, "region") : nullptr;
+        if (!region) continue;
+        auto fe = fence_of(*region);
+        if (!fe) continue;
+        fe->name = get_str(a, "name").value_or("");
+        fe->mode = get_str(*h, "mode").value_or(get_str(a, "mode").value_or("inside"));
+        out.push_back(std::move(*fe));
+        break;
+      }
+    }
   }
   return out;
 }
@@ -144,6 +196,10 @@ std::string paths_svg(const Report::Data& d) {
   for (const auto& g : gs) b.add(g.p.x, g.p.y);
   for (const auto& f : fs) {
     for (const auto& p : f.pts) b.add(p.x, p.y);
+    if (f.circle) {
+      b.add(f.c.x - f.r, f.c.y - f.r);
+      b.add(f.c.x + f.r, f.c.y + f.r);
+    }
   }
   if (b.empty()) return "<p class=\"none\">No ground-truth poses in samples.jsonl.</p>\n";
   double w = std::max(b.x1 - b.x0, 1.0);
@@ -162,10 +218,19 @@ std::string paths_svg(const Report::Data& d) {
                   "\" role=\"img\" aria-label=\"ground-truth paths\">\n";
   s += "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"" + f2(W) + "\" height=\"" + f2(H) + "\"/>\n";
   for (const auto& f : fs) {
+    const std::string attrs = "class=\"geofence " +
+                              std::string(f.mode == "outside" ? "outside" : "inside") +
+                              "\" data-name=\"" + html_escape(f.name) + "\"";
+    const std::string title =
+        "<title>geofence " + html_escape(f.name) + " (" + html_escape(f.mode) + ")</title>";
+    if (f.circle) {
+      s += "<circle " + attrs + " cx=\"" + X(f.c.x) + "\" cy=\"" + Y(f.c.y) + "\" r=\"" +
+           f2(f.r * scale) + "\">" + title + "</circle>\n";
+      continue;
+    }
     std::string pts;
     for (const auto& p : f.pts) pts += X(p.x) + "," + Y(p.y) + " ";
-    s += "<polygon class=\"geofence\" points=\"" + pts + "\"><title>geofence " +
-         html_escape(f.name) + "</title></polygon>\n";
+    s += "<polygon " + attrs + " points=\"" + pts + "\">" + title + "</polygon>\n";
   }
   for (const auto& o : obs) {
     if (o.circle) {
@@ -206,7 +271,7 @@ std::string paths_svg(const Report::Data& d) {
   }
   s += "</svg>\n<p class=\"legend\">" + legend +
        "<span class=\"key\">&#9679; start, &#9632; end, &#9678; goal, grey: obstacles, dashed: "
-       "geofences</span> · scale: " +
+       "geofences (orange: stay inside, purple: stay outside)</span> · scale: " +
        f2(w) + " m × " + f2(h) + " m</p>\n";
   return s;
 }
@@ -438,7 +503,7 @@ text-align:left;vertical-align:top;font-size:90%}th{background:#f3f3f3}
 .verdict-PASS{color:#1a7f37}.verdict-FAIL,.verdict-ERROR,.verdict-TIMEOUT{color:#c62828}
 .verdict-INTERRUPTED{color:#b26a00}svg.plot{border:1px solid #ddd;margin:.5em 0;display:block}
 svg .bg{fill:#fafafa}svg .obstacle{fill:#9e9e9e;stroke:#616161}svg .geofence{fill:none;
-stroke:#ef6c00;stroke-dasharray:6 4;stroke-width:2}svg .goal circle{fill:none;stroke:#2e7d32;
+stroke:#ef6c00;stroke-dasharray:6 4;stroke-width:2}svg .geofence.outside{stroke:#6a1b9a}svg .goal circle{fill:none;stroke:#2e7d32;
 stroke-width:2}svg .vehicle-path{fill:none;stroke-width:2}svg .series{fill:none;stroke:#1f77b4;
 stroke-width:1.5}svg .ref{stroke:#999;stroke-dasharray:4 3}svg text{font-size:11px;fill:#444}
 svg .entry.ok{fill:#81c784}svg .entry.bad{fill:#e57373}svg .verdict.passed{fill:#2e7d32}

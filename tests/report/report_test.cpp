@@ -252,6 +252,12 @@ TEST(ReportMarkdown, HasEverySection) {
   }
 }
 
+TEST(ReportMarkdown, StartAndEndAreTheRunsUtcTimestamps) {
+  const std::string md = load("plots").to_markdown();
+  EXPECT_NE(md.find("| Start | 2026-12-01T00:10:00.000Z |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| End | 2026-12-01T00:10:12.500Z |"), std::string::npos) << md;
+}
+
 TEST(ReportMarkdown, PrintsTheExcerptsOfTheFailedAssertionsOnlyUnderTheTable) {
   const std::string md = load("failed").to_markdown();
   const size_t table = md.find("| arrived_in_time | within_time | failed |");
@@ -444,7 +450,26 @@ TEST(ReportHtml, DrawsObstaclesGoalsAndGeofences) {
   const std::string html = load("passed").to_html();
   EXPECT_EQ(count(html, "class=\"obstacle\""), 2u);
   EXPECT_EQ(count(html, "class=\"goal\""), 2u);  // the run's goal and the timeline's
-  EXPECT_EQ(count(html, "class=\"geofence\""), 1u);
+  EXPECT_EQ(count(html, "class=\"geofence inside\""), 1u);
+}
+
+TEST(ReportHtml, DrawsTheRegionOfEveryGeofenceAssertion) {
+  const std::string html = load("plots").to_html();
+  // A box (evidence.region) and a polygon (region) to stay inside, a circle (resolved.region) to
+  // stay outside.
+  EXPECT_EQ(count(html, "<polygon class=\"geofence inside\" data-name=\"stays_in_yard\""), 1u);
+  EXPECT_EQ(count(html, "<polygon class=\"geofence inside\" data-name=\"stays_in_lane\""), 1u);
+  EXPECT_EQ(count(html, "<circle class=\"geofence outside\" data-name=\"stays_off_pad\""), 1u);
+  EXPECT_EQ(count(html, "class=\"geofence "), 3u);
+}
+
+TEST(ReportHtml, SkipsAGeofenceRegionItCannotDraw) {
+  json run = json::parse(read_file(fixture_copy("plots") / "run.json"));
+  run["assertions"][0]["evidence"]["region"] = {{"box", {{"x_min", 1}}}};
+  run["assertions"][1]["resolved"]["region"] = {{"circle", {{"x", 1}, {"y", 2}}}};
+  run["assertions"][2]["region"] = {{"polygon", {{0, 0}, {1, 1}}}};
+  const std::string html = Report::from_text(run.dump()).to_html();
+  EXPECT_EQ(count(html, "class=\"geofence "), 0u);
 }
 
 TEST(ReportHtml, DrawsRtfAndDriftFromClockJsonl) {
