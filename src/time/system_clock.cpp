@@ -1,9 +1,10 @@
-// The only reader of std::chrono::steady_clock in the project besides the lock-step pace
-// regulator (tests/lint/clock_allowlist.txt).
+// The only reader of std::chrono::steady_clock (and of the calendar clock, for the record's UTC
+// timestamps) in the project besides the lock-step pace regulator (tests/lint/clock_allowlist.txt).
 #include "fieldproof/time/system_clock.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <utility>
 
@@ -25,6 +26,27 @@ SimTime SystemClock::now() const { return steady_now(); }
 
 WallNow SystemClock::wall_now() {
   return [] { return steady_now(); };
+}
+
+UtcNow SystemClock::utc_now() {
+  return [] {
+    const auto d = std::chrono::system_clock::now().time_since_epoch();
+    return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  };
+}
+
+std::string format_utc(int64_t unix_ns) {
+  using namespace std::chrono;
+  const int64_t ms_total = std::max<int64_t>(unix_ns, 0) / 1'000'000;
+  const sys_days day{days{ms_total / 86'400'000}};
+  const int64_t ms_of_day = ms_total % 86'400'000;
+  const year_month_day ymd{day};
+  char b[40];
+  std::snprintf(b, sizeof b, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<int>(ms_of_day / 3'600'000), static_cast<int>(ms_of_day / 60'000 % 60),
+                static_cast<int>(ms_of_day / 1000 % 60), static_cast<int>(ms_of_day % 1000));
+  return b;
 }
 
 // ---- PeriodicThread ----

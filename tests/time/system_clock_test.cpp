@@ -64,6 +64,18 @@ TEST(SystemClock, WallNowIsInjectable) {
   EXPECT_LE(first, second);
 }
 
+TEST(SystemClock, FormatUtcWritesIso8601WithMilliseconds) {
+  EXPECT_EQ(format_utc(0), "1970-01-01T00:00:00.000Z");
+  // 2024-02-29T23:59:59.999Z (a leap day), 1709251199999 ms after the epoch.
+  EXPECT_EQ(format_utc(1'709'251'199'999'000'000), "2024-02-29T23:59:59.999Z");
+  EXPECT_EQ(format_utc(1'709'251'200'000'000'000), "2024-03-01T00:00:00.000Z");
+  EXPECT_EQ(format_utc(-5), "1970-01-01T00:00:00.000Z");
+}
+
+TEST(SystemClock, UtcNowIsAfter2024) {
+  EXPECT_GT(SystemClock::utc_now()(), 1'704'067'200'000'000'000);  // 2024-01-01
+}
+
 TEST(SystemClock, RandomSourceUsesTheSeed) {
   SystemClock clock(42);
   RandomSource expected(42);

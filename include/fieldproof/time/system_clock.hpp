@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "fieldproof/time/duration.hpp"
@@ -30,6 +31,13 @@ namespace fieldproof {
 // needed outside the time part.
 using WallNow = std::function<SimTime()>;
 
+// A source of calendar time: nanoseconds since the Unix epoch, UTC. For records only (run.json's
+// started_utc / ended_utc): never for pacing or durations, which use WallNow. Injected like it.
+using UtcNow = std::function<int64_t()>;
+
+// ISO 8601 UTC with milliseconds: "2026-12-01T00:05:24.123Z" (times before 1970 clamp to it).
+std::string format_utc(int64_t unix_ns);
+
 class SystemClock {
  public:
   explicit SystemClock(uint64_t seed = 0) : random_(seed) {}
@@ -40,6 +48,8 @@ class SystemClock {
   int64_t now_ns() const { return now().ns(); }
   // A WallNow reading the steady clock (thread-safe, no state).
   static WallNow wall_now();
+  // A UtcNow reading the system (calendar) clock (thread-safe, no state).
+  static UtcNow utc_now();
 
   RandomSource& random_source() { return random_; }
 
