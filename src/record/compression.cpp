@@ -59,9 +59,25 @@ Status Compressor::compress(Compression c, int level, const uint8_t* data, size_
 
 namespace {
 
+// One decompression context per thread, reset per chunk: creating one costs more than
+// decompressing a small chunk (it was 60% of reading many small chunks).
+struct DctxHolder {
+  ZSTD_DCtx* ctx = nullptr;
+  ~DctxHolder() {
+    if (ctx != nullptr) ZSTD_freeDCtx(ctx);
+  }
+};
+
+ZSTD_DCtx* thread_dctx() {
+  thread_local DctxHolder holder;
+  if (holder.ctx == nullptr) holder.ctx = ZSTD_createDCtx();
+  if (holder.ctx != nullptr) ZSTD_DCtx_reset(holder.ctx, ZSTD_reset_session_only);
+  return holder.ctx;
+}
+
 Status decompress_zstd(const uint8_t* data, size_t size, uint64_t expected,
                        std::vector<uint8_t>& out) {
-  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  ZSTD_DCtx* ctx = thread_dctx();
   if (ctx == nullptr) return {StatusCode::kIoError, "zstd: cannot create a context"};
   out.clear();
   ZSTD_inBuffer in{data, size, 0};
@@ -98,7 +114,6 @@ Status decompress_zstd(const uint8_t* data, size_t size, uint64_t expected,
       st = corrupt("zstd: frame incomplete after " + std::to_string(produced) + " bytes");
     }
   }
-  ZSTD_freeDCtx(ctx);
   out.resize(produced);
   return st;
 }
