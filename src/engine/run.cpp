@@ -120,6 +120,7 @@ RunOutcome run_scenario(const RunOptions& o) {
     return out;
   };
   const WallNow wall_now = o.wall_now ? o.wall_now : SystemClock::wall_now();
+  const UtcNow utc_now = o.utc_now ? o.utc_now : SystemClock::utc_now();
 
   PlanOptions po;
   po.seed = o.seed;
@@ -177,6 +178,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   verdicts.open(dir / "assertions.jsonl");
   clock_lines.open(dir / "clock.jsonl");
   const SimTime wall0 = wall_now();
+  const std::string started_utc = format_utc(utc_now());
   const auto wall_s = [&] { return round3(secs(wall_now() - wall0)); };
   SimTime sim_now = SimTime::zero();
   const std::string digest = file_digest(o.scenario_file);
@@ -747,6 +749,8 @@ RunOutcome run_scenario(const RunOptions& o) {
     tl.push_back(j);
   }
   run["timeline"] = tl;
+  run["started_utc"] = started_utc;
+  run["ended_utc"] = format_utc(utc_now());
   run["durations"] = {{"wall_s", round3(secs(wall_now() - wall0))},
                       {"timeline_s", round3(secs(timeline_wall))},
                       {"sim_s", secs(end_sim)}};

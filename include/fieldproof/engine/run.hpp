@@ -14,7 +14,7 @@
 // run.json (status, verdict, reason, seed and whether it was given, the clock's basics, the
 // timeline with each goal, the assertions with their evidence excerpts, durations {wall_s,
 // timeline_s, sim_s}, engine_version, scenario.digest "sha256:...", world.obstacles, recording
-// and artefacts).
+// and artefacts, started_utc / ended_utc "2026-12-01T00:05:24.123Z").
 //
 // Recording (outputs.record, true unless the scenario says false; outputs.topics the allow-list):
 // recording/<file> (default recording.mcap) through record::Recorder tapping the coordinator's
@@ -39,6 +39,7 @@
 
 #include "fieldproof/engine/evaluator.hpp"
 #include "fieldproof/engine/plan.hpp"
+#include "fieldproof/time/system_clock.hpp"
 
 namespace fieldproof::engine {
 
@@ -58,6 +59,7 @@ struct RunOptions {
   // Set (e.g. from a SIGINT handler) to end the run as interrupted.
   const std::atomic<bool>* interrupt = nullptr;
   std::function<SimTime()> wall_now;  // empty: SystemClock::wall_now()
+  UtcNow utc_now;                      // empty: SystemClock::utc_now() (run.json's *_utc)
 };
 
 struct RunOutcome {
