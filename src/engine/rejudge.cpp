@@ -80,6 +80,12 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     out.recording = o.recording / "recording" / plan.record_file;
     if (!fs::exists(out.recording)) out.recording = o.recording / "recording" / "recording.mcap";
   }
+  json live_run;  // the recorded run's run.json, when a run directory was given
+  if (fs::is_directory(o.recording, ec)) {
+    std::ifstream in(o.recording / "run.json");
+    if (in) live_run = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (live_run.is_discarded()) live_run = json();
+  }
   record::McapReader reader;
   if (record::Status s = reader.open(out.recording.string()); !s.ok()) {
     return invalid(out, out.recording.string() + ": " + s.to_string() +
@@ -226,7 +232,17 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   if (completed) {
     ev.finish(secs(*completed));
   } else {
-    ev.skip_pending("the recorded run ended before the timeline completed", secs(last));
+    // The live run skipped its pending assertions when it ended; its run.json (when a run
+    // directory was given) says how and when, so the reason and time are the live ones.
+    std::string why = "the recorded run ended before the timeline completed";
+    double at = secs(last);
+    if (live_run.is_object()) {
+      why = "the run ended before the timeline completed (" + live_run.value("status", "") + ")";
+      if (live_run.contains("clock") && live_run["clock"].contains("sim_elapsed_s")) {
+        at = live_run["clock"]["sim_elapsed_s"].get<double>();
+      }
+    }
+    ev.skip_pending(why, at);
   }
 
   out.assertions = ev.results();

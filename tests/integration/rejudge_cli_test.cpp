@@ -123,6 +123,27 @@ TEST_F(RejudgeCli, AssertionsOnTopicsTheObserverWatchesAreJudgedOnTheOldRun) {
   EXPECT_EQ((*find(r["assertions"], "odom_impossible"))["status"], "failed") << r.dump(2);
 }
 
+TEST_F(RejudgeCli, AnInterruptedRunRejudgedSkipsWhatTheLiveRunSkipped) {
+  const fs::path runs = fresh_runs_dir("rejudge_interrupted");
+  ASSERT_EQ(interrupt_run_once_the_drive_started(runs), 130);
+  const json live_run = run_json(runs / "a");
+  ASSERT_EQ(live_run["status"], "interrupted");
+  int code = -1;
+  const json r =
+      rejudge_json("examples/scenarios/ugv_nav_to_goal.yaml", (runs / "a").string(), &code);
+  ASSERT_TRUE(r.is_object()) << r;
+  size_t skipped = 0;
+  for (const json& l : live_run["assertions"]) {
+    const json* a = find(r["assertions"], l["name"]);
+    ASSERT_NE(a, nullptr) << l["name"];
+    EXPECT_EQ((*a)["status"], l["status"]) << l["name"];
+    EXPECT_EQ((*a)["reason"], l["reason"]) << l["name"];
+    EXPECT_NEAR((*a)["t_s"].get<double>(), l["t_s"].get<double>(), 1e-9) << l["name"];
+    skipped += l["status"] == "skipped";
+  }
+  EXPECT_GT(skipped, 0u);
+}
+
 TEST_F(RejudgeCli, AMissingRecordingIsInvalidInput) {
   const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --from-recording " +
                          (*runs_ / "nothing_here.mcap").string() + " --json");

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -17,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fieldproof/lockstep/zmq_server.hpp"
@@ -79,6 +81,11 @@ class Coordinator {
       tapped_.push_back(m);
       cv_.notify_all();
     };
+    o.on_grant = [this](SimTime t, uint64_t) {
+      std::lock_guard lock(mutex_);
+      max_grant_ = std::max(max_grant_, t);
+      cv_.notify_all();
+    };
     o.on_announce = [this](const lockstep::Announce& a) {
       std::lock_guard lock(mutex_);
       announced_.insert(a.participant);
@@ -107,6 +114,15 @@ class Coordinator {
       return c >= n;
     });
   }
+  SimTime max_grant() {
+    std::lock_guard lock(mutex_);
+    return max_grant_;
+  }
+  // True once the coordinator's time passed `t` (false after 10 s).
+  bool await_grant_past(SimTime t) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return max_grant_ > t; });
+  }
   bool await_participant(const std::string& name) {
     std::unique_lock lock(mutex_);
     return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return announced_.count(name); });
@@ -117,6 +133,7 @@ class Coordinator {
   std::condition_variable cv_;
   std::vector<lockstep::Publish> tapped_;
   std::set<std::string> announced_;
+  SimTime max_grant_ = SimTime::zero();
   std::unique_ptr<lockstep::CoordinatorServer> server_;
 };
 
@@ -273,6 +290,44 @@ TEST(PlayCoordinatorTest, two_players_one_following_the_others_clock_interleave_
   EXPECT_EQ(order, (std::vector<std::string>{"L0", "F0", "L1", "F1", "L2", "F2", "L3", "F3", "L4",
                                              "F4", "L5", "F5", "L6"}))
       << slurp(f.err) << slurp(l.err);
+}
+
+// A request to the player's --control endpoint; the reply, or "(no reply)" after 10 s.
+std::string ask(const std::string& endpoint, const std::string& command) {
+  void* ctx = zmq_ctx_new();
+  void* req = zmq_socket(ctx, ZMQ_REQ);
+  const int timeout_ms = 10'000;
+  zmq_setsockopt(req, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+  const int linger = 0;
+  zmq_setsockopt(req, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_connect(req, endpoint.c_str());
+  zmq_send(req, command.data(), command.size(), 0);
+  char buf[1024];
+  const int n = zmq_recv(req, buf, sizeof buf, 0);
+  zmq_close(req);
+  zmq_ctx_term(ctx);
+  return n < 0 ? std::string("(no reply)") : std::string(buf, static_cast<size_t>(n));
+}
+
+TEST(PlayCoordinatorTest, pausing_the_time_source_stops_the_coordinators_time_and_ctrl_c_ends_it) {
+  Coordinator coord("pause");
+  const std::vector<Msg> msgs = {{"/a", kSecond, "a0"}, {"/a", 3 * kSecond, "a1"}};
+  const std::string control = "ipc://" + (temp_dir() / "pause_control.ipc").string();
+  const Proc p = spawn_play({write_recording("pause.mcap", msgs), "--coordinator", coord.endpoint(),
+                             "--clock", "100", "--start-paused", "--control", control},
+                            "pause");
+  ASSERT_NE(ask(control, "status").find(R"("paused":true)"), std::string::npos) << slurp(p.err);
+  // Nothing can be awaited while time stands still: give the clock publisher 30 periods.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_LE(coord.max_grant().ns(), kSecond);
+  EXPECT_TRUE(coord.tapped("/a").empty());
+  ASSERT_NE(ask(control, "resume").find(R"("ok":true)"), std::string::npos);
+  EXPECT_TRUE(coord.await_grant_past(SimTime::from_ns(kSecond + 50 * kMs))) << slurp(p.err);
+  EXPECT_TRUE(coord.await_count("/clock", 3)) << slurp(p.err);
+  ASSERT_NE(ask(control, "pause").find(R"("ok":true)"), std::string::npos);
+  ::kill(p.pid, SIGINT);  // while paused, joined to the coordinator
+  EXPECT_EQ(await_exit(p, std::chrono::seconds(5)), 130) << slurp(p.err);
+  EXPECT_EQ(coord.tapped("/a").size(), 1u);  // a0 only: a1 is 2 s of playing away
 }
 
 TEST(PlayCoordinatorTest, clock_without_coordinator_refused) {
