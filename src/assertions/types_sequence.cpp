@@ -130,7 +130,7 @@ class SequenceChecker : public StreamChecker {
     StreamChecker::on_tick(t);
   }
 
-  std::vector<std::string> depends_on_names() const {
+  std::vector<std::string> depends_on() const override {
     std::vector<std::string> out;
     for (const Step& s : steps_) {
       if (s.kind == Step::Kind::kAssertion) out.push_back(s.assertion);

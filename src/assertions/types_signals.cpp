@@ -145,7 +145,8 @@ SignalRef plan_signal(const ParamValue& m, const std::string& default_vehicle,
     s.kind = metric == "rtf" ? SignalRef::Kind::kRtf : SignalRef::Kind::kSimTime;
     s.label = metric;
     s.vehicle.clear();
-    return s;  // clock samples are always streamed
+    watch.clock = true;
+    return s;
   }
   static const std::map<std::string, SignalRef::Kind> kPoseMetrics = {
       {"x", SignalRef::Kind::kX},
@@ -612,11 +613,10 @@ class MessageLatencyChecker : public StreamChecker {
   }
   void on_sample(const Sample& s, double t) override {
     if (s.kind != Sample::Kind::kLatency || s.topic != topic_ || !in_window(t)) return;
-    if (s.messages > 0) {
-      // The observer counts the window's messages that carry no header stamp in `messages`.
+    if (s.latency.unstamped > 0) {
       seen(t, s);
       decide(Verdict::kFailed,
-             std::to_string(s.messages) + " messages of " + topic_ +
+             std::to_string(s.latency.unstamped) + " messages of " + topic_ +
                  " carry no header stamp (in the window ending at " + seconds_text(t) + ")",
              t, s.sim, evidence());
       return;

@@ -283,7 +283,7 @@ TEST(MessageLatency, FailsWhenMessagesCarryNoHeaderStamp) {
   Sample s;
   s.kind = Sample::Kind::kLatency;
   s.topic = kOdom;
-  s.messages = 3;  // unstamped messages in the window
+  s.latency.unstamped = 3;
   run.ev->on_sample(s, 2.0);
   const auto r = run.result("fresh");
   EXPECT_EQ(r.status, Verdict::kFailed);
