@@ -409,7 +409,9 @@ Evaluator::Evaluator(const std::vector<PlannedAssertion>& planned, const Asserti
     reported_.push_back(false);
     abort_.push_back(p.spec.on_fail == scenario::OnFail::kAbort);
     for (size_t k = 0; k < kKinds; ++k) {
-      if (p.watch.wants(static_cast<Sample::Kind>(k))) by_kind_[k].push_back(i);
+      // Clock samples (once a second) go to every checker.
+      const auto kind = static_cast<Sample::Kind>(k);
+      if (kind == Sample::Kind::kClock || p.watch.wants(kind)) by_kind_[k].push_back(i);
     }
     tick_.push_back(i);
   }

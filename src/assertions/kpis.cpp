@@ -127,7 +127,9 @@ class PathCollector : public Collector {
                fmt("%.2f", meter_.efficiency(target_)) + ")",
            {{"samples", meter_.poses()}});
   }
-  json metrics() const override { return meter_.metrics(target_); }
+  json metrics() const override {
+    return meter_.poses() < 2 ? json::object() : meter_.metrics(target_);
+  }
 
  private:
   std::string action_;

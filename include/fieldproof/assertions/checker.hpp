@@ -138,8 +138,8 @@ struct PlanContext {
 
 // What a planned assertion (or KPI collector) needs the observer to stream. Topics are absolute
 // (topic_of()). The observer streams the union over the plan, nothing more. The Evaluator (and
-// the Collectors) give a checker only the kinds of samples its Watch asks for: a type that reads
-// poses fills `poses`, one that reads the real-time factor sets `clock`.
+// the Collectors) give a checker only the kinds of samples its Watch asks for (a type that reads
+// poses fills `poses`), and kClock samples to every checker.
 struct Watch {
   std::set<std::string> poses;              // models whose ground-truth pose is streamed (kPose)
   std::set<std::string> contacts;           // vehicles whose contacts are streamed (kContact)
