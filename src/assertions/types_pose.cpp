@@ -17,14 +17,20 @@ using namespace detail;  // NOLINT(google-build-using-namespace): the part's own
 namespace {
 
 // A pose as reach_pose's evidence shows it.
-json pose_json(double t, SimTime sim, const world::Pose2D& p, double distance,
-               std::optional<double> heading_error) {
-  json j = {{"t_s", round_to(t, 1e-3)},     {"sim_s", sim_s(sim)},
-            {"x", round_to(p.x, 1e-4)},     {"y", round_to(p.y, 1e-4)},
-            {"yaw", round_to(p.yaw, 1e-4)}, {"distance_m", round_to(distance, 1e-4)}};
-  if (heading_error) j["heading_error_rad"] = round_to(*heading_error, 1e-4);
-  return j;
-}
+struct Seen {
+  double t = 0;
+  SimTime sim;
+  world::Pose2D pose;
+  double distance = 0;
+  std::optional<double> heading_error;
+  json to_json() const {
+    json j = {{"t_s", round_to(t, 1e-3)},        {"sim_s", sim_s(sim)},
+              {"x", round_to(pose.x, 1e-4)},     {"y", round_to(pose.y, 1e-4)},
+              {"yaw", round_to(pose.yaw, 1e-4)}, {"distance_m", round_to(distance, 1e-4)}};
+    if (heading_error) j["heading_error_rad"] = round_to(*heading_error, 1e-4);
+    return j;
+  }
+};
 
 class ReachPoseChecker : public Checker {
  public:
@@ -43,23 +49,19 @@ class ReachPoseChecker : public Checker {
     std::optional<double> heading;
     if (yaw_tolerance_ >= 0) heading = std::abs(std::remainder(s.pose.yaw - target_.yaw, 2 * M_PI));
     ++samples_;
-    final_ = pose_json(t, s.sim, s.pose, d, heading);
-    final_d_ = d;
-    last_sim_ = s.sim;
+    final_ = {t, s.sim, s.pose, d, heading};
     note(t, s, "distance_m", d);
     if (t < 0) return;  // before the timeline: seen, not judged
-    if (d < closest_d_) {
-      closest_d_ = d;
-      closest_ = final_;
-    }
+    if (!closest_ || d < closest_->distance) closest_ = final_;
     const bool yaw_ok = !heading || *heading <= yaw_tolerance_;
     if (d <= tolerance_ && yaw_ok) {
       reached_at_ = t;
       std::string how = planned().vehicle + " came within " + fmt("%.2f", tolerance_) + " m of " +
                         label_ + " (" + fmt("%.2f", d) + " m";
       if (heading) how += ", heading off by " + fmt("%.3f", *heading) + " rad";
-      resolve(Verdict::kPassed, how + ") at " + seconds_text(t), t, s.sim,
-              {{"reached", final_}, {"final", final_}, {"samples", samples_}});
+      resolve(
+          Verdict::kPassed, how + ") at " + seconds_text(t), t, s.sim,
+          {{"reached", final_->to_json()}, {"final", final_->to_json()}, {"samples", samples_}});
     }
   }
   void on_tick(double t) override {
@@ -69,33 +71,31 @@ class ReachPoseChecker : public Checker {
   void on_finish(double t) override { fail(t, "by the end of the timeline"); }
   json metrics() const override {
     json m = json::object();
-    if (std::isfinite(closest_d_)) m["closest_m"] = metric(round_to(closest_d_, 1e-4), "m");
+    if (closest_) m["closest_m"] = metric(round_to(closest_->distance, 1e-4), "m");
     if (reached_at_ >= 0) m["reached_at_s"] = metric(round_to(reached_at_, 1e-3), "s");
-    if (std::isfinite(final_d_)) m["final_distance_m"] = metric(round_to(final_d_, 1e-4), "m");
+    if (final_) m["final_distance_m"] = metric(round_to(final_->distance, 1e-4), "m");
     return m;
   }
 
  private:
   void fail(double t, const std::string& when) {
-    std::string closest =
-        std::isfinite(closest_d_) ? fmt("%.2f", closest_d_) + " m" : "no pose seen";
+    std::string closest = closest_ ? fmt("%.2f", closest_->distance) + " m" : "no pose seen";
     resolve(Verdict::kFailed,
             planned().vehicle + " did not come within " + fmt("%.2f", tolerance_) + " m of " +
                 label_ + " " + when + " (closest " + closest + ")",
-            t, samples_ ? last_sim_ : sim_at(t),
-            {{"closest", closest_}, {"final", final_}, {"samples", samples_}});
+            t, final_ ? final_->sim : sim_at(t),
+            {{"closest", closest_ ? closest_->to_json() : json()},
+             {"final", final_ ? final_->to_json() : json()},
+             {"samples", samples_}});
   }
   world::Pose2D target_;
   double tolerance_ = 0.5;
   double yaw_tolerance_ = -1;
   std::string label_;
-  double closest_d_ = std::numeric_limits<double>::infinity();
-  double final_d_ = std::numeric_limits<double>::infinity();
-  json closest_;  // null until a pose within the timeline
-  json final_;
+  std::optional<Seen> closest_;  // none until a pose within the timeline
+  std::optional<Seen> final_;
   double reached_at_ = -1;
   uint64_t samples_ = 0;
-  SimTime last_sim_;
 };
 
 class ReachPoseType : public AssertionType {
