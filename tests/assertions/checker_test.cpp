@@ -89,5 +89,91 @@ TEST(SampleJson, EveryKindHasItsLine) {
   EXPECT_DOUBLE_EQ(s.to_json()["memory_mb"].get<double>(), 12.35);
 }
 
+// Counts what reaches it; never resolves on its own.
+class CountingChecker : public Checker {
+ public:
+  CountingChecker(const PlannedAssertion& p, std::vector<Sample::Kind>* seen)
+      : Checker(p), seen_(seen) {}
+  void on_sample(const Sample& s, double t) override {
+    seen_->push_back(s.kind);
+    note(t, s, "n", static_cast<double>(seen_->size()));
+  }
+  void on_finish(double t) override { resolve(Verdict::kPassed, "done", t, SimTime::zero()); }
+
+ private:
+  std::vector<Sample::Kind>* seen_;
+};
+class CountingType : public AssertionType {
+ public:
+  explicit CountingType(std::vector<Sample::Kind>* seen) : seen_(seen) {}
+  std::string_view name() const override { return "counting"; }
+  PlannedAssertion plan(const scenario::AssertionSpec& spec, const PlanContext&) const override {
+    return {spec, "", json::object(), {}};
+  }
+  std::unique_ptr<Checker> checker(const PlannedAssertion& p) const override {
+    return std::make_unique<CountingChecker>(p, seen_);
+  }
+
+ private:
+  std::vector<Sample::Kind>* seen_;
+};
+
+TEST(EvaluatorRouting, ACheckerGetsTheKindsItsWatchAsksForAndTheClock) {
+  std::vector<Sample::Kind> seen;
+  AssertionTypes types;
+  types.add(std::make_unique<CountingType>(&seen));
+  PlannedAssertion p;
+  p.spec.name = "c";
+  p.spec.type = "counting";
+  p.watch.poses = {"ugv1"};
+  Evaluator ev({p}, types, nullptr);
+  Sample s;
+  for (auto kind : {Sample::Kind::kPose, Sample::Kind::kValue, Sample::Kind::kClock,
+                    Sample::Kind::kContact, Sample::Kind::kRate}) {
+    s.kind = kind;
+    ev.on_sample(s, 1.0);
+  }
+  EXPECT_EQ(seen, (std::vector<Sample::Kind>{Sample::Kind::kPose, Sample::Kind::kClock}));
+}
+
+TEST(EvaluatorRouting, ResolvedCheckersTakeNoMoreSamplesAndSkippedOnesKeepTheirExcerpt) {
+  std::vector<Sample::Kind> seen;
+  AssertionTypes types;
+  types.add(std::make_unique<CountingType>(&seen));
+  PlannedAssertion p;
+  p.spec.name = "c";
+  p.spec.type = "counting";
+  p.watch.values = {"/odom"};
+  Evaluator ev({p}, types, nullptr);
+  Sample s;
+  s.kind = Sample::Kind::kValue;
+  s.topic = "/odom";
+  s.message = {{"x", 1}};
+  ev.on_sample(s, 1.0);
+  ev.skip_pending("interrupted", 2.0);
+  ev.on_sample(s, 3.0);
+  EXPECT_EQ(seen.size(), 1u);
+  const AssertionResult r = ev.results()[0];
+  EXPECT_EQ(r.status, Verdict::kSkipped);
+  EXPECT_EQ(r.reason, "interrupted");
+  ASSERT_EQ(r.evidence["excerpt"].size(), 1u);
+  EXPECT_EQ(r.evidence["excerpt"][0]["topic"], "/odom");
+  EXPECT_FALSE(r.evidence["excerpt"][0].contains("message"));  // the value is noted instead
+  EXPECT_DOUBLE_EQ(r.evidence["excerpt"][0]["t"].get<double>(), 1.0);
+}
+
+TEST(WatchWants, ClockIsAFlagAndTheOtherKindsNonEmptySets) {
+  Watch w;
+  EXPECT_FALSE(w.wants(Sample::Kind::kClock));
+  EXPECT_FALSE(w.wants(Sample::Kind::kLatency));
+  w.clock = true;
+  w.latencies["/odom"] = 2.0;
+  EXPECT_TRUE(w.wants(Sample::Kind::kClock));
+  EXPECT_TRUE(w.wants(Sample::Kind::kLatency));
+  Watch m;
+  m.merge(w);
+  EXPECT_TRUE(m.clock);
+}
+
 }  // namespace
 }  // namespace fieldproof::assertions
