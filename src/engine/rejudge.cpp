@@ -96,6 +96,7 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   // after the fact: they come from the recorded /fieldproof/resources lines instead.
   assertions::Watch watch;
   for (const PlannedAssertion& a : plan.assertions) watch.merge(a.watch);
+  for (const PlannedVehicle& v : plan.vehicles) watch.poses.insert(v.name);  // as live
   const std::set<std::string> resource_vehicles = watch.resources;
   watch.resources.clear();
   const std::string pose_topic = "/world/" + plan.world_name + "/pose/info";
@@ -153,8 +154,8 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   const Duration tick =
       lockstep_mode ? std::min(plan.scenario.time.step, milliseconds(100)) : milliseconds(100);
   const auto do_tick = [&](SimTime t) {
-    observer.on_tick(t);
     ev.on_tick(secs(t));
+    observer.on_tick(t);
   };
   observer.start(SimTime::zero());
   SimTime next_tick = SimTime::zero();
