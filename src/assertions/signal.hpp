@@ -4,7 +4,6 @@
 // to the assertions part).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -84,7 +83,7 @@ struct SpecWindow {
 };
 
 // A checker over a window of the timeline: closes on the tick past within_s and at the end.
-// seen() keeps the sample in a ring (no message copy); decide() notes the ring, then resolves.
+// seen() notes a sample for the excerpt (a value sample with the value read, not its message).
 class StreamChecker : public Checker {
  public:
   explicit StreamChecker(const PlannedAssertion& p) : Checker(p), window_(p.spec) {}
@@ -106,8 +105,8 @@ class StreamChecker : public Checker {
     }
     return t >= window_.after && t >= 0;
   }
-  // Keeps a sample for the excerpt. For a value sample `field` names the field read and `value`
-  // its value (the message itself is not kept); `extra` / `extra_value` add one field of ours.
+  // Notes a sample for the excerpt: with `field`, `value` is the value read from it; otherwise a
+  // numeric `extra_value` is noted as `extra` ("judged_ms").
   void seen(double t, const Sample& s, const std::string* field = nullptr,
             nlohmann::json value = nullptr, const char* extra = nullptr,
             nlohmann::json extra_value = nullptr);
@@ -117,18 +116,6 @@ class StreamChecker : public Checker {
   std::string closing_phrase(double t, bool at_end) const;
 
   SpecWindow window_;
-
- private:
-  struct Seen {
-    double t = 0;
-    Sample s;
-    const std::string* field = nullptr;
-    nlohmann::json value;
-    const char* extra = nullptr;
-    nlohmann::json extra_value;
-  };
-  std::array<Seen, 6> ring_;
-  size_t seen_count_ = 0;
 };
 
 // Counts messages over sliding windows reported once a second (rates, latencies): each window

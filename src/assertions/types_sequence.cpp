@@ -231,12 +231,13 @@ class SequenceChecker : public StreamChecker {
     s.kind = Sample::Kind::kValue;
     s.sim = sim_at(t);
     s.topic = label;
-    seen(t, s, &kStepKey, how, "kind", "step");
+    json fields = {{"kind", "step"}, {"step", label}};
+    for (const auto& [k, v] : how.items()) fields[k] = v;
+    note(t, s, std::move(fields));
   }
 
   json evidence() const { return {{"steps", happened_}, {"steps_done", current_}}; }
 
-  static inline const std::string kStepKey = "step";
   std::vector<Step> steps_;
   double max_gap_ = -1;
   size_t current_ = 0;

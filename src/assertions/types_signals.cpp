@@ -258,69 +258,21 @@ SpecWindow::SpecWindow(const scenario::AssertionSpec& spec) {
 
 void StreamChecker::seen(double t, const Sample& s, const std::string* field, json value,
                          const char* extra, json extra_value) {
-  Seen& slot = ring_[seen_count_ % ring_.size()];
-  ++seen_count_;
-  slot.t = t;
-  // What the kind's to_json() shows, but the message and the contacts (assignments reuse the
-  // slot's storage).
-  slot.s.kind = s.kind;
-  slot.s.sim = s.sim;
-  slot.s.vehicle = s.vehicle;
-  switch (s.kind) {
-    case Sample::Kind::kPose:
-      slot.s.pose = s.pose;
-      break;
-    case Sample::Kind::kClock:
-      slot.s.rtf = s.rtf;
-      slot.s.wall_s = s.wall_s;
-      break;
-    case Sample::Kind::kValue:
-      slot.s.topic = s.topic;
-      break;
-    case Sample::Kind::kRate:
-      slot.s.topic = s.topic;
-      slot.s.hz = s.hz;
-      slot.s.window_s = s.window_s;
-      slot.s.messages = s.messages;
-      break;
-    case Sample::Kind::kLatency:
-      slot.s.topic = s.topic;
-      slot.s.window_s = s.window_s;
-      slot.s.latency = s.latency;
-      break;
-    case Sample::Kind::kLifecycle:
-      slot.s.node = s.node;
-      slot.s.state = s.state;
-      break;
-    case Sample::Kind::kResources:
-      slot.s.process = s.process;
-      slot.s.cpu_pct = s.cpu_pct;
-      slot.s.memory_mb = s.memory_mb;
-      break;
-    case Sample::Kind::kContact:
-      break;
+  // Numbers go through the JSON-free note(); other values (strings, bools, lists) are rarer.
+  if (field != nullptr) {
+    if (value.is_number()) {
+      note(t, s, "value", value.get<double>());
+    } else {
+      note(t, s, json{{"value", std::move(value)}});
+    }
+  } else if (extra != nullptr && extra_value.is_number()) {
+    note(t, s, extra, extra_value.get<double>());
+  } else {
+    note(t, s);
   }
-  slot.field = field;
-  slot.value = std::move(value);
-  slot.extra = extra;
-  slot.extra_value = std::move(extra_value);
 }
 
 void StreamChecker::decide(Verdict v, std::string reason, double t, SimTime sim, json evidence) {
-  if (resolved()) return;
-  const size_t n = std::min(seen_count_, ring_.size());
-  for (size_t i = seen_count_ - n; i < seen_count_; ++i) {
-    Seen& slot = ring_[i % ring_.size()];
-    json fields = json::object();
-    if (slot.field != nullptr) {
-      slot.s.message = json::object({{*slot.field, slot.value}});
-      fields["value"] = slot.value;
-    }
-    if (slot.extra != nullptr) fields[slot.extra] = slot.extra_value;
-    note(slot.t, slot.s, std::move(fields));
-    slot.s.message = nullptr;
-  }
-  seen_count_ = 0;
   resolve(v, std::move(reason), t, sim, std::move(evidence));
 }
 
