@@ -244,9 +244,8 @@ int main() {
   std::printf("\n%.0f samples: evaluator %.3g samples/s, building the samples only %.3g/s\n", n,
               rate, floor_rate);
   std::printf(
-      "BENCH evaluator_all_types %.0f samples/s ratio=%.3f baseline=building_the_samples_only "
-      "types=%zu\n",
-      rate, rate / floor_rate, planned.size());
+      "BENCH evaluator_all_types %.0f samples/s ratio=%.3f baseline=building_the_samples_only\n",
+      rate, rate / floor_rate);
   std::fflush(stdout);
   return g_sink == 42 ? 1 : 0;
 }
