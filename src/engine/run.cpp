@@ -249,6 +249,26 @@ RunOutcome run_scenario(const RunOptions& o) {
   if (recording) {
     so.tap = [&recorder](const lockstep::Publish& p) { (void)recorder.on_message(p); };
   }
+  // fieldproof clock: control.sock / control.json in the run directory while it runs; each
+  // request in engine.log (clock.<op>) and run.json clock.commands.
+  so.control_dir = so.run_dir;
+  so.mode = std::string(scenario::to_string(sc.time.mode));
+  so.interrupt = o.interrupt;
+  std::mutex clock_commands_mu;
+  json clock_commands = json::array();
+  so.on_clock_command = [&](const ClockCommand& c) {
+    json j = {{"op", c.op},
+              {"source", "fieldproof clock"},
+              {"ok", c.ok},
+              {"sim_s", secs(c.sim)},
+              {"paused", c.paused}};
+    if (c.op == "step") j["duration_s"] = secs(c.duration);
+    if (!c.ok) j["error"] = c.error;
+    event(c.ok ? "clock." + c.op : "clock.refused", j);
+    j["wall_s"] = wall_s();
+    std::lock_guard<std::mutex> lk(clock_commands_mu);
+    clock_commands.push_back(j);
+  };
 
   std::vector<EntryState> entries(plan.timeline.size());
   std::map<std::string, size_t> goal_ids;  // goal id (the entry's label) -> entry
@@ -412,7 +432,6 @@ RunOutcome run_scenario(const RunOptions& o) {
           poll_recorder();
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
-        paused_wall = paused_wall + (wall_now() - (until - hold));
         if (const std::string err = session->set_paused(false); !err.empty()) {
           event("warning", {{"message", "resume: " + err}});
         }
@@ -507,7 +526,10 @@ RunOutcome run_scenario(const RunOptions& o) {
         s.kind = Sample::Kind::kClock;
         s.sim = now;
         s.wall_s = secs(w - wall0);
-        const double dw = secs(w - last_clock_wall);
+        // Paused wall time (sim.pause, fieldproof clock) is left out of the window.
+        const Duration paused_now = session->paused_wall();
+        const double dw = secs(w - last_clock_wall) - secs(paused_now - paused_wall);
+        paused_wall = paused_now;
         s.rtf = dw > 0 ? secs(now - last_clock_sim) / dw : 0.0;
         if (dw > 0 && pace > 0) {
           ++rtf_windows;
@@ -614,6 +636,7 @@ RunOutcome run_scenario(const RunOptions& o) {
                       t_of(end_sim));
     }
     wall_elapsed = wall_now() - ready_wall;
+    paused_wall = session->paused_wall();
     timeline_wall = wall_elapsed;
     session->stop();
     event("phase", {{"phase", "stopped"}});
@@ -715,6 +738,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   run["clock"]["rtf"]["min"] = rtf_windows ? json(round3(rtf_min)) : json();
   run["clock"]["rtf"]["max"] = rtf_windows ? json(round3(rtf_max)) : json();
   run["clock"]["violations"] = rtf_violations;
+  run["clock"]["commands"] = clock_commands;
   if (sc.time.mode == scenario::TimeMode::kRealtime) {
     run["clock"]["max_drift_s"] = secs(sc.time.max_drift);
     run["clock"]["on_drift"] = std::string(scenario::to_string(sc.time.on_drift));

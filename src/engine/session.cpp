@@ -5,11 +5,15 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "control_endpoint.hpp"
+#include "fieldproof/engine/clock_control.hpp"
 #include "fieldproof/engine/process.hpp"
 #include "fieldproof/lockstep/inprocess.hpp"
 #include "fieldproof/lockstep/transport.hpp"
@@ -70,6 +74,33 @@ struct Session::Impl {
   std::thread watcher;
   bool watching = false;  // guarded by mu
   SimTime wall_start;
+
+  // Pause accounting (the clock monitor leaves paused wall time out).
+  mutable std::mutex pause_mu;
+  bool paused = false;  // guarded by pause_mu
+  SimTime paused_since;
+  Duration paused_total = Duration::zero();
+  std::unique_ptr<ControlEndpoint> control_ep;
+  std::atomic<bool> stopping{false};
+  std::mutex control_mu;  // one control request at a time (endpoint thread, sim.pause)
+
+  void note_paused(bool now_paused) {
+    std::lock_guard<std::mutex> lk(pause_mu);
+    const SimTime w = opts.wall_now();
+    if (now_paused && !paused) paused_since = w;
+    if (!now_paused && paused) paused_total += w - paused_since;
+    paused = now_paused;
+  }
+  lockstep::ControlReply core_control(const lockstep::Control& c) {
+    if (inproc) return inproc->control(c);
+    if (server) return server->control(c);
+    lockstep::ControlReply r;
+    r.ok = false;
+    r.error = "the session has not started";
+    return r;
+  }
+  lockstep::ControlReply handle_control(const lockstep::Control& c);
+  void on_idle();
 
   void warn(const std::string& w) {
     if (opts.on_warning) opts.on_warning(w);
@@ -213,6 +244,23 @@ bool Session::start(std::string* error) {
              m.world_p->last_error();
     return false;
   }
+  if (!m.opts.control_dir.empty()) {
+    const std::filesystem::path dir = std::filesystem::absolute(m.opts.control_dir);
+    try {
+      m.control_ep = std::make_unique<ControlEndpoint>(
+          (dir / kControlSocketFile).string(),
+          [&m](const lockstep::Control& c) { return m.handle_control(c); }, [&m] { m.on_idle(); });
+    } catch (const std::exception& e) {
+      *error = std::string("cannot serve fieldproof clock: ") + e.what();
+      return false;
+    }
+    const nlohmann::json info = {{"endpoint", m.control_ep->endpoint()},
+                                 {"mode", m.opts.mode},
+                                 {"physics_step_ns", m.step.ns()},
+                                 {"world", m.world_name},
+                                 {"pid", static_cast<int64_t>(getpid())}};
+    std::ofstream(dir / kControlInfoFile) << info.dump(2) << '\n';
+  }
   m.glue = std::make_unique<world::WorldParticipant>(*m.world, *m.world_p);
   m.glue->refresh_subscriptions();
 
@@ -322,16 +370,98 @@ bool Session::start(std::string* error) {
 
 std::string Session::set_paused(bool paused) {
   Impl& m = *impl_;
-  const lockstep::Control c = paused ? lockstep::pause_request() : lockstep::resume_request();
-  lockstep::ControlReply r;
-  if (m.inproc) {
-    r = m.inproc->control(c);
-  } else if (m.server) {
-    r = m.server->control(c);
-  } else {
-    return "the session has not started";
-  }
+  std::lock_guard<std::mutex> lk(m.control_mu);
+  const lockstep::ControlReply r =
+      m.core_control(paused ? lockstep::pause_request() : lockstep::resume_request());
+  if (r.ok) m.note_paused(paused);
   return r.ok ? "" : r.error;
+}
+
+Duration Session::paused_wall() const {
+  const Impl& m = *impl_;
+  std::lock_guard<std::mutex> lk(m.pause_mu);
+  return m.paused_total + (m.paused ? m.opts.wall_now() - m.paused_since : Duration::zero());
+}
+
+std::string Session::control_endpoint() const {
+  return impl_->control_ep ? impl_->control_ep->endpoint() : "";
+}
+
+lockstep::ControlReply Session::Impl::handle_control(const lockstep::Control& c) {
+  std::lock_guard<std::mutex> lk(control_mu);
+  ClockCommand cmd;
+  lockstep::ControlReply r;
+  switch (c.op) {
+    case lockstep::ControlOp::kStatus:
+      cmd.op = "status";
+      break;
+    case lockstep::ControlOp::kPause:
+      cmd.op = "pause";
+      break;
+    case lockstep::ControlOp::kResume:
+      cmd.op = "resume";
+      break;
+    case lockstep::ControlOp::kStep:
+      cmd.op = "step";
+      cmd.duration = c.duration;
+      break;
+    default:
+      cmd.op = "other";
+      break;
+  }
+  if (cmd.op == "other") {
+    r.ok = false;
+    r.error = "refused: the run's control endpoint takes status, pause, resume and step";
+  } else if (opts.mode == "lockstep" && cmd.op != "status") {
+    r.ok = false;
+    r.error = cmd.op + " refused: " + kLockstepRefusal;
+  } else if (cmd.op == "step") {
+    if (c.duration <= Duration::zero()) {
+      r.ok = false;
+      r.error = "refused: step: the duration must be > 0";
+    } else {
+      // Paused first, so the target is exact; the step's own wall time is running time.
+      r = core_control(lockstep::pause_request());
+      note_paused(true);
+      const SimTime target = r.status.time + c.duration;
+      if (r.ok) {
+        note_paused(false);
+        r = core_control(c);
+      }
+      const SimTime give_up = opts.wall_now() + seconds(60);
+      while (r.ok && r.status.time < target && opts.wall_now() < give_up && !stopping.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        r = core_control(lockstep::status_request());
+      }
+      note_paused(true);
+      if (r.ok && r.status.time < target) {
+        r.ok = false;
+        r.error = "step: the clock did not reach " + format_seconds(target) + " s within 60 s";
+      }
+    }
+  } else {
+    r = core_control(c);
+    if (r.ok && cmd.op != "status") note_paused(cmd.op == "pause");
+  }
+  if (r.ok && cmd.op == "status") r = core_control(lockstep::status_request());
+  cmd.ok = r.ok;
+  cmd.error = r.error;
+  cmd.sim = r.status.time;
+  cmd.paused = r.status.paused;
+  if (opts.on_clock_command) opts.on_clock_command(cmd);
+  return r;
+}
+
+void Session::Impl::on_idle() {
+  if (!opts.interrupt || !opts.interrupt->load()) return;
+  bool was_paused = false;
+  {
+    std::lock_guard<std::mutex> lk(pause_mu);
+    was_paused = paused;
+  }
+  if (!was_paused) return;
+  std::lock_guard<std::mutex> lk(control_mu);
+  if (core_control(lockstep::resume_request()).ok) note_paused(false);
 }
 
 std::string Session::failure() {
@@ -357,6 +487,12 @@ void Session::stop() {
     m.cv.notify_all();
   }
   if (m.watcher.joinable()) m.watcher.join();
+  if (m.control_ep) {
+    m.stopping.store(true);
+    m.control_ep->stop();
+    std::error_code ec;
+    std::filesystem::remove(std::filesystem::path(m.opts.control_dir) / kControlInfoFile, ec);
+  }
   for (auto& s : m.in_process) s->host->stop();
   if (m.world_p) m.world_p->leave();
   if (m.engine) m.engine->leave();

@@ -23,8 +23,15 @@
 // FIELDPROOF_COORDINATOR (the ipc endpoint), FIELDPROOF_VEHICLE, FIELDPROOF_SEED,
 // FIELDPROOF_RUN_DIR (when run_dir is set); output appended to <log_dir>/<vehicle>_nav.log when
 // log_dir is set. Ended as a group (SIGTERM, then SIGKILL) by stop(), whatever happens.
+//
+// Time control (`fieldproof clock`): with control_dir set, start() serves control requests on
+// ipc://<control_dir>/control.sock and writes <control_dir>/control.json (clock_control.hpp);
+// stop() removes both. Status is always answered; pause, resume and step act on the coordinator
+// (a step waits until the clock has advanced by its duration, then answers), except in a lockstep
+// session, which refuses them. Each request is reported to on_clock_command.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,6 +52,16 @@ struct VehicleSetup {
   bool process = false;               // the stack as the fieldproof-ugv-nav process
   bool stack = true;                  // false: no stack (the vehicle is driven by cmd_vel only)
   std::string params_json;            // UgvNavOptions as JSON ("" = defaults)
+};
+
+// A time-control request the session received (fieldproof clock), as it was answered.
+struct ClockCommand {
+  std::string op;  // status, pause, resume, step
+  bool ok = true;
+  std::string error;    // why it was refused
+  SimTime sim;          // the clock when it was answered
+  Duration duration;    // step: simulated time stepped
+  bool paused = false;  // the coordinator's state afterwards
 };
 
 struct SessionOptions {
@@ -70,6 +87,17 @@ struct SessionOptions {
   // Every message of the coordinator's ordered stream, in order (the recorder); may be empty.
   // Called on the coordinator's thread.
   std::function<void(const lockstep::Publish&)> tap;
+
+  // Time control: the directory of control.sock / control.json (empty: none).
+  std::string control_dir;
+  // The scenario's time mode ("sim", "realtime", "lockstep"): lockstep refuses pause, resume and
+  // step from fieldproof clock.
+  std::string mode = "sim";
+  // Every control request answered (on the control endpoint's thread); may be empty.
+  std::function<void(const ClockCommand&)> on_clock_command;
+  // Set when the run is being interrupted: a clock paused by fieldproof clock is resumed so the
+  // engine can end the run.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 class Session {
@@ -102,6 +130,11 @@ class Session {
   // Pauses or resumes the coordinator (no grant while paused; the pace regulator leaves paused
   // wall time out). "" or why the coordinator refused.
   std::string set_paused(bool paused);
+  // Wall time the coordinator has been paused (sim.pause, fieldproof clock) since start(),
+  // including a pause in progress.
+  Duration paused_wall() const;
+  // The control endpoint ("ipc://...control.sock"), empty when there is none.
+  std::string control_endpoint() const;
   // Why the run cannot go on (a stack process that exited, the coordinator failed), "" if none.
   std::string failure();
   // Ends everything: the engine and world leave, in-process stacks stop, processes are ended as
