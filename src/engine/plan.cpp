@@ -149,6 +149,13 @@ json RunPlan::to_json() const {
     as.push_back(o);
   }
   j["assertions"] = as;
+  json ks = json::array();
+  for (const auto& k : kpis) {
+    json o = {{"name", k.spec.name}, {"type", k.spec.type}, {"resolved", k.resolved}};
+    if (!k.vehicle.empty()) o["vehicle"] = k.vehicle;
+    ks.push_back(o);
+  }
+  j["kpis"] = ks;
   j["unsupported"] = unsupported;
   return j;
 }
@@ -310,7 +317,14 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
       r.errors.push_back(pos_prefix(s, a.pos, e.path()) + e.what());
     }
   }
-  if (!s.kpis.empty()) r.warnings.push_back("kpis: collectors are not run by this engine yet");
+  // KPI collectors.
+  for (const scenario::KpiSpec& k : s.kpis) {
+    try {
+      plan.kpis.push_back(assertions::plan_kpi(k, ctx));
+    } catch (const PlanError& e) {
+      r.errors.push_back(pos_prefix(s, k.pos, e.path()) + e.what());
+    }
+  }
   // outputs.record defaults to true (the scenario part's default is false when the key is
   // absent, so look at the document itself).
   plan.record = s.outputs.record || !record_key_given(s.file);

@@ -304,6 +304,10 @@ RunOutcome run_scenario(const RunOptions& o) {
     say("assertion " + r.name + " " + std::string(to_string(r.status)) + ": " + r.reason);
     resolved_order.push_back(r);
   });
+  // on_fail: abort: the loop cancels the timeline the moment this is set.
+  std::optional<std::string> abort_reason;
+  ev.set_on_abort([&](const AssertionResult&) { abort_reason = ev.abort_reason(); });
+  assertions::Collectors kpis(plan.kpis);
 
   std::string error;
   auto session = Session::create(so, &error);
@@ -375,6 +379,7 @@ RunOutcome run_scenario(const RunOptions& o) {
       event("action.end", {{"label", label}, {"status", code}, {"detail", detail}});
       say("action " + label + " " + code + (detail.empty() ? "" : ": " + detail));
       ev.on_action(label, ActionEvent::kEnd, t_of(now), code);
+      kpis.on_action(label, ActionEvent::kEnd, t_of(now), code);
       const bool ok = code == "ok" || code == "succeeded";
       for (size_t j : dependents(i)) {
         if (ok) {
@@ -418,6 +423,7 @@ RunOutcome run_scenario(const RunOptions& o) {
                              {"params", params}});
       say("action " + te.label + " started");
       ev.on_action(te.label, ActionEvent::kStart, t_of(now), "running");
+      kpis.on_action(te.label, ActionEvent::kStart, t_of(now), "running");
       if (te.action == "sim.pause") {
         // The engine holds the clock: nothing advances until the wall-clock duration has
         // passed (stacks' wall-clock watchdogs keep running, as with a paused Gazebo).
@@ -459,12 +465,16 @@ RunOutcome run_scenario(const RunOptions& o) {
     // plot and `fieldproof compare` read them from samples.jsonl).
     ObserverOptions obo;
     for (const PlannedAssertion& a : plan.assertions) obo.watch.merge(a.watch);
+    for (const assertions::PlannedKpi& k : plan.kpis) obo.watch.merge(k.watch);
     obo.watch.poses.insert(vehicle_names.begin(), vehicle_names.end());
     obo.pose_topic = session->pose_topic();
     obo.wall_now = wall_now;
     obo.wall0 = wall0;
     obo.write_line = [&](const json& j) { samples.write(j); };
-    obo.on_sample = [&](const assertions::Sample& s) { ev.on_sample(s, t_of(s.sim)); };
+    obo.on_sample = [&](const assertions::Sample& s) {
+      ev.on_sample(s, t_of(s.sim));
+      kpis.on_sample(s, t_of(s.sim));
+    };
     obo.on_resources = [&](const json& j) {
       resource_lines.write(j);
       ++resource_samples;
@@ -504,6 +514,7 @@ RunOutcome run_scenario(const RunOptions& o) {
     while (true) {
       const SimTime now = e.now();
       sim_now = now;
+      if (abort_reason) break;  // an on_fail: abort assertion failed during the last delivery
       // Entries due now (the engine holds the clock at their due time while acting).
       for (size_t i = 0; i < plan.timeline.size(); ++i) {
         const PlannedEntry& pe = plan.timeline[i];
@@ -518,7 +529,9 @@ RunOutcome run_scenario(const RunOptions& o) {
         }
       }
       ev.on_tick(t_of(now));
+      kpis.on_tick(t_of(now));
       observer.on_tick(now);
+      if (abort_reason) break;
       poll_recorder();
       if (now >= next_clock) {
         const SimTime w = wall_now();
@@ -631,10 +644,22 @@ RunOutcome run_scenario(const RunOptions& o) {
         EntryState& es = entries[i];
         if (es.ended) continue;
         es.status = es.started ? "cancelled" : "skipped";
+        if (abort_reason) {
+          ev.on_action(plan.timeline[i].entry->label, ActionEvent::kEnd, t_of(end_sim), es.status);
+          event("action." + es.status, {{"label", plan.timeline[i].entry->label},
+                                        {"detail", "on_fail: abort, the timeline was cancelled"}});
+        }
       }
-      ev.skip_pending("the run ended before the timeline completed (" + status + ")",
-                      t_of(end_sim));
+      if (abort_reason) {
+        status = "failed";
+        reason = *abort_reason;
+        ev.skip_pending(ev.abort_skip_reason(), t_of(end_sim));
+      } else {
+        ev.skip_pending("the run ended before the timeline completed (" + status + ")",
+                        t_of(end_sim));
+      }
     }
+    kpis.finish(t_of(end_sim));
     wall_elapsed = wall_now() - ready_wall;
     paused_wall = session->paused_wall();
     timeline_wall = wall_elapsed;
@@ -670,9 +695,20 @@ RunOutcome run_scenario(const RunOptions& o) {
     }
   } else {
     ev.skip_pending("the run did not start (" + reason + ")", 0.0);
+    kpis.finish(0.0);
     if (session) session->stop();
   }
   results = ev.results();
+  // The KPIs: kpis.jsonl and /fieldproof/kpis (each collector, then the flat map).
+  const std::vector<assertions::KpiResult> kpi_results = kpis.results();
+  {
+    JsonLines kpi_lines;
+    kpi_lines.open(dir / "kpis.jsonl");
+    for (const json& line : assertions::kpi_lines(results, kpi_results)) {
+      kpi_lines.write(line);
+      if (recording) (void)recorder.write_side(record::SideChannel::kKpis, end_sim, line);
+    }
+  }
 
   out.status = status;
   out.reason = reason;
@@ -786,13 +822,15 @@ RunOutcome run_scenario(const RunOptions& o) {
   }
   for (const char* f :
        {"engine.log", "samples.jsonl", "resources.jsonl", "clock.jsonl", "assertions.jsonl",
-        "report.json", "report.md", "junit.xml", "report.html"}) {
+        "kpis.jsonl", "report.json", "report.md", "junit.xml", "report.html"}) {
     artefacts.push_back({{"path", f}});
   }
   run["artefacts"] = artefacts;
   json as = json::array();
   for (const auto& r : results) as.push_back(r.to_json());
   run["assertions"] = as;
+  run["kpis"] = assertions::kpi_map(results, kpi_results);
+  run["kpi_collectors"] = assertions::kpi_collectors_json(kpi_results);
   run["resources"] = {
       {"processes", json::array()}, {"samples", resource_samples}, {"last", json::array()}};
   for (const auto& [process, last] : last_resources) {

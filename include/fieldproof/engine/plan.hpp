@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fieldproof/assertions/kpis.hpp"
 #include "fieldproof/engine/evaluator.hpp"
 #include "fieldproof/engine/session.hpp"
 #include "fieldproof/scenario/scenario.hpp"
@@ -45,6 +46,7 @@ struct RunPlan {
   std::vector<PlannedVehicle> vehicles;
   std::vector<PlannedEntry> timeline;
   std::vector<PlannedAssertion> assertions;
+  std::vector<assertions::PlannedKpi> kpis;  // the kpis section's collectors, planned
   // outputs.record (true unless the scenario says false): recording/<record_file> is written,
   // with record_topics as the allow-list (empty: every visible topic).
   bool record = true;
