@@ -364,6 +364,63 @@ TEST(NoCollision, EvidenceCountsIgnoredContactsAndMessages) {
   EXPECT_DOUBLE_EQ(s.metric("safe", "contacts"), 1);
 }
 
+TEST(Geofence, FailsWhenItsWindowClosesWithoutAPose) {
+  Stream s(R"(assertions:
+  - name: early
+    type: geofence
+    vehicle: ugv1
+    within_s: 2s
+    region: { box: { x_min: 0.0, x_max: 10.0, y_min: -1.0, y_max: 1.0 } }
+)");
+  s.tick(2.5);
+  const auto r = s.result("early");
+  ASSERT_EQ(r.status, Verdict::kFailed);
+  EXPECT_EQ(r.reason, "no pose of ugv1 was seen in the window [0 s, 2 s]");
+  EXPECT_DOUBLE_EQ(r.t_s, 2.5);
+}
+
+TEST(MinDistance, FailsWhenItsWindowClosesWithoutADistance) {
+  Stream s(std::string(kApart) + "    within_s: 4s\n");
+  s.pose(1.0, 0.0);
+  s.tick(4.5);
+  const auto r = s.result("apart");
+  ASSERT_EQ(r.status, Verdict::kFailed);
+  EXPECT_DOUBLE_EQ(r.t_s, 4.5);
+}
+
+TEST(PathEfficiency, IsJudgedWhenItsWindowClosesAndIgnoresLaterPoses) {
+  Stream s(R"(assertions:
+  - name: zigzag
+    type: path_efficiency
+    vehicle: ugv1
+    within_s: 3s
+    min_ratio: 0.9
+)");
+  s.pose(0.0, 0.0);
+  s.pose(1.0, 0.0, 3.0);
+  s.pose(2.0, 0.0, 0.0);
+  s.pose(3.5, 50.0);  // after the window: closes it first
+  const auto r = s.result("zigzag");
+  ASSERT_EQ(r.status, Verdict::kFailed);
+  EXPECT_DOUBLE_EQ(s.metric("zigzag", "path_m"), 6.0);
+  EXPECT_DOUBLE_EQ(s.metric("zigzag", "efficiency"), 0.0);
+  EXPECT_DOUBLE_EQ(r.t_s, 3.5);
+}
+
+TEST(ReachPose, FailsWhenWithinPassesAndIgnoresPosesBeforeTheTimeline) {
+  Stream s(kReach);
+  s.pose(-1.0, 10.0);  // before the timeline: noted, not judged
+  EXPECT_EQ(s.status("reached"), Verdict::kPending);
+  s.pose(1.0, 6.0);
+  s.tick(20.0);
+  EXPECT_EQ(s.status("reached"), Verdict::kPending);
+  s.tick(20.2);
+  const auto r = s.result("reached");
+  ASSERT_EQ(r.status, Verdict::kFailed);
+  EXPECT_NE(r.reason.find("within 20 s (closest 4.00 m)"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.evidence["excerpt"].size(), 2u);
+}
+
 TEST(Excerpt, KeepsTheLastSixNotedSamplesWithTimelineAndSimulationTime) {
   Stream s(kYard);
   for (int i = 0; i < 9; ++i) s.pose(i, i * 1.0);

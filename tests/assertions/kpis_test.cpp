@@ -212,6 +212,26 @@ TEST(ResourcesCollector, PeaksAndMeansOfTheVehiclesStack) {
   EXPECT_EQ(k.result("bridge").status, KpiStatus::kMissing);
 }
 
+TEST(LatencyCollector, IsMissingWithoutAMeasuredWindow) {
+  Kpis k(R"(kpis:
+  - { name: age, type: latency, topic: odom, vehicle: ugv1 }
+)");
+  k.latency(2.0, "/model/ugv1/odom", 0, 0.0, 0.0, 0.0);  // an empty window
+  k.c->finish(4.0);
+  EXPECT_EQ(k.result("age").status, KpiStatus::kMissing);
+  EXPECT_EQ(k.result("age").reason, "no latency window of /model/ugv1/odom was measured");
+}
+
+TEST(ResourcesCollector, IsMissingWhenTheStackWasNotSampled) {
+  Kpis k(R"(kpis:
+  - { name: stack, type: resources, vehicle: ugv2 }
+)");
+  k.resources(1.0, "ugv1", 10.0, 100.0);
+  k.c->finish(3.0);
+  EXPECT_EQ(k.result("stack").status, KpiStatus::kMissing);
+  EXPECT_EQ(k.result("stack").reason, "the stack of ugv2 was not sampled");
+}
+
 TEST(ValueCollector, CountsTheValuesThatSatisfyCountIf) {
   Kpis k(R"(kpis:
   - { name: commanded, type: value, topic: cmd_vel, vehicle: ugv1, field: linear.x, count_if: value > 0 }
