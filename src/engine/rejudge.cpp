@@ -6,6 +6,7 @@
 #include <set>
 #include <system_error>
 
+#include "fieldproof/assertions/kpis.hpp"
 #include "fieldproof/engine/observer.hpp"
 #include "fieldproof/engine/plan.hpp"
 #include "fieldproof/engine/run.hpp"
@@ -53,11 +54,18 @@ std::string free_run_id(const fs::path& runs_dir, const std::string& base) {
 json RejudgeOutcome::to_json() const {
   json as = json::array();
   for (const AssertionResult& a : assertions) as.push_back(a.to_json());
-  return {{"mode", "rejudge"},      {"status", status},
-          {"verdict", verdict},     {"reason", reason},
-          {"exit_code", exit_code}, {"recording", recording.string()},
-          {"notes", notes},         {"errors", errors},
-          {"assertions", as},       {"run_dir", run_dir.string()}};
+  return {{"mode", "rejudge"},
+          {"status", status},
+          {"verdict", verdict},
+          {"reason", reason},
+          {"exit_code", exit_code},
+          {"recording", recording.string()},
+          {"notes", notes},
+          {"errors", errors},
+          {"assertions", as},
+          {"run_dir", run_dir.string()},
+          {"kpis", assertions::kpi_map(assertions, kpi_collectors)},
+          {"kpi_collectors", assertions::kpi_collectors_json(kpi_collectors)}};
 }
 
 RejudgeOutcome rejudge(const RejudgeOptions& o) {
@@ -92,10 +100,21 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
                             " (give a run directory or its recording.mcap)");
   }
 
+  // The scenario's KPI collectors, fed the same stream as the evaluator.
+  std::vector<assertions::PlannedKpi> planned_kpis;
+  try {
+    planned_kpis =
+        assertions::plan_kpis(plan.scenario, assertions::PlanContext{plan.scenario, plan.frames});
+  } catch (const assertions::PlanError& e) {
+    return invalid(out, o.scenario_file.string() + ": " + e.path() + ": " + e.what());
+  }
+  assertions::Collectors collectors(planned_kpis);
+
   // What the plan watches, observed by the live run's Observer. Resources cannot be measured
   // after the fact: they come from the recorded /fieldproof/resources lines instead.
   assertions::Watch watch;
   for (const PlannedAssertion& a : plan.assertions) watch.merge(a.watch);
+  for (const assertions::PlannedKpi& k : planned_kpis) watch.merge(k.watch);
   for (const PlannedVehicle& v : plan.vehicles) watch.poses.insert(v.name);  // as live
   const std::set<std::string> resource_vehicles = watch.resources;
   watch.resources.clear();
@@ -110,7 +129,10 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   oo.pose_topic = pose_topic;
   oo.wall_now = [] { return SimTime::zero(); };
   oo.write_line = [&](const json& j) { sample_lines.push_back(j); };
-  oo.on_sample = [&](const Sample& smp) { ev.on_sample(smp, secs(smp.sim)); };
+  oo.on_sample = [&](const Sample& smp) {
+    ev.on_sample(smp, secs(smp.sim));
+    collectors.on_sample(smp, secs(smp.sim));
+  };
   Observer observer(std::move(oo));
   const std::vector<std::string> observed_list = observer.topics();
   const std::set<std::string> observed(observed_list.begin(), observed_list.end());
@@ -155,6 +177,7 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
       lockstep_mode ? std::min(plan.scenario.time.step, milliseconds(100)) : milliseconds(100);
   const auto do_tick = [&](SimTime t) {
     ev.on_tick(secs(t));
+    collectors.on_tick(secs(t));
     observer.on_tick(t);
   };
   observer.start(SimTime::zero());
@@ -183,9 +206,12 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
         const std::string name = e.value("event", "");
         if (name == "action.start") {
           ev.on_action(e.value("label", ""), ActionEvent::kStart, secs(s), "running");
+          collectors.on_action(e.value("label", ""), ActionEvent::kStart, secs(s), "running");
           acted = true;
         } else if (name == "action.end") {
           ev.on_action(e.value("label", ""), ActionEvent::kEnd, secs(s), e.value("status", ""));
+          collectors.on_action(e.value("label", ""), ActionEvent::kEnd, secs(s),
+                               e.value("status", ""));
         } else if (name == "timeline.complete") {
           completed = s;
         }
@@ -225,6 +251,7 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
         if (!resource_vehicles.count(smp.vehicle)) continue;
         sample_lines.push_back(smp.to_json());
         ev.on_sample(smp, secs(s));
+        collectors.on_sample(smp, secs(s));
       }
     }
     last = s;
@@ -232,6 +259,7 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   }
   if (completed) {
     ev.finish(secs(*completed));
+    collectors.finish(secs(*completed));
   } else {
     // The live run skipped its pending assertions when it ended; its run.json (when a run
     // directory was given) says how and when, so the reason and time are the live ones.
@@ -244,9 +272,11 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
       }
     }
     ev.skip_pending(why, at);
+    collectors.finish(at);
   }
 
   out.assertions = ev.results();
+  out.kpi_collectors = collectors.results();
   const AssertionResult* f = ev.first_failed();
   if (f) {
     out.status = "failed";
@@ -279,6 +309,10 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     fs::copy_file(o.scenario_file, dir / "scenario.yaml", ec);
     std::ofstream samples(dir / "samples.jsonl");
     for (const json& j : sample_lines) samples << j.dump() << "\n";
+    std::ofstream kpi_file(dir / "kpis.jsonl");
+    for (const json& j : assertions::kpi_lines(out.assertions, out.kpi_collectors)) {
+      kpi_file << j.dump() << "\n";
+    }
     std::ofstream lines(dir / "assertions.jsonl");
     for (const AssertionResult& r : resolved) {
       json j = r.to_json();

@@ -81,6 +81,22 @@ TEST_F(RejudgeCli, AnAssertionTheLiveRunDidNotHaveIsJudgedOnTheOldRun) {
   EXPECT_EQ((*find(r["assertions"], "reached_goal"))["status"], "passed");
 }
 
+TEST_F(RejudgeCli, TheScenariosKpiCollectorsMeasureTheRecordedRun) {
+  int code = -1;
+  const json r = rejudge_json("examples/scenarios/ugv_nav_to_goal.yaml", live().string(), &code);
+  ASSERT_TRUE(r.is_object()) << r;
+  ASSERT_EQ(r["kpi_collectors"].size(), 2u) << r.dump(2);
+  for (const json& k : r["kpi_collectors"]) {
+    EXPECT_EQ(k["status"], "measured") << k.dump(2);
+  }
+  // The drive's path length, measured from the recorded poses.
+  bool path = false;
+  for (const auto& [name, v] : r["kpis"].items()) {
+    path = path || (name.rfind("drive.", 0) == 0 && v["value"].get<double>() > 1.0);
+  }
+  EXPECT_TRUE(path) << r["kpis"].dump(2);
+}
+
 TEST_F(RejudgeCli, TheMcapFileItselfCanBeGiven) {
   int code = -1;
   const json r = rejudge_json("examples/scenarios/ugv_nav_to_goal.yaml",

@@ -20,8 +20,9 @@
 //     deadlines resolve at the same simulated times as live.
 // The scenario is planned as for a live run (its world is loaded for frames), so a new assertion
 // can be judged on an old run; what the recording lacks is said in RejudgeOutcome::notes.
+// The scenario's KPI collectors are fed the same stream (kpis, kpi_collectors in the output).
 // Output: a run directory (run.json with "mode": "rejudge", assertions.jsonl, samples.jsonl,
-// scenario.yaml), or
+// kpis.jsonl, scenario.yaml), or
 // nothing on disk with write_run_dir = false (the CLI's --json prints RejudgeOutcome::to_json()).
 #pragma once
 
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "fieldproof/assertions/kpis.hpp"
 #include "fieldproof/engine/evaluator.hpp"
 
 namespace fieldproof::engine {
@@ -51,11 +53,12 @@ struct RejudgeOutcome {
   std::string status;   // passed, failed, invalid
   std::string verdict;  // PASS, FAIL, INVALID
   std::string reason;
-  std::vector<std::string> errors;          // invalid input (exit 2), one per line
-  std::vector<std::string> notes;           // what the recording lacked, a damaged file
-  std::filesystem::path recording;          // the MCAP file read
-  std::filesystem::path run_dir;            // empty when none was written
-  std::vector<AssertionResult> assertions;  // in the plan's order
+  std::vector<std::string> errors;                    // invalid input (exit 2), one per line
+  std::vector<std::string> notes;                     // what the recording lacked, a damaged file
+  std::filesystem::path recording;                    // the MCAP file read
+  std::filesystem::path run_dir;                      // empty when none was written
+  std::vector<AssertionResult> assertions;            // in the plan's order
+  std::vector<assertions::KpiResult> kpi_collectors;  // the scenario's kpis, in order
   nlohmann::json to_json() const;
 };
 
