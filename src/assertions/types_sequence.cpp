@@ -100,7 +100,15 @@ class SequenceChecker : public StreamChecker {
     const Step& step = steps_[current_];
     if (label != step.action || !in_window(t) || gap_passed(t)) return;
     if (step.started) {
-      if (event == ActionEvent::kStart) happen(t, sim_at(t), {{"event", "started"}});
+      if (event == ActionEvent::kStart) {
+        happen(t, sim_at(t), {{"event", "started"}});
+      } else if (status == "skipped") {  // it never ran (its trigger failed, or an abort)
+        step_note(t, step.label, {{"event", "skipped"}});
+        decide(Verdict::kFailed,
+               "step " + std::to_string(current_ + 1) + " (" + step.label + "): " + step.action +
+                   " was skipped at " + seconds_text(t),
+               t, sim_at(t), evidence());
+      }
       return;
     }
     if (event != ActionEvent::kEnd) return;
@@ -141,8 +149,8 @@ class SequenceChecker : public StreamChecker {
   json metrics() const override {
     json m = {{"steps_done", metric(static_cast<double>(current_), "")}};
     if (done()) {
-      m["completed_at_s"] = metric(last_t_, "s");
-      m["duration_s"] = metric(last_t_ - first_t_, "s");
+      m["completed_at_s"] = metric(round_to(last_t_, 1e-3), "s");
+      m["duration_s"] = metric(round_to(last_t_ - first_t_, 1e-3), "s");
     }
     return m;
   }

@@ -876,7 +876,7 @@ class LifecycleStateChecker : public StreamChecker {
   }
   json metrics() const override {
     json m = {{"samples", metric(static_cast<double>(samples_), "")}};
-    if (reached_at_ >= 0) m["reached_at_s"] = metric(reached_at_, "s");
+    if (reached_at_ >= 0) m["reached_at_s"] = metric(round_to(reached_at_, 1e-3), "s");
     return m;
   }
 
@@ -1030,8 +1030,8 @@ class TemporalChecker : public StreamChecker {
     double longest = longest_;
     if (holding_) longest = std::max(longest, last_eval_t_ - held_since_);
     json m = {{"evaluations", metric(static_cast<double>(evaluations_), "")}};
-    if (satisfied_at_ >= 0) m["satisfied_at_s"] = metric(satisfied_at_, "s");
-    if (evaluations_ > 0) m["longest_hold_s"] = metric(longest, "s");
+    if (satisfied_at_ >= 0) m["satisfied_at_s"] = metric(round_to(satisfied_at_, 1e-3), "s");
+    if (evaluations_ > 0) m["longest_hold_s"] = metric(round_to(longest, 1e-3), "s");
     return m;
   }
 
@@ -1108,7 +1108,11 @@ class TemporalChecker : public StreamChecker {
   json last_values() const {
     json v = json::object();
     for (size_t i = 0; i < signals_.size(); ++i) {
-      v[names_[i]] = has_[i] ? value_json(slots_[i]) : json();
+      const Value& x = slots_[i];
+      v[names_[i]] = !has_[i] ? json()
+                     : x.is_number() && std::isfinite(x.as_number())
+                         ? json(round_to(x.as_number(), 1e-6))
+                         : value_json(x);
     }
     return v;
   }

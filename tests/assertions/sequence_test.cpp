@@ -126,6 +126,18 @@ TEST(Sequence, AnActionStepWhoseEntryEndsWithAnotherStatusFailsTheSequence) {
   EXPECT_EQ(r.evidence["excerpt"].back()["kind"], "step");
 }
 
+TEST(Sequence, AStartedStepFailsWhenItsEntryIsSkipped) {
+  Stream run(R"(  - name: order
+    type: sequence
+    steps:
+      - { action: back, event: started }
+)");
+  run.end("back", 3.0, "skipped");
+  const auto r = run.result("order");
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_TRUE(contains(r.reason, "back was skipped")) << r.reason;
+}
+
 TEST(Sequence, FinishedMeansTheEntryEndedOk) {
   Stream run(R"(  - name: order
     type: sequence
