@@ -66,6 +66,9 @@ SignalRead read_signal(const SignalRef& signal, const Sample& sample, scenario::
 
 // A condition value as JSON (for evidence).
 nlohmann::json value_json(const scenario::Value& v);
+// The same for an excerpt line: a list or a map is summarised ("[720 items]"), not copied.
+nlohmann::json excerpt_json(const scenario::Value& v);
+nlohmann::json excerpt_json(const nlohmann::json& v);
 
 // Compiles a condition already accepted by the validator; PlanError at `path` otherwise.
 scenario::Condition compile_condition(const std::string& text, std::vector<std::string> names,
@@ -108,8 +111,8 @@ class StreamChecker : public Checker {
   // Notes a sample for the excerpt: with `field`, `value` is the value read from it; otherwise a
   // numeric `extra_value` is noted as `extra` ("judged_ms").
   void seen(double t, const Sample& s, const std::string* field = nullptr,
-            nlohmann::json value = nullptr, const char* extra = nullptr,
-            nlohmann::json extra_value = nullptr);
+            const nlohmann::json& value = nullptr, const char* extra = nullptr,
+            const nlohmann::json& extra_value = nullptr);
   void decide(Verdict v, std::string reason, double t, SimTime sim,
               nlohmann::json evidence = nlohmann::json::object());
   // "after 2 s" / "by 10 s" phrases for reasons.

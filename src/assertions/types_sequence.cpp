@@ -78,7 +78,7 @@ class SequenceChecker : public StreamChecker {
       return;
     }
     const auto holds = step.condition->holds(std::span<const Value>(slot_.data(), 1));
-    const json value = value_json(slot_[0]);
+    const json value = excerpt_json(slot_[0]);
     const std::string* field =
         step.signal.kind == SignalRef::Kind::kField ? &step.signal.field : nullptr;
     if (!holds.ok()) {
@@ -91,7 +91,7 @@ class SequenceChecker : public StreamChecker {
       return;
     }
     seen(t, s, field, value, "holds", *holds);
-    if (*holds) happen(t, s.sim, {{"value", value}});
+    if (*holds) happen(t, s.sim, {{"value", value_json(slot_[0])}});
   }
 
   void on_action(const std::string& label, ActionEvent event, double t,

@@ -238,6 +238,18 @@ json value_json(const Value& v) {
   return nullptr;
 }
 
+json excerpt_json(const Value& v) {
+  if (v.is_list()) return "[" + std::to_string(v.as_list().size()) + " items]";
+  if (v.is_map()) return "{" + std::to_string(v.as_map().size()) + " fields}";
+  return value_json(v);
+}
+
+json excerpt_json(const json& v) {
+  if (v.is_array()) return "[" + std::to_string(v.size()) + " items]";
+  if (v.is_object()) return "{" + std::to_string(v.size()) + " fields}";
+  return v;
+}
+
 scenario::Condition compile_condition(const std::string& text, std::vector<std::string> names,
                                       const std::string& path) {
   auto c = scenario::Condition::compile(text, std::move(names));
@@ -256,14 +268,14 @@ SpecWindow::SpecWindow(const scenario::AssertionSpec& spec) {
   if (spec.within) within = static_cast<double>(spec.within->ns()) / 1e9;
 }
 
-void StreamChecker::seen(double t, const Sample& s, const std::string* field, json value,
-                         const char* extra, json extra_value) {
+void StreamChecker::seen(double t, const Sample& s, const std::string* field, const json& value,
+                         const char* extra, const json& extra_value) {
   // Numbers go through the JSON-free note(); other values (strings, bools, lists) are rarer.
   if (field != nullptr) {
     if (value.is_number()) {
       note(t, s, "value", value.get<double>());
     } else {
-      note(t, s, json{{"value", std::move(value)}});
+      note(t, s, json{{"value", excerpt_json(value)}});
     }
   } else if (extra != nullptr && extra_value.is_number()) {
     note(t, s, extra, extra_value.get<double>());
@@ -975,9 +987,9 @@ class TemporalChecker : public StreamChecker {
       }
       if (signals_[i].kind == SignalRef::Kind::kField) {
         field = &signals_[i].field;
-        value = value_json(v);
+        value = excerpt_json(v);
       } else if (value.is_null()) {
-        value = value_json(v);
+        value = excerpt_json(v);
       }
       slots_[i] = std::move(v);
       if (!has_[i]) {

@@ -215,6 +215,38 @@ TEST(TopicValue, ReadsIndexedFields) {
   EXPECT_EQ(run.result("front").status, Verdict::kFailed);
 }
 
+TEST(TopicValue, TheExcerptSummarisesAListValue) {
+  Stream run(R"(  - name: full_scan
+    type: topic_value
+    vehicle: ugv1
+    topic: scan
+    field: ranges
+    condition: len(value) == 3
+)");
+  run.value(1, kScan, {{"ranges", {1.0, 2.0, 3.0}}});
+  run.value(2, kScan, {{"ranges", {1.0, 2.0}}});
+  const auto r = run.result("full_scan");
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_EQ(r.evidence["excerpt"][1]["value"], "[2 items]");
+  EXPECT_EQ(r.evidence["violation"]["value"].size(), 2u);
+}
+
+TEST(Eventually, FailsAtTheEndOfTheTimelineWithoutADeadline) {
+  Stream run(R"(  - name: arrives
+    type: eventually
+    vehicle: ugv1
+    signals:
+      d: { metric: distance_to, target: goal_a }
+    condition: d < 0.5
+)");
+  run.pose(1, "ugv1", 0, 0);
+  run.finish(30);
+  const auto r = run.result("arrives");
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_TRUE(contains(r.reason, "by the end of the timeline")) << r.reason;
+  EXPECT_EQ(r.evidence["last_values"]["d"], 10.0);
+}
+
 // ---- message_latency ----
 
 constexpr const char* kFresh = R"(  - name: fresh
