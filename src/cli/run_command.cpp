@@ -11,6 +11,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "fieldproof/engine/determinism.hpp"
 #include "fieldproof/engine/plan.hpp"
 #include "fieldproof/engine/rejudge.hpp"
 #include "fieldproof/engine/run.hpp"
@@ -31,6 +32,8 @@ struct RunArgs {
   std::optional<double> max_rtf;
   std::string from_recording;  // re-judge this recorded run (engine/rejudge.hpp)
   bool json = false;           // with from_recording: print the result, write no run directory
+  bool check_determinism = false;
+  std::optional<int64_t> determinism_second_seed;  // test-only (hidden)
 };
 
 // --from-recording: the scenario's assertions judged against a recorded run, nothing simulated.
@@ -111,6 +114,18 @@ int run(const RunArgs& a) {
   struct sigaction old_term {};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  if (a.check_determinism) {
+    engine::DeterminismOptions d;
+    d.run = o;
+    d.second_seed = a.determinism_second_seed;
+    const engine::DeterminismOutcome r = engine::check_determinism(d);
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::fputs(r.report.c_str(), stdout);
+    return r.exit_code;
+  }
   const engine::RunOutcome r = engine::run_scenario(o);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
@@ -148,6 +163,12 @@ void add_run_command(CLI::App& app, int* exit_code) {
                   "or an .mcap) instead of running it");
   cmd->add_flag("--json", args->json,
                 "with --from-recording: print the verdicts as JSON, write no run directory");
+  cmd->add_flag("--check-determinism", args->check_determinism,
+                "run twice with the same seed (<id>-a, <id>-b) and report the first message where "
+                "the ordered streams differ; exit 1 on a difference");
+  cmd->add_option("--determinism-second-seed", args->determinism_second_seed,
+                  "test only: the second run's seed")
+      ->group("");
   cmd->callback([args, exit_code] { *exit_code = run(*args); });
 }
 
