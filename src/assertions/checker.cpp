@@ -422,7 +422,7 @@ void Evaluator::report(size_t i, AssertionResult r) {
   resolved_order_.push_back(std::move(r));
   const AssertionResult& done = resolved_order_.back();
   if (on_resolved_) on_resolved_(done);
-  if (abort_[i] && done.status == Verdict::kFailed && !aborted_) {
+  if (abort_[i] && done.status == Verdict::kFailed && !aborted_ && !finished_) {
     aborted_ = resolved_order_.size() - 1;
     if (on_abort_) on_abort_(resolved_order_[*aborted_]);
   }
@@ -481,6 +481,8 @@ void Evaluator::on_action(const std::string& label, ActionEvent event, double t,
 }
 
 void Evaluator::finish(double t) {
+  // Failures from here on cancel nothing: the timeline has completed.
+  finished_ = true;
   // Checkers that wait for others' verdicts (depends_on) are settled after them.
   std::map<std::string, size_t, std::less<>> index;
   for (size_t i = 0; i < checkers_.size(); ++i) index[checkers_[i]->planned().spec.name] = i;
@@ -510,6 +512,7 @@ void Evaluator::finish(double t) {
 
 void Evaluator::skip_pending(const std::string& reason, double t) {
   collect(t);
+  finished_ = true;
   for (size_t i = 0; i < checkers_.size(); ++i) {
     if (reported_[i]) continue;
     // The checker's measurements and excerpt stay; the verdict is skipped.

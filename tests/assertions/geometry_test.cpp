@@ -474,6 +474,20 @@ TEST(Abort, AContinueAssertionNeverAborts) {
   EXPECT_EQ(s.ev->abort_reason(), "");
 }
 
+TEST(Abort, AFailureSettledAtTheEndOfTheTimelineCancelsNothing) {
+  Stream s(R"(assertions:
+  - name: reached
+    type: reach_pose
+    vehicle: ugv1
+    on_fail: abort
+    target: goal_a
+)");
+  s.finish(5.0);
+  EXPECT_EQ(s.status("reached"), Verdict::kFailed);
+  EXPECT_EQ(s.ev->aborted_by(), nullptr);
+  EXPECT_TRUE(s.aborts.empty());
+}
+
 TEST(WindowTest, AfterAndWithinBoundTheWindowInclusively) {
   const Window w(seconds(2), seconds(5));
   EXPECT_TRUE(w.before(1.9));

@@ -266,7 +266,8 @@ class Evaluator {
   using OnResolved = std::function<void(const AssertionResult&)>;
   Evaluator(const std::vector<PlannedAssertion>& planned, const AssertionTypes& types,
             OnResolved on_resolved);
-  // Called once, right after on_resolved, when the first assertion with on_fail: abort fails.
+  // Called once, right after on_resolved, when the first assertion with on_fail: abort fails
+  // while the timeline runs (not for failures settled by finish(): nothing is left to cancel).
   void set_on_abort(OnResolved on_abort) { on_abort_ = std::move(on_abort); }
   void on_sample(const Sample& sample, double t);
   void on_tick(double t);
@@ -298,6 +299,7 @@ class Evaluator {
   std::vector<std::vector<size_t>> by_kind_;  // Sample::Kind -> checkers whose Watch wants it
   std::vector<size_t> tick_;                  // every checker (on_tick, on_action)
   bool dirty_ = false;                        // a checker may have resolved since collect()
+  bool finished_ = false;  // finish() or skip_pending() was called: no more aborts
   std::vector<AssertionResult> resolved_order_;
   std::optional<size_t> aborted_;  // index in resolved_order_
   OnResolved on_resolved_;
