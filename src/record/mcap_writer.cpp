@@ -295,22 +295,27 @@ Status McapWriter::close_chunk() {
 Status McapWriter::write_chunk() {
   if (chunk_.empty()) return {};
   const uint32_t crc = options_.enable_crcs ? wire::crc32(chunk_.data(), chunk_.size()) : 0;
-  if (Status s = compressor_->compress(options_.compression, options_.compression_level,
-                                       chunk_.data(), chunk_.size(), compressed_);
-      !s.ok()) {
-    return fail(s);
+  // Uncompressed chunks are written from the chunk buffer itself, not a copy of it.
+  const bool raw = options_.compression == Compression::kNone;
+  if (!raw) {
+    if (Status s = compressor_->compress(options_.compression, options_.compression_level,
+                                         chunk_.data(), chunk_.size(), compressed_);
+        !s.ok()) {
+      return fail(s);
+    }
   }
+  const std::vector<uint8_t>& body = raw ? chunk_ : compressed_;
   const std::string_view comp = compression_name(options_.compression);
   ChunkIndexEntry entry;
   entry.start_ns = chunk_start_ns_;
   entry.end_ns = chunk_end_ns_;
   entry.chunk_offset = offset_;
-  entry.compressed_size = compressed_.size();
+  entry.compressed_size = body.size();
   entry.uncompressed_size = chunk_.size();
 
   scratch_.clear();
   wire::Appender a(scratch_);
-  const uint64_t content = 8 + 8 + 8 + 4 + 4 + comp.size() + 8 + compressed_.size();
+  const uint64_t content = 8 + 8 + 8 + 4 + 4 + comp.size() + 8 + body.size();
   a.u8(static_cast<uint8_t>(Opcode::kChunk));
   a.u64(content);
   a.u64(static_cast<uint64_t>(chunk_start_ns_));
@@ -318,9 +323,9 @@ Status McapWriter::write_chunk() {
   a.u64(chunk_.size());
   a.u32(crc);
   a.str(comp);
-  a.u64(compressed_.size());
+  a.u64(body.size());
   if (Status s = put(scratch_); !s.ok()) return s;
-  if (Status s = put(compressed_); !s.ok()) return s;
+  if (Status s = put(body); !s.ok()) return s;
   entry.chunk_length = wire::kRecordPrefix + content;
 
   if (options_.write_message_indexes) {
@@ -331,14 +336,21 @@ Status McapWriter::write_chunk() {
       if (entries.empty()) continue;
       const auto channel = static_cast<uint16_t>(id);
       entry.message_index_offsets[channel] = index_start + scratch_.size();
-      size_t at = a.begin_record(Opcode::kMessageIndex);
-      a.u16(channel);
-      a.u32(static_cast<uint32_t>(entries.size() * 16));
+      // Stored in place: one resize per channel, not two appends per message.
+      const size_t index_content = 2 + 4 + entries.size() * 16;
+      const size_t at = scratch_.size();
+      scratch_.resize(at + wire::kRecordPrefix + index_content);
+      uint8_t* p = scratch_.data() + at;
+      wire::store_le(p, static_cast<uint8_t>(Opcode::kMessageIndex), 1);
+      wire::store_le(p + 1, index_content, 8);
+      wire::store_le(p + 9, channel, 2);
+      wire::store_le(p + 11, entries.size() * 16, 4);
+      p += wire::kRecordPrefix + 6;
       for (const auto& [t, off] : entries) {
-        a.u64(static_cast<uint64_t>(t));
-        a.u64(off);
+        wire::store_le(p, static_cast<uint64_t>(t), 8);
+        wire::store_le(p + 8, off, 8);
+        p += 16;
       }
-      a.end_record(at);
     }
     entry.message_index_length = scratch_.size();
     if (Status s = put(scratch_); !s.ok()) return s;
