@@ -16,19 +16,33 @@
 //
 //   BENCH recorder_ns_per_msg <v> ns/msg ratio=<v/base> baseline=mcap_writer_same_messages
 //
+// The recording's cost in a real run: the lock-step UGV example (a stack process, 0.1 s steps),
+// unpaced, with outputs.record true and false, run alternately; the median wall time of each:
+//
+//   BENCH run_wall_s_with_recording <v> s ratio=<with/without> baseline=same_run_without_recording
+//   BENCH run_cpu_s_with_recording <v> s ratio=<with/without> baseline=same_run_without_recording
+//
+// (CPU: user + system of the engine and its stack process; steadier than wall time on a loaded
+// machine.)
+//
 // Kept short (a fraction of a second per case): the lead measures final figures on a quiet machine.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include "fieldproof/engine/run.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
@@ -53,21 +67,31 @@ const Workload kWorkloads[] = {{"small", 100, 100'000},
 const std::pair<const char*, Compression> kCompressions[] = {
     {"none", Compression::kNone}, {"lz4", Compression::kLz4}, {"zstd", Compression::kZstd}};
 
-// Payloads that compress like sensor data in text form: digits and separators, deterministic.
+// Payloads shaped like sensor data in text form: a JSON object of named fields whose digits are
+// random (keys and separators repeat, numbers do not), deterministic. Not random characters: on
+// those zstd finds no matches and skips ahead ever faster, which made the raw ZSTD_compress
+// baseline about 2x faster than on any real payload, while the MCAP records' framing (a match
+// every message) stopped the skipping: the comparison measured zstd's incompressible-data
+// shortcut, not the writer.
 std::vector<std::string> make_payloads(const Workload& w) {
+  static const char* const kKeys[] = {
+      "\"x\":", "\"y\":", "\"z\":", "\"vx\":", "\"vy\":", "\"yaw\":", "\"t\":", "\"cov\":"};
   std::vector<std::string> out;
   out.reserve(w.count);
   uint64_t s = 0x1234567u;
   for (size_t i = 0; i < w.count; ++i) {
-    std::string p(w.message_size, ' ');
-    for (size_t j = 0; j < p.size(); ++j) {
-      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-      const uint64_t r = s >> 59;  // 0..31
-      p[j] = r < 10   ? static_cast<char>('0' + r)
-             : r < 14 ? ','
-             : r < 16 ? '.'
-                      : "{}\":xyz-e "[r % 10];
+    std::string p = "{";
+    for (size_t k = 0; p.size() < w.message_size; ++k) {
+      p += kKeys[k % 8];
+      for (int d = 0; d < 9; ++d) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        p += static_cast<char>('0' + (s >> 33) % 10);
+        if (d == 2) p += '.';
+      }
+      p += ',';
     }
+    p.resize(w.message_size - 1);
+    p += '}';
     out.push_back(std::move(p));
   }
   return out;
@@ -268,6 +292,98 @@ void write_stream_mcap(benchmark::State& state) {
   fs::remove(path);
 }
 
+// The lock-step example with outputs.record set to `record`, its world path made absolute, in
+// `dir`; returns the scenario file.
+fs::path lockstep_scenario(const fs::path& dir, bool record) {
+  const fs::path src = fs::path(FIELDPROOF_SOURCE_DIR) / "examples/scenarios/ugv_lockstep.yaml";
+  std::ifstream in(src);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string world = "world: ../worlds/depot.sdf";
+  const auto w = text.find(world);
+  if (w != std::string::npos) {
+    text.replace(
+        w, world.size(),
+        "world: " + (fs::path(FIELDPROOF_SOURCE_DIR) / "examples/worlds/depot.sdf").string());
+  }
+  const auto r = text.find("record: true");
+  if (r != std::string::npos && !record) text.replace(r, 12, "record: false");
+  const fs::path out = dir / (record ? "with.yaml" : "without.yaml");
+  std::ofstream(out) << text;
+  return out;
+}
+
+// CPU seconds (user + system) of this process and its waited-for children (the stack process).
+double cpu_seconds() {
+  double total = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage u{};
+    ::getrusage(who, &u);
+    total += static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+             static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  }
+  return total;
+}
+
+struct RunCost {
+  double wall_s = -1;  // -1 when the run did not pass
+  double cpu_s = -1;
+};
+
+RunCost timed_run(const fs::path& scenario, const fs::path& runs, const std::string& id) {
+  fieldproof::engine::RunOptions o;
+  o.scenario_file = scenario;
+  o.runs_dir = runs;
+  o.run_id = id;
+  o.max_rtf = 0.0;
+  o.ugv_nav_exe = FIELDPROOF_UGV_NAV_EXE;
+  const fieldproof::WallNow wall = fieldproof::SystemClock::wall_now();
+  const double cpu0 = cpu_seconds();
+  const SimTime t0 = wall();
+  const auto r = fieldproof::engine::run_scenario(o);
+  RunCost c;
+  if (r.exit_code != 0) return c;
+  c.wall_s = static_cast<double>((wall() - t0).ns()) * 1e-9;
+  c.cpu_s = cpu_seconds() - cpu0;
+  return c;
+}
+
+struct RecordingCost {
+  RunCost with, without;  // medians
+  uint64_t recording_bytes = 0;
+};
+
+// Alternating runs so load changes hit both sides alike; medians.
+RecordingCost measure_recording_cost(int pairs) {
+  const fs::path dir = bench_file("runs");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path with = lockstep_scenario(dir, true);
+  const fs::path without = lockstep_scenario(dir, false);
+  std::vector<RunCost> a, b;
+  RecordingCost c;
+  for (int i = 0; i < pairs; ++i) {
+    const std::string n = std::to_string(i);
+    a.push_back(timed_run(with, dir / "runs", "with-" + n));
+    b.push_back(timed_run(without, dir / "runs", "without-" + n));
+    std::error_code ec;
+    c.recording_bytes =
+        fs::file_size(dir / "runs" / ("with-" + n) / "recording/recording.mcap", ec);
+  }
+  fs::remove_all(dir);
+  const auto median = [](const std::vector<RunCost>& v, double RunCost::*field) {
+    std::vector<double> x;
+    for (const auto& r : v) x.push_back(r.*field);
+    if (std::any_of(x.begin(), x.end(), [](double y) { return y < 0; })) return -1.0;
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+  };
+  c.with = {median(a, &RunCost::wall_s), median(a, &RunCost::cpu_s)};
+  c.without = {median(b, &RunCost::wall_s), median(b, &RunCost::cpu_s)};
+  return c;
+}
+
 // Seconds per iteration of each benchmark, by its registered name.
 class Collector : public benchmark::ConsoleReporter {
  public:
@@ -276,11 +392,14 @@ class Collector : public benchmark::ConsoleReporter {
       if (r.run_type == Run::RT_Iteration && r.iterations > 0 && !r.error_occurred) {
         seconds[r.run_name.function_name] =
             r.real_accumulated_time / static_cast<double>(r.iterations);
+        cpu_seconds[r.run_name.function_name] =
+            r.cpu_accumulated_time / static_cast<double>(r.iterations);
       }
     }
     ConsoleReporter::ReportRuns(runs);
   }
   std::map<std::string, double> seconds;
+  std::map<std::string, double> cpu_seconds;  // user + system: steadier on a loaded machine
 };
 
 void print_figure(const std::string& name, double value, const char* unit, double base,
@@ -344,6 +463,12 @@ int main(int argc, char** argv) {
         if (write && c == Compression::kZstd && collector.seconds.contains(raw)) {
           print_figure(prefix + "_vs_raw_zstd_mb_per_s", mb / s, "MB/s",
                        mb / collector.seconds[raw], "zstd_compress_fwrite_same_bytes");
+          std::printf("  (CPU time: %.4f of raw ZSTD_compress, %.4f of fwrite)\n",
+                      collector.cpu_seconds[raw] / collector.cpu_seconds[key],
+                      collector.cpu_seconds[base_name] / collector.cpu_seconds[key]);
+        } else if (write && c == Compression::kNone) {
+          std::printf("  (CPU time: %.4f of fwrite)\n",
+                      collector.cpu_seconds[base_name] / collector.cpu_seconds[key]);
         }
       }
     }
@@ -353,6 +478,28 @@ int main(int argc, char** argv) {
     const double n = static_cast<double>(kStreamCount);
     print_figure("recorder_ns_per_msg", collector.seconds["recorder/stream"] * 1e9 / n, "ns/msg",
                  collector.seconds["recorder/mcap_writer"] * 1e9 / n, "mcap_writer_same_messages");
+  }
+  // --recording-cost-pairs=N (default 3; 0 skips the runs).
+  int pairs = 3;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--recording-cost-pairs=", 0) == 0) pairs = std::stoi(a.substr(23));
+  }
+  if (pairs > 0) {
+    const RecordingCost c = measure_recording_cost(pairs);
+    if (c.with.wall_s < 0 || c.without.wall_s < 0) {
+      std::printf("recording cost: a run of ugv_lockstep did not pass; no figure\n");
+    } else {
+      std::printf(
+          "recording cost: ugv_lockstep unpaced, median of %d runs each: %.3f s wall, "
+          "%.3f s CPU with recording (%llu bytes); %.3f s wall, %.3f s CPU without\n",
+          pairs, c.with.wall_s, c.with.cpu_s, static_cast<unsigned long long>(c.recording_bytes),
+          c.without.wall_s, c.without.cpu_s);
+      print_figure("run_wall_s_with_recording", c.with.wall_s, "s", c.without.wall_s,
+                   "same_run_without_recording");
+      print_figure("run_cpu_s_with_recording", c.with.cpu_s, "s", c.without.cpu_s,
+                   "same_run_without_recording");
+    }
   }
   return 0;
 }
