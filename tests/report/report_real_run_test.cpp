@@ -1,0 +1,230 @@
+// The reports of a real run: `fieldproof run` of the failing example (unpaced) into a fresh runs
+// directory, then report.md, junit.xml and report.json checked against its run.json as the engine
+// writes it now (every field the report shows is filled from the run, not a dash), and its
+// report.html laid out by headless Chromium (report_html_render_test.cpp has the probe).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/fixture.hpp"
+
+namespace fieldproof::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::count;
+using testing::fresh_dir;
+using testing::read_file;
+
+struct RealRun {
+  int exit_code = -1;
+  std::string out;
+  fs::path dir;
+  json run;
+  std::string md, junit, html;
+  json report;
+};
+
+RealRun* g_run = nullptr;
+
+class ReportOfARealRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_run = new RealRun;
+    const fs::path runs = fresh_dir("real_run");
+    const std::string cmd = std::string(FIELDPROOF_EXE) +
+                            " run examples/scenarios/ugv_nav_fails_on_time.yaml --max-rtf 0"
+                            " --runs-dir '" +
+                            runs.string() + "' --run-id real 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) g_run->out.append(buf.data(), n);
+    const int st = ::pclose(p);
+    g_run->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    g_run->dir = runs / "real";
+    g_run->run = json::parse(read_file(g_run->dir / "run.json"), nullptr, false);
+    g_run->md = read_file(g_run->dir / "report.md");
+    g_run->junit = read_file(g_run->dir / "junit.xml");
+    g_run->html = read_file(g_run->dir / "report.html");
+    g_run->report = json::parse(read_file(g_run->dir / "report.json"), nullptr, false);
+  }
+  static void TearDownTestSuite() {
+    delete g_run;
+    g_run = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(g_run, nullptr);
+    ASSERT_EQ(g_run->exit_code, 1) << g_run->out;  // the example fails arrived_in_time
+    ASSERT_TRUE(g_run->run.is_object()) << g_run->out;
+  }
+  const json& run() const { return g_run->run; }
+  const std::string& md() const { return g_run->md; }
+  bool md_has(const std::string& s) const { return md().find(s) != std::string::npos; }
+  // The Markdown row whose first cell is `head` (empty if none).
+  std::string md_row(const std::string& head) const {
+    const auto at = md().find("| " + head + " |");
+    if (at == std::string::npos) return "";
+    return md().substr(at, md().find('\n', at) - at);
+  }
+};
+
+TEST_F(ReportOfARealRun, HeadsWithTheVerdictAndExitCode) {
+  EXPECT_TRUE(md_has("**Verdict:** FAIL (exit code 1, status failed)")) << md();
+  EXPECT_TRUE(md_has("**Reason:** " + run()["reason"].get<std::string>())) << md();
+}
+
+TEST_F(ReportOfARealRun, NamesTheScenarioWorldAndVehicles) {
+  const std::string scenario = md_row("Scenario");
+  EXPECT_NE(scenario.find(run()["scenario"]["name"].get<std::string>()), std::string::npos);
+  EXPECT_NE(scenario.find("digest sha256:"), std::string::npos) << scenario;
+  EXPECT_NE(md_row("World").find(run()["world"]["name"].get<std::string>()), std::string::npos);
+  for (const auto& v : run()["vehicles"]) {
+    EXPECT_NE(md_row("Vehicles").find(v["name"].get<std::string>() + " (spawn "), std::string::npos)
+        << md_row("Vehicles");
+  }
+}
+
+TEST_F(ReportOfARealRun, StartAndEndAreUtcTimestampsInOrder) {
+  static const std::regex kIso(R"(\| (Start|End) \| (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) \|)");
+  std::smatch start, end;
+  const std::string s = md_row("Start"), e = md_row("End");
+  ASSERT_TRUE(std::regex_search(s, start, kIso)) << s;
+  ASSERT_TRUE(std::regex_search(e, end, kIso)) << e;
+  EXPECT_LE(start[2].str(), end[2].str());
+  EXPECT_EQ(start[2].str(), run()["started_utc"]);
+  EXPECT_EQ(end[2].str(), run()["ended_utc"]);
+}
+
+TEST_F(ReportOfARealRun, GivesTheThreeDurations) {
+  static const std::regex kDurations(
+      R"(\| Durations \| wall [0-9.]+ s · timeline [0-9.]+ s · simulated [0-9.]+ s \|)");
+  EXPECT_TRUE(std::regex_search(md_row("Durations"), kDurations)) << md_row("Durations");
+}
+
+TEST_F(ReportOfARealRun, GivesTheClockLine) {
+  static const std::regex kClock(
+      R"(\*\*Clock:\*\* mode \w+ · target RTF [0-9.]+ · measured RTF [0-9.]+)");
+  EXPECT_TRUE(std::regex_search(md(), kClock)) << md();
+}
+
+TEST_F(ReportOfARealRun, ListsEveryAssertionWithItsReason) {
+  ASSERT_FALSE(run()["assertions"].empty());
+  for (const auto& a : run()["assertions"]) {
+    const std::string row = md_row(a["name"].get<std::string>());
+    EXPECT_NE(row.find(" | " + a["status"].get<std::string>() + " | "), std::string::npos) << row;
+    EXPECT_NE(row.find(a["reason"].get<std::string>()), std::string::npos) << row;
+  }
+}
+
+TEST_F(ReportOfARealRun, PrintsTheFailedAssertionsEvidenceUnderTheTable) {
+  const auto table = md().find("## Assertions");
+  const auto excerpts = md().find("### Excerpts of the failed assertions");
+  ASSERT_NE(excerpts, std::string::npos) << md();
+  EXPECT_LT(table, excerpts);
+  size_t failed = 0;
+  for (const auto& a : run()["assertions"]) {
+    if (a["status"] != "failed") continue;
+    ++failed;
+    const std::string heading = "#### " + a["name"].get<std::string>() + "\n";
+    const auto at = md().find(heading, excerpts);
+    ASSERT_NE(at, std::string::npos) << heading << md();
+    const auto next = md().find("\n#", at + heading.size());
+    const std::string section = md().substr(at, next - at);
+    const json& ev = a["evidence"];
+    if (ev.contains("excerpt") && !ev["excerpt"].empty()) {
+      EXPECT_EQ(count(section, "\n| "), ev["excerpt"].size() + 1) << section;  // + the header
+    } else {
+      EXPECT_NE(section.find("No excerpt."), std::string::npos) << section;
+    }
+    for (const auto& [k, v] : ev.items()) {
+      if (k == "excerpt") continue;
+      EXPECT_NE(section.find(k + "="), std::string::npos) << k << section;
+    }
+  }
+  EXPECT_GT(failed, 0u);
+}
+
+// run.json's kpis when the engine writes them, else every assertion's metrics: each a row of the
+// KPI table, a kpi.<name> property of junit.xml and an entry of report.json.
+TEST_F(ReportOfARealRun, KpiTableAndJunitPropertiesHoldEveryKpi) {
+  std::vector<std::string> names;
+  if (run().contains("kpis") && run()["kpis"].is_object()) {
+    for (const auto& [name, k] : run()["kpis"].items()) names.push_back(name);
+  } else {
+    for (const auto& a : run()["assertions"]) {
+      for (const auto& [metric, v] : a["metrics"].items()) {
+        names.push_back(a["name"].get<std::string>() + "." + metric);
+      }
+    }
+  }
+  ASSERT_FALSE(names.empty()) << run().dump(1).substr(0, 3000);
+  for (const auto& name : names) {
+    EXPECT_FALSE(md_row(name).empty()) << name << "\n" << md();
+    EXPECT_NE(g_run->junit.find("<property name=\"kpi." + name + "\""), std::string::npos) << name;
+    EXPECT_TRUE(g_run->report["kpis"].contains(name)) << name;
+  }
+}
+
+TEST_F(ReportOfARealRun, ListsTheTimelineEntries) {
+  ASSERT_FALSE(run()["timeline"].empty());
+  for (const auto& e : run()["timeline"]) {
+    const std::string row = md_row(e["label"].get<std::string>());
+    EXPECT_NE(row.find(e["action"].get<std::string>()), std::string::npos) << row;
+    EXPECT_NE(row.find(e["status"].get<std::string>()), std::string::npos) << row;
+  }
+}
+
+TEST_F(ReportOfARealRun, ListsThePhases) {
+  const auto at = md().find("## Phases");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(md().find("No phases recorded.", at), std::string::npos) << md().substr(at, 600);
+  EXPECT_NE(md().find("\n- ", at), std::string::npos) << md().substr(at, 600);
+}
+
+TEST_F(ReportOfARealRun, ListsTheRecordingFirstAmongTheArtefactsWithItsSize) {
+  const auto at = md().find("| File | Size |\n|---|---|\n");
+  ASSERT_NE(at, std::string::npos) << md();
+  const std::string first = md().substr(at + 26, md().find('\n', at + 26) - at - 26);
+  const auto size = fs::file_size(g_run->dir / "recording" / "recording.mcap");
+  EXPECT_EQ(first.rfind("| recording/recording.mcap | ", 0), 0u) << first;
+  EXPECT_NE(first.find("(" + std::to_string(size) + " bytes)"), std::string::npos) << first;
+  EXPECT_TRUE(md_has("| run.json | ")) << md();
+}
+
+TEST_F(ReportOfARealRun, JunitCountsMatchTheRun) {
+  const size_t cases = run()["assertions"].size() + run()["timeline"].size() + 1;
+  EXPECT_NE(g_run->junit.find("tests=\"" + std::to_string(cases) + "\""), std::string::npos)
+      << g_run->junit;
+  size_t failed = 0;
+  for (const auto& a : run()["assertions"]) failed += a["status"] == "failed";
+  for (const auto& e : run()["timeline"]) {
+    failed += e["status"] != "ok" && e["status"] != "succeeded";
+  }
+  failed += 1;  // the run case: the run failed
+  EXPECT_NE(g_run->junit.find("failures=\"" + std::to_string(failed) + "\""), std::string::npos)
+      << g_run->junit;
+}
+
+TEST_F(ReportOfARealRun, HtmlDrawsTheVehiclesPathObstaclesAndGoal) {
+  EXPECT_EQ(count(g_run->html, "class=\"vehicle-path\""), run()["vehicles"].size());
+  EXPECT_EQ(count(g_run->html, "class=\"obstacle\""), run()["world"]["obstacles"].size());
+  EXPECT_GE(count(g_run->html, "<g class=\"goal\">"), 1u);
+  EXPECT_EQ(count(g_run->html, "class=\"plot rtf\""), 1u);
+  EXPECT_EQ(count(g_run->html, "class=\"plot drift\""), 1u);
+  EXPECT_EQ(count(g_run->html, "class=\"plot verdicts\""), 1u);
+}
+
+}  // namespace
+}  // namespace fieldproof::report
