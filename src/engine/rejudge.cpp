@@ -1,8 +1,13 @@
 // Re-judging a recorded run (see rejudge.hpp).
 #include "fieldproof/engine/rejudge.hpp"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/dynamic_message.h>
+
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <system_error>
 
@@ -10,6 +15,7 @@
 #include "fieldproof/engine/observer.hpp"
 #include "fieldproof/engine/plan.hpp"
 #include "fieldproof/engine/run.hpp"
+#include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_reader.hpp"
 
 namespace fieldproof::engine {
@@ -21,6 +27,7 @@ namespace fs = std::filesystem;
 constexpr std::string_view kEvents = "/fieldproof/events";
 constexpr std::string_view kMetrics = "/fieldproof/metrics";
 constexpr std::string_view kResources = "/fieldproof/resources";
+constexpr std::string_view kVehiclePoses = "/fieldproof/vehicles/";
 
 double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
 
@@ -31,6 +38,59 @@ struct Recorded {
   std::string data;
   std::string type;  // the bus type (the channel's "type" metadata, else the schema name)
   uint64_t sequence = 0;
+  std::string vehicle;  // a /fieldproof/vehicles/<v>/pose message: <v>
+};
+
+// The recorder's /fieldproof/vehicles/<v>/pose channels (foxglove.PoseInFrame), read through the
+// FileDescriptorSet recorded as their schema: a pose for when /world/<w>/pose/info was not
+// recorded (an outputs.topics allow-list without it).
+class VehiclePoseDecoder {
+ public:
+  // False when the schema does not describe a message with pose.position / pose.orientation.
+  bool init(const record::Schema& schema) {
+    google::protobuf::FileDescriptorSet fds;
+    if (!fds.ParseFromString(schema.data)) return false;
+    for (const auto& f : fds.file()) (void)pool_.BuildFile(f);
+    const auto* d = pool_.FindMessageTypeByName(schema.name);
+    if (d == nullptr) return false;
+    prototype_ = factory_.GetPrototype(d);
+    return prototype_ != nullptr;
+  }
+  // x, y, yaw; nullopt when the payload does not decode.
+  std::optional<world::Pose2D> decode(const std::string& data) const {
+    std::unique_ptr<google::protobuf::Message> m(prototype_->New());
+    if (!m->ParseFromString(data)) return std::nullopt;
+    const google::protobuf::Message* pose = child(*m, "pose");
+    const google::protobuf::Message* pos = pose ? child(*pose, "position") : nullptr;
+    const google::protobuf::Message* q = pose ? child(*pose, "orientation") : nullptr;
+    if (pos == nullptr || q == nullptr) return std::nullopt;
+    ignition::msgs::Quaternion iq;
+    iq.set_x(number(*q, "x"));
+    iq.set_y(number(*q, "y"));
+    iq.set_z(number(*q, "z"));
+    iq.set_w(number(*q, "w"));
+    return world::Pose2D{number(*pos, "x"), number(*pos, "y"), msgs::yaw_of(iq)};
+  }
+
+ private:
+  static const google::protobuf::Message* child(const google::protobuf::Message& m,
+                                                const char* name) {
+    const auto* f = m.GetDescriptor()->FindFieldByName(name);
+    if (f == nullptr || f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+      return nullptr;
+    }
+    return &m.GetReflection()->GetMessage(m, f);
+  }
+  static double number(const google::protobuf::Message& m, const char* name) {
+    const auto* f = m.GetDescriptor()->FindFieldByName(name);
+    if (f == nullptr || f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) {
+      return 0.0;
+    }
+    return m.GetReflection()->GetDouble(m, f);
+  }
+  google::protobuf::DescriptorPool pool_;
+  google::protobuf::DynamicMessageFactory factory_{&pool_};
+  const google::protobuf::Message* prototype_ = nullptr;
 };
 
 RejudgeOutcome invalid(RejudgeOutcome& out, std::string error) {
@@ -140,9 +200,26 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   // The whole recording, in its order (log time, then recorded order).
   std::vector<Recorded> messages;
   std::set<std::string> seen;
+  std::map<uint16_t, std::unique_ptr<VehiclePoseDecoder>> pose_decoders;  // by schema id
+  std::map<std::string, const VehiclePoseDecoder*> decoder_of;            // by topic
   const record::Status read = reader.read_messages({}, [&](const record::MessageView& m) {
     const std::string& topic = m.channel->topic;
     seen.insert(topic);
+    if (auto v = m.channel->metadata.find("vehicle"); v != m.channel->metadata.end() &&
+                                                      topic.rfind(kVehiclePoses, 0) == 0 &&
+                                                      m.schema != nullptr) {
+      if (!pose_decoders.count(m.schema->id)) {
+        auto d = std::make_unique<VehiclePoseDecoder>();
+        if (!d->init(*m.schema)) d.reset();
+        pose_decoders.emplace(m.schema->id, std::move(d));
+      }
+      if (pose_decoders[m.schema->id]) {
+        messages.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view()),
+                            m.schema->name, m.sequence, v->second});
+        decoder_of.emplace(topic, pose_decoders[m.schema->id].get());
+      }
+      return true;
+    }
     if (observed.count(topic) || topic == kEvents || topic == kMetrics || topic == kResources) {
       std::string type;
       if (auto it = m.channel->metadata.find("type"); it != m.channel->metadata.end()) {
@@ -151,7 +228,7 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
         type = m.schema->name;
       }
       messages.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view()),
-                          std::move(type), m.sequence});
+                          std::move(type), m.sequence, ""});
     }
     return true;
   });
@@ -160,7 +237,15 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     out.notes.push_back("the recording is damaged or cut short: at offset " +
                         std::to_string(p.offset) + ": " + p.message);
   }
+  // Without the world's pose topic, the vehicles' poses come from the recorder's channels.
+  const bool poses_from_vehicles =
+      observed.count(pose_topic) && !seen.count(pose_topic) && !decoder_of.empty();
+  if (poses_from_vehicles) {
+    out.notes.push_back("the recording has no " + pose_topic +
+                        ": vehicle poses are read from /fieldproof/vehicles/<v>/pose");
+  }
   for (const std::string& t : observed) {
+    if (t == pose_topic && poses_from_vehicles) continue;
     if (!seen.count(t)) {
       out.notes.push_back("the recording has no " + t + ": what watches it sees nothing");
     }
@@ -217,6 +302,20 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
         }
       } else if (m.topic == kMetrics || m.topic == kResources) {
         metrics.push_back(&m);
+      } else if (!m.vehicle.empty()) {
+        if (!poses_from_vehicles) continue;
+        const auto pose = decoder_of.at(m.topic)->decode(m.data);
+        if (!pose) continue;
+        ignition::msgs::Pose_V v;
+        auto* p = v.add_pose();
+        p->set_name(m.vehicle);
+        msgs::set_planar_pose(p, pose->x, pose->y, pose->yaw);
+        lockstep::Publish pub;
+        pub.topic = pose_topic;
+        pub.stamp = s;
+        pub.type = "ignition.msgs.Pose_V";
+        pub.payload = msgs::serialize(v);
+        observer.on_message(pub);
       } else {
         lockstep::Publish p;
         p.topic = m.topic;

@@ -160,6 +160,38 @@ TEST_F(RejudgeCli, AnInterruptedRunRejudgedSkipsWhatTheLiveRunSkipped) {
   EXPECT_GT(skipped, 0u);
 }
 
+TEST_F(RejudgeCli, WithoutTheWorldsPoseTopicThePosesComeFromTheVehiclePoseChannels) {
+  // A live run that records only the contacts (the recorder always adds the vehicles' pose
+  // channels): re-judged, it gives its live verdicts from those channels.
+  std::string yaml = read_file("examples/scenarios/ugv_nav_to_goal.yaml");
+  const std::string world = "../worlds/depot.sdf";
+  yaml.replace(yaml.find(world), world.size(), fs::absolute("examples/worlds/depot.sdf").string());
+  yaml = yaml.substr(0, yaml.find("outputs:")) +
+         "outputs:\n  record: true\n  topics: [/model/ugv1/contacts]\n";
+  const fs::path runs = fresh_runs_dir("rejudge_vehicle_poses");
+  fs::create_directories(runs);
+  const fs::path scenario = runs / "contacts_only.yaml";
+  std::ofstream(scenario) << yaml;
+  const auto live_run_cli = run_cli("run " + scenario.string() + " --max-rtf 0 --runs-dir " +
+                                    runs.string() + " --run-id live");
+  ASSERT_EQ(live_run_cli.exit_code, 0) << live_run_cli.out;
+  const auto r = run_cli("run " + scenario.string() + " --from-recording " +
+                         (runs / "live").string() + " --json");
+  EXPECT_NE(r.out.find("vehicle poses are read from /fieldproof/vehicles/<v>/pose"),
+            std::string::npos)
+      << r.out;
+  const json out = json::parse(r.out.substr(r.out.find('{')), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const json live_run = run_json(runs / "live");
+  for (const json& l : live_run["assertions"]) {
+    const json* a = find(out["assertions"], l["name"]);
+    ASSERT_NE(a, nullptr) << l["name"];
+    EXPECT_EQ((*a)["status"], l["status"]) << l["name"];
+    EXPECT_EQ((*a)["reason"], l["reason"]) << l["name"];
+  }
+}
+
 TEST_F(RejudgeCli, AMissingRecordingIsInvalidInput) {
   const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --from-recording " +
                          (*runs_ / "nothing_here.mcap").string() + " --json");
