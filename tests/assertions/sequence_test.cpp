@@ -223,5 +223,34 @@ TEST(Sequence, PlanningRefusesAStepWaitingForTheSequencesOwnVerdict) {
   EXPECT_TRUE(contains(why, "steps[0].assertion")) << why;
 }
 
+TEST(Sequence, AStepNamingAnUnknownAssertionIsRefused) {
+  const std::string why = plan_refusal(R"(  - name: order
+    type: sequence
+    steps:
+      - { assertion: nowhere }
+)");
+  EXPECT_TRUE(contains(why, "steps[0].assertion")) << why;
+}
+
+TEST(Sequence, AStepNamingAnUnknownActionIsRefused) {
+  const std::string why = plan_refusal(R"(  - name: order
+    type: sequence
+    steps:
+      - { action: nowhere }
+)");
+  EXPECT_TRUE(contains(why, "steps[0].action")) << why;
+}
+
+TEST(Sequence, ASignalStepWithABadConditionIsRefusedWithItsColumn) {
+  const std::string why = plan_refusal(R"(  - name: order
+    type: sequence
+    vehicle: ugv1
+    steps:
+      - { topic: cmd_vel, field: linear.x, condition: value.real > 0 }
+)");
+  EXPECT_TRUE(contains(why, "steps[0].condition")) << why;
+  EXPECT_TRUE(contains(why, "column")) << why;
+}
+
 }  // namespace
 }  // namespace fieldproof::assertions

@@ -667,14 +667,35 @@ TEST(Eventually, ReadsTheVehiclesPoseMetrics) {
   EXPECT_EQ(run.result("arrives").status, Verdict::kPassed);
 }
 
-TEST(Temporal, PlanningRefusesASignalOfAnUnknownVehicle) {
+TEST(Temporal, ASignalNamedAfterAFunctionIsRefused) {
+  const std::string why = plan_refusal(R"(  - name: x
+    type: always
+    signals:
+      abs: { metric: rtf }
+    condition: abs > 0
+)");
+  EXPECT_TRUE(contains(why, "signals")) << why;
+}
+
+TEST(Temporal, ASignalTheConditionDoesNotReadIsRefused) {
+  const std::string why = plan_refusal(R"(  - name: x
+    type: always
+    signals:
+      r: { metric: rtf }
+      t: { metric: sim_time }
+    condition: r > 0
+)");
+  EXPECT_TRUE(contains(why, "every signal must be read")) << why;
+}
+
+TEST(Temporal, APoseMetricWithoutAVehicleIsRefused) {
   const std::string why = plan_refusal(R"(  - name: x
     type: always
     signals:
       px: { metric: x }
     condition: px < 3
 )");
-  EXPECT_FALSE(why.empty());
+  EXPECT_TRUE(contains(why, "the metric x is a vehicle's")) << why;
 }
 
 }  // namespace
