@@ -77,21 +77,13 @@ scenario::Condition compile_condition(const std::string& text, std::vector<std::
 // A parameter's duration in seconds, if given.
 std::optional<double> duration_s(const scenario::ParamValue& params, std::string_view key);
 
-// The assertion's after_s / within_s window in timeline seconds (within < 0: none).
-struct SpecWindow {
-  double after = 0.0;
-  double within = -1.0;
-  explicit SpecWindow(const scenario::AssertionSpec& spec);
-  bool past(double t) const { return within >= 0 && t > within; }
-};
-
 // A checker over a window of the timeline: closes on the tick past within_s and at the end.
 // seen() notes a sample for the excerpt (a value sample with the value read, not its message).
 class StreamChecker : public Checker {
  public:
-  explicit StreamChecker(const PlannedAssertion& p) : Checker(p), window_(p.spec) {}
+  explicit StreamChecker(const PlannedAssertion& p) : Checker(p) {}
   void on_tick(double t) override {
-    if (!resolved() && window_.past(t)) close(t, false);
+    if (!resolved() && window().closed(t)) close(t, false);
   }
   void on_finish(double t) override {
     if (!resolved()) close(t, true);
@@ -102,11 +94,11 @@ class StreamChecker : public Checker {
   virtual void close(double t, bool at_end) = 0;
   // For a sample of this checker at t: closes the window when t is past it; true when t is in it.
   bool in_window(double t) {
-    if (window_.past(t)) {
+    if (window().closed(t)) {
       close(t, false);
       return false;
     }
-    return t >= window_.after && t >= 0;
+    return t >= window().after_s() && t >= 0;
   }
   // Notes a sample for the excerpt: with `field`, `value` is the value read from it; otherwise a
   // numeric `extra_value` is noted as `extra` ("judged_ms").
@@ -117,8 +109,6 @@ class StreamChecker : public Checker {
               nlohmann::json evidence = nlohmann::json::object());
   // "after 2 s" / "by 10 s" phrases for reasons.
   std::string closing_phrase(double t, bool at_end) const;
-
-  SpecWindow window_;
 };
 
 // Counts messages over sliding windows reported once a second (rates, latencies): each window

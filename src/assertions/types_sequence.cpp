@@ -168,7 +168,7 @@ class SequenceChecker : public StreamChecker {
       }
     }
     fail_missing(t, at_end ? "by the end of the timeline (" + seconds_text(t) + ")"
-                           : "by within_s " + seconds_text(window_.within));
+                           : "by within_s " + seconds_text(window().end_s()));
   }
 
  private:

@@ -263,11 +263,6 @@ std::optional<double> duration_s(const ParamValue& params, std::string_view key)
   return static_cast<double>(p->duration.ns()) / 1e9;
 }
 
-SpecWindow::SpecWindow(const scenario::AssertionSpec& spec) {
-  if (spec.after) after = static_cast<double>(spec.after->ns()) / 1e9;
-  if (spec.within) within = static_cast<double>(spec.within->ns()) / 1e9;
-}
-
 void StreamChecker::seen(double t, const Sample& s, const std::string* field, const json& value,
                          const char* extra, const json& extra_value) {
   // Numbers go through the JSON-free note(); other values (strings, bools, lists) are rarer.
@@ -289,7 +284,7 @@ void StreamChecker::decide(Verdict v, std::string reason, double t, SimTime sim,
 }
 
 std::string StreamChecker::closing_phrase(double t, bool at_end) const {
-  if (!at_end && window_.within >= 0) return "by " + seconds_text(window_.within);
+  if (!at_end && window().has_end()) return "by " + seconds_text(window().end_s());
   return "by the end of the timeline (" + seconds_text(t) + ")";
 }
 
@@ -1100,7 +1095,7 @@ class TemporalChecker : public StreamChecker {
     }
     const double done_at = held_since_ + for_s_;
     if (t + 1e-9 < done_at) return;
-    if (window_.within >= 0 && done_at > window_.within + 1e-9) return;
+    if (window().has_end() && done_at > window().end_s() + 1e-9) return;
     longest_ = std::max(longest_, t - held_since_);
     json ev = evidence();
     ev["satisfied"] = snapshot(t);
