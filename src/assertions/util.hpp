@@ -1,6 +1,7 @@
 // Helpers shared by the assertion types (internal to the assertions part).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -94,11 +95,12 @@ class PathMeter {
     const world::Pose2D& end = target ? *target : last_;
     return std::hypot(end.x - first_.x, end.y - first_.y);
   }
-  // straight / path; 1 when neither is longer than a millimetre (a vehicle that did not move).
+  // straight / path, at most 1 (a vehicle that stopped short of its target is not more efficient
+  // than the straight line); 1 when neither is longer than a millimetre (it did not move).
   double efficiency(const std::optional<world::Pose2D>& target) const {
     const double s = straight_m(target);
     if (path_m_ < 1e-3) return s < 1e-3 ? 1.0 : 0.0;
-    return s / path_m_;
+    return std::min(1.0, s / path_m_);
   }
   double max_speed_mps() const { return max_speed_; }
   double mean_speed_mps() const {

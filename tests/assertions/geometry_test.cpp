@@ -245,6 +245,18 @@ TEST(PathEfficiency, ADetourFailsBelowMinRatio) {
   EXPECT_NE(r.reason.find("below min_ratio 0.80"), std::string::npos) << r.reason;
 }
 
+TEST(PathEfficiency, StoppingShortOfTheTargetDoesNotBeatTheStraightLine) {
+  Stream s(kStraight);
+  s.start("drive", 1.0);
+  s.pose(1.0, 0.0);
+  s.pose(2.0, 9.6);
+  s.end("drive", 2.0);
+  ASSERT_EQ(s.status("straight"), Verdict::kPassed);
+  EXPECT_DOUBLE_EQ(s.metric("straight", "straight_m"), 10.0);
+  EXPECT_DOUBLE_EQ(s.metric("straight", "path_m"), 9.6);
+  EXPECT_DOUBLE_EQ(s.metric("straight", "efficiency"), 1.0);
+}
+
 TEST(PathEfficiency, MaxPathFailsAsSoonAsItIsExceeded) {
   Stream s(R"(assertions:
   - name: short
