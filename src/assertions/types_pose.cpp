@@ -115,6 +115,10 @@ class ReachPoseType : public AssertionType {
     const scenario::ParamValue* tol = spec.params.get("tolerance_m");
     p.resolved["tolerance_m"] = tol ? tol->number : 0.5;
     if (const auto* y = spec.params.get("yaw_tolerance_rad"); y && y->kind != y->Kind::kNull) {
+      if (!target->placement.is_frame() && !target->placement.yaw) {
+        throw PlanError(spec.path + ".yaw_tolerance_rad",
+                        "a heading tolerance needs a target with a yaw");
+      }
       p.resolved["yaw_tolerance_rad"] = y->number;
     }
     if (spec.within) p.resolved["within_s"] = seconds_of(*spec.within);

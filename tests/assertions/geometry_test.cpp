@@ -358,6 +358,23 @@ TEST(ReachPose, FailsAtTheEndWithClosestAndFinalEvidence) {
       << r.reason;
 }
 
+TEST(ReachPose, PlanRefusesAHeadingToleranceWithoutATargetYaw) {
+  const auto sc = testing::load(R"(assertions:
+  - name: reached
+    type: reach_pose
+    vehicle: ugv1
+    target: { x: 10.0, y: 0.0 }
+    yaw_tolerance_rad: 0.1
+)");
+  PlanContext ctx{sc, {}};
+  try {
+    AssertionTypes::builtin().find("reach_pose")->plan(sc.assertions[0], ctx);
+    FAIL() << "planned";
+  } catch (const PlanError& e) {
+    EXPECT_EQ(e.path(), "assertions[0].yaw_tolerance_rad");
+  }
+}
+
 TEST(NoCollision, EvidenceCountsIgnoredContactsAndMessages) {
   Stream s(R"(assertions:
   - name: safe
