@@ -74,6 +74,8 @@ struct PlayArgs {
 };
 
 constexpr double kDefaultClockHz = 100.0;
+// How long the coordinator has to answer before the player gives up joining.
+constexpr Duration kJoinTimeout = seconds(5);
 constexpr std::string_view kClockTopic = "/clock";
 constexpr std::string_view kClockType = "ignition.msgs.Clock";
 
@@ -473,6 +475,21 @@ int run_play(const PlayArgs& a) {
   std::thread receiver;
   if (!a.coordinator.empty()) {
     try {
+      // A coordinator that does not answer a status request is not there (a typo in the
+      // endpoint, not started): said at once instead of waiting for a first grant forever.
+      lockstep::ControlClient probe(a.coordinator);
+      const lockstep::ControlReply reply = probe.request(lockstep::status_request(), kJoinTimeout);
+      if (!reply.ok && reply.error.rfind("timeout", 0) == 0) {
+        std::fprintf(stderr,
+                     "fieldproof play: no coordinator answered at %s within %s s (start one with "
+                     "`fieldproof coordinator --bind %s`)\n",
+                     a.coordinator.c_str(), sec(kJoinTimeout).c_str(), a.coordinator.c_str());
+        done.store(true);
+        signal_thread.join();
+        close_control();
+        pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+        return kExitFailed;
+      }
       participant = lockstep::connect_participant(
           a.coordinator,
           {.name = a.name.empty() ? (a.follow_clock ? "player-follower" : "player") : a.name,

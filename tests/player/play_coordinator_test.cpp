@@ -330,6 +330,16 @@ TEST(PlayCoordinatorTest, pausing_the_time_source_stops_the_coordinators_time_an
   EXPECT_EQ(coord.tapped("/a").size(), 1u);  // a0 only: a1 is 2 s of playing away
 }
 
+TEST(PlayCoordinatorTest, no_coordinator_at_the_endpoint_is_said_and_exits_1) {
+  const std::vector<Msg> msgs = {{"/a", kSecond, "a0"}};
+  const std::string nobody = "ipc://" + (temp_dir() / "nobody.ipc").string();
+  const Proc p =
+      spawn_play({write_recording("nobody.mcap", msgs), "--coordinator", nobody}, "nobody");
+  EXPECT_EQ(await_exit(p), 1);
+  EXPECT_NE(slurp(p.err).find("no coordinator answered at " + nobody), std::string::npos)
+      << slurp(p.err);
+}
+
 TEST(PlayCoordinatorTest, clock_without_coordinator_refused) {
   const std::vector<Msg> msgs = {{"/a", kSecond, "a0"}};
   const Proc p = spawn_play({write_recording("bad1.mcap", msgs), "--echo", "--clock", "10"}, "b1");
