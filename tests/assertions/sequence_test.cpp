@@ -189,6 +189,21 @@ TEST(Sequence, WaitsForAnAssertionSettledAtTheEndOfTheTimeline) {
   EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
 }
 
+TEST(Sequence, TwoSequencesWaitingForEachOtherFailAtTheEndInsteadOfStayingPending) {
+  Stream run(R"(  - name: first
+    type: sequence
+    steps:
+      - { assertion: second }
+  - name: second
+    type: sequence
+    steps:
+      - { assertion: first }
+)");
+  run.finish(30.0);
+  EXPECT_EQ(run.result("first").status, Verdict::kFailed);
+  EXPECT_EQ(run.result("second").status, Verdict::kFailed);
+}
+
 TEST(Sequence, AMetricStepReadsTheVehiclesPose) {
   Stream run(R"(  - name: order
     type: sequence
