@@ -133,6 +133,21 @@ json RunPlan::to_json() const {
   for (const auto& e : timeline) {
     json o = {{"label", e.entry->label}, {"action", e.entry->action}, {"at_s", secs(e.entry->at)}};
     if (!e.entry->vehicle.empty()) o["vehicle"] = e.entry->vehicle;
+    if (e.entry->every) o["every_s"] = secs(*e.entry->every);
+    if (e.entry->after) o["after"] = *e.entry->after;
+    if (e.entry->when) {
+      const scenario::Signal& sig = e.entry->when->signal;
+      o["when"] = {{"condition", e.entry->when->condition}};
+      if (!e.when_topic.empty()) {
+        o["when"]["topic"] = e.when_topic;
+        o["when"]["field"] = sig.field;
+      } else {
+        o["when"]["metric"] = sig.metric;
+      }
+      if (!e.when_vehicle.empty()) o["when"]["vehicle"] = e.when_vehicle;
+    }
+    if (e.entry->until) o["until_s"] = secs(*e.entry->until);
+    if (e.entry->action == "sim.step") o["step_s"] = secs(e.step);
     json params = param_json(e.entry->params);
     if (e.goal) {
       params["goal"] = {
@@ -279,24 +294,46 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
           r.errors.push_back(pos_prefix(s, goal->pos, err.path()) + err.what());
         }
       }
-    } else if (e.action == "sim.pause") {
-      const auto* d = e.params.get("duration_s");
-      if (!d || d->kind != scenario::ParamValue::Kind::kDuration) {
-        plan.unsupported.push_back(e.path +
-                                   ": sim.pause without duration_s needs a later "
-                                   "sim.resume triggered by after or when, which this "
-                                   "engine does not run yet");
+    } else if (e.action == "sim.step") {
+      if (const auto* n = e.params.get("steps");
+          n && n->kind == scenario::ParamValue::Kind::kInteger) {
+        pe.step = plan.physics_step * n->integer;
+      } else if (const auto* d = e.params.get("duration_s");
+                 d && d->kind == scenario::ParamValue::Kind::kDuration) {
+        pe.step = d->duration;
       }
-    } else if (e.action != "cmd_vel" && e.action != "sim.resume") {
-      plan.unsupported.push_back(
-          e.path + ".action: " + e.action +
-          " is not run by this engine yet (navigate_to_pose, cmd_vel, sim.pause with "
-          "duration_s and sim.resume are)");
+    } else if (e.action == "spawn_model") {
+      if (const auto* p = e.params.get("pose")) {
+        try {
+          pe.pose = ctx.place(p->placement, e.path + ".pose");
+        } catch (const PlanError& err) {
+          r.errors.push_back(pos_prefix(s, p->pos, err.path()) + err.what());
+        }
+      }
     }
-    if (e.every || e.when) {
-      plan.unsupported.push_back(e.path +
-                                 ": every and when triggers are not run by this "
-                                 "engine yet (at and after are)");
+    if (e.when) {
+      const scenario::Signal& sig = e.when->signal;
+      const std::string veh = sig.vehicle.empty() ? e.vehicle : sig.vehicle;
+      if (!sig.topic.empty()) {
+        pe.when_topic = assertions::topic_of(veh, sig.topic);
+        plan.timeline_watch.values.insert(pe.when_topic);
+      } else if (sig.metric != "sim_time" && sig.metric != "rtf") {
+        if (veh.empty()) {
+          r.errors.push_back(pos_prefix(s, e.when->pos, e.path + ".when.vehicle") + "the metric " +
+                             sig.metric +
+                             " is a vehicle's: name the vehicle (when.vehicle or the entry's)");
+        } else {
+          pe.when_vehicle = veh;
+          plan.timeline_watch.poses.insert(veh);
+        }
+        if (sig.target) {
+          try {
+            pe.when_target = ctx.place(*sig.target, e.path + ".when.target");
+          } catch (const PlanError& err) {
+            r.errors.push_back(pos_prefix(s, sig.target->pos, err.path()) + err.what());
+          }
+        }
+      }
     }
     plan.timeline.push_back(pe);
   }

@@ -11,7 +11,9 @@
 
 #include <sodium.h>
 
+#include "fieldproof/engine/clock_monitor.hpp"
 #include "fieldproof/engine/observer.hpp"
+#include "fieldproof/engine/timeline.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/record/recorder.hpp"
@@ -51,26 +53,9 @@ class JsonLines {
   std::ofstream out_;
 };
 
-struct EntryState {
-  bool started = false;
-  bool ended = false;
-  std::string status = "pending";  // pending, running, succeeded, aborted, rejected, ok, ...
-  std::string detail;
-  double started_s = -1;
-  double ended_s = -1;
-  std::optional<SimTime> stop_at;  // cmd_vel with duration_s: when the zero command goes
-};
-
 bool final_status(msgs::NavStatusCode c) {
   return c == msgs::NavStatusCode::kSucceeded || c == msgs::NavStatusCode::kAborted ||
          c == msgs::NavStatusCode::kRejected || c == msgs::NavStatusCode::kCanceled;
-}
-
-std::string twist_payload(double linear, double angular) {
-  ignition::msgs::Twist t;
-  t.mutable_linear()->set_x(linear);
-  t.mutable_angular()->set_z(angular);
-  return msgs::serialize(t);
 }
 
 // "sha256:<hex>" of a file's bytes, "" when it cannot be read.
@@ -270,8 +255,6 @@ RunOutcome run_scenario(const RunOptions& o) {
     clock_commands.push_back(j);
   };
 
-  std::vector<EntryState> entries(plan.timeline.size());
-  std::map<std::string, size_t> goal_ids;  // goal id (the entry's label) -> entry
   std::string status;
   std::string reason;
   SimTime end_sim = SimTime::zero();
@@ -279,17 +262,17 @@ RunOutcome run_scenario(const RunOptions& o) {
   Duration timeline_wall = Duration::zero();
   std::vector<AssertionResult> results;
   std::vector<AssertionResult> resolved_order;
-  uint64_t steps = 0;
-  // The clock monitor: one-second windows of the real-time factor, and in realtime mode the
-  // drift of simulated against wall time (pauses left out).
-  uint64_t rtf_windows = 0;
-  uint64_t rtf_violations = 0;
-  double rtf_min = std::numeric_limits<double>::infinity();
-  double rtf_max = 0.0;
-  double drift_s = 0.0;
-  double max_abs_drift_s = 0.0;
-  Duration paused_wall = Duration::zero();
-  Duration max_wait = Duration::zero();
+  // The clock monitor (clock_monitor.hpp) and the lock-step counters.
+  ClockMonitorOptions cmo;
+  cmo.time = sc.time;
+  cmo.target_rtf = plan.target_rtf;
+  cmo.physics_step = plan.physics_step;
+  cmo.pace = pace;
+  ClockMonitor clock(cmo);
+  LockstepStats lockstep_stats;
+  for (const PlannedVehicle& v : plan.vehicles) lockstep_stats.vehicles.push_back(v.name);
+  std::unique_ptr<Timeline> timeline;
+  lockstep::Participant* engine_p = nullptr;  // set once the session started
   // The resource monitor's record (run.json resources).
   uint64_t resource_samples = 0;
   std::map<std::string, json> last_resources;
@@ -306,7 +289,11 @@ RunOutcome run_scenario(const RunOptions& o) {
   });
   // on_fail: abort: the loop cancels the timeline the moment this is set.
   std::optional<std::string> abort_reason;
-  ev.set_on_abort([&](const AssertionResult&) { abort_reason = ev.abort_reason(); });
+  ev.set_on_abort([&](const AssertionResult& r) {
+    abort_reason = ev.abort_reason();
+    event("timeline.abort", {{"assertion", r.name}, {"t_s", round3(r.t_s)}});
+    if (timeline) timeline->cancel(*abort_reason, engine_p ? engine_p->now() : sim_now);
+  });
   assertions::Collectors kpis(plan.kpis);
 
   std::string error;
@@ -342,112 +329,26 @@ RunOutcome run_scenario(const RunOptions& o) {
     std::set<std::string> vehicle_names;
     for (const auto& v : plan.vehicles) vehicle_names.insert(v.name);
 
-    // Starting and ending entries. An entry with `after` starts the moment the entry it names
-    // ends ok (inside the delivery that ended it, so at that exact simulated time), and is
-    // skipped, with its own dependents, when that entry ended otherwise.
-    std::function<void(size_t, SimTime)> start_entry;
-    std::function<void(size_t, SimTime, const std::string&, const std::string&)> end_entry;
-    std::function<void(size_t, SimTime, const std::string&)> skip_entry;
-    const auto dependents = [&](size_t i) {
-      std::vector<size_t> out;
-      const scenario::TimelineEntry& ref = *plan.timeline[i].entry;
-      for (size_t j = 0; j < plan.timeline.size(); ++j) {
-        const auto& after = plan.timeline[j].entry->after;
-        if (after && (*after == ref.label || *after == ref.name) && !entries[j].started &&
-            !entries[j].ended) {
-          out.push_back(j);
-        }
-      }
-      return out;
+    engine_p = &e;
+
+    // The timeline (timeline.hpp): entries at their exact due simulated time.
+    TimelineHooks th;
+    th.publish = [&e](const std::string& topic, std::string payload, const std::string& type) {
+      e.publish(topic, std::move(payload), type);
     };
-    skip_entry = [&](size_t i, SimTime now, const std::string& why) {
-      EntryState& es = entries[i];
-      es.ended = true;
-      es.status = "skipped";
-      es.detail = why;
-      const std::string& label = plan.timeline[i].entry->label;
-      event("action.skipped", {{"label", label}, {"detail", why}});
-      for (size_t j : dependents(i)) skip_entry(j, now, label + " was skipped");
+    th.event = [&](const std::string& name, const json& fields) { event(name, fields); };
+    th.say = say;
+    th.on_action = [&](const std::string& label, ActionEvent ae, double t, const std::string& st) {
+      ev.on_action(label, ae, t, st);
+      kpis.on_action(label, ae, t, st);
     };
-    end_entry = [&](size_t i, SimTime now, const std::string& code, const std::string& detail) {
-      EntryState& es = entries[i];
-      const std::string& label = plan.timeline[i].entry->label;
-      es.ended = true;
-      es.status = code;
-      es.detail = detail;
-      es.ended_s = t_of(now);
-      event("action.end", {{"label", label}, {"status", code}, {"detail", detail}});
-      say("action " + label + " " + code + (detail.empty() ? "" : ": " + detail));
-      ev.on_action(label, ActionEvent::kEnd, t_of(now), code);
-      kpis.on_action(label, ActionEvent::kEnd, t_of(now), code);
-      const bool ok = code == "ok" || code == "succeeded";
-      for (size_t j : dependents(i)) {
-        if (ok) {
-          start_entry(j, now);
-        } else {
-          skip_entry(j, now, label + " ended " + code);
-        }
+    th.world_held = [&](bool held) {
+      if (const std::string err = session->set_paused(held); !err.empty()) {
+        event("warning", {{"message", std::string(held ? "pause: " : "resume: ") + err}});
       }
     };
-    start_entry = [&](size_t i, SimTime now) {
-      const PlannedEntry& pe = plan.timeline[i];
-      EntryState& es = entries[i];
-      const scenario::TimelineEntry& te = *pe.entry;
-      es.started = true;
-      es.status = "running";
-      es.started_s = t_of(now);
-      json params = json::object();
-      if (te.action == "navigate_to_pose") {
-        goal_ids[te.label] = i;
-        e.publish(Session::goal_topic(te.vehicle),
-                  msgs::encode(msgs::NavGoal{te.label, pe.goal->x, pe.goal->y, pe.goal->yaw}),
-                  "fieldproof.msgs.NavigateToPoseGoal");
-        params = {{"goal", pe.goal_label}};
-      } else if (te.action == "cmd_vel") {
-        const auto* lx = te.params.get("linear_x");
-        const auto* az = te.params.get("angular_z");
-        const double lin = lx ? lx->number : 0.0;
-        const double ang = az ? az->number : 0.0;
-        e.publish(Session::cmd_vel_topic(te.vehicle), twist_payload(lin, ang),
-                  "ignition.msgs.Twist");
-        params = {{"linear_x", lin}, {"angular_z", ang}};
-        const auto* d = te.params.get("duration_s");
-        if (d && d->kind == scenario::ParamValue::Kind::kDuration) {
-          es.stop_at = now + d->duration;
-        }
-      }
-      event("action.start", {{"label", te.label},
-                             {"action", te.action},
-                             {"vehicle", te.vehicle},
-                             {"at_s", secs(te.at)},
-                             {"params", params}});
-      say("action " + te.label + " started");
-      ev.on_action(te.label, ActionEvent::kStart, t_of(now), "running");
-      kpis.on_action(te.label, ActionEvent::kStart, t_of(now), "running");
-      if (te.action == "sim.pause") {
-        // The engine holds the clock: nothing advances until the wall-clock duration has
-        // passed (stacks' wall-clock watchdogs keep running, as with a paused Gazebo).
-        const auto* d = te.params.get("duration_s");
-        const Duration hold = d ? d->duration : Duration::zero();
-        event("clock.pause", {{"label", te.label}, {"duration_s", secs(hold)}});
-        if (const std::string err = session->set_paused(true); !err.empty()) {
-          event("warning", {{"message", "pause: " + err}});
-        }
-        const SimTime until = wall_now() + hold;
-        while (wall_now() < until && !(o.interrupt && o.interrupt->load())) {
-          poll_recorder();
-          std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-        if (const std::string err = session->set_paused(false); !err.empty()) {
-          event("warning", {{"message", "resume: " + err}});
-        }
-        event("clock.resume", {{"label", te.label}});
-      }
-      if ((te.action == "cmd_vel" && !es.stop_at) || te.action == "sim.pause" ||
-          te.action == "sim.resume") {
-        end_entry(i, now, "ok", "");
-      }
-    };
+    timeline = std::make_unique<Timeline>(plan, std::move(th));
+    if (abort_reason) timeline->cancel(*abort_reason, e.now());
 
     // One subscription per topic, any number of listeners (the observer, the timeline).
     std::map<std::string, std::vector<std::function<void(const lockstep::Publish&)>>> listeners;
@@ -471,9 +372,12 @@ RunOutcome run_scenario(const RunOptions& o) {
     obo.wall_now = wall_now;
     obo.wall0 = wall0;
     obo.write_line = [&](const json& j) { samples.write(j); };
+    obo.watch.merge(plan.timeline_watch);
     obo.on_sample = [&](const assertions::Sample& s) {
       ev.on_sample(s, t_of(s.sim));
       kpis.on_sample(s, t_of(s.sim));
+      // The clock sample comes from the engine's loop (emit), the others from deliveries.
+      timeline->on_sample(s, s.sim, s.kind != Sample::Kind::kClock);
     };
     obo.on_resources = [&](const json& j) {
       resource_lines.write(j);
@@ -490,90 +394,75 @@ RunOutcome run_scenario(const RunOptions& o) {
       listen(Session::status_topic(v), [&](const lockstep::Publish& m) {
         const auto st = msgs::decode_nav_status(m.payload);
         if (!st) return;
-        auto it = goal_ids.find(st->id);
-        if (it == goal_ids.end()) return;
-        EntryState& es = entries[it->second];
-        const std::string code(msgs::to_string(st->status));
-        const std::string& label = plan.timeline[it->second].entry->label;
-        event("action.status", {{"label", label}, {"status", code}, {"reason", st->reason}});
-        if (es.ended || !final_status(st->status)) return;
-        end_entry(it->second, m.stamp, code, st->reason);
+        timeline->on_nav_status(st->id, std::string(msgs::to_string(st->status)),
+                                final_status(st->status), st->reason, m.stamp);
       });
     }
 
     // The engine wakes on a grid: every 100 ms (deadlines, the status line); in lockstep every
     // step_s, so the world advances step by step, each held until every vehicle has announced
-    // past it (the stacks are regulating participants).
+    // past it (the stacks are regulating participants). While the timeline holds the world (a
+    // sim.pause, between sim.steps) the engine does not announce past now(), so nothing
+    // advances, and it polls the wall clock instead (the pause's duration, the metrics windows a
+    // `when: {metric: rtf}` watches).
     const bool lockstep_mode = sc.time.mode == scenario::TimeMode::kLockstep;
     const Duration tick =
         lockstep_mode ? std::min(sc.time.step, milliseconds(100)) : milliseconds(100);
-    SimTime next_clock = SimTime::zero() + seconds(1);
-    SimTime last_clock_sim = SimTime::zero();
-    SimTime last_clock_wall = wall_now();
+    event("clock.mode", {{"mode", std::string(scenario::to_string(sc.time.mode))},
+                         {"target_rtf", plan.target_rtf},
+                         {"pace_cap_rtf", pace},
+                         {"tolerance", sc.time.tolerance}});
+    if (lockstep_mode) {
+      for (const auto& v : plan.vehicles) {
+        event("clock.agent", {{"vehicle", v.name}, {"participant", v.name + "_nav"}});
+      }
+      event("clock.agents", {{"vehicles", lockstep_stats.vehicles}});
+      event("clock.locked", {{"origin_sim_s", secs(e.now())}, {"step_s", secs(sc.time.step)}});
+    }
+    clock.start(e.now(), wall_now());
     bool completed = false;
     while (true) {
       const SimTime now = e.now();
       sim_now = now;
-      if (abort_reason) break;  // an on_fail: abort assertion failed during the last delivery
-      // Entries due now (the engine holds the clock at their due time while acting).
-      for (size_t i = 0; i < plan.timeline.size(); ++i) {
-        const PlannedEntry& pe = plan.timeline[i];
-        EntryState& es = entries[i];
-        const scenario::TimelineEntry& te = *pe.entry;
-        if (!es.started && !es.ended && !te.after && SimTime::zero() + te.at <= now) {
-          start_entry(i, now);
-        }
-        if (es.stop_at && !es.ended && *es.stop_at <= now) {
-          e.publish(Session::cmd_vel_topic(te.vehicle), twist_payload(0, 0), "ignition.msgs.Twist");
-          end_entry(i, now, "ok", "");
-        }
-      }
+      timeline->advance(now, wall_now());
       ev.on_tick(t_of(now));
       kpis.on_tick(t_of(now));
       observer.on_tick(now);
       if (abort_reason) break;
       poll_recorder();
-      if (now >= next_clock) {
-        const SimTime w = wall_now();
+      const SimTime w = wall_now();
+      clock.set_paused_wall(session->paused_wall());
+      if (const auto win = clock.observe(now, w, timeline->held())) {
         Sample s;
         s.kind = Sample::Kind::kClock;
         s.sim = now;
         s.wall_s = secs(w - wall0);
-        // Paused wall time (sim.pause, fieldproof clock) is left out of the window.
-        const Duration paused_now = session->paused_wall();
-        const double dw = secs(w - last_clock_wall) - secs(paused_now - paused_wall);
-        paused_wall = paused_now;
-        s.rtf = dw > 0 ? secs(now - last_clock_sim) / dw : 0.0;
-        if (dw > 0 && pace > 0) {
-          ++rtf_windows;
-          rtf_min = std::min(rtf_min, s.rtf);
-          rtf_max = std::max(rtf_max, s.rtf);
-          if (std::abs(s.rtf - plan.target_rtf) > sc.time.tolerance) {
-            ++rtf_violations;
-            if (sc.time.mode == scenario::TimeMode::kRealtime) {
-              event("clock.drift", {{"rtf", round3(s.rtf)}, {"target_rtf", plan.target_rtf}});
-            }
-          }
-        }
-        if (sc.time.mode == scenario::TimeMode::kRealtime) {
-          drift_s = secs(now) - (secs(w - ready_wall) - secs(paused_wall));
-          max_abs_drift_s = std::max(max_abs_drift_s, std::abs(drift_s));
-        }
+        s.rtf = win->rtf;
         observer.emit(s);
-        const json drift =
-            sc.time.mode == scenario::TimeMode::kRealtime ? json(round3(drift_s)) : json();
+        const json drift = round3(win->drift_s);
+        if (win->violation) {
+          event("clock.drift",
+                {{"rtf", round3(win->rtf)},
+                 {"target_rtf", plan.target_rtf},
+                 {"tolerance", sc.time.tolerance},
+                 {"level", sc.time.mode == scenario::TimeMode::kRealtime ? "warning" : "info"}});
+        }
         clock_lines.write({{"sim", secs(now)},
                            {"wall", round3(s.wall_s)},
                            {"rtf", round3(s.rtf)},
-                           {"drift_s", drift}},
+                           {"drift_s", drift},
+                           {"paused", win->held},
+                           {"violation", win->violation}},
                           /*flush=*/true);
         if (recording) {
           (void)recorder.write_side(record::SideChannel::kMetrics, now,
                                     {{"sim_s", secs(now)},
                                      {"wall_s", round3(s.wall_s)},
+                                     {"mode", std::string(scenario::to_string(sc.time.mode))},
                                      {"rtf", round3(s.rtf)},
                                      {"target_rtf", plan.target_rtf},
-                                     {"drift_s", drift}});
+                                     {"drift_s", drift},
+                                     {"paused", win->held}});
         }
         if (o.on_status) {
           size_t passed = 0;
@@ -582,20 +471,32 @@ RunOutcome run_scenario(const RunOptions& o) {
             passed += r.status == Verdict::kPassed;
             failed += r.status == Verdict::kFailed;
           }
-          char buf[160];
-          std::snprintf(
-              buf, sizeof buf,
-              "sim %.1f s  wall %.1f s  RTF %.1f  assertions: %zu passed, %zu failed, %zu pending",
-              secs(now), s.wall_s, s.rtf, passed, failed, plan.assertions.size() - passed - failed);
+          char buf[192];
+          std::snprintf(buf, sizeof buf,
+                        "sim %.1f s  wall %.1f s  RTF %.1f%s  assertions: %zu passed, %zu failed, "
+                        "%zu pending",
+                        secs(now), s.wall_s, s.rtf, timeline->held() ? " (paused)" : "", passed,
+                        failed, plan.assertions.size() - passed - failed);
           o.on_status(buf);
         }
-        last_clock_sim = now;
-        last_clock_wall = w;
-        next_clock = now + seconds(1);
       }
-      bool all_ended = true;
-      for (const auto& es : entries) all_ended = all_ended && es.ended;
-      if (all_ended) {
+      if (timeline->take_hold_request()) {
+        // A goal was sent at `now`: hold the world there while the deliveries stamped now (the
+        // stack's acceptance) arrive, then go on.
+        if (!e.sleep_until(now + Duration::from_ns(1))) {
+          status = "error";
+          const std::string f = session->failure();
+          reason = !f.empty() ? f : "the coordinator ended the run: " + e.last_error();
+          break;
+        }
+        event("clock.hold", {{"t_s", secs(now)},
+                             {"released_by", timeline->holds_settled()
+                                                 ? "the entry's effect (goal answered)"
+                                                 : "its return (no answer at its due time)"}});
+        continue;
+      }
+      if (timeline->cancelled()) break;
+      if (timeline->complete()) {
         completed = true;
         break;
       }
@@ -615,18 +516,30 @@ RunOutcome run_scenario(const RunOptions& o) {
         reason = f;
         break;
       }
-      // Wake at the next 100 ms tick or the next due time, whichever comes first.
-      SimTime next = SimTime::from_ns((now.ns() / tick.ns() + 1) * tick.ns());
-      for (size_t i = 0; i < plan.timeline.size(); ++i) {
-        const EntryState& es = entries[i];
-        const SimTime due = SimTime::zero() + plan.timeline[i].entry->at;
-        if (!es.started && !es.ended && !plan.timeline[i].entry->after && due < next) next = due;
-        if (es.stop_at && !es.ended && *es.stop_at < next) next = *es.stop_at;
+      SimTime next;
+      if (timeline->held()) {
+        const auto target = timeline->step_target();
+        if (!target) {
+          // Paused: the world stands still; poll the wall clock.
+          poll_recorder();
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          continue;
+        }
+        next = *target;  // a sim.step: exactly there
+        session->set_paused(false);
+      } else {
+        // Wake at the next tick or the next due time, whichever comes first.
+        next = SimTime::from_ns((now.ns() / tick.ns() + 1) * tick.ns());
+        const SimTime due = timeline->next_due(now);
+        if (due < next) {
+          next = due;
+          if (lockstep_mode) event("clock.run_until", {{"sim_s", secs(due)}, {"level", "debug"}});
+        }
       }
       const SimTime wait_from = wall_now();
       const bool slept = e.sleep_until(next);
-      ++steps;
-      max_wait = std::max(max_wait, wall_now() - wait_from);
+      if (timeline->held()) session->set_paused(true);
+      lockstep_stats.max_wait = std::max(lockstep_stats.max_wait, wall_now() - wait_from);
       if (!slept) {
         status = "error";
         const std::string f = session->failure();
@@ -639,33 +552,38 @@ RunOutcome run_scenario(const RunOptions& o) {
     if (completed) {
       ev.finish(t_of(end_sim));
       event("timeline.complete", {});
+    } else if (timeline->cancelled()) {
+      ev.skip_pending(ev.abort_skip_reason(), t_of(end_sim));
     } else {
-      for (size_t i = 0; i < entries.size(); ++i) {
-        EntryState& es = entries[i];
-        if (es.ended) continue;
-        es.status = es.started ? "cancelled" : "skipped";
-        if (abort_reason) {
-          ev.on_action(plan.timeline[i].entry->label, ActionEvent::kEnd, t_of(end_sim), es.status);
-          event("action." + es.status, {{"label", plan.timeline[i].entry->label},
-                                        {"detail", "on_fail: abort, the timeline was cancelled"}});
-        }
-      }
-      if (abort_reason) {
-        status = "failed";
-        reason = *abort_reason;
-        ev.skip_pending(ev.abort_skip_reason(), t_of(end_sim));
-      } else {
-        ev.skip_pending("the run ended before the timeline completed (" + status + ")",
-                        t_of(end_sim));
-      }
+      timeline->abandon();
+      ev.skip_pending("the run ended before the timeline completed (" + status + ")",
+                      t_of(end_sim));
     }
     kpis.finish(t_of(end_sim));
     wall_elapsed = wall_now() - ready_wall;
-    paused_wall = session->paused_wall();
+    clock.set_paused_wall(session->paused_wall());
     timeline_wall = wall_elapsed;
+    clock.finish(end_sim, wall_now(), timeline->held_wall());
+    lockstep_stats.steps =
+        sc.time.step.ns() > 0 ? static_cast<uint64_t>(end_sim.ns() / sc.time.step.ns()) : 0;
+    {
+      std::lock_guard<std::mutex> lk(clock_commands_mu);
+      lockstep_stats.commands = timeline->commands() + clock_commands.size();
+    }
+    lockstep_stats.holds = timeline->holds();
+    if (lockstep_mode && status == "error" &&
+        reason.find("sent nothing for") != std::string::npos) {
+      const SimTime step_at =
+          SimTime::from_ns((end_sim.ns() / sc.time.step.ns() + 1) * sc.time.step.ns());
+      lockstep_stats.timeout = {
+          {"step", lockstep_stats.steps + 1}, {"sim_s", secs(step_at)}, {"reason", reason}};
+    }
     session->stop();
     event("phase", {{"phase", "stopped"}});
-    if (completed) {
+    if (timeline->cancelled()) {
+      status = "failed";
+      reason = abort_reason.value_or("the timeline was cancelled");
+    } else if (completed) {
       const AssertionResult* f = ev.first_failed();
       if (f) {
         status = "failed";
@@ -677,13 +595,13 @@ RunOutcome run_scenario(const RunOptions& o) {
         reason = "every assertion passed";
       }
     }
-    if (sc.time.mode == scenario::TimeMode::kRealtime &&
-        max_abs_drift_s > secs(sc.time.max_drift)) {
+    if (sc.time.mode == scenario::TimeMode::kRealtime && !clock.locked()) {
       char drift_text[32];
-      std::snprintf(drift_text, sizeof drift_text, "%.3f", max_abs_drift_s);
+      std::snprintf(drift_text, sizeof drift_text, "%.3f", clock.max_abs_drift_s());
       const std::string lost = std::string("real-time lock lost: the drift reached ") + drift_text +
                                " s, beyond max_drift_s " + format_seconds(sc.time.max_drift) + " s";
-      event("clock.drifted", {{"max_abs_drift_s", round3(max_abs_drift_s)}});
+      event("clock.drifted",
+            {{"max_abs_drift_s", round3(clock.max_abs_drift_s())}, {"verdict", "drifted"}});
       if (sc.time.on_drift == scenario::OnDrift::kFail && status == "passed") {
         status = "failed";
         reason = lost;
@@ -691,7 +609,8 @@ RunOutcome run_scenario(const RunOptions& o) {
         event("warning", {{"message", lost + " (on_drift: warn)"}});
       }
     } else if (sc.time.mode == scenario::TimeMode::kRealtime && status_ok_for_clock(status)) {
-      event("clock.locked", {{"max_abs_drift_s", round3(max_abs_drift_s)}});
+      event("clock.locked",
+            {{"max_abs_drift_s", round3(clock.max_abs_drift_s())}, {"verdict", "locked"}});
     }
   } else {
     ev.skip_pending("the run did not start (" + reason + ")", 0.0);
@@ -756,59 +675,9 @@ RunOutcome run_scenario(const RunOptions& o) {
   run["exit_code"] = out.exit_code;
   run["seed"] = sc.seed;
   run["seed_given"] = sc.seed_given;
-  const double wall_total = secs(wall_elapsed);
-  run["clock"] = {{"mode", std::string(scenario::to_string(sc.time.mode))},
-                  {"target_rtf", plan.target_rtf},
-                  {"pace_cap_rtf", pace},
-                  {"physics_step_s", secs(plan.physics_step)},
-                  {"origin_sim_s", 0.0},
-                  {"paused_s", round3(secs(paused_wall))},
-                  {"sim_elapsed_s", secs(end_sim)},
-                  {"wall_elapsed_s", round3(wall_total)},
-                  {"rtf",
-                   {{"mean", wall_total - secs(paused_wall) > 0
-                                 ? round3(secs(end_sim) / (wall_total - secs(paused_wall)))
-                                 : 0.0}}}};
-  run["clock"]["tolerance"] = sc.time.tolerance;
-  run["clock"]["rtf"]["windows"] = rtf_windows;
-  run["clock"]["rtf"]["min"] = rtf_windows ? json(round3(rtf_min)) : json();
-  run["clock"]["rtf"]["max"] = rtf_windows ? json(round3(rtf_max)) : json();
-  run["clock"]["violations"] = rtf_violations;
+  run["clock"] = clock.record(lockstep_stats);
   run["clock"]["commands"] = clock_commands;
-  if (sc.time.mode == scenario::TimeMode::kRealtime) {
-    run["clock"]["max_drift_s"] = secs(sc.time.max_drift);
-    run["clock"]["on_drift"] = std::string(scenario::to_string(sc.time.on_drift));
-    run["clock"]["drift_s"] = round3(drift_s);
-    run["clock"]["max_abs_drift_s"] = round3(max_abs_drift_s);
-    run["clock"]["verdict"] = max_abs_drift_s > secs(sc.time.max_drift) ? "drifted" : "locked";
-  }
-  if (sc.time.mode == scenario::TimeMode::kLockstep) {
-    json vehicles = json::array();
-    for (const auto& v : plan.vehicles) vehicles.push_back(v.name);
-    run["clock"]["lockstep"] = {{"step_s", secs(sc.time.step)},
-                                {"vehicles", vehicles},
-                                {"origin_sim_s", 0.0},
-                                {"steps", steps},
-                                {"max_wait_s", round3(secs(max_wait))},
-                                {"ack_timeout_s", secs(sc.time.ack_timeout)}};
-  }
-  json tl = json::array();
-  for (size_t i = 0; i < plan.timeline.size(); ++i) {
-    const auto& te = *plan.timeline[i].entry;
-    const auto& es = entries[i];
-    json j = {
-        {"label", te.label}, {"action", te.action}, {"at_s", secs(te.at)}, {"status", es.status}};
-    if (!te.vehicle.empty()) j["vehicle"] = te.vehicle;
-    if (const auto& g = plan.timeline[i].goal) {
-      j["goal"] = {
-          {"name", plan.timeline[i].goal_label}, {"x", g->x}, {"y", g->y}, {"yaw", g->yaw}};
-    }
-    if (es.started_s >= 0) j["started_s"] = es.started_s;
-    if (es.ended_s >= 0) j["ended_s"] = es.ended_s;
-    if (!es.detail.empty()) j["detail"] = es.detail;
-    tl.push_back(j);
-  }
-  run["timeline"] = tl;
+  run["timeline"] = timeline ? timeline->to_json() : json::array();
   run["started_utc"] = started_utc;
   run["ended_utc"] = format_utc(utc_now());
   run["durations"] = {{"wall_s", round3(secs(wall_now() - wall0))},

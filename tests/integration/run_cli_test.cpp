@@ -368,5 +368,186 @@ TEST(RunCli, SigintEndsTheRunInterruptedWithExit130) {
   EXPECT_EQ(run["timeline"][0]["status"], "cancelled");
 }
 
+const json* entry(const json& run, const std::string& label) {
+  for (const auto& e : run["timeline"]) {
+    if (e["label"] == label) return &e;
+  }
+  return nullptr;
+}
+
+// Every field of run.json's clock that the time document lists, in every mode.
+void expect_clock_fields(const json& clock) {
+  for (const char* k : {"mode", "target_rtf", "tolerance", "max_drift_s", "on_drift",
+                        "origin_sim_s", "sim_elapsed_s", "wall_elapsed_s", "paused_s", "drift_s",
+                        "max_abs_drift_s", "rtf", "violations", "verdict", "lockstep"}) {
+    EXPECT_TRUE(clock.contains(k)) << k << " in " << clock.dump();
+  }
+  for (const char* k : {"windows", "mean", "min", "max"}) {
+    EXPECT_TRUE(clock["rtf"].contains(k)) << "rtf." << k;
+  }
+}
+
+TEST(RunCli, UgvSimControlPausesStepsAndResumesOnTheRtfMetric) {
+  const fs::path runs = fresh_runs_dir("sim_control");
+  const auto r = run_cli("run examples/scenarios/ugv_sim_control.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "passed");
+  // The world advanced exactly 100 physics steps, then exactly 0.5 s, while paused at 5 s.
+  EXPECT_EQ((*entry(run, "pause"))["ended_s"], 5.0);
+  EXPECT_EQ((*entry(run, "step_steps"))["started_s"], 5.0);
+  EXPECT_EQ((*entry(run, "step_steps"))["ended_s"], 5.1);
+  EXPECT_EQ((*entry(run, "step_time"))["started_s"], 5.1);
+  EXPECT_EQ((*entry(run, "step_time"))["ended_s"], 5.6);
+  // Resumed by the `when` on the rtf metric, where the steps left the world.
+  const json& resume = *entry(run, "resume_when_stalled");
+  EXPECT_EQ(resume["trigger"], "when");
+  EXPECT_EQ(resume["status"], "ok");
+  EXPECT_EQ(resume["started_s"], 5.6);
+  EXPECT_EQ((*entry(run, "short_pause"))["status"], "ok");
+  EXPECT_EQ((*assertion(run, "resumed"))["status"], "passed");
+  const json& clock = run["clock"];
+  expect_clock_fields(clock);
+  EXPECT_EQ(clock["mode"], "sim");
+  // The pause until the rtf window (about 2 s of wall) and the 1 s short pause.
+  EXPECT_GE(clock["paused_s"].get<double>(), 1.9);
+  EXPECT_EQ(clock["verdict"], nullptr);
+  EXPECT_EQ(clock["max_drift_s"], nullptr);
+  EXPECT_EQ(clock["lockstep"], nullptr);
+  const std::string log = read_file(runs / "a" / "engine.log");
+  for (const char* ev :
+       {"clock.mode", "clock.pause", "clock.step", "clock.resume", "action.triggered"}) {
+    EXPECT_NE(log.find(std::string(R"("event":")") + ev + "\""), std::string::npos) << ev;
+  }
+  EXPECT_NE(read_file(runs / "a" / "clock.jsonl").find(R"("paused":true)"), std::string::npos);
+}
+
+TEST(RunCli, EveryRepeatsUntilItsUntilAndWhenStartsOnItsConditionOrIsSkippedAtUntil) {
+  const fs::path runs = fresh_runs_dir("every_when");
+  const auto r = run_cli("run tests/integration/data/every_when.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = run_json(runs / "a");
+  const json& nudge = *entry(run, "nudge");
+  EXPECT_EQ(nudge["trigger"], "every");
+  EXPECT_EQ(nudge["occurrences"], 3);  // 0.5, 1.0 and 1.5 s; until_s 2 s is exclusive
+  EXPECT_EQ(nudge["status"], "ok");
+  const json& halt = *entry(run, "halt");
+  EXPECT_EQ(halt["status"], "ok");
+  EXPECT_GT(halt["started_s"].get<double>(), 1.0);
+  EXPECT_LT(halt["started_s"].get<double>(), 10.0);
+  EXPECT_EQ((*entry(run, "at_two_and_a_half"))["started_s"], 2.5);
+  const json& never = *entry(run, "never");
+  EXPECT_EQ(never["status"], "skipped");
+  EXPECT_NE(never["detail"].get<std::string>().find("until_s 3 s passed"), std::string::npos)
+      << never["detail"];
+}
+
+TEST(RunCli, SpawnModelPutsAnObstacleInTheWayAndRemoveModelTakesItAway) {
+  const fs::path runs = fresh_runs_dir("spawn_remove");
+  const auto r = run_cli("run tests/integration/data/spawn_remove.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  const json run = run_json(runs / "a");
+  for (const char* label : {"put_crate_a", "put_crate_b", "take_crate_b"}) {
+    EXPECT_EQ((*entry(run, label))["status"], "ok") << label;
+  }
+  const json& hit = *assertion(run, "ugv1_clear");
+  EXPECT_EQ(hit["status"], "failed");
+  EXPECT_NE(hit["reason"].get<std::string>().find("crate_a"), std::string::npos) << hit["reason"];
+  EXPECT_EQ((*assertion(run, "ugv2_clear"))["status"], "passed");
+}
+
+TEST(RunCli, AFailedAbortAssertionCancelsTheTimeline) {
+  const fs::path runs = fresh_runs_dir("abort");
+  const auto r = run_cli("run tests/integration/data/abort.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["status"], "failed");
+  const std::string reason = run["reason"];
+  EXPECT_EQ(reason.rfind("assertion safe failed: ", 0), 0u) << reason;
+  EXPECT_NE(reason.find("(on_fail: abort, the timeline was cancelled)"), std::string::npos)
+      << reason;
+  EXPECT_EQ((*entry(run, "put_crate"))["status"], "ok");
+  EXPECT_EQ((*entry(run, "drive"))["status"], "cancelled");
+  EXPECT_EQ((*entry(run, "later"))["status"], "skipped");
+  EXPECT_EQ((*assertion(run, "far"))["status"], "skipped");
+  // Cancelled at the collision, long before the drive's 10 s.
+  EXPECT_LT(run["clock"]["sim_elapsed_s"].get<double>(), 5.0);
+}
+
+TEST(RunCli, TheRealtimeClockRecordHasTheDriftSettingsAndVerdict) {
+  const fs::path runs = fresh_runs_dir("realtime_record");
+  const auto r = run_cli("run tests/integration/data/realtime.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  const json clock = run_json(runs / "a")["clock"];
+  expect_clock_fields(clock);
+  EXPECT_EQ(clock["mode"], "realtime");
+  EXPECT_EQ(clock["on_drift"], "fail");
+  EXPECT_EQ(clock["max_drift_s"], 0.5);
+  EXPECT_EQ(clock["verdict"], "drifted");
+  EXPECT_GT(clock["max_abs_drift_s"].get<double>(), 0.5);
+  EXPECT_EQ(clock["lockstep"], nullptr);
+  EXPECT_NE(read_file(runs / "a" / "engine.log").find(R"("event":"clock.drifted")"),
+            std::string::npos);
+}
+
+TEST(RunCli, TheLockstepClockRecordCountsStepsHoldsAndWaits) {
+  const fs::path runs = fresh_runs_dir("lockstep_record");
+  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json clock = run_json(runs / "a")["clock"];
+  expect_clock_fields(clock);
+  const json& ls = clock["lockstep"];
+  for (const char* k : {"step_s", "vehicles", "origin_sim_s", "steps", "holds", "max_wait_s",
+                        "commands", "timeout"}) {
+    EXPECT_TRUE(ls.contains(k)) << k;
+  }
+  EXPECT_EQ(ls["origin_sim_s"], 0.0);
+  EXPECT_NEAR(ls["steps"].get<double>(),
+              clock["sim_elapsed_s"].get<double>() / ls["step_s"].get<double>(), 1.0);
+  EXPECT_GE(ls["holds"].get<int>(), 1);  // the goal, sent with the world held at its at
+  EXPECT_EQ(ls["commands"], 0);
+  EXPECT_EQ(ls["timeout"], nullptr);
+  EXPECT_EQ(clock["verdict"], nullptr);
+  const std::string log = read_file(runs / "a" / "engine.log");
+  for (const char* ev : {"clock.mode", "clock.agent", "clock.agents", "clock.locked"}) {
+    EXPECT_NE(log.find(std::string(R"("event":")") + ev + "\""), std::string::npos) << ev;
+  }
+}
+
+// Issue 5's "Bad input": each refused with its position, exit 2, nothing started.
+struct Refusal {
+  const char* file;
+  const char* where;  // file:line:column: field path
+};
+
+class RefusalCli : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(RefusalCli, ExitsTwoNamingThePositionAndStartsNothing) {
+  const Refusal& c = GetParam();
+  const fs::path runs = fresh_runs_dir(std::string("refusal_") + c.file);
+  const auto r = run_cli("run tests/integration/data/" + std::string(c.file) + ".yaml --runs-dir " +
+                         runs.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(c.where), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(runs));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInput, RefusalCli,
+    ::testing::Values(Refusal{"realtime_rtf", "realtime_rtf.yaml:5:8: time.rtf"},
+                      Refusal{"lockstep_pause", "lockstep_pause.yaml:9:5: timeline[0].action"},
+                      Refusal{"unknown_vehicle", "unknown_vehicle.yaml:8:14: timeline[0].vehicle"},
+                      Refusal{"unknown_action", "unknown_action.yaml:7:13: timeline[0].action"},
+                      Refusal{"bad_duration", "bad_duration.yaml:9:9: timeline[0].at"},
+                      Refusal{"bad_step", "bad_step.yaml:6:11: time.step_s"},
+                      Refusal{"missing_world", "missing_world.yaml:2:8: world"}),
+    [](const ::testing::TestParamInfo<Refusal>& i) { return std::string(i.param.file); });
+
 }  // namespace
 }  // namespace fieldproof::integration

@@ -1,4 +1,4 @@
-// docs/scenario.md documents every table of the validator, and its error example is real.
+// docs/scenarios.md documents every table of the validator, and its error example is real.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@ namespace {
 const std::filesystem::path kRoot(FIELDPROOF_SOURCE_DIR);
 
 std::string doc() {
-  std::ifstream in(kRoot / "docs" / "scenario.md");
+  std::ifstream in(kRoot / "docs" / "scenarios.md");
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -36,10 +36,10 @@ void expect_documented(const std::vector<TypeSpec>& types, const std::string& an
   const std::string text = all.substr(from);
   for (const auto& t : types) {
     std::string s = section(text, "#### `" + t.type + "`");
-    ASSERT_FALSE(s.empty()) << "docs/scenario.md has no section #### `" << t.type << "`";
+    ASSERT_FALSE(s.empty()) << "docs/scenarios.md has no section #### `" << t.type << "`";
     for (const auto& p : t.params) {
       EXPECT_NE(s.find("| `" + p.name + "` |"), std::string::npos)
-          << t.type << "." << p.name << " is not in its table in docs/scenario.md";
+          << t.type << "." << p.name << " is not in its table in docs/scenarios.md";
     }
   }
 }

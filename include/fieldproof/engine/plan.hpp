@@ -34,6 +34,13 @@ struct PlannedEntry {
   const scenario::TimelineEntry* entry = nullptr;  // into RunPlan::scenario
   std::optional<world::Pose2D> goal;               // navigate_to_pose
   std::string goal_label;
+  std::optional<world::Pose2D> pose;  // spawn_model: where, resolved in the world
+  Duration step;                      // sim.step: the simulated time it advances
+  // when: the signal resolved (the absolute topic of a topic signal; the vehicle of a pose
+  // metric; the target of distance_to).
+  std::string when_topic;
+  std::string when_vehicle;
+  std::optional<world::Pose2D> when_target;
 };
 
 struct RunPlan {
@@ -47,6 +54,8 @@ struct RunPlan {
   std::vector<PlannedEntry> timeline;
   std::vector<PlannedAssertion> assertions;
   std::vector<assertions::PlannedKpi> kpis;  // the kpis section's collectors, planned
+  // What the timeline's `when` triggers need the observer to stream (poses, topic values).
+  assertions::Watch timeline_watch;
   // outputs.record (true unless the scenario says false): recording/<record_file> is written,
   // with record_topics as the allow-list (empty: every visible topic).
   bool record = true;

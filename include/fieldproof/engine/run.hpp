@@ -25,9 +25,14 @@
 // Reports: report.json, report.md, junit.xml and report.html (fieldproof::report) are written
 // at the end of every run that got a run directory, whatever its status.
 //
-// The timeline is the engine's participant: an entry starts at its exact due simulated time
-// (the engine holds the clock there while it acts). t in verdicts is simulated seconds since the
-// timeline started (sim 0). time.timeout_s is wall time once every vehicle is ready.
+// The timeline (timeline.hpp) is the engine's participant: an entry starts at its exact due
+// simulated time (the engine holds the clock there while it acts; sim.pause / sim.step hold the
+// world by not announcing past now()). t in verdicts is simulated seconds since the timeline
+// started (sim 0). time.timeout_s is wall time once every vehicle is ready. An assertion with
+// on_fail: abort that fails cancels the timeline (status failed, reason "assertion X failed: ...
+// (on_fail: abort, the timeline was cancelled)"). run.json's clock is the clock monitor's record
+// (clock_monitor.hpp: every field of seed 000's "What every mode records"); clock.jsonl has one
+// line per metrics window (sim, wall, rtf, drift_s, paused, violation).
 #pragma once
 
 #include <atomic>
