@@ -437,6 +437,11 @@ TEST(RunCli, EveryRepeatsUntilItsUntilAndWhenStartsOnItsConditionOrIsSkippedAtUn
   EXPECT_EQ(halt["status"], "ok");
   EXPECT_GT(halt["started_s"].get<double>(), 1.0);
   EXPECT_LT(halt["started_s"].get<double>(), 10.0);
+  // The odometry's forward speed passes 0.2 m/s during the nudges (a topic field).
+  const json& odom = *entry(run, "on_odometry");
+  EXPECT_EQ(odom["status"], "ok");
+  EXPECT_GT(odom["started_s"].get<double>(), 0.5);
+  EXPECT_LT(odom["started_s"].get<double>(), 2.0);
   EXPECT_EQ((*entry(run, "at_two_and_a_half"))["started_s"], 2.5);
   const json& never = *entry(run, "never");
   EXPECT_EQ(never["status"], "skipped");
