@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/chromium_probe.hpp"
 #include "report/fixture.hpp"
 
 namespace fieldproof::report {
@@ -224,6 +225,29 @@ TEST_F(ReportOfARealRun, HtmlDrawsTheVehiclesPathObstaclesAndGoal) {
   EXPECT_EQ(count(g_run->html, "class=\"plot rtf\""), 1u);
   EXPECT_EQ(count(g_run->html, "class=\"plot drift\""), 1u);
   EXPECT_EQ(count(g_run->html, "class=\"plot verdicts\""), 1u);
+}
+
+// The real run's report.html laid out by headless Chromium, offline: the vehicle's path with its
+// points, the world's obstacles, the goal, both clock series and a verdict per assertion drawn.
+TEST_F(ReportOfARealRun, HtmlRendersInChromiumWithEveryPlotDrawn) {
+  const json probe = testing::render_with_probe(g_run->html, g_run->dir);
+  ASSERT_TRUE(probe.is_object());
+  ASSERT_EQ(probe["paths"].size(), run()["vehicles"].size()) << probe.dump();
+  for (const auto& p : probe["paths"]) {
+    EXPECT_GT(p["points"].get<int>(), 10) << p.dump();
+    EXPECT_TRUE(testing::drawn(p["box"])) << p.dump();
+    EXPECT_TRUE(p["in_view"].get<bool>()) << p.dump();
+  }
+  EXPECT_EQ(probe["obstacles"].size(), run()["world"]["obstacles"].size());
+  for (const auto& o : probe["obstacles"]) EXPECT_TRUE(testing::drawn(o["box"])) << o.dump();
+  EXPECT_GE(probe["goals"].size(), 1u);
+  for (const char* plot : {"rtf", "drift"}) {
+    ASSERT_EQ(probe[plot].size(), 1u) << plot;
+    EXPECT_GT(probe[plot][0]["length"].get<double>(), 0.0) << plot;
+  }
+  EXPECT_EQ(probe["verdicts"].size(), run()["assertions"].size());
+  EXPECT_EQ(probe["entries"].size(), run()["timeline"].size());
+  EXPECT_TRUE(probe["resources"].empty()) << probe["resources"].dump();
 }
 
 }  // namespace
