@@ -117,7 +117,11 @@ class CoordinatorPublisher {
   void on_tick(SimTime log_now, bool publish_clock) {
     std::lock_guard lock(mutex_);
     raise_locked(std::min(log_now + offset_, next_));
-    if (!publish_clock) return;
+    // A paused clock repeats its time: those publications could only wait, undelivered, until
+    // the coordinator's time moves again, so they are left out (a follower's watchdog then says
+    // the source is silent, and its time stands still as the leader's does).
+    if (!publish_clock || (last_clock_ && *last_clock_ == log_now)) return;
+    last_clock_ = log_now;
     ignition::msgs::Clock c;
     *c.mutable_sim() = msgs::to_time(log_now);
     p_.publish_at(announced_, std::string(kClockTopic), msgs::serialize(c),
@@ -138,6 +142,7 @@ class CoordinatorPublisher {
   Duration offset_ = Duration::zero();
   SimTime announced_;
   SimTime next_;
+  std::optional<SimTime> last_clock_;  // the last /clock published
   bool first_ = true;
 };
 
