@@ -578,6 +578,8 @@ void Timeline::cancel(const std::string& why, SimTime now) {
     if (es.status == "cancelled") es.ended_s = secs(now);
     m.event(es.status == "cancelled" ? "action.cancelled" : "action.skipped",
             {{"label", m.te(i).label}, {"detail", why}});
+    if (m.hooks.on_action)
+      m.hooks.on_action(m.te(i).label, ActionEvent::kEnd, secs(now), es.status);
   }
   if (m.held) m.hold(false, "cancel");
 }
