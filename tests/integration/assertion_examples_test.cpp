@@ -220,5 +220,35 @@ TEST(AssertionExamples, EventOrderWithATooShortGapFailsNamingTheStep) {
   EXPECT_NEAR(seq["t_s"].get<double>(), 12.0, 0.11);  // 10 s after goal_sent at 2 s
 }
 
+TEST(AssertionExamples, ObstacleReplanDrivesAroundTheSpawnedCrate) {
+  const Ran r = run_example("examples/scenarios/ugv_obstacle_replan.yaml", "replan");
+  ASSERT_EQ(r.cli.exit_code, 0) << r.cli.out;
+  const auto v = verdicts(r.run);
+  for (const char* name : {"reached_goal", "no_collision", "clears_crate", "bounded_detour"}) {
+    ASSERT_TRUE(v.count(name)) << name;
+    EXPECT_EQ(v.at(name)["status"], "passed") << name << ": " << v.at(name)["reason"];
+  }
+  EXPECT_EQ(r.run["timeline"][1]["label"], "drop_crate");
+  EXPECT_EQ(r.run["timeline"][1]["status"], "ok");
+  const json& kpis = r.run["kpis"];
+  // Measured from the crate's first pose on (it exists from 8 s), and a real detour.
+  EXPECT_GT(kpis["crate_distance.closest_at_s"]["value"].get<double>(), 8.0);
+  EXPECT_LT(kpis["crate_distance.closest_m"]["value"].get<double>(), 1.5);
+  EXPECT_GT(kpis["detour.path_m"]["value"].get<double>(),
+            kpis["detour.straight_m"]["value"].get<double>() + 0.2);
+}
+
+TEST(AssertionExamples, ObstacleReplanCloserThanAllowedFails) {
+  const fs::path file =
+      variant("ugv_obstacle_replan.yaml", "replan_close",
+              {{"to: {model: crate_2}, min_m: 0.9", "to: {model: crate_2}, min_m: 1.5"}});
+  const Ran r = run_example(file.string(), "replan_close");
+  ASSERT_EQ(r.cli.exit_code, 1) << r.cli.out;
+  const auto v = verdicts(r.run);
+  EXPECT_EQ(v.at("clears_crate")["status"], "failed");
+  EXPECT_EQ(v.at("no_collision")["status"], "passed");
+  EXPECT_GT(v.at("clears_crate")["t_s"].get<double>(), 8.0);
+}
+
 }  // namespace
 }  // namespace fieldproof::integration
