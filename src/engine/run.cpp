@@ -336,7 +336,11 @@ RunOutcome run_scenario(const RunOptions& o) {
     th.publish = [&e](const std::string& topic, std::string payload, const std::string& type) {
       e.publish(topic, std::move(payload), type);
     };
-    th.event = [&](const std::string& name, const json& fields) { event(name, fields); };
+    th.event = [&](const std::string& name, const json& fields) {
+      json f = fields;
+      f["sim_s"] = secs(e.now());  // inside a delivery the loop's sim_now lags
+      event(name, f);
+    };
     th.say = say;
     th.on_action = [&](const std::string& label, ActionEvent ae, double t, const std::string& st) {
       ev.on_action(label, ae, t, st);
