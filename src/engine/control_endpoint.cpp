@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "fieldproof/engine/clock_control.hpp"
 #include "fieldproof/lockstep/codec.hpp"
@@ -231,6 +233,16 @@ ClockOutcome clock_command(const ClockRequest& req) {
   out << "sim_time_s: " << format_seconds(s.time) << "\n";
   out << "iteration: " << (step_ns > 0 ? s.time.ns() / step_ns : 0) << "\n";
   out << "rtf: " << (std::isfinite(s.measured_rtf) ? fixed(s.measured_rtf, 3) : "inf") << "\n";
+  // Each participant once (its threads share its role), in the coordinator's order.
+  std::string parts;
+  std::vector<std::string> seen;
+  for (const lockstep::ParticipantStatus& p : s.participants) {
+    if (std::find(seen.begin(), seen.end(), p.participant) != seen.end()) continue;
+    seen.push_back(p.participant);
+    parts += (parts.empty() ? "" : ", ") + p.participant + " (" +
+             (p.role == lockstep::Role::kFollowing ? "following" : "regulating") + ")";
+  }
+  out << "participants: " << parts << "\n";
   if (what != "status") out << "done: " << what << "\n";
   return {0, out.str()};
 }

@@ -265,6 +265,7 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
         break;
       case scenario::Stack::Kind::kCommand: {
         pv.setup.process = true;
+        pv.setup.command = sv.stack.command;
         const std::string prog =
             sv.stack.command.empty() ? "" : std::filesystem::path(sv.stack.command[0]).filename();
         pv.stack =

@@ -239,6 +239,10 @@ RunOutcome run_scenario(const RunOptions& o) {
   so.control_dir = so.run_dir;
   so.mode = std::string(scenario::to_string(sc.time.mode));
   so.interrupt = o.interrupt;
+  // Stacks regulate in lockstep only; in sim and realtime they follow the published clock. An
+  // unpaced run (--max-rtf 0) keeps them regulating: a follower cannot keep up with a world that
+  // runs as fast as the machine allows.
+  so.stacks_follow = sc.time.mode != scenario::TimeMode::kLockstep && pace > 0;
   std::mutex clock_commands_mu;
   json clock_commands = json::array();
   so.on_clock_command = [&](const ClockCommand& c) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
@@ -111,10 +112,11 @@ struct Session::Impl {
     cv.notify_all();
   }
 
-  std::unique_ptr<lockstep::Participant> participant(const std::string& name) {
+  std::unique_ptr<lockstep::Participant> participant(
+      const std::string& name, lockstep::Role role = lockstep::Role::kRegulating) {
     lockstep::ParticipantOptions po;
     po.name = name;
-    po.role = lockstep::Role::kRegulating;
+    po.role = role;
     po.on_error = [this, name](const lockstep::Error& e) {
       warn(name + ": coordinator: " + e.reason);
     };
@@ -244,23 +246,6 @@ bool Session::start(std::string* error) {
              m.world_p->last_error();
     return false;
   }
-  if (!m.opts.control_dir.empty()) {
-    const std::filesystem::path dir = std::filesystem::absolute(m.opts.control_dir);
-    try {
-      m.control_ep = std::make_unique<ControlEndpoint>(
-          (dir / kControlSocketFile).string(),
-          [&m](const lockstep::Control& c) { return m.handle_control(c); }, [&m] { m.on_idle(); });
-    } catch (const std::exception& e) {
-      *error = std::string("cannot serve fieldproof clock: ") + e.what();
-      return false;
-    }
-    const nlohmann::json info = {{"endpoint", m.control_ep->endpoint()},
-                                 {"mode", m.opts.mode},
-                                 {"physics_step_ns", m.step.ns()},
-                                 {"world", m.world_name},
-                                 {"pid", static_cast<int64_t>(getpid())}};
-    std::ofstream(dir / kControlInfoFile) << info.dump(2) << '\n';
-  }
   m.glue = std::make_unique<world::WorldParticipant>(*m.world, *m.world_p);
   m.glue->refresh_subscriptions();
 
@@ -271,16 +256,12 @@ bool Session::start(std::string* error) {
       ProcessStack ps;
       ps.vehicle = v.name;
       ps.process = std::make_unique<ChildProcess>();
-      std::vector<std::string> argv = {m.opts.ugv_nav_exe, "--vehicle", v.name, "--world",
-                                       m.opts.world_file};
-      if (!v.params_json.empty()) {
-        argv.push_back("--params");
-        argv.push_back(v.params_json);
-      }
+      const std::vector<std::string> argv = stack_argv(v, m.opts.ugv_nav_exe, m.opts.world_file);
       std::vector<std::pair<std::string, std::string>> env = {
           {"FIELDPROOF_COORDINATOR", m.endpoint},
           {"FIELDPROOF_VEHICLE", v.name},
-          {"FIELDPROOF_SEED", std::to_string(m.opts.seed)}};
+          {"FIELDPROOF_SEED", std::to_string(m.opts.seed)},
+          {"FIELDPROOF_ROLE", m.opts.stacks_follow ? "following" : "regulating"}};
       if (!m.opts.run_dir.empty()) env.emplace_back("FIELDPROOF_RUN_DIR", m.opts.run_dir);
       const std::string log =
           m.opts.log_dir.empty() ? "" : m.opts.log_dir + "/" + v.name + "_nav.log";
@@ -303,7 +284,9 @@ bool Session::start(std::string* error) {
       *error = "vehicle " + v.name + ": " + *error;
       return false;
     }
-    s->participant = m.participant(v.name + "_nav");
+    s->participant =
+        m.participant(v.name + "_nav", m.opts.stacks_follow ? lockstep::Role::kFollowing
+                                                            : lockstep::Role::kRegulating);
     stacks::ParticipantHostOptions ho;
     ho.on_problem = [&m, name = v.name](const std::string& p) { m.warn(name + "_nav: " + p); };
     s->host = std::make_unique<stacks::UgvNavParticipantHost>(*s->participant, *s->node, ho);
@@ -341,6 +324,24 @@ bool Session::start(std::string* error) {
       m.cv.wait_for(lk, std::chrono::milliseconds(20));
     }
   }
+  // fieldproof clock: served once every stack has registered (the run is live).
+  if (!m.opts.control_dir.empty()) {
+    const std::filesystem::path dir = std::filesystem::absolute(m.opts.control_dir);
+    try {
+      m.control_ep = std::make_unique<ControlEndpoint>(
+          (dir / kControlSocketFile).string(),
+          [&m](const lockstep::Control& c) { return m.handle_control(c); }, [&m] { m.on_idle(); });
+    } catch (const std::exception& e) {
+      *error = std::string("cannot serve fieldproof clock: ") + e.what();
+      return false;
+    }
+    const nlohmann::json info = {{"endpoint", m.control_ep->endpoint()},
+                                 {"mode", m.opts.mode},
+                                 {"physics_step_ns", m.step.ns()},
+                                 {"world", m.world_name},
+                                 {"pid", static_cast<int64_t>(getpid())}};
+    std::ofstream(dir / kControlInfoFile) << info.dump(2) << '\n';
+  }
   if (!m.processes.empty()) {
     m.watching = true;
     m.watcher = std::thread([&m] {
@@ -366,6 +367,22 @@ bool Session::start(std::string* error) {
     });
   }
   return true;
+}
+
+std::vector<std::string> stack_argv(const VehicleSetup& v, const std::string& ugv_nav_exe,
+                                    const std::string& world_file) {
+  std::vector<std::string> argv = v.command;
+  if (argv.empty()) argv.push_back(ugv_nav_exe);
+  if (argv[0] == "fieldproof-ugv-nav") argv[0] = ugv_nav_exe;
+  const auto has = [&argv](const char* flag) {
+    return std::find(argv.begin() + 1, argv.end(), flag) != argv.end();
+  };
+  if (!has("--vehicle")) argv.insert(argv.end(), {"--vehicle", v.name});
+  if (!has("--world")) argv.insert(argv.end(), {"--world", world_file});
+  if (!v.params_json.empty() && !has("--params")) {
+    argv.insert(argv.end(), {"--params", v.params_json});
+  }
+  return argv;
 }
 
 std::string Session::set_paused(bool paused) {

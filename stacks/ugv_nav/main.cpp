@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -99,7 +100,10 @@ int run(int argc, char** argv) {
 
   lockstep::ParticipantOptions popts;
   popts.name = name.empty() ? vehicle + "_nav" : name;
-  popts.role = lockstep::Role::kRegulating;
+  // FIELDPROOF_ROLE=following (sim, realtime: the stack follows the clock) or regulating.
+  const char* role = std::getenv("FIELDPROOF_ROLE");
+  popts.role = role && std::string(role) == "following" ? lockstep::Role::kFollowing
+                                                        : lockstep::Role::kRegulating;
   popts.on_error = [](const lockstep::Error& e) {
     std::fprintf(stderr, "fieldproof-ugv-nav: coordinator: %s\n", e.reason.c_str());
   };

@@ -1,6 +1,8 @@
 // ChildProcess: started in its own process group, ended as a group (a grandchild too).
 #include "fieldproof/engine/process.hpp"
 
+#include "fieldproof/engine/session.hpp"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -51,6 +53,33 @@ TEST(ChildProcess, AMissingProgramIsAnError) {
   std::string error;
   EXPECT_FALSE(p.start({"/no/such/program"}, {}, &error));
   EXPECT_NE(error.find("/no/such/program"), std::string::npos);
+}
+
+using Argv = std::vector<std::string>;
+
+TEST(StackArgv, WithoutACommandTheReferenceStackGetsVehicleWorldAndParams) {
+  VehicleSetup v;
+  v.name = "ugv1";
+  v.params_json = "{}";
+  EXPECT_EQ(stack_argv(v, "/bin/nav", "w.sdf"),
+            (Argv{"/bin/nav", "--vehicle", "ugv1", "--world", "w.sdf", "--params", "{}"}));
+}
+
+TEST(StackArgv, TheScenarioCommandsArgumentsArePassedAsGivenAndNotDuplicated) {
+  VehicleSetup v;
+  v.name = "ugv1";
+  v.command = {"fieldproof-ugv-nav", "--vehicle", "ugv1", "--name", "custom_nav"};
+  EXPECT_EQ(stack_argv(v, "/bin/nav", "w.sdf"),
+            (Argv{"/bin/nav", "--vehicle", "ugv1", "--name", "custom_nav", "--world", "w.sdf"}));
+}
+
+TEST(StackArgv, AProgramGivenByPathIsKept) {
+  VehicleSetup v;
+  v.name = "ugv2";
+  v.command = {"/opt/stack/bin/fieldproof-ugv-nav", "--world", "other.sdf"};
+  EXPECT_EQ(
+      stack_argv(v, "/bin/nav", "w.sdf"),
+      (Argv{"/opt/stack/bin/fieldproof-ugv-nav", "--world", "other.sdf", "--vehicle", "ugv2"}));
 }
 
 }  // namespace

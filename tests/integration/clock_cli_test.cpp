@@ -111,6 +111,15 @@ TEST_F(ClockCli, StatusPrintsStateSimTimeIterationAndRtf) {
   EXPECT_EQ(std::llround(std::stod(s.at("sim_time_s")) * 1000), std::stoll(s.at("iteration")));
 }
 
+TEST_F(ClockCli, InASimRunTheStackFollowsTheClockAndTheWorldRegulates) {
+  const auto r = clock(run_->dir(), "status");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string parts = parse_status(r.out).at("participants");
+  EXPECT_NE(parts.find("ugv1_nav (following)"), std::string::npos) << parts;
+  EXPECT_NE(parts.find("world (regulating)"), std::string::npos) << parts;
+  EXPECT_NE(parts.find("engine (regulating)"), std::string::npos) << parts;
+}
+
 TEST_F(ClockCli, PauseStopsTime) {
   const auto p = clock(run_->dir(), "pause");
   ASSERT_EQ(p.exit_code, 0) << p.out;
@@ -205,6 +214,8 @@ TEST(ClockCliLockstep, PauseResumeAndStepAreRefusedStatusIsAnswered) {
   const auto s = clock(run.dir(), "status");
   EXPECT_EQ(s.exit_code, 0) << s.out;
   EXPECT_EQ(parse_status(s.out).at("mode"), "lockstep");
+  EXPECT_NE(parse_status(s.out).at("participants").find("ugv1_nav (regulating)"), std::string::npos)
+      << s.out;
   for (const char* action : {"pause", "resume", "step --steps 10"}) {
     const auto r = clock(run.dir(), action);
     EXPECT_EQ(r.exit_code, 2) << action << ": " << r.out;

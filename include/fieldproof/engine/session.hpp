@@ -52,6 +52,11 @@ struct VehicleSetup {
   bool process = false;               // the stack as the fieldproof-ugv-nav process
   bool stack = true;                  // false: no stack (the vehicle is driven by cmd_vel only)
   std::string params_json;            // UgvNavOptions as JSON ("" = defaults)
+  // The process stack's command as the scenario gives it (stack.command): argv[0]
+  // "fieldproof-ugv-nav" (a bare name) is the session's ugv_nav_exe; the arguments are passed as
+  // given, and --vehicle, --world and --params are added only when the command lacks them.
+  // Empty: ugv_nav_exe --vehicle NAME --world FILE [--params JSON].
+  std::vector<std::string> command;
 };
 
 // A time-control request the session received (fieldproof clock), as it was answered.
@@ -93,12 +98,20 @@ struct SessionOptions {
   // The scenario's time mode ("sim", "realtime", "lockstep"): lockstep refuses pause, resume and
   // step from fieldproof clock.
   std::string mode = "sim";
+  // The stacks' role: following (they get the clock and the messages and never hold time: sim and
+  // realtime, where only the world and the timeline regulate) or regulating (lockstep: time
+  // waits for them). Process stacks learn it from FIELDPROOF_ROLE (following | regulating).
+  bool stacks_follow = false;
   // Every control request answered (on the control endpoint's thread); may be empty.
   std::function<void(const ClockCommand&)> on_clock_command;
   // Set when the run is being interrupted: a clock paused by fieldproof clock is resumed so the
   // engine can end the run.
   const std::atomic<bool>* interrupt = nullptr;
 };
+
+// The argv a process stack is started with (VehicleSetup::command, see there).
+std::vector<std::string> stack_argv(const VehicleSetup& vehicle, const std::string& ugv_nav_exe,
+                                    const std::string& world_file);
 
 class Session {
  public:
