@@ -1,11 +1,14 @@
 // `fieldproof validate SCENARIO`: the scenario checked (file:line:column, field path) against the
 // tables and its world; on success the notes on what the time mode means. Exit 0 valid, 2 not.
+// An assertion plugin that does not load is a warning (its type is then refused as unknown).
+// `fieldproof schema`: the JSON Schema, with the types of FIELDPROOF_PLUGIN_PATH's plugins.
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "fieldproof/assertions/plugin.hpp"
 #include "fieldproof/engine/plan.hpp"
 
 namespace fieldproof::cli {
@@ -42,7 +45,15 @@ void add_validate_command(CLI::App& app, int* exit_code) {
 void add_schema_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("schema", "Print the JSON Schema of a scenario");
   cmd->callback([exit_code] {
-    std::fputs(scenario::scenario_json_schema().c_str(), stdout);
+    // The installed plugins' types are part of the schema (FIELDPROOF_PLUGIN_PATH).
+    assertions::PluginLoadOptions o;
+    o.search_path = assertions::plugin_search_path_from_env();
+    const assertions::PluginSet set = assertions::load_plugins(o);
+    for (const auto& p : set.problems) {
+      std::fprintf(stderr, "warning: assertion plugin %s (its types are not in the schema)\n",
+                   p.to_string().c_str());
+    }
+    std::fputs(scenario::scenario_json_schema(*set.registry).c_str(), stdout);
     *exit_code = kExitOk;
   });
 }

@@ -5,6 +5,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "fieldproof/assertions/plugin.hpp"
+
 namespace fieldproof::engine {
 
 using nlohmann::json;
@@ -177,7 +179,16 @@ json RunPlan::to_json() const {
 
 PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& options) {
   PlanResult r;
-  scenario::ValidationResult v = scenario::load_scenario_file(file);
+  // Assertion plugins first: their types are part of the tables the scenario is validated against.
+  assertions::PluginSet plugins = assertions::load_plugins(
+      {scenario::scenario_plugin_paths(file),
+       options.plugin_path ? *options.plugin_path : assertions::plugin_search_path_from_env()});
+  for (const auto& p : plugins.problems) {
+    r.warnings.push_back("assertion plugin " + p.to_string() + " (its types stay unknown)");
+  }
+  scenario::LoadOptions load_options;
+  load_options.registry = plugins.registry.get();
+  scenario::ValidationResult v = scenario::load_scenario_file(file, load_options);
   for (const auto& w : v.warnings) r.warnings.push_back(w.to_string());
   r.notes = v.notes;
   if (!v.ok()) {
@@ -340,7 +351,8 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   }
 
   // Assertions.
-  const AssertionTypes& types = AssertionTypes::builtin();
+  plan.assertion_types = plugins.types;
+  const AssertionTypes& types = *plan.assertion_types;
   for (const scenario::AssertionSpec& a : s.assertions) {
     const AssertionType* type = types.find(a.type);
     if (!type) {

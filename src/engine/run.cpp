@@ -281,7 +281,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   uint64_t resource_samples = 0;
   std::map<std::string, json> last_resources;
 
-  Evaluator ev(plan.assertions, AssertionTypes::builtin(), [&](const AssertionResult& r) {
+  Evaluator ev(plan.assertions, *plan.assertion_types, [&](const AssertionResult& r) {
     json j = r.to_json();
     j["run_id"] = id;
     verdicts.write(j);

@@ -751,6 +751,25 @@ ValidationResult load_scenario_file(const std::filesystem::path& path, const Loa
   return load_scenario_text(ss.str(), path.string(), base, opts);
 }
 
+std::vector<std::filesystem::path> scenario_plugin_paths(const std::filesystem::path& path) {
+  std::vector<std::filesystem::path> out;
+  try {
+    const YAML::Node root = YAML::LoadFile(path.string());
+    const YAML::Node plugins = root.IsMap() ? root["plugins"] : YAML::Node();
+    if (!plugins || !plugins.IsSequence()) return out;
+    std::filesystem::path base = path.parent_path();
+    if (base.empty()) base = ".";
+    for (const auto& p : plugins) {
+      if (!p.IsScalar()) continue;  // the validation names it
+      std::filesystem::path lib(p.as<std::string>());
+      out.push_back((lib.is_absolute() ? lib : base / lib).lexically_normal());
+    }
+  } catch (const std::exception&) {
+    // Unreadable or not YAML: the validation reports it, with its position.
+  }
+  return out;
+}
+
 std::vector<Diagnostic> validate_against_world(const Scenario& s, Duration physics_step) {
   WorldFacts facts;
   facts.physics_step = physics_step;

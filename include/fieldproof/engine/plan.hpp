@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -56,6 +57,9 @@ struct RunPlan {
   std::vector<assertions::PlannedKpi> kpis;  // the kpis section's collectors, planned
   // What the timeline's `when` triggers need the observer to stream (poses, topic values).
   assertions::Watch timeline_watch;
+  // The types the assertions were planned with: the built-ins and the plugins that loaded (the
+  // scenario's `plugins:` and FIELDPROOF_PLUGIN_PATH; assertions/plugin.hpp). Never null.
+  std::shared_ptr<const AssertionTypes> assertion_types;
   // outputs.record (true unless the scenario says false): recording/<record_file> is written,
   // with record_topics as the allow-list (empty: every visible topic).
   bool record = true;
@@ -78,6 +82,9 @@ struct PlanResult {
 struct PlanOptions {
   std::optional<int64_t> seed;  // overrides the scenario's (0 to 2^31-1)
   std::string ugv_nav_exe;      // the reference stack's process (for command stacks naming it)
+  // Assertion plugin directories, FIELDPROOF_PLUGIN_PATH's syntax; nullopt: the environment's.
+  // A plugin that does not load is a warning (its type then stays unknown to the validation).
+  std::optional<std::string> plugin_path;
 };
 
 PlanResult plan_run(const std::filesystem::path& scenario_file, const PlanOptions& options = {});

@@ -222,6 +222,11 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
                                     const std::filesystem::path& base_dir,
                                     const LoadOptions& opts = {});
 
+// The `plugins:` list of a scenario file, resolved against its directory, read before the file
+// is validated (the plugins' types are needed to validate it). Empty when there is none or the
+// file does not read as YAML (load_scenario_file then says why).
+std::vector<std::filesystem::path> scenario_plugin_paths(const std::filesystem::path& file);
+
 // `fieldproof run --seed N`: replaces the scenario's seed (seed_source kCommandLine). Returns an
 // error message, and changes nothing, when N is outside 0 .. 2^31 - 1.
 std::optional<std::string> override_seed(Scenario& scenario, int64_t seed);
