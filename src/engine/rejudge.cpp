@@ -182,7 +182,7 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
 
   std::vector<AssertionResult> resolved;
   std::vector<json> sample_lines;
-  Evaluator ev(plan.assertions, AssertionTypes::builtin(),
+  Evaluator ev(plan.assertions, *plan.assertion_types,
                [&](const AssertionResult& r) { resolved.push_back(r); });
   ObserverOptions oo;
   oo.watch = watch;
