@@ -1,10 +1,11 @@
 // engine_bench: wall time of ugv_nav_to_goal over 60 s of simulated time in lockstep with the pace
 // cap lifted (--max-rtf 0), the stack in-process and as the fieldproof-ugv-nav process, beside
-// the floor measured in the same run: the world alone, unpaced, through the same session for the
-// same simulated time. And the engine's peak RSS (getrusage ru_maxrss of the in-process run).
-// Each case runs in a child process of its own (its RSS is its own); --repeat K keeps the fastest.
-// Targets (issue 5): <= 2 s in-process, <= 10 s as a process, peak RSS <= 150 MB.
-// Usage: engine_bench [--repeat K] [--seconds S]
+// the floor measured in the same run: the world alone (no stack; its sensor, pose and contact
+// topics delivered to the engine), unpaced, through the same session for the same simulated time.
+// And the engine's peak RSS (getrusage ru_maxrss of the in-process run). Each case runs in a child
+// process of its own (its RSS is its own); --repeat K keeps the fastest. Targets (issue 5): <= 2 s
+// in-process, <= 10 s as a process, peak RSS <= 150 MB. Usage: engine_bench [--repeat K] [--seconds
+// S]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 
 #include "fieldproof/engine/run.hpp"
 #include "fieldproof/engine/session.hpp"
+#include "fieldproof/lockstep/participant.hpp"
 
 namespace {
 
@@ -71,6 +73,12 @@ double world_floor(int seconds) {
     std::fprintf(stderr, "engine_bench: %s\n", error.c_str());
     return -1;
   }
+  // The world's output is delivered (to the engine), as in a run, so its sensors count.
+  for (const char* t : {"odometry", "imu", "scan", "contacts"}) {
+    s->engine().subscribe(std::string("/model/ugv1/") + t,
+                          [](const fieldproof::lockstep::Publish&) {});
+  }
+  s->engine().subscribe(s->pose_topic(), [](const fieldproof::lockstep::Publish&) {});
   const double t0 = wall_s();
   // The engine ticks every 100 ms, as in a run.
   for (int64_t ms = 100; ms <= int64_t{seconds} * 1000; ms += 100) {
