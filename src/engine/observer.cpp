@@ -36,7 +36,7 @@ struct TopicState {
   uint64_t messages = 0;
   std::deque<SimTime> arrivals;                 // rate: receipt times
   std::deque<std::pair<SimTime, double>> ages;  // latency: (receipt, age ms)
-  uint64_t unstamped = 0;
+  std::deque<SimTime> unstamped;                // latency: receipts without a header stamp
   bool error_reported = false;
 };
 
@@ -186,7 +186,7 @@ struct Observer::Impl {
       if (d.stamp) {
         ts.ages.emplace_back(received, static_cast<double>((received - *d.stamp).ns()) / 1e6);
       } else {
-        ++ts.unstamped;
+        ts.unstamped.push_back(received);
       }
     }
     if (ts.value) {
@@ -221,13 +221,29 @@ struct Observer::Impl {
   void latency(const std::string& topic, TopicState& ts, SimTime t) {
     const Duration w = *ts.latency_window;
     while (!ts.ages.empty() && ts.ages.front().first <= t - w) ts.ages.pop_front();
+    while (!ts.unstamped.empty() && ts.unstamped.front() <= t - w) ts.unstamped.pop_front();
     std::vector<double> ages;
     for (const auto& [at, age] : ts.ages) {
       if (at <= t) ages.push_back(age);
     }
-    if (ages.empty()) return;
-    std::sort(ages.begin(), ages.end());
+    uint64_t unstamped = 0;
+    for (const SimTime at : ts.unstamped) unstamped += at <= t;
     assertions::LatencyWindow lw;
+    lw.unstamped = unstamped;
+    if (ages.empty()) {
+      // Only messages without a stamp: a window that says so (message_latency fails on it).
+      if (unstamped == 0) return;
+      Sample s;
+      s.kind = Sample::Kind::kLatency;
+      s.sim = t;
+      s.vehicle = ts.vehicle;
+      s.topic = topic;
+      s.window_s = secs(w);
+      s.latency = lw;
+      emit(s);
+      return;
+    }
+    std::sort(ages.begin(), ages.end());
     lw.count = ages.size();
     double sum = 0;
     for (const double a : ages) sum += a;

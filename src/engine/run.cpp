@@ -379,6 +379,7 @@ RunOutcome run_scenario(const RunOptions& o) {
     obo.pose_topic = session->pose_topic();
     obo.wall_now = wall_now;
     obo.wall0 = wall0;
+    obo.stack_pid = [&session](const std::string& v) { return session->stack_pid(v); };
     obo.write_line = [&](const json& j) { samples.write(j); };
     obo.watch.merge(plan.timeline_watch);
     obo.on_sample = [&](const assertions::Sample& s) {

@@ -230,6 +230,33 @@ TEST(Observer, LatencyCanBeNegativeWhenTheStampIsAhead) {
   EXPECT_NEAR(l[0].latency.min_ms, -5.0, 1e-9);
 }
 
+TEST(Observer, LatencyWindowOfUnstampedMessagesSaysSo) {
+  assertions::Watch w;
+  w.latencies = {{"/model/ugv1/cmd_vel", 1.0}};
+  Harness h(w);
+  h.obs->on_message(twist(at_ms(300), 0.1));  // a Twist without a header
+  h.obs->on_message(twist(at_ms(600), 0.1));
+  h.obs->on_tick(at_ms(3000));
+  const auto l = h.of(Sample::Kind::kLatency);
+  ASSERT_EQ(l.size(), 1u);  // the windows (1, 2] and (2, 3] are empty
+  EXPECT_EQ(l[0].latency.count, 0u);
+  EXPECT_EQ(l[0].latency.unstamped, 2u);
+}
+
+TEST(Observer, LatencyCountsUnstampedBesideStampedMessages) {
+  assertions::Watch w;
+  w.latencies = {{"/model/ugv1/odometry", 1.0}};
+  Harness h(w);
+  h.obs->on_message(odometry(at_ms(200), at_ms(190)));
+  h.obs->on_message(publish("/model/ugv1/odometry", at_ms(400), msgs::kOdometry,
+                            msgs::serialize(ignition::msgs::Odometry())));
+  h.obs->on_tick(at_ms(1000));
+  const auto l = h.of(Sample::Kind::kLatency);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].latency.count, 1u);
+  EXPECT_EQ(l[0].latency.unstamped, 1u);
+}
+
 TEST(Observer, UndecodablePayloadIsReportedOnceAsAnErrorLine) {
   assertions::Watch w;
   w.values = {"/model/ugv1/cmd_vel"};

@@ -250,5 +250,24 @@ TEST(AssertionExamples, ObstacleReplanCloserThanAllowedFails) {
   EXPECT_GT(v.at("clears_crate")["t_s"].get<double>(), 8.0);
 }
 
+TEST(AssertionExamples, AProcessStackIsMeasuredFromItsOwnProc) {
+  const fs::path file =
+      variant("ugv_lockstep.yaml", "process_resources",
+              {{"kpis:\n",
+                "  - {name: stack_footprint, type: resource_usage, vehicle: ugv1, "
+                "max_memory_mb: 4096, max_cpu_pct: 1000}\n"
+                "kpis:\n  - {name: stack, type: resources, vehicle: ugv1}\n"}});
+  const Ran r = run_example(file.string(), "process_resources");
+  ASSERT_EQ(r.cli.exit_code, 0) << r.cli.out;
+  const auto v = verdicts(r.run);
+  EXPECT_EQ(v.at("stack_footprint")["status"], "passed") << v.at("stack_footprint")["reason"];
+  EXPECT_EQ(r.run["resources"]["processes"], json::array({"ugv1_nav"}));
+  const json& last = r.run["resources"]["last"][0];
+  EXPECT_EQ(last["role"], "stack");
+  EXPECT_GT(last["pid"].get<int>(), 0);
+  EXPECT_GT(last["memory_mb"].get<double>(), 1.0);
+  EXPECT_EQ(r.run["kpi_collectors"][1]["status"], "measured");
+}
+
 }  // namespace
 }  // namespace fieldproof::integration

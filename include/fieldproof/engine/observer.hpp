@@ -19,8 +19,9 @@
 // - value: one per message of a watched topic, the message decoded to JSON (msgs/json.hpp);
 // - rate: once a simulated second per topic, once a full window has passed since start(): the
 //   messages of (now - window, now] over the window;
-// - latency: once a second per stamped topic once it had a message in the window: the ages
-//   (receipt's simulated time - header.stamp) of the window's messages: count, mean, max, min, p95;
+// - latency: once a second per watched topic that had a message in the window: the ages
+//   (receipt's simulated time - header.stamp) of the window's messages: count, mean, max, min,
+//   p95; and `unstamped`, the window's messages without a header stamp (count 0 when all were);
 // - lifecycle: once a second per node seen on a watched vehicle's /model/<v>/lifecycle (its last
 //   state), and at every transition; "unavailable" for a watched vehicle none of whose nodes has
 //   reported yet (node "");
