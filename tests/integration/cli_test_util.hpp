@@ -5,9 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -40,9 +43,22 @@ inline CommandResult run_cli(const std::string& args, bool stderr_too = true,
 }
 
 // A fresh, empty runs directory for one test, under the build tree's test scratch folder.
+// A runs directory of the test's own, emptied. CTest runs each test of a suite in a process of
+// its own, in parallel: a directory shared by a suite's SetUpTestSuite would be emptied by one
+// process while another uses it, so the name carries a short hash of the gtest filter CTest
+// gives each process (none when the binary runs every test). Kept short: a run directory holds a
+// Unix socket, whose path is limited to 107 characters.
 inline std::filesystem::path fresh_runs_dir(const std::string& test,
                                             const std::string& prefix = "runs_") {
-  const std::filesystem::path d = std::filesystem::path(FIELDPROOF_TEST_TMP) / (prefix + test);
+  std::string name = prefix + test;
+  const std::string filter = ::testing::GTEST_FLAG(filter);
+  if (filter != "*" && !filter.empty()) {
+    char hash[16];
+    std::snprintf(hash, sizeof hash, "_%08x",
+                  static_cast<unsigned>(std::hash<std::string>{}(filter) & 0xffffffffu));
+    name += hash;
+  }
+  const std::filesystem::path d = std::filesystem::path(FIELDPROOF_TEST_TMP) / name;
   std::filesystem::remove_all(d);
   return d;
 }
