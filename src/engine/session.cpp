@@ -406,6 +406,17 @@ Duration Session::paused_wall() const {
   return m.paused_total + (m.paused ? m.opts.wall_now() - m.paused_since : Duration::zero());
 }
 
+int Session::stack_pid(const std::string& vehicle) const {
+  const Impl& m = *impl_;
+  for (const ProcessStack& ps : m.processes) {
+    if (ps.vehicle == vehicle) return ps.process->running() ? ps.process->pid() : -1;
+  }
+  for (const VehicleSetup& v : m.opts.vehicles) {
+    if (v.name == vehicle) return v.stack && v.process ? -1 : 0;
+  }
+  return -1;
+}
+
 std::string Session::control_endpoint() const {
   return impl_->control_ep ? impl_->control_ep->endpoint() : "";
 }

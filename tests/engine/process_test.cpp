@@ -82,5 +82,19 @@ TEST(StackArgv, AProgramGivenByPathIsKept) {
       (Argv{"/opt/stack/bin/fieldproof-ugv-nav", "--world", "other.sdf", "--vehicle", "ugv2"}));
 }
 
+TEST(SessionStackPid, IsZeroForAnInProcessStackAndMinusOneForAnUnknownVehicle) {
+  SessionOptions o;
+  o.world_file = "examples/worlds/depot.sdf";
+  VehicleSetup v;
+  v.name = "ugv1";
+  v.frame = "dock";
+  o.vehicles = {v};
+  std::string error;
+  auto s = Session::create(o, &error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_EQ(s->stack_pid("ugv1"), 0);
+  EXPECT_EQ(s->stack_pid("ugv9"), -1);
+}
+
 }  // namespace
 }  // namespace fieldproof::engine

@@ -149,6 +149,9 @@ class Session {
   // Wall time the coordinator has been paused (sim.pause, fieldproof clock) since start(),
   // including a pause in progress.
   Duration paused_wall() const;
+  // The pid of the vehicle's process stack (for /proc sampling): 0 when its stack runs in-process
+  // or it has none, -1 for an unknown vehicle or a process that has exited.
+  int stack_pid(const std::string& vehicle) const;
   // The control endpoint ("ipc://...control.sock"), empty when there is none.
   std::string control_endpoint() const;
   // Why the run cannot go on (a stack process that exited, the coordinator failed), "" if none.
