@@ -491,17 +491,36 @@ RunOutcome run_scenario(const RunOptions& o) {
       }
       if (timeline->take_hold_request()) {
         // A goal was sent at `now`: hold the world there while the deliveries stamped now (the
-        // stack's acceptance) arrive, then go on.
-        if (!e.sleep_until(now + Duration::from_ns(1))) {
+        // stack's acceptance) arrive, nudging the grant by 1 ns (no physics step fits in it)
+        // until the stack has answered, or 10 s of wall time (clock.hold.expired).
+        const SimTime hold_wall = wall_now();
+        bool failed = false;
+        bool expired = false;
+        while (true) {
+          if (!e.sleep_until(e.now() + Duration::from_ns(1))) {
+            failed = true;
+            break;
+          }
+          if (timeline->holds_settled() || (o.interrupt && o.interrupt->load())) break;
+          if (wall_now() - hold_wall >= seconds(10)) {
+            expired = true;
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (failed) {
           status = "error";
           const std::string f = session->failure();
           reason = !f.empty() ? f : "the coordinator ended the run: " + e.last_error();
           break;
         }
-        event("clock.hold", {{"t_s", secs(now)},
-                             {"released_by", timeline->holds_settled()
-                                                 ? "the entry's effect (goal answered)"
-                                                 : "its return (no answer at its due time)"}});
+        if (expired) {
+          timeline->release_holds();
+          event("clock.hold.expired", {{"t_s", secs(now)}, {"level", "warning"}});
+        } else {
+          event("clock.hold",
+                {{"t_s", secs(now)}, {"released_by", "the entry's effect (goal answered)"}});
+        }
         continue;
       }
       if (timeline->cancelled()) break;

@@ -550,6 +550,7 @@ bool Timeline::take_hold_request() {
   return r;
 }
 bool Timeline::holds_settled() const { return impl_->awaiting_ack.empty(); }
+void Timeline::release_holds() { impl_->awaiting_ack.clear(); }
 
 bool Timeline::complete() const {
   for (const EntryState& es : impl_->st) {

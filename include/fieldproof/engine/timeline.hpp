@@ -98,6 +98,8 @@ class Timeline {
   bool take_hold_request();
   // Whether a goal whose hold was requested has been accepted (or answered) yet.
   bool holds_settled() const;
+  // The hold ended without an answer (10 s of wall time): stop waiting for those goals.
+  void release_holds();
 
   // Every entry has ended (or been skipped).
   bool complete() const;
