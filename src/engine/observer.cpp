@@ -284,8 +284,11 @@ struct Observer::Impl {
     }
   }
 
+  // The process measured for a vehicle: its process stack, the engine for an in-process stack
+  // (pid 0), -1 when its process has exited or the vehicle is unknown.
   int pid_of(const std::string& vehicle) const {
     const int pid = (o.stack_pid && !vehicle.empty()) ? o.stack_pid(vehicle) : 0;
+    if (pid < 0) return -1;
     return pid > 0 ? pid : static_cast<int>(getpid());
   }
 
@@ -293,6 +296,16 @@ struct Observer::Impl {
     std::map<int, ProcessUsage> read;  // one reading per process and second
     for (const auto& vehicle : o.watch.resources) {
       const int pid = pid_of(vehicle);
+      if (pid < 0) {
+        const std::string process = vehicle + "_nav";
+        if (errors_reported.insert(process).second) {
+          write({{"kind", "error"},
+                 {"sim", secs(t)},
+                 {"process", process},
+                 {"error", "the stack's process is not running"}});
+        }
+        continue;
+      }
       const bool own = pid == static_cast<int>(getpid());
       auto it = read.find(pid);
       if (it == read.end()) it = read.emplace(pid, reader.sample(pid)).first;

@@ -179,12 +179,6 @@ world::World& Session::world() { return *impl_->world; }
 const std::string& Session::world_name() const { return impl_->world_name; }
 Duration Session::physics_step() const { return impl_->step; }
 double Session::world_rtf() const { return impl_->rtf; }
-int Session::stack_pid(const std::string& vehicle) const {
-  for (const ProcessStack& ps : impl_->processes) {
-    if (ps.vehicle == vehicle && ps.process) return static_cast<int>(ps.process->pid());
-  }
-  return 0;
-}
 lockstep::Participant& Session::engine() { return *impl_->engine; }
 std::string Session::goal_topic(const std::string& v) {
   return "/model/" + v + "/navigate_to_pose/goal";

@@ -133,9 +133,6 @@ class Session {
   const std::string& world_name() const;
   Duration physics_step() const;
   double world_rtf() const;
-  // The pid of a vehicle's process stack; 0 when its stack runs in-process (or it has none).
-  // Valid after start(); the resource monitor reads /proc/<pid> with it.
-  int stack_pid(const std::string& vehicle) const;
   // The topic names of a vehicle.
   static std::string goal_topic(const std::string& vehicle);
   static std::string status_topic(const std::string& vehicle);
