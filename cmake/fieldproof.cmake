@@ -35,10 +35,7 @@ function(fieldproof_test name)
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 120)
   endif()
-  # gtest_discover_tests forwards PROPERTIES as one flat list: escape the label list's separators
-  # so "LABELS lockstep;slow" stays one property with two labels.
-  string(REPLACE ";" "\\;" labels "${A_LABELS}")
-  set(props LABELS "${labels}" TIMEOUT ${A_TIMEOUT})
+  set(props TIMEOUT ${A_TIMEOUT})
   if(A_SERIAL)
     list(APPEND props RUN_SERIAL TRUE)
   endif()
@@ -46,6 +43,15 @@ function(fieldproof_test name)
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     DISCOVERY_TIMEOUT 60
     PROPERTIES ${props})
+  # Labels: gtest_discover_tests splits a multi-valued property into separate arguments, so a
+  # second label was lost. The discovered names are in ${name}_TESTS once CTest includes the
+  # discovery file; this file, included after it, labels them all.
+  set(labels_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
+  file(WRITE ${labels_file}
+    "if(DEFINED ${name}_TESTS)\n"
+    "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${A_LABELS}\")\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_file})
 endfunction()
 
 # fieldproof_bench(<name> SOURCES ... [LIBS ...]): a Release-minded benchmark binary. `make bench`
