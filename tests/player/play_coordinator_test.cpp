@@ -276,6 +276,9 @@ TEST(PlayCoordinatorTest, two_players_one_following_the_others_clock_interleave_
                             "lead");
   ASSERT_EQ(await_exit(f), 0) << slurp(f.err);
   ASSERT_EQ(await_exit(l), 0) << slurp(l.err);
+  // The leader's last publication may still be on its way to the coordinator when it exits.
+  EXPECT_TRUE(coord.await_count("/lead", 7));
+  EXPECT_TRUE(coord.await_count("/follow", 6));
   std::vector<std::string> order;
   for (const auto& m : coord.tapped()) {
     if (m.topic == "/clock") continue;
