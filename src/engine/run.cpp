@@ -464,14 +464,15 @@ RunOutcome run_scenario(const RunOptions& o) {
                            {"violation", win->violation}},
                           /*flush=*/true);
         if (recording) {
-          (void)recorder.write_side(record::SideChannel::kMetrics, now,
-                                    {{"sim_s", secs(now)},
-                                     {"wall_s", round3(s.wall_s)},
-                                     {"mode", std::string(scenario::to_string(sc.time.mode))},
-                                     {"rtf", round3(s.rtf)},
-                                     {"target_rtf", plan.target_rtf},
-                                     {"drift_s", drift},
-                                     {"paused", win->held}});
+          json metrics = observer.metrics();  // rates_hz, poses, lifecycle
+          metrics.update(json{{"sim_s", secs(now)},
+                              {"wall_s", round3(s.wall_s)},
+                              {"mode", std::string(scenario::to_string(sc.time.mode))},
+                              {"rtf", round3(s.rtf)},
+                              {"target_rtf", plan.target_rtf},
+                              {"drift_s", drift},
+                              {"paused", win->held}});
+          (void)recorder.write_side(record::SideChannel::kMetrics, now, metrics);
         }
         if (o.on_status) {
           size_t passed = 0;

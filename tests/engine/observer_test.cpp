@@ -309,6 +309,28 @@ TEST(Observer, LifecycleIsPolledOnceASecond) {
   EXPECT_EQ(l[3].sim, at_ms(3000));
 }
 
+TEST(Observer, MetricsCarryTheLastRatePoseAndLifecycleState) {
+  assertions::Watch w;
+  w.poses = {"ugv1"};
+  w.rates = {{"/model/ugv1/cmd_vel", 1.0}};
+  w.lifecycle = {"ugv1"};
+  Harness h(w);
+  ignition::msgs::Pose_V v;
+  auto* p = v.add_pose();
+  p->set_name("ugv1");
+  msgs::set_planar_pose(p, 1.5, -2.0, 0.25);
+  h.obs->on_message(
+      publish("/world/depot/pose/info", at_ms(100), msgs::kPoseV, msgs::serialize(v)));
+  for (int ms = 100; ms <= 1000; ms += 100) h.obs->on_message(twist(at_ms(ms), 0.1));
+  h.obs->on_message(
+      lifecycle(at_ms(200), "bt_navigator", fieldproof::msgs::LifecycleState::ACTIVE));
+  h.obs->on_tick(at_ms(1000));
+  const json m = h.obs->metrics();
+  EXPECT_DOUBLE_EQ(m["rates_hz"]["/model/ugv1/cmd_vel"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(m["poses"]["ugv1"]["x"].get<double>(), 1.5);
+  EXPECT_EQ(m["lifecycle"]["ugv1/bt_navigator"], "active");
+}
+
 // A fake /proc/<pid> with utime + stime ticks and a resident set.
 void fake_proc(const fs::path& root, int pid, uint64_t utime, uint64_t stime, int rss_kb) {
   fs::create_directories(root / std::to_string(pid));

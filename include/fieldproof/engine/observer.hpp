@@ -87,6 +87,9 @@ class Observer {
   void on_tick(SimTime now);
   // A sample made elsewhere (the clock monitor's kClock): written and passed on.
   void emit(const assertions::Sample& sample);
+  // What /fieldproof/metrics carries from the observer: {rates_hz: {topic: hz of the last window},
+  // poses: {model: {x, y, yaw} last sampled}, lifecycle: {"<vehicle>/<node>": last state}}.
+  nlohmann::json metrics() const;
   // How many samples were emitted (every kind).
   uint64_t sample_count() const;
   // Whether anything beyond the clock is observed.
