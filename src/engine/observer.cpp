@@ -70,6 +70,8 @@ struct Observer::Impl {
   std::map<std::string, std::map<std::string, std::string>> states;  // vehicle -> node -> state
   std::map<std::string, TopicState> topics;
   std::set<std::string> errors_reported;  // processes
+  json last_rates = json::object();       // topic -> hz, the last window
+  json last_poses = json::object();       // model -> {x, y, yaw}
 
   explicit Impl(ObserverOptions opts)
       : o(std::move(opts)),
@@ -135,6 +137,8 @@ struct Observer::Impl {
       s.sim = m.stamp;
       s.vehicle = p.name();
       s.pose = {p.position().x(), p.position().y(), msgs::yaw_of(p.orientation())};
+      last_poses[s.vehicle] = {
+          {"x", round3(s.pose.x)}, {"y", round3(s.pose.y)}, {"yaw", round3(s.pose.yaw)}};
       emit(s);
     }
   }
@@ -215,6 +219,7 @@ struct Observer::Impl {
     s.window_s = secs(w);
     s.messages = n;
     s.hz = static_cast<double>(n) / secs(w);
+    last_rates[topic] = round3(s.hz);
     emit(s);
   }
 
@@ -398,6 +403,14 @@ void Observer::on_tick(SimTime now) {
 }
 
 void Observer::emit(const Sample& sample) { impl_->emit(sample); }
+
+json Observer::metrics() const {
+  json lifecycle = json::object();
+  for (const auto& [vehicle, nodes] : impl_->states) {
+    for (const auto& [node, state] : nodes) lifecycle[vehicle + "/" + node] = state;
+  }
+  return {{"rates_hz", impl_->last_rates}, {"poses", impl_->last_poses}, {"lifecycle", lifecycle}};
+}
 
 uint64_t Observer::sample_count() const { return impl_->count; }
 
