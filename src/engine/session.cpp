@@ -327,10 +327,24 @@ bool Session::start(std::string* error) {
   // fieldproof clock: served once every stack has registered (the run is live).
   if (!m.opts.control_dir.empty()) {
     const std::filesystem::path dir = std::filesystem::absolute(m.opts.control_dir);
+    // A Unix socket's path is limited to 107 characters: a run directory deeper than that serves
+    // from the session's temporary directory instead (control.json says where).
+    std::filesystem::path sock = dir / kControlSocketFile;
+    if (sock.string().size() >= 100) {
+      if (m.temp_dir.empty()) {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "fieldproof-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) {
+          *error = "cannot create a temporary directory for the control socket";
+          return false;
+        }
+        m.temp_dir = tmpl;
+      }
+      sock = std::filesystem::path(m.temp_dir) / kControlSocketFile;
+    }
     try {
       m.control_ep = std::make_unique<ControlEndpoint>(
-          (dir / kControlSocketFile).string(),
-          [&m](const lockstep::Control& c) { return m.handle_control(c); }, [&m] { m.on_idle(); });
+          sock.string(), [&m](const lockstep::Control& c) { return m.handle_control(c); },
+          [&m] { m.on_idle(); });
     } catch (const std::exception& e) {
       *error = std::string("cannot serve fieldproof clock: ") + e.what();
       return false;
