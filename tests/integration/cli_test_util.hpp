@@ -10,8 +10,8 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -55,7 +55,7 @@ inline std::filesystem::path fresh_runs_dir(const std::string& test,
   if (filter != "*" && !filter.empty()) {
     char hash[16];
     std::snprintf(hash, sizeof hash, "_%08x",
-                  static_cast<unsigned>(std::hash<std::string>{}(filter) & 0xffffffffu));
+                  static_cast<unsigned>(std::hash<std::string>{}(filter)&0xffffffffu));
     name += hash;
   }
   const std::filesystem::path d = std::filesystem::path(FIELDPROOF_TEST_TMP) / name;
