@@ -135,6 +135,47 @@ TEST(RunCli, UgvNavToGoalPassesWithItsRecord) {
   EXPECT_NE(samples.find(R"("kind":"clock")"), std::string::npos);
 }
 
+TEST(RunCli, UgvFleetDrivesThreeVehiclesToTheirGoalsKeptApart) {
+  const fs::path runs = fresh_runs_dir("fleet");
+  const auto r = run_cli("run examples/scenarios/ugv_fleet.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id f");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = run_json(runs / "f");
+  EXPECT_EQ(run["verdict"], "PASS");
+  EXPECT_EQ(run["vehicles"].size(), 3u);
+  for (const char* name : {"ugv1_arrives", "ugv2_arrives", "ugv3_arrives", "ugv1_keeps_apart",
+                           "ugv2_keeps_apart", "ugv3_keeps_apart", "fleet_mission"}) {
+    const json* a = assertion(run, name);
+    ASSERT_NE(a, nullptr) << name;
+    EXPECT_EQ((*a)["status"], "passed") << name << ": " << (*a)["reason"];
+  }
+  ASSERT_EQ(run["timeline"].size(), 3u);
+  for (const json& e : run["timeline"]) EXPECT_EQ(e["status"], "succeeded") << e;
+  // Every vehicle's ground truth is sampled.
+  const std::string samples = read_file(runs / "f" / "samples.jsonl");
+  for (const char* v : {"ugv1", "ugv2", "ugv3"}) {
+    EXPECT_NE(samples.find(std::string(R"("model":")") + v + "\""), std::string::npos) << v;
+  }
+}
+
+TEST(RunCli, DepotPatrolVisitsBothGoalsInOrderAndComesBack) {
+  const fs::path runs = fresh_runs_dir("patrol");
+  const auto r = run_cli("run examples/scenarios/depot_patrol.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id p");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = run_json(runs / "p");
+  EXPECT_EQ(run["verdict"], "PASS");
+  for (const char* name : {"reached_goal_a", "home_again", "no_collision", "first_leg_in_time",
+                           "stays_in_yard", "patrol_order"}) {
+    const json* a = assertion(run, name);
+    ASSERT_NE(a, nullptr) << name;
+    EXPECT_EQ((*a)["status"], "passed") << name << ": " << (*a)["reason"];
+  }
+  // The after-chain: each leg starts when the previous one ended.
+  ASSERT_EQ(run["timeline"].size(), 3u);
+  EXPECT_TRUE(fs::exists(runs / "p" / "recording" / "recording.mcap"));
+}
+
 TEST(RunCli, UgvNavFailsOnTimeExitsOneNamingArrivedInTime) {
   const fs::path runs = fresh_runs_dir("fails_on_time");
   const auto r = run_cli(
