@@ -17,6 +17,7 @@
 #include "fieldproof/engine/run.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_reader.hpp"
+#include "fieldproof/report/report.hpp"
 
 namespace fieldproof::engine {
 namespace {
@@ -421,7 +422,16 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     json run = out.to_json();
     run["run_id"] = id;
     run["scenario"] = plan.scenario.name;
-    std::ofstream(dir / "run.json") << run.dump(2) << "\n";
+    {
+      std::ofstream run_file(dir / "run.json");
+      run_file << run.dump(2) << "\n";
+    }
+    // The same reports as a live run's (report.json, report.md, junit.xml, report.html).
+    try {
+      report::Report::load(dir).write_all(dir);
+    } catch (const std::exception& e) {
+      out.notes.push_back(std::string("the reports could not be written: ") + e.what());
+    }
   }
   return out;
 }

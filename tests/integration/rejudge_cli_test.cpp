@@ -115,6 +115,11 @@ TEST_F(RejudgeCli, WithoutJsonItWritesARunDirectoryWithTheVerdicts) {
   EXPECT_EQ(run["verdict"], "PASS");
   EXPECT_EQ(run["assertions"].size(), 3u);
   EXPECT_FALSE(read_file(*runs_ / "again" / "assertions.jsonl").empty());
+  // The reports of a live run, from the re-judged run.json.
+  for (const char* f : {"report.json", "report.md", "junit.xml", "report.html"}) {
+    EXPECT_TRUE(fs::exists(*runs_ / "again" / f)) << f;
+  }
+  EXPECT_NE(read_file(*runs_ / "again" / "report.md").find("reached_goal"), std::string::npos);
 }
 
 TEST_F(RejudgeCli, AssertionsOnTopicsTheObserverWatchesAreJudgedOnTheOldRun) {
