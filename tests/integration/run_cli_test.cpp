@@ -346,6 +346,24 @@ TEST(RunCli, RealtimeThatLosesTheLockFailsWithOnDriftFail) {
   EXPECT_EQ(run["clock"]["verdict"], "drifted");
 }
 
+TEST(RunCli, UgvRealtimeWithOnDriftWarnKeepsTheAssertionsVerdictWhenTheLockIsLost) {
+  const fs::path runs = fresh_runs_dir("realtime_warn");
+  // Unpaced, the lock is lost on purpose: on_drift warn records it and the assertions decide.
+  const auto r = run_cli("run examples/scenarios/ugv_realtime.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id w");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = run_json(runs / "w");
+  EXPECT_EQ(run["verdict"], "PASS");
+  EXPECT_EQ(run["clock"]["mode"], "realtime");
+  EXPECT_EQ(run["clock"]["on_drift"], "warn");
+  EXPECT_EQ(run["clock"]["verdict"], "drifted");
+  const json* reached = assertion(run, "reached_goal");
+  ASSERT_NE(reached, nullptr);
+  EXPECT_EQ((*reached)["status"], "passed");
+  EXPECT_NE(read_file(runs / "w" / "engine.log").find(R"("event":"clock.drifted")"),
+            std::string::npos);
+}
+
 TEST(RunCli, ARunIdWithAPathSeparatorIsRefused) {
   const fs::path runs = fresh_runs_dir("bad_id");
   const auto r = run_cli("run examples/scenarios/ugv_nav_to_goal.yaml --runs-dir " + runs.string() +
