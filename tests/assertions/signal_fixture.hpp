@@ -11,30 +11,12 @@
 #include <vector>
 
 #include "fieldproof/assertions/checker.hpp"
+#include "synthetic_scenario.hpp"
 
 namespace fieldproof::assertions::synthetic {
 
 inline std::string scenario_with(const std::string& assertions) {
-  return std::string(R"(name: synthetic
-world: examples/worlds/depot.sdf
-vehicles:
-  - name: ugv1
-    spawn: {x: 0, y: 0}
-  - name: ugv2
-    spawn: {x: 5, y: 0}
-timeline:
-  - action: navigate_to_pose
-    name: drive
-    vehicle: ugv1
-    at: 1s
-    goal: {x: 10, y: 0}
-  - action: navigate_to_pose
-    name: back
-    vehicle: ugv1
-    at: 20s
-    goal: {x: 0, y: 0}
-assertions:
-)") + assertions;
+  return testing_scenario::synthetic_scenario("at: 20s") + "assertions:\n" + assertions;
 }
 
 inline SimTime sim_of(double t) {

@@ -11,33 +11,16 @@
 
 #include "fieldproof/assertions/checker.hpp"
 #include "fieldproof/scenario/scenario.hpp"
+#include "synthetic_scenario.hpp"
 
 namespace fieldproof::assertions::testing {
 
-inline constexpr const char* kHeader = R"(name: synthetic
-world: examples/worlds/depot.sdf
-vehicles:
-  - name: ugv1
-    spawn: {x: 0, y: 0}
-  - name: ugv2
-    spawn: {x: 5, y: 0}
-timeline:
-  - action: navigate_to_pose
-    name: drive
-    vehicle: ugv1
-    at: 1s
-    goal: {x: 10, y: 0}
-  - action: navigate_to_pose
-    name: back
-    vehicle: ugv1
-    after: drive
-    goal: {x: 0, y: 0}
-)";
+inline const std::string kHeader = testing_scenario::synthetic_scenario("after: drive");
 
 inline SimTime at(double t) { return SimTime::from_ns(static_cast<int64_t>(t * 1e9 + 0.5)); }
 
 inline scenario::Scenario load(const std::string& body) {
-  auto r = scenario::load_scenario_text(std::string(kHeader) + body, "synthetic.yaml", ".");
+  auto r = scenario::load_scenario_text(kHeader + body, "synthetic.yaml", ".");
   EXPECT_TRUE(r.ok()) << r.format_errors();
   return r.scenario ? *r.scenario : scenario::Scenario{};
 }
