@@ -59,6 +59,7 @@ class ErrorCode(enum.IntEnum):
     TIMEOUT = 8
     SHUTDOWN = 9
     VERSION = 10
+    NO_HELLO = 11
 
 
 class ControlOp(enum.IntEnum):
@@ -369,6 +370,10 @@ def decode(data: bytes, max_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> Frame:
         raise DecodeError(ErrorCode.MALFORMED,
                           f"truncated: a frame needs at least 2 bytes, got {len(data)}")
     if data[0] != MAGIC:
+        if data[0] >> 4 == MAGIC >> 4:
+            raise DecodeError(ErrorCode.VERSION,
+                              f"a frame of protocol version {data[0] & 0x0F} (byte 0 "
+                              f"0x{data[0]:02X}); this client speaks version {PROTOCOL_VERSION}")
         raise DecodeError(ErrorCode.MALFORMED,
                           f"bad magic/version byte 0x{data[0]:02X} (expected 0x{MAGIC:02X})")
     try:

@@ -4,7 +4,8 @@
     c.pause(); c.step(milliseconds(100)); print(c.status().time); c.resume()
 
 Each call sends a Control frame and waits for the ControlReply; a reply with ok false raises
-CoordinatorError carrying the coordinator's error. A control client is no participant.
+CoordinatorError carrying the coordinator's error. A control client is no participant and says no
+Hello (docs/protocol.md, section 8: a run's control.sock refuses one).
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from typing import Optional
 
 from . import codec
 from .codec import INFINITE, ControlOp, ErrorCode
-from .errors import ConnectTimeout, CoordinatorError, VersionError, from_error
-from .participant import CLIENT_NAME
+from .errors import ConnectTimeout, CoordinatorError, from_error
 from .transport import Link
 
 
@@ -25,7 +25,6 @@ class ControlClient:
         self.endpoint = endpoint
         self.timeout = timeout
         self._link = Link(endpoint, heartbeat_interval=0, server_public_key=server_public_key)
-        self._hello = False
 
     def _next(self, deadline: float):
         while True:
@@ -37,28 +36,9 @@ class ControlClient:
             if f is not None:
                 return f
 
-    def _handshake(self, deadline: float) -> None:
-        if self._hello:
-            return
-        self._hello = True
-        self._link.send(codec.Hello(codec.PROTOCOL_VERSION, CLIENT_NAME))
-        f = self._next(deadline)
-        if isinstance(f, codec.Welcome):
-            if f.protocol_version != codec.PROTOCOL_VERSION:
-                raise VersionError(f"the coordinator at {self.endpoint} speaks protocol version "
-                                   f"{f.protocol_version}, this client version "
-                                   f"{codec.PROTOCOL_VERSION}", ours=codec.PROTOCOL_VERSION,
-                                   theirs=f.protocol_version)
-            return
-        if isinstance(f, codec.Error) and f.code == ErrorCode.UNKNOWN_KIND:
-            return  # a coordinator from before the handshake
-        if isinstance(f, codec.Error):
-            raise from_error(f.code, f.reason)
-
     def request(self, op: ControlOp, duration: int = 0, until: int = INFINITE,
                 max_rtf: float = 0.0) -> codec.Status:
         deadline = _walltime.monotonic() + self.timeout
-        self._handshake(deadline)
         self._link.send(codec.Control(op, int(duration), int(until), float(max_rtf)))
         while True:
             f = self._next(deadline)

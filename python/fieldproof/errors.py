@@ -92,4 +92,4 @@ def from_error(code: ErrorCode, reason: str) -> CoordinatorError:
 
 # The errors after which the participant can do nothing more.
 FATAL_CODES = frozenset({ErrorCode.TIMEOUT, ErrorCode.SHUTDOWN, ErrorCode.DUPLICATE_NAME,
-                         ErrorCode.VERSION})
+                         ErrorCode.VERSION, ErrorCode.NO_HELLO})

@@ -111,6 +111,47 @@ class Layout(unittest.TestCase):
         self.assertEqual(codec.decode(codec.encode(Grant(-1, 0))), Grant(-1, 0))
 
 
+def doc_hex_blocks():
+    """The ```hex blocks of docs/protocol.md: (title, bytes)."""
+    src = os.environ.get("FIELDPROOF_SOURCE_DIR") or os.path.join(os.path.dirname(__file__),
+                                                                 "..", "..")
+    path = os.path.join(src, "docs", "protocol.md")
+    if not os.path.exists(path):
+        return None
+    blocks, title, cur = [], "", None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if cur is None:
+                if line.startswith("**"):
+                    title = line.strip()
+                elif line.strip() == "```hex":
+                    cur = []
+            elif line.strip() == "```":
+                blocks.append((title, bytes.fromhex("".join(cur))))
+                cur = None
+            else:
+                cur.append(line.split("#", 1)[0].replace(" ", "").strip())
+    return blocks
+
+
+class TheProtocolDocument(unittest.TestCase):
+    """Every hex example of docs/protocol.md decodes, and re-encodes to the same bytes."""
+
+    def test_every_hex_example_round_trips(self):
+        blocks = doc_hex_blocks()
+        if blocks is None:
+            self.skipTest("docs/protocol.md is not in this tree yet")
+        self.assertGreater(len(blocks), 10)
+        kinds = set()
+        for title, data in blocks:
+            with self.subTest(title):
+                frame = codec.decode(data)
+                kinds.add(codec.kind_of(frame))
+                self.assertEqual(codec.encode(frame), data)
+        self.assertIn(codec.Kind.HELLO, kinds)
+        self.assertIn(codec.Kind.WELCOME, kinds)
+
+
 class BadInput(unittest.TestCase):
     def assertRefused(self, data, code, text):
         with self.assertRaises(DecodeError) as cm:
@@ -122,7 +163,14 @@ class BadInput(unittest.TestCase):
         self.assertRefused(b"\xf1", ErrorCode.MALFORMED, "at least 2 bytes")
 
     def test_bad_magic(self):
-        self.assertRefused(b"\xf2\x07" + bytes(16), ErrorCode.MALFORMED, "0xF2")
+        self.assertRefused(b"\x01\x07" + bytes(16), ErrorCode.MALFORMED, "0x01")
+
+    def test_another_version_nibble_is_a_version_mismatch_naming_both(self):
+        with self.assertRaises(DecodeError) as cm:
+            codec.decode(b"\xf2\x07" + bytes(16))
+        self.assertEqual(cm.exception.code, ErrorCode.VERSION)
+        self.assertIn("version 2", cm.exception.reason)
+        self.assertIn("version 1", cm.exception.reason)
 
     def test_unknown_kind(self):
         self.assertRefused(b"\xf1\x63", ErrorCode.UNKNOWN_KIND, "unknown frame kind 99")
