@@ -2,12 +2,13 @@
 // test without the engine (tests/python/test_goal_follower.py):
 //   fieldproof_python_world_harness WORLD.sdf ENDPOINT VEHICLE SPAWN_FRAME GOAL_FRAME UNTIL_S
 // Spawns VEHICLE at SPAWN_FRAME, runs the world in lock-step, publishes a navigation goal to
-// GOAL_FRAME (id "drive") at 1 s, and runs until UNTIL_S or until the goal's final status.
+// GOAL_FRAME (a frame, or X,Y; id "drive") at 1 s, and runs until UNTIL_S or until the goal's final status.
 // Prints one line per status and lifecycle message and per second of ground truth, then
 // "result <final status> <distance to the goal in m> <touched 0|1> <end time s>".
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "fieldproof/lockstep/participant.hpp"
@@ -37,7 +38,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "spawn: %s\n", s.message.c_str());
     return 2;
   }
-  const auto goal = w.frame(argv[5]);
+  // GOAL_FRAME is a frame's name, or X,Y.
+  std::optional<world::Pose2D> goal = w.frame(argv[5]);
+  if (double gx = 0, gy = 0; !goal && std::sscanf(argv[5], "%lf,%lf", &gx, &gy) == 2) {
+    goal = world::Pose2D{gx, gy, 0.0};
+  }
   if (!goal) {
     std::fprintf(stderr, "no frame %s\n", argv[5]);
     return 2;
