@@ -2,15 +2,13 @@
 
 Thread safety: send() may be called from any thread (the heartbeat thread does) while another
 blocks in receive(). ZeroMQ sockets are not thread-safe, so every socket call is made under one
-lock, and a receive() that finds nothing waits in poll(2) on the socket's ZMQ_FD without the
-lock. ZMQ_FD is edge-style (a send on another thread may consume its signal), so send() writes a
-wake-up pipe when it notices input is ready, and no wait lasts more than 10 ms.
+lock; receive() waits in zmq_poll with the lock held, in slices of at most 10 ms, so a sender
+waits at most one slice. (Polling the socket's ZMQ_FD without the lock instead needs a wake-up
+pipe against its edge-style signal and measured slower from Python.)
 """
 
 from __future__ import annotations
 
-import os
-import select
 import threading
 import time as _walltime
 from typing import Optional
@@ -21,6 +19,8 @@ from . import codec
 from .errors import ConnectionLost, TransportError
 
 _MAX_IPC_PATH = 107
+# The longest one zmq_poll lasts while holding the socket's lock (ms).
+_SLICE_MS = 10
 
 
 def resolve_endpoint(endpoint: str) -> str:
@@ -92,14 +92,9 @@ class Link:
         except zmq.ZMQError as e:
             s.close(0)
             raise TransportError(f"connecting to '{self.endpoint}': {e}") from None
-        self._fd = s.getsockopt(zmq.FD)
-        self._mon_fd = self._monitor.getsockopt(zmq.FD)
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self._poller = select.poll()
-        for fd in (self._fd, self._wake_r, self._mon_fd):
-            self._poller.register(fd, select.POLLIN)
+        self._woken = False
+        self._poller = zmq.Poller()
+        self._poller.register(s, zmq.POLLIN)
         self._hb_stop = threading.Event()
         self._hb_thread: Optional[threading.Thread] = None
 
@@ -117,18 +112,10 @@ class Link:
             except zmq.Again:
                 pass  # SNDHWM 0: cannot happen; a frame dropped here would show as a timeout
             self._sent = True
-            if self._sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                self._wake()
-
-    def _wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"\x01")
-        except BlockingIOError:
-            pass  # already signalled
 
     def wake(self) -> None:
-        """Makes a blocked receive() look again (stop(), signals)."""
-        self._wake()
+        """Makes a blocked receive() return None after its current slice (stop(), signals)."""
+        self._woken = True
 
     # ---- heartbeats ----
 
@@ -152,43 +139,39 @@ class Link:
     def receive(self, timeout: Optional[float]):
         """The next frame, or None after `timeout` seconds (None: wait forever) or once closed.
 
-        A frame that does not decode comes back as an Error frame; a dropped connection as one
-        Error(SHUTDOWN) (then ConnectionLost is raised by the participant)."""
+        A frame that does not decode comes back as an Error frame; a dropped connection raises
+        ConnectionLost once."""
         deadline = None if timeout is None else _walltime.monotonic() + timeout
+        sock = self._sock
         while True:
+            wait_ms = _SLICE_MS
+            if deadline is not None:
+                left = deadline - _walltime.monotonic()
+                wait_ms = max(0, min(wait_ms, int(left * 1000 + 0.999)))
+            # zmq_poll with the lock held, in slices: a sender (the heartbeat thread, publish()
+            # from another thread) waits at most one slice for the socket.
             with self._lock:
                 if self._closed:
                     return None
-                try:
-                    data = self._sock.recv(zmq.DONTWAIT, copy=True)
-                except zmq.Again:
-                    data = None
-                if data is None:
+                data = None
+                if self._poller.poll(wait_ms):
+                    data = sock.recv(zmq.DONTWAIT)
+                else:
                     self._check_monitor()
                     if self._dropped is not None and not self._drop_reported:
                         self._drop_reported = True
                         raise ConnectionLost(self._dropped)
-                    # Reading ZMQ_EVENTS re-arms the edge of ZMQ_FD.
-                    if self._sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                        continue
             if data is not None:
                 try:
                     return codec.decode(data, self.max_frame_bytes)
                 except codec.DecodeError as e:
                     return codec.Error(e.code, "undecodable frame from the coordinator: "
                                        + e.reason)
-            wait_ms = 10
-            if deadline is not None:
-                left = deadline - _walltime.monotonic()
-                if left <= 0:
-                    return None
-                wait_ms = min(wait_ms, int(left * 1000) + 1)
-            for fd, _ in self._poller.poll(wait_ms):
-                if fd == self._wake_r:
-                    try:
-                        os.read(self._wake_r, 4096)
-                    except BlockingIOError:
-                        pass
+            if self._woken:
+                self._woken = False
+                return None
+            if deadline is not None and _walltime.monotonic() >= deadline:
+                return None
 
     def _check_monitor(self) -> None:
         # With the lock held.
@@ -223,11 +206,8 @@ class Link:
                 pass
             self._monitor.close(0)
             self._sock.close()
-        self._wake()
         if self._hb_thread is not None and self._hb_thread is not threading.current_thread():
             self._hb_thread.join()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
 
     def __del__(self):
         try:
