@@ -77,11 +77,10 @@ double python_rtt_us(const std::string& endpoint, const std::string& name) {
 // sim seconds per wall second of one `fieldproof run`, or < 0 when it did not pass.
 double run_rtf(const fs::path& scenario, const fs::path& runs, const std::string& id,
                std::string* why) {
-  const std::string cmd = "cd " FIELDPROOF_SOURCE_DIR " && PATH=" FIELDPROOF_PYTHON3_DIR
-                          ":$PATH PYTHONPATH=" FIELDPROOF_PYTHON_BUILD_DIR " " FIELDPROOF_BIN
-                          " run " +
-                          scenario.string() + " --max-rtf 0 --runs-dir " + runs.string() +
-                          " --run-id " + id + " 2>&1";
+  const std::string cmd =
+      "cd " FIELDPROOF_SOURCE_DIR " && PATH=" FIELDPROOF_PYTHON3_DIR
+      ":$PATH PYTHONPATH=" FIELDPROOF_PYTHON_BUILD_DIR " " FIELDPROOF_BIN " run " +
+      scenario.string() + " --max-rtf 0 --runs-dir " + runs.string() + " --run-id " + id + " 2>&1";
   int status = 0;
   const auto t0 = std::chrono::steady_clock::now();
   const std::string out = capture(cmd, &status);
@@ -102,8 +101,8 @@ double run_rtf(const fs::path& scenario, const fs::path& runs, const std::string
 }  // namespace
 
 int main() {
-  const fs::path dir = fs::temp_directory_path() / ("fieldproof-python-bench-" +
-                                                    std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("fieldproof-python-bench-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   {
     ServerOptions so;

@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  Publish pub{"ugv1_nav", "/model/ugv1/cmd_vel", SimTime::from_ns(1'500'000'000), 42,
-              "ignition.msgs.Twist", std::string("\x12\x09\x11\x00\xff", 5)};
+  Publish pub{"ugv1_nav", "/model/ugv1/cmd_vel", SimTime::from_ns(1'500'000'000),
+              42,         "ignition.msgs.Twist", std::string("\x12\x09\x11\x00\xff", 5)};
   Status st;
   st.paused = true;
   st.time = SimTime::from_ns(2'000'000'000);

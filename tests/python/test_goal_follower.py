@@ -37,8 +37,8 @@ def stack_env(endpoint, **extra):
 class BesideTheWorld(unittest.TestCase):
     """The stack and the world, each a regulating participant of one coordinator."""
 
-    def drive(self, goal="goal_a", params=None):
-        coord = Coordinator("--start-paused")
+    def drive(self, goal="goal_a", params=None, role="regulating", coordinator_args=()):
+        coord = Coordinator("--start-paused", *coordinator_args)
         self.addCleanup(coord.stop)
         extra = {}
         if params is not None:
@@ -48,6 +48,7 @@ class BesideTheWorld(unittest.TestCase):
             extra["FIELDPROOF_PARAMS_FILE"] = path
         log = open(os.path.join(coord.dir, "stack.log"), "w+")
         self.addCleanup(log.close)
+        extra["FIELDPROOF_ROLE"] = role
         stack = subprocess.Popen([sys.executable, STACK], env=stack_env(coord.endpoint, **extra),
                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.addCleanup(lambda: stack.poll() is None and stack.kill())
@@ -83,6 +84,17 @@ class BesideTheWorld(unittest.TestCase):
         self.assertTrue(beside, out)
         for _, _, _, y, _ in beside:
             self.assertTrue(float(y) < -1.3 or float(y) > 0.3, out)
+        self.assertEqual(rc, 0, log)
+
+    def test_as_a_follower_of_a_world_paced_at_real_time_it_arrives_too(self):
+        # As in sim and realtime mode: the stack does not hold time, its publishes are stamped by
+        # the coordinator, and it keeps up because the world runs at 1x.
+        out, rc, log = self.drive(role="following", coordinator_args=("--max-rtf", "1"))
+        result = out.splitlines()[-1].split()
+        self.assertEqual(result[:2], ["result", "succeeded"], out + log)
+        self.assertLess(float(result[2]), 0.5)
+        self.assertEqual(result[3], "0")
+        self.assertIn("(following)", log)
         self.assertEqual(rc, 0, log)
 
     def test_two_runs_in_lockstep_give_the_same_trajectory(self):
@@ -137,6 +149,14 @@ def fieldproof_run(scenario, *args, run_id="a"):
     return r, runs
 
 
+def no_stack_hosts(r):
+    """The engine before issue 11's stack hosts: it refuses any program but fieldproof-ugv-nav
+    (and knows no stack.cwd)."""
+    text = r.stdout + r.stderr
+    return r.returncode == 2 and ("only fieldproof-ugv-nav is started" in text
+                                  or "unknown key 'cwd'" in text)
+
+
 def assertions_of(run):
     a = run.get("assertions", [])
     if isinstance(a, dict):
@@ -148,7 +168,7 @@ def assertions_of(run):
 class ThroughTheEngine(unittest.TestCase):
     def run_scenario(self, scenario, *args):
         r, runs = fieldproof_run(scenario, *args)
-        if r.returncode == 2 and "only fieldproof-ugv-nav is started" in r.stdout + r.stderr:
+        if no_stack_hosts(r):
             self.skipTest("this engine has no stack hosts yet (issue 11 item 1): it refuses a "
                           "command other than fieldproof-ugv-nav")
         path = os.path.join(runs, "a", "run.json")
@@ -171,7 +191,8 @@ class ThroughTheEngine(unittest.TestCase):
         return run
 
     def test_sim(self):
-        self.check_passes("python_goal_follower_sim.yaml", "--max-rtf", "0")
+        # At the scenario's pace (1x): a following stack cannot keep up with an unpaced world.
+        self.check_passes("python_goal_follower_sim.yaml")
 
     def test_realtime(self):
         self.check_passes("python_goal_follower_realtime.yaml")
@@ -181,7 +202,7 @@ class ThroughTheEngine(unittest.TestCase):
         self.assertEqual(run["clock"]["mode"], "lockstep")
 
     def test_a_too_tight_within_time_fails_and_shows_its_evidence(self):
-        r, run, log = self.run_scenario("python_goal_follower_fails_on_time.yaml", "--max-rtf", "0")
+        r, run, log = self.run_scenario("python_goal_follower_fails_on_time.yaml")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertEqual(run["verdict"], "FAIL")
         a = assertions_of(run)
@@ -193,7 +214,7 @@ class ThroughTheEngine(unittest.TestCase):
     def test_lockstep_check_determinism(self):
         r, _ = fieldproof_run("python_goal_follower_lockstep.yaml", "--max-rtf", "0",
                               "--check-determinism")
-        if r.returncode == 2 and "only fieldproof-ugv-nav is started" in r.stdout + r.stderr:
+        if no_stack_hosts(r):
             self.skipTest("this engine has no stack hosts yet (issue 11 item 1)")
         self.assertIn("IDENTICAL", r.stdout, r.stdout + r.stderr)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

@@ -2,8 +2,8 @@
 // test without the engine (tests/python/test_goal_follower.py):
 //   fieldproof_python_world_harness WORLD.sdf ENDPOINT VEHICLE SPAWN_FRAME GOAL_FRAME UNTIL_S
 // Spawns VEHICLE at SPAWN_FRAME, runs the world in lock-step, publishes a navigation goal to
-// GOAL_FRAME (a frame, or X,Y; id "drive") at 1 s, and runs until UNTIL_S or until the goal's final status.
-// Prints one line per status and lifecycle message and per second of ground truth, then
+// GOAL_FRAME (a frame, or X,Y; id "drive") at 1 s, and runs until UNTIL_S or until the goal's final
+// status. Prints one line per status and lifecycle message and per second of ground truth, then
 // "result <final status> <distance to the goal in m> <touched 0|1> <end time s>".
 #include <cmath>
 #include <cstdio>
@@ -90,8 +90,7 @@ int main(int argc, char** argv) {
   }
   const auto v = w.vehicle(vehicle);
   std::printf("result %s %.3f %d %.1f\n", final_status.empty() ? "none" : final_status.c_str(),
-              std::hypot(v->pose.x - goal->x, v->pose.y - goal->y), touched ? 1 : 0,
-              t.seconds_f());
+              std::hypot(v->pose.x - goal->x, v->pose.y - goal->y), touched ? 1 : 0, t.seconds_f());
   p->leave();
   return 0;
 }
