@@ -176,7 +176,10 @@ class ThroughTheEngine(unittest.TestCase):
         with open(path) as f:
             run = json.load(f)
         log_path = os.path.join(runs, "a", "logs", "ugv1.log")
-        log = open(log_path).read() if os.path.exists(log_path) else None
+        log = None
+        if os.path.exists(log_path):
+            with open(log_path) as f:
+                log = f.read()
         return r, run, log
 
     def check_passes(self, scenario, *args):
