@@ -201,6 +201,8 @@ class CoordinatorServer::Impl {
     zmqd::apply_client_curve(s, options_.parent_connect.curve);
     if (zmq_connect(s, ep.c_str()) != 0) zmqd::throw_zmq("connecting to the parent '" + ep + "'");
     parent_ = s;
+    // The handshake goes first: set_upstream() below may already announce.
+    send_parent(Frame{Hello{kProtocolVersion, kCoordinatorName}});
     heartbeat_interval_ = options_.parent_connect.heartbeat_interval;
     UpstreamHooks hooks;
     hooks.publish = [this](const Publish& p) { send_parent(Frame{p}); };
@@ -214,7 +216,6 @@ class CoordinatorServer::Impl {
       send_parent(Frame{Unsubscribe{child_name_, kCascadeThread, topic}});
     };
     core_->set_upstream(std::move(hooks));
-    send_parent(Frame{Hello{kProtocolVersion, kCoordinatorName}});
     send_parent(Frame{Announce{child_name_, kCascadeThread, Role::kRegulating,
                                core_->min_safe_time()}});
   }
