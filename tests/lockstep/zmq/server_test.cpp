@@ -506,6 +506,15 @@ TEST_F(BadInputTest, FrameOfAnotherVersionNibbleIsRefusedNamingBothVersions) {
             "protocol version 3 is not supported: this coordinator speaks version 1");
 }
 
+TEST_F(BadInputTest, ControlFramesNeedNoHello) {
+  RawPeer peer(server_->endpoints()[0]);
+  peer.send(Frame{status_request()});
+  std::optional<Frame> f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(std::holds_alternative<ControlReply>(*f)) << "reply index " << f->index();
+  EXPECT_TRUE(std::get<ControlReply>(*f).ok);
+}
+
 TEST_F(BadInputTest, WelcomeSentToTheCoordinatorIsRefused) {
   expect_refused([](RawPeer& p) { p.send(Frame{Welcome{1, "me", 1}}); },
                  ErrorCode::kUnknownKind);
