@@ -459,8 +459,11 @@ TEST_F(BadInputTest, ParticipantFramesBeforeHelloAreRefusedAndNotRegistered) {
 }
 
 TEST_F(BadInputTest, HelloOfAnotherVersionIsRefusedNamingBothVersionsAndOthersKeepGoing) {
-  expect_refused([](RawPeer& p) { p.send(Frame{Hello{2, "fieldproof-future 9.0"}}); },
-                 ErrorCode::kVersion);
+  expect_refused(
+      [](RawPeer& p) {
+        p.send(Frame{Hello{2, "fieldproof-future 9.0"}});
+      },
+      ErrorCode::kVersion);
   RawPeer peer(server_->endpoints()[0]);
   peer.send(Frame{Hello{2, "fieldproof-future 9.0"}});
   std::optional<Frame> f = peer.next();
@@ -516,8 +519,7 @@ TEST_F(BadInputTest, ControlFramesNeedNoHello) {
 }
 
 TEST_F(BadInputTest, WelcomeSentToTheCoordinatorIsRefused) {
-  expect_refused([](RawPeer& p) { p.send(Frame{Welcome{1, "me", 1}}); },
-                 ErrorCode::kUnknownKind);
+  expect_refused([](RawPeer& p) { p.send(Frame{Welcome{1, "me", 1}}); }, ErrorCode::kUnknownKind);
 }
 
 // A fake coordinator: a ROUTER that reads the client's first frame and answers with `reply`.
@@ -598,8 +600,9 @@ void expect_client_fails(FakeCoordinator& fake, const std::string& expected) {
 TEST(Handshake, WelcomeOfAnotherVersionMakesTheParticipantFailNamingBothVersions) {
   TempDir dir;
   FakeCoordinator fake(dir, encode_frame(Welcome{2, "fieldproof-coordinator 9.0", 1 << 20}));
-  expect_client_fails(fake, "the coordinator speaks protocol version 2; this client speaks "
-                            "version 1");
+  expect_client_fails(fake,
+                      "the coordinator speaks protocol version 2; this client speaks "
+                      "version 1");
 }
 
 TEST(Handshake, AFrameOfAnotherVersionNibbleMakesTheParticipantFailNamingBothVersions) {
@@ -607,8 +610,9 @@ TEST(Handshake, AFrameOfAnotherVersionNibbleMakesTheParticipantFailNamingBothVer
   std::string welcome = encode_frame(Welcome{1, "fieldproof-coordinator 9.0", 1 << 20});
   welcome[0] = static_cast<char>(0xF2);
   FakeCoordinator fake(dir, welcome);
-  expect_client_fails(fake, "the coordinator speaks protocol version 2; this client speaks "
-                            "version 1");
+  expect_client_fails(fake,
+                      "the coordinator speaks protocol version 2; this client speaks "
+                      "version 1");
 }
 
 TEST(Handshake, VersionErrorMakesTheParticipantFailNamingBothVersions) {
@@ -616,8 +620,9 @@ TEST(Handshake, VersionErrorMakesTheParticipantFailNamingBothVersions) {
   FakeCoordinator fake(dir, encode_frame(Error{ErrorCode::kVersion,
                                                "protocol version 1 is not supported: this "
                                                "coordinator speaks version 2"}));
-  expect_client_fails(fake, "the coordinator speaks protocol version 2; this client speaks "
-                            "version 1");
+  expect_client_fails(fake,
+                      "the coordinator speaks protocol version 2; this client speaks "
+                      "version 1");
 }
 
 // ---- CURVE -------------------------------------------------------------------------------------
