@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
       {"error", Error{ErrorCode::kDuplicateName, "the name ugv1_nav is in use"}},
       {"control", Control{ControlOp::kStep, milliseconds(250), SimTime::infinite(), 2.5}},
       {"control_reply", ControlReply{false, "the run failed", st}},
+      {"hello", Hello{kProtocolVersion, "fieldproof-python 0.2.0"}},
+      {"welcome", Welcome{kProtocolVersion, "fieldproof-coordinator 0.2.0", uint64_t{64} << 20}},
+      {"error_version", Error{ErrorCode::kVersion, "protocol version 2 is not supported"}},
+      {"error_no_hello", Error{ErrorCode::kNoHello, "no Hello"}},
   };
   for (const auto& [name, f] : frames) std::printf("%s %s\n", name, hex(encode_frame(f)).c_str());
   return 0;

@@ -33,6 +33,10 @@ FRAMES = {
         True, 2_000_000_000, 17, 1.5, 0.0, INFINITE,
         [ParticipantStatus("world", "main", Role.REGULATING, 2_100_000_000),
          ParticipantStatus("ugv1_nav", "main", Role.FOLLOWING, INFINITE)])),
+    "hello": Hello(1, "fieldproof-python 0.2.0"),
+    "welcome": Welcome(1, "fieldproof-coordinator 0.2.0", 64 << 20),
+    "error_version": Error(ErrorCode.VERSION, "protocol version 2 is not supported"),
+    "error_no_hello": Error(ErrorCode.NO_HELLO, "no Hello"),
 }
 
 
