@@ -96,8 +96,8 @@ std::optional<Params> parse_params(const std::string& json_text, std::string* er
       p.control_rate_hz = v.get<int>();
     } else if (key == "pose_source") {
       if (!v.is_string() || (v != "odometry" && v != "ground_truth")) {
-        *error = "parameters.pose_source: expected \"odometry\" or \"ground_truth\", got " +
-                 v.dump();
+        *error =
+            "parameters.pose_source: expected \"odometry\" or \"ground_truth\", got " + v.dump();
         return std::nullopt;
       }
       p.pose_source = v.get<std::string>();
@@ -121,7 +121,9 @@ std::optional<Params> parse_params(const std::string& json_text, std::string* er
 GoalFollower::GoalFollower(Params params, std::string node_name)
     : params_(std::move(params)), node_(std::move(node_name)) {}
 
-void GoalFollower::start(SimTime) { out_.push_back(Lifecycle{node_, LifecycleStateCode::kInactive}); }
+void GoalFollower::start(SimTime) {
+  out_.push_back(Lifecycle{node_, LifecycleStateCode::kInactive});
+}
 
 void GoalFollower::maybe_activate() {
   if (active_ || finalized_ || !pose_ || !scan_) return;

@@ -31,18 +31,18 @@ namespace goal_follower {
 using fieldproof::SimTime;
 
 struct Params {
-  double max_linear = 0.8;            // m/s
-  double max_angular = 1.2;           // rad/s
-  double heading_gain = 2.0;          // rad/s per rad of heading error
-  double goal_tolerance = 0.3;        // m: succeeded closer than this
-  double lookahead = 1.6;             // m: how far ahead the corridor is checked
-  double corridor_half_width = 0.45;  // m: half the chassis width (0.2) plus a margin
-  double stop_distance = 0.6;         // m from the centre: nothing closer ahead than this
-  bool avoid = true;                  // sidestep obstacles (false: stop in front of them)
-  double blocked_timeout_s = 10.0;    // blocked this long: the goal is aborted
-  double max_goal_distance = 50.0;    // m from the current pose: farther goals are rejected
-  double feedback_period_s = 0.5;     // s between feedback messages
-  int control_rate_hz = 20;           // ticks per second of simulated time
+  double max_linear = 0.8;               // m/s
+  double max_angular = 1.2;              // rad/s
+  double heading_gain = 2.0;             // rad/s per rad of heading error
+  double goal_tolerance = 0.3;           // m: succeeded closer than this
+  double lookahead = 1.6;                // m: how far ahead the corridor is checked
+  double corridor_half_width = 0.45;     // m: half the chassis width (0.2) plus a margin
+  double stop_distance = 0.6;            // m from the centre: nothing closer ahead than this
+  bool avoid = true;                     // sidestep obstacles (false: stop in front of them)
+  double blocked_timeout_s = 10.0;       // blocked this long: the goal is aborted
+  double max_goal_distance = 50.0;       // m from the current pose: farther goals are rejected
+  double feedback_period_s = 0.5;        // s between feedback messages
+  int control_rate_hz = 20;              // ticks per second of simulated time
   std::string pose_source = "odometry";  // or "ground_truth" (/world/<world>/pose/info)
 };
 
@@ -105,8 +105,8 @@ class GoalFollower {
   std::optional<fieldproof::msgs::NavGoal> goal_;
   bool active_ = false;
   bool finalized_ = false;
-  bool moving_ = false;   // the last command was not a stop
-  int side_ = 0;          // +1 left, -1 right while going around an obstacle; 0 direct
+  bool moving_ = false;  // the last command was not a stop
+  int side_ = 0;         // +1 left, -1 right while going around an obstacle; 0 direct
   SimTime blocked_since_ = SimTime::infinite();
   SimTime next_feedback_ = SimTime::zero();
 };

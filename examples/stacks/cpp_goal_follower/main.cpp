@@ -9,14 +9,14 @@
 // refused the name, 2 a missing environment variable or bad parameters.
 #include <pthread.h>
 
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <ignition/msgs/laserscan.pb.h>
 #include <ignition/msgs/odometry.pb.h>
 #include <ignition/msgs/pose_v.pb.h>
 #include <ignition/msgs/twist.pb.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -66,8 +66,7 @@ void flush(fp::lockstep::Participant& p, GoalFollower& f, const Topics& t) {
     } else if (const auto* s = std::get_if<fp::msgs::NavStatus>(&o)) {
       p.publish(t.status, fp::msgs::encode(*s), std::string(fp::msgs::kNavigateToPoseStatus));
     } else if (const auto* fb = std::get_if<fp::msgs::NavFeedback>(&o)) {
-      p.publish(t.feedback, fp::msgs::encode(*fb),
-                std::string(fp::msgs::kNavigateToPoseFeedback));
+      p.publish(t.feedback, fp::msgs::encode(*fb), std::string(fp::msgs::kNavigateToPoseFeedback));
     } else if (const auto* l = std::get_if<fp::msgs::Lifecycle>(&o)) {
       p.publish(t.lifecycle, fp::msgs::encode(*l), std::string(fp::msgs::kLifecycleState));
     }
@@ -154,8 +153,8 @@ int run() {
       if (!poses) return bad(m, "ignition.msgs.Pose_V");
       for (const auto& q : poses->pose()) {
         if (q.name() != vehicle) continue;
-        follower.on_pose(m.stamp, {q.position().x(), q.position().y(),
-                                   fp::msgs::yaw_of(q.orientation())});
+        follower.on_pose(m.stamp,
+                         {q.position().x(), q.position().y(), fp::msgs::yaw_of(q.orientation())});
       }
     } else {
       const auto odom = fp::msgs::parse<ignition::msgs::Odometry>(m.payload);
