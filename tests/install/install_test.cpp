@@ -164,6 +164,18 @@ TEST(InstalledSdk, FindPackageRefusesAnotherMinorVersion) {
   EXPECT_NE(r.out.find("0.2.0"), std::string::npos) << r.out;
 }
 
+// The installed engine finds the installed reference stack (the program beside it in bin/, the
+// plugin in lib/fieldproof/stacks) with no path from the build tree.
+TEST(InstalledSdk, TheInstalledEngineRunsTheReferenceStackAsAProgram) {
+  const fs::path runs = fresh_dir("runs_ref");
+  const Result r = sh("env -u FIELDPROOF_PLUGIN_PATH PATH=/usr/bin:/bin " +
+                      quote(kPrefix / "bin/fieldproof") + " run " +
+                      quote(kPrefix / "share/fieldproof/examples/scenarios/ugv_lockstep.yaml") +
+                      " --max-rtf 0 --runs-dir " + quote(runs) + " --run-id a");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+}
+
 TEST(CppGoalFollower, AnUnknownParameterExitsTwoNamingIt) {
   const fs::path dir = fresh_dir("bad_params");
   std::ofstream(dir / "params.json") << R"({"max_linear": 0.5, "max_speed": 2})";
