@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numbers>
@@ -33,6 +34,12 @@ double wrap(double a) {
 std::string format_m(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f m", v);
+  return b;
+}
+
+std::string format_s(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g s", v);
   return b;
 }
 
@@ -265,10 +272,9 @@ void GoalFollower::tick(SimTime t) {
     if (blocked_since_.is_infinite()) blocked_since_ = t;
     if (t - blocked_since_ >= fieldproof::Duration::from_ns(static_cast<int64_t>(
                                   std::llround(params_.blocked_timeout_s * 1e9)))) {
-      finish(NavStatusCode::kAborted,
-             "blocked by an obstacle " + format_m(free_distance(0.0)) + " ahead for " +
-                 std::to_string(static_cast<int>(params_.blocked_timeout_s)) + " s, " +
-                 format_m(distance) + " from the goal");
+      finish(NavStatusCode::kAborted, "blocked by an obstacle " + format_m(free_distance(0.0)) +
+                                          " ahead for " + format_s(params_.blocked_timeout_s) +
+                                          ", " + format_m(distance) + " from the goal");
       return;
     }
     command(0.0, blocked && !params_.avoid ? 0.0 : angular);
