@@ -168,10 +168,20 @@ TEST(InstalledSdk, FindPackageRefusesAnotherMinorVersion) {
 // plugin in lib/fieldproof/stacks) with no path from the build tree.
 TEST(InstalledSdk, TheInstalledEngineRunsTheReferenceStackAsAProgram) {
   const fs::path runs = fresh_dir("runs_ref");
-  const Result r = sh("env -u FIELDPROOF_PLUGIN_PATH PATH=/usr/bin:/bin " +
-                      quote(kPrefix / "bin/fieldproof") + " run " +
-                      quote(kPrefix / "share/fieldproof/examples/scenarios/ugv_lockstep.yaml") +
-                      " --max-rtf 0 --runs-dir " + quote(runs) + " --run-id a");
+  const Result r =
+      sh("env -u FIELDPROOF_PLUGIN_PATH PATH=/usr/bin:/bin " + quote(kPrefix / "bin/fieldproof") +
+         " run " + quote(kPrefix / "share/fieldproof/examples/scenarios/ugv_lockstep.yaml") +
+         " --max-rtf 0 --runs-dir " + quote(runs) + " --run-id a");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+}
+
+TEST(InstalledSdk, TheInstalledEngineRunsTheReferenceStackAsAPlugin) {
+  const fs::path runs = fresh_dir("runs_plugin");
+  const Result r =
+      sh("env -u FIELDPROOF_PLUGIN_PATH PATH=/usr/bin:/bin " + quote(kPrefix / "bin/fieldproof") +
+         " run " + quote(kPrefix / "share/fieldproof/examples/scenarios/ugv_nav_to_goal.yaml") +
+         " --max-rtf 0 --runs-dir " + quote(runs) + " --run-id a");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
 }
