@@ -215,6 +215,7 @@ bool Session::start(std::string* error) {
   core.max_rtf = m.opts.max_rtf;
   core.ack_timeout = m.opts.ack_timeout;
   core.wall_now = m.opts.wall_now;
+  core.start_paused = true;  // resumed once every participant has registered (the origin)
   try {
     if (m.any_process) {
       std::string dir = m.opts.ipc_dir;
@@ -263,10 +264,14 @@ bool Session::start(std::string* error) {
   if (!Impl::start_stacks(m, error)) return false;
   m.world_thread = std::thread([&m] { m.glue->run_until(SimTime::from_ns(kHorizonNs)); });
   if (!Impl::wait_for_processes(m, error)) return false;
-  // The origin: every stack is there and time is still at 0. The pace counts from now, so the
-  // first window holds the cap like every other (the bring-up's wall time is not owed as a
-  // burst of simulated time).
-  if (m.opts.max_rtf > 0) (void)m.core_control(lockstep::set_max_rtf_request(m.opts.max_rtf));
+  // The origin: every participant is there and time is still at 0. The coordinator started
+  // paused (a pace with nobody registered yet would advance time on its own); resuming anchors
+  // the pace now, so the first window holds the cap like every other and the bring-up's wall
+  // time is neither simulated nor owed as a burst.
+  if (const lockstep::ControlReply r = m.core_control(lockstep::resume_request()); !r.ok) {
+    *error = "the coordinator did not start: " + r.error;
+    return false;
+  }
   // fieldproof clock: served once every stack has registered (the run is live).
   if (!m.opts.control_dir.empty()) {
     const std::filesystem::path dir = std::filesystem::absolute(m.opts.control_dir);
