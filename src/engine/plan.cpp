@@ -146,6 +146,10 @@ StackSpec plan_stack(const scenario::Scenario& s, const scenario::Vehicle& v,
       spec.argv.front() = found.path;
       spec.argv.insert(spec.argv.end(), v.stack.arguments.begin(), v.stack.arguments.end());
       spec.env = v.stack.env;
+      // The default working directory is the scenario's folder, so `command: [python3,
+      // my_nav.py]` finds its script beside the scenario (files of the run go to
+      // $FIELDPROOF_RUN_DIR).
+      spec.cwd = base.lexically_normal().string();
       if (!v.stack.cwd.empty()) {
         const fs::path cwd = (base / v.stack.cwd).lexically_normal();
         std::error_code ec;

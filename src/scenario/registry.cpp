@@ -751,7 +751,7 @@ ParamSpec make_root() {
                            "extra arguments appended to command"),
                    P("cwd", ParamKind::kString,
                      "a process stack's working directory, against the scenario's folder "
-                     "(default: the run directory)"),
+                     "(default: the scenario's folder)"),
                    map_of("env", P("value", ParamKind::kScalar, "a value"),
                           "environment variables added for a process stack")})
           .one_of({"plugin", "command"});

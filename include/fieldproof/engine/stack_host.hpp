@@ -38,7 +38,8 @@ struct StackSpec {
   enum class Kind { kNone, kProcess, kPlugin };
   Kind kind = Kind::kNone;
   std::vector<std::string> argv;  // kProcess: argv[0] an absolute path; `arguments` appended
-  std::string cwd;                // kProcess: working directory; "" = the run directory
+  std::string cwd;                // kProcess: working directory (plan: the scenario's folder by
+                                  // default); "" = the run directory
   std::vector<std::pair<std::string, std::string>> env;  // kProcess: added to the environment
   std::string plugin;                                    // kPlugin: the library's path
   std::string params_json = "{}";                        // the vehicle's parameters as JSON
