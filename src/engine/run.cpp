@@ -600,7 +600,8 @@ RunOutcome run_scenario(const RunOptions& o) {
     }
     lockstep_stats.holds = timeline->holds();
     if (lockstep_mode && status == "error" &&
-        reason.find("sent nothing for") != std::string::npos) {
+        (reason.find("sent nothing for") != std::string::npos ||
+         reason.find("not acknowledged by") != std::string::npos)) {
       const SimTime step_at =
           SimTime::from_ns((end_sim.ns() / sc.time.step.ns() + 1) * sc.time.step.ns());
       lockstep_stats.timeout = {

@@ -107,9 +107,13 @@ struct Session::Impl {
   }
   // "the stack of V <why>" for the first stack that ended by itself, "" if none.
   std::string stack_gone();
-  // Holds the clock where it is and waits (bounded) until every regulating stack has announced
-  // past it.
+  // Holds the clock where it is and waits (bounded) until every regulating participant but the
+  // engine has announced past it.
   void hold_for_teardown();
+  // Waits (bounded) until the coordinator has seen every stack leave: a process's last frames
+  // (what it said on the way out) travel on its own connection, behind its Leave, and the
+  // coordinator must have read them before the engine and the world leave and it stops.
+  void wait_for_stacks_to_leave();
   static bool start_stacks(Impl& m, std::string* error);
   static bool wait_for_processes(Impl& m, std::string* error);
 
@@ -324,20 +328,18 @@ bool Session::start(std::string* error) {
 }
 
 void Session::Impl::hold_for_teardown() {
-  if (stacks.empty()) return;
   lockstep::ControlReply r = core_control(lockstep::status_request());
   if (!r.ok) return;  // the run failed: nothing is granted any more
   const SimTime end = r.status.time;
   if (!core_control(lockstep::run_until_request(end)).ok) return;
-  // Every regulating stack finishes its work at `end` (announces past it) before it is stopped;
-  // otherwise whether a tick due at `end` ran before the stop would depend on the wall clock.
-  std::set<std::string> names;
-  for (const VehicleStack& vs : stacks) names.insert(stack_participant(vs.vehicle));
+  // Every regulating participant but the engine (the stacks, the world) finishes its work at
+  // `end` (announces past it) before anything is stopped; otherwise whether a tick or an output
+  // due at `end` happened before the stop would depend on the wall clock.
   const SimTime give_up = opts.wall_now() + std::min(opts.ack_timeout, Duration(seconds(10)));
   while (opts.wall_now() < give_up) {
     bool settled = true;
     for (const lockstep::ParticipantStatus& p : r.status.participants) {
-      if (names.count(p.participant) && p.role == lockstep::Role::kRegulating &&
+      if (p.participant != "engine" && p.role == lockstep::Role::kRegulating &&
           p.safe_time <= end) {
         settled = false;
       }
@@ -346,6 +348,23 @@ void Session::Impl::hold_for_teardown() {
     std::this_thread::sleep_for(std::chrono::microseconds(500));
     r = core_control(lockstep::status_request());
     if (!r.ok) return;
+  }
+}
+
+void Session::Impl::wait_for_stacks_to_leave() {
+  if (stacks.empty()) return;
+  std::set<std::string> names;
+  for (const VehicleStack& vs : stacks) names.insert(stack_participant(vs.vehicle));
+  const SimTime give_up = opts.wall_now() + seconds(2);
+  while (opts.wall_now() < give_up) {
+    const lockstep::ControlReply r = core_control(lockstep::status_request());
+    if (!r.ok) return;
+    bool listed = false;
+    for (const lockstep::ParticipantStatus& p : r.status.participants) {
+      listed = listed || names.count(p.participant) != 0;
+    }
+    if (!listed) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
 }
 
@@ -575,6 +594,7 @@ void Session::stop() {
   // they say on the way out is stamped at that time, in the total order, in every run.
   m.hold_for_teardown();
   for (VehicleStack& vs : m.stacks) vs.host->stop();
+  m.wait_for_stacks_to_leave();
   if (m.world_p) m.world_p->leave();
   if (m.engine) m.engine->leave();
   if (m.world_thread.joinable()) m.world_thread.join();
