@@ -5,6 +5,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+
+#include "fieldproof/lockstep/zmq_server.hpp"
 
 namespace fieldproof::lockstep::zmqd {
 
@@ -122,6 +125,36 @@ std::string curve_public_key(const std::string& secret_key) {
     zmqd::throw_zmq("deriving the CURVE public key (not a Z85 key?)");
   }
   return pub;
+}
+
+}  // namespace fieldproof::lockstep
+
+namespace fieldproof::lockstep {
+
+bool is_curve_key(const std::string& key) {
+  uint8_t raw[32];
+  return key.size() == 40 && zmq_z85_decode(raw, key.c_str()) != nullptr;
+}
+
+std::vector<std::string> read_authorized_keys(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw TransportError("authorized keys file '" + path + "' cannot be read");
+  std::vector<std::string> keys;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const size_t hash = line.find('#');
+    std::string text = line.substr(0, hash);
+    const size_t b = text.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    text = text.substr(b, text.find_last_not_of(" \t\r") + 1 - b);
+    if (!is_curve_key(text)) {
+      throw TransportError(path + ":" + std::to_string(n) + ": '" + text +
+                           "' is not a client public key (40 Z85 characters, as `fieldproof "
+                           "keygen` prints)");
+    }
+    keys.push_back(text);
+  }
+  return keys;
 }
 
 }  // namespace fieldproof::lockstep

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <condition_variable>
 #include <deque>
@@ -30,6 +31,8 @@ class ZmqLink final : public Link {
   ZmqLink(const std::string& endpoint, const ConnectOptions& options)
       : options_(options), wall_(SystemClock::wall_now()) {
     std::string ep = zmqd::resolve_endpoint(endpoint, options.ipc_dir);
+    connect_timeout_ = effective_connect_timeout(options);
+    connect_deadline_ = wall_() + connect_timeout_;
     socket_ = zmq_socket(zmqd::context(), ZMQ_DEALER);
     if (socket_ == nullptr) zmqd::throw_zmq("creating a DEALER socket");
     try {
@@ -109,6 +112,7 @@ class ZmqLink final : public Link {
         while (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) >= 0) {
           std::string_view bytes(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
           DecodeResult r = decode_frame(bytes);
+          heard_ = true;
           if (r) {
             zmq_msg_close(&msg);
             if (const auto* e = std::get_if<Error>(&r.frame());
@@ -132,8 +136,17 @@ class ZmqLink final : public Link {
           zmq_msg_close(&msg);
           return Frame{Error{ErrorCode::kShutdown, drop_reason_}};
         }
+        if (!heard_ && !shutdown_delivered_ && wall_() >= connect_deadline_) {
+          shutdown_delivered_ = true;
+          zmq_msg_close(&msg);
+          return Frame{Error{ErrorCode::kShutdown,
+                             "no coordinator answered at " + endpoint_ + " within " +
+                                 format_seconds(connect_timeout_) +
+                                 " s (the connect timeout: ConnectOptions::connect_timeout or " +
+                                 kConnectTimeoutEnv + "); is the coordinator running there?"}};
+        }
       }
-      int wait_ms = 10;  // cap: ZMQ_FD is edge-style, recheck now and then
+      int wait_ms = 10;  // cap: ZMQ_FD is edge-style, recheck now and then (and the deadline)
       if (!forever) {
         Duration left = deadline - wall_();
         if (left <= Duration::zero()) break;
@@ -261,6 +274,9 @@ class ZmqLink final : public Link {
   bool dropped_ = false;
   std::string drop_reason_;
   bool shutdown_delivered_ = false;  // Error{kShutdown} goes to the participant once
+  bool heard_ = false;               // a frame came from the coordinator (guarded by mutex_)
+  Duration connect_timeout_;
+  SimTime connect_deadline_;
   int zmq_fd_ = -1;
   int monitor_fd_ = -1;
   int wake_fd_ = -1;
@@ -276,6 +292,19 @@ class ZmqLink final : public Link {
 };
 
 }  // namespace
+
+Duration effective_connect_timeout(const ConnectOptions& options) {
+  if (options.connect_timeout) return *options.connect_timeout;
+  const char* env = std::getenv(kConnectTimeoutEnv);
+  if (env == nullptr || *env == '\0') return seconds(10);
+  Parsed<Duration> d = parse_duration(env);
+  if (!d || *d <= Duration::zero()) {
+    throw TransportError(std::string(kConnectTimeoutEnv) + "='" + env +
+                         "' is not a positive duration (e.g. 10s, 500ms)" +
+                         (d ? "" : ": " + d.error()));
+  }
+  return *d;
+}
 
 std::unique_ptr<Link> connect(const std::string& endpoint, const ConnectOptions& options) {
   return std::make_unique<ZmqLink>(endpoint, options);
