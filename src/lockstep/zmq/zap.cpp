@@ -5,6 +5,7 @@
 #include <zmq.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cerrno>
 #include <mutex>
 #include <thread>

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "fieldproof/lockstep/zmq_server.hpp"
 
@@ -142,11 +143,16 @@ std::vector<std::string> read_authorized_keys(const std::string& path) {
   std::vector<std::string> keys;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
-    const size_t hash = line.find('#');
-    std::string text = line.substr(0, hash);
-    const size_t b = text.find_first_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    text = text.substr(b, text.find_last_not_of(" \t\r") + 1 - b);
+    // '#' is a Z85 character: a comment is a line that starts with it, or text after the key
+    // separated by white space.
+    std::istringstream words(line);
+    std::string text;
+    if (!(words >> text) || text[0] == '#') continue;
+    std::string rest;
+    if (words >> rest && rest[0] != '#') {
+      throw TransportError(path + ":" + std::to_string(n) + ": '" + rest +
+                           "' after the key: one key per line (a comment starts with #)");
+    }
     if (!is_curve_key(text)) {
       throw TransportError(path + ":" + std::to_string(n) + ": '" + text +
                            "' is not a client public key (40 Z85 characters, as `fieldproof "

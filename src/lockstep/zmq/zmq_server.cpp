@@ -211,9 +211,10 @@ class CoordinatorServer::Impl {
   // Accepted / closed connections (liveness: a peer's process died) and security handshake
   // failures (refused peers) of `socket`.
   void make_monitor(void* socket, const std::string& endpoint) {
-    std::string addr = "inproc://fieldproof-monitor-" +
-                       std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
-                       std::to_string(monitors_.size());
+    // A process-wide counter: a closed socket's monitor endpoint may stay bound for a moment,
+    // and a new server can get the old one's address.
+    static std::atomic<uint64_t> next_monitor{0};
+    std::string addr = "inproc://fieldproof-monitor-" + std::to_string(next_monitor.fetch_add(1));
     if (zmq_socket_monitor(socket, addr.c_str(),
                            ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
                                ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
@@ -377,6 +378,10 @@ class CoordinatorServer::Impl {
   }
 
   void close_sockets() {
+    // Stop the monitors first: the events of the closing sockets would go to monitor sockets
+    // that nobody reads any more.
+    for (const Monitor& m : monitors_) zmq_socket_monitor(m.socket, nullptr, 0);
+    monitors_.clear();
     for (void* s : sockets_) zmq_close(s);
     sockets_.clear();
   }
@@ -468,9 +473,10 @@ class CoordinatorServer::Impl {
     for (int i = 0; i < kMaxBatch; ++i) {
       if (zmq_msg_recv(&id, socket, ZMQ_DONTWAIT) < 0) break;
       std::string routing(static_cast<const char*>(zmq_msg_data(&id)), zmq_msg_size(&id));
-      const int fd = zmq_msg_get(&id, ZMQ_SRCFD);
       if (!zmq_msg_more(&id)) continue;  // cannot happen with DEALER peers
       if (zmq_msg_recv(&body, socket, 0) < 0) break;
+      // The connection's descriptor comes with the body (the routing id frame may lack it).
+      const int fd = zmq_msg_get(&body, ZMQ_SRCFD);
       // A peer may send extra parts; only the first body part is the frame.
       bool extra = zmq_msg_more(&body);
       std::string_view bytes(static_cast<const char*>(zmq_msg_data(&body)), zmq_msg_size(&body));
