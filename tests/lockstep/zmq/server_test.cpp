@@ -516,8 +516,9 @@ TEST(Transport, LinkReportsShutdownWhenTheCoordinatorProcessIsKilled) {
 namespace fieldproof::lockstep {
 namespace {
 
-// A participant that announces and then computes for longer than ack_timeout without sending
-// anything is kept alive by its link's heartbeats; without them it fails the run, named.
+// A participant that sends nothing for longer than ack_timeout while it holds no step (idle at
+// +inf) is kept alive by its link's heartbeats; without them it fails the run, named. (Holding a
+// step past ack_timeout fails whatever the heartbeats: liveness_test.cpp.)
 class HeartbeatTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -533,7 +534,7 @@ class HeartbeatTest : public ::testing::Test {
 
 TEST_F(HeartbeatTest, LinkHeartbeatsKeepASilentParticipantAlive) {
   auto link = connect(server_->endpoints()[0], fast_heartbeat());
-  link->send(Frame{Announce{"thinker", "main", Role::kRegulating, SimTime::from_ns(1'000'000)}});
+  link->send(Frame{Announce{"thinker", "main", Role::kRegulating, SimTime::infinite()}});
   EXPECT_FALSE(failures_.await([](const auto& f) { return !f.empty(); }, 1500ms))
       << "failed despite heartbeats";
   Status s = server_->status();
