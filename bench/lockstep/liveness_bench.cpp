@@ -101,9 +101,8 @@ double run_trial(const char* self, const std::string& mode, const std::string& d
   pid_t pid = -1;
   if (posix_spawn(&pid, self, nullptr, nullptr, argv.data(), environ) != 0) return -1;
   double result = -1;
-  const bool ready = mode == "idle"
-                         ? t.await([&] { return t.idle_announced; }, seconds(20))
-                         : t.await([&] { return t.grant_at.has_value(); }, seconds(20));
+  const bool ready = mode == "idle" ? t.await([&] { return t.idle_announced; }, seconds(20))
+                                    : t.await([&] { return t.grant_at.has_value(); }, seconds(20));
   if (ready) {
     SimTime from;
     if (mode == "hang") {
@@ -140,7 +139,8 @@ void figure(const char* self, const std::string& mode, const char* name, double 
     return;
   }
   std::sort(v.begin(), v.end());
-  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  const double median =
+      v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   std::printf("BENCH %s %.4g s ratio=%.4g baseline=%s max=%.4g trials=%zu\n", name, median,
               median / target, baseline, v.back(), v.size());
   std::fflush(stdout);

@@ -113,8 +113,7 @@ int clock_endpoint(const ClockArgs& a) {
         used = 0;
       }
       if (used != a.value->size() || !std::isfinite(r) || r < 0) {
-        throw std::invalid_argument("rate '" + *a.value +
-                                    "' is not a number >= 0 (0 = unlimited)");
+        throw std::invalid_argument("rate '" + *a.value + "' is not a number >= 0 (0 = unlimited)");
       }
       request = lockstep::set_max_rtf_request(r);
     } else {
@@ -151,7 +150,8 @@ int clock_endpoint(const ClockArgs& a) {
     return kExitInvalid;
   }
   if (!r.ok) {
-    const bool absent = r.error.rfind("timeout", 0) == 0 || r.error.find("refused") != std::string::npos ||
+    const bool absent = r.error.rfind("timeout", 0) == 0 ||
+                        r.error.find("refused") != std::string::npos ||
                         r.error.find("no coordinator answered") != std::string::npos;
     std::fprintf(stderr, "fieldproof clock: %s: %s\n", a.run.c_str(), r.error.c_str());
     return absent ? kExitInvalid : kExitFailed;

@@ -464,9 +464,9 @@ struct CoordinatorCore::Impl {
       if (rec.effective != stall_me) continue;
       const SimTime s = std::max(stall_since, rec.effective_since);
       if (best == kNone || s < since ||
-          (s == since && std::tie(participants[rec.participant].name, rec.name) <
-                             std::tie(participants[threads[best].participant].name,
-                                      threads[best].name))) {
+          (s == since &&
+           std::tie(participants[rec.participant].name, rec.name) <
+               std::tie(participants[threads[best].participant].name, threads[best].name))) {
         best = t;
         since = s;
       }
@@ -750,9 +750,8 @@ struct CoordinatorCore::Impl {
           const uint32_t h = holding_thread_of(c);
           const std::string& name = participants[threads[h != kNone ? h : t].participant].name;
           fail(name, h != kNone ? not_acknowledged(h)
-                                : "lockstep: participant " + name + " (thread " +
-                                      threads[t].name + ") sent nothing for " +
-                                      seconds_text(opt.ack_timeout));
+                                : "lockstep: participant " + name + " (thread " + threads[t].name +
+                                      ") sent nothing for " + seconds_text(opt.ack_timeout));
           return;
         }
       } else if (silent > opt.follower_timeout) {

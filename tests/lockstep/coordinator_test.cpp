@@ -547,7 +547,6 @@ TEST(CoordinatorCore, LateJoinerIsRaisedToTheGrantAndToldTheTime) {
   EXPECT_EQ(h.core->status().participants[1].safe_time, ms(50));
 }
 
-
 // ---- acknowledgements: a thread that holds the grant back ----
 
 TEST(CoordinatorCore, ThreadHoldingTheGrantFailsAtAckTimeoutWhateverItsHeartbeats) {

@@ -45,8 +45,8 @@ std::string curve_public_key(const std::string& secret_key);
 struct CurveClientKeys {
   // The coordinator's public key; empty = no CURVE (plain connection).
   std::string server_public_key;
-  // This client's own pair; generated per link when empty (the server does not authenticate
-  // clients by key: knowing the server's public key is what lets a peer in).
+  // This client's own pair; generated per link when empty. A server with authorized keys
+  // (ServerOptions::authorized_keys) lets in only the pairs whose public key it lists.
   std::string client_public_key;
   std::string client_secret_key;
 };

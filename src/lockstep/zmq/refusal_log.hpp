@@ -26,8 +26,9 @@ class RateLimitedLog {
     }
     std::string out = line;
     if (it != peers_.end() && it->second.suppressed > 0) {
-      out += " (" + std::to_string(it->second.suppressed) + " more from this peer suppressed in the " +
-             format_seconds(now - it->second.last) + " s before)";
+      out += " (" + std::to_string(it->second.suppressed) +
+             " more from this peer suppressed in the " + format_seconds(now - it->second.last) +
+             " s before)";
     }
     peers_[peer] = Entry{now, 0};
     return out;

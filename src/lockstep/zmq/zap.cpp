@@ -5,8 +5,8 @@
 #include <zmq.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -108,8 +108,8 @@ void start_handler() {
   int linger = 0;
   zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
   if (zmq_bind(s, "inproc://zeromq.zap.01") != 0) {
-    registry().start_error = std::string("binding the ZAP handler (inproc://zeromq.zap.01): ") +
-                             zmq_strerror(errno);
+    registry().start_error =
+        std::string("binding the ZAP handler (inproc://zeromq.zap.01): ") + zmq_strerror(errno);
     zmq_close(s);
     return;
   }

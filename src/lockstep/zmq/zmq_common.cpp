@@ -25,16 +25,15 @@ void* context() {
   return ctx;
 }
 
-void throw_zmq(const std::string& what) {
-  throw TransportError(what + ": " + zmq_strerror(errno));
-}
+void throw_zmq(const std::string& what) { throw TransportError(what + ": " + zmq_strerror(errno)); }
 
 std::string resolve_endpoint(std::string_view endpoint, std::string_view ipc_dir) {
   std::string ep(endpoint);
   if (ep.rfind("ipc://", 0) == 0) {
     std::string path = ep.substr(6);
     if (path.empty()) {
-      throw TransportError("endpoint '" + ep + "': an ipc endpoint needs a path, e.g. ipc://coordinator.sock");
+      throw TransportError("endpoint '" + ep +
+                           "': an ipc endpoint needs a path, e.g. ipc://coordinator.sock");
     }
     if (path[0] != '/' && path[0] != '@') {
       std::string dir(ipc_dir);

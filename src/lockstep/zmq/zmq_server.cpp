@@ -11,14 +11,14 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
-#include <set>
 #include <unordered_set>
-#include <cstring>
 
 #include "fieldproof/lockstep/cascade.hpp"
 #include "fieldproof/lockstep/codec.hpp"
@@ -215,12 +215,11 @@ class CoordinatorServer::Impl {
     // and a new server can get the old one's address.
     static std::atomic<uint64_t> next_monitor{0};
     std::string addr = "inproc://fieldproof-monitor-" + std::to_string(next_monitor.fetch_add(1));
-    if (zmq_socket_monitor(socket, addr.c_str(),
-                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
-                               ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
+    if (zmq_socket_monitor(
+            socket, addr.c_str(),
+            ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
       zmqd::throw_zmq("zmq_socket_monitor");
     }
     void* m = zmq_socket(zmqd::context(), ZMQ_PAIR);
@@ -253,12 +252,13 @@ class CoordinatorServer::Impl {
       allowed.insert(k);
     }
     auto sink = zap_sink_;
-    zap_ = std::make_unique<zmqd::ZapDomain>(
-        std::move(allowed), curve_public_, [sink](const zmqd::ZapRefusal& r) {
-          std::lock_guard lock(sink->mutex);
-          sink->refusals.push_back(r);
-          if (sink->refusals.size() > 1024) sink->refusals.pop_front();
-        });
+    zap_ = std::make_unique<zmqd::ZapDomain>(std::move(allowed), curve_public_,
+                                             [sink](const zmqd::ZapRefusal& r) {
+                                               std::lock_guard lock(sink->mutex);
+                                               sink->refusals.push_back(r);
+                                               if (sink->refusals.size() > 1024)
+                                                 sink->refusals.pop_front();
+                                             });
   }
 
   void make_core() {
@@ -269,8 +269,8 @@ class CoordinatorServer::Impl {
       options_.core.log = [this, base](const std::string& line) {
         if (current_conn_ == 0) {
           base(line);
-        } else if (auto l = refusal_log_.admit("conn " + std::to_string(current_conn_), wall_(),
-                                               line)) {
+        } else if (auto l =
+                       refusal_log_.admit("conn " + std::to_string(current_conn_), wall_(), line)) {
           base(*l);
         }
       };
@@ -578,9 +578,9 @@ class CoordinatorServer::Impl {
   void refuse(ConnId conn, Error error) {
     bad_frames_.fetch_add(1);
     const std::string peer = "conn " + std::to_string(conn);
-    if (auto l = refusal_log_.admit(peer, wall_(), "refused a frame from connection " +
-                                                       std::to_string(conn) + ": " +
-                                                       error.reason)) {
+    if (auto l = refusal_log_.admit(
+            peer, wall_(),
+            "refused a frame from connection " + std::to_string(conn) + ": " + error.reason)) {
       log(*l);
     }
     send_to(conn, Frame{std::move(error)});
@@ -692,8 +692,7 @@ class CoordinatorServer::Impl {
       m.handshaking.pop_front();
     }
     std::string key = "none";
-    std::string why =
-        "CURVE handshake failed (a client needs CURVE and the server's public key)";
+    std::string why = "CURVE handshake failed (a client needs CURVE and the server's public key)";
     if (by_zap) {
       std::lock_guard lock(zap_sink_->mutex);
       if (!zap_sink_->refusals.empty()) {
@@ -705,8 +704,8 @@ class CoordinatorServer::Impl {
       }
     }
     refused_.fetch_add(1);
-    const std::string line = "refused a peer " + addr.text + " on " + m.endpoint + " (key " + key +
-                             "): " + why;
+    const std::string line =
+        "refused a peer " + addr.text + " on " + m.endpoint + " (key " + key + "): " + why;
     if (auto l = refusal_log_.admit(addr.host + " " + key, wall_(), line)) log(*l);
     if (options_.on_refused) options_.on_refused(line);
   }

@@ -112,7 +112,6 @@ TEST(CoordinatorCli, CurveKeyFilePrintsThePublicKey) {
             std::string::npos);
 }
 
-
 // ---- clock on a bare coordinator, keygen, authorized keys -------------------------------------
 
 // Runs `fieldproof ARGS...`, returns the exit code; stdout and stderr go to files in `dir`.
@@ -124,9 +123,9 @@ int run_cli(const TempDir& dir, std::vector<std::string> args, const std::string
 
 TEST(ClockEndpointCli, ResumeStartsAStartPausedCoordinatorAndStatusShowsItRunning) {
   TempDir dir;
-  Process c({kCli, "coordinator", "--bind", "ipc://c.sock", "--ipc-dir", dir.path(),
-             "--start-paused"},
-            {}, dir.file("out"), dir.file("err"));
+  Process c(
+      {kCli, "coordinator", "--bind", "ipc://c.sock", "--ipc-dir", dir.path(), "--start-paused"},
+      {}, dir.file("out"), dir.file("err"));
   const std::string ep = "ipc://" + dir.file("c.sock");
   ControlClient client(ep);
   ControlReply r = client.request(status_request(), seconds(20));  // waits for the bind
@@ -139,7 +138,8 @@ TEST(ClockEndpointCli, ResumeStartsAStartPausedCoordinatorAndStatusShowsItRunnin
   EXPECT_NE(read_file(dir.file("s2.out")).find("state: running\n"), std::string::npos)
       << read_file(dir.file("s2.out"));
   EXPECT_FALSE(client.request(status_request()).status.paused);
-  ASSERT_EQ(run_cli(dir, {"clock", ep, "rate", "2.5"}, "rate"), 0) << read_file(dir.file("rate.err"));
+  ASSERT_EQ(run_cli(dir, {"clock", ep, "rate", "2.5"}, "rate"), 0)
+      << read_file(dir.file("rate.err"));
   EXPECT_DOUBLE_EQ(client.request(status_request()).status.max_rtf, 2.5);
   ASSERT_EQ(run_cli(dir, {"clock", ep, "pause"}, "p"), 0);
   EXPECT_TRUE(client.request(status_request()).status.paused);
@@ -153,13 +153,16 @@ TEST(ClockEndpointCli, NoCoordinatorAtTheEndpointExitsTwoNamingIt) {
   TempDir dir;
   const std::string ep = "ipc://" + dir.file("none.sock");
   EXPECT_EQ(run_cli(dir, {"clock", ep, "status", "--timeout", "300ms"}, "n"), 2);
-  EXPECT_NE(read_file(dir.file("n.err")).find(ep), std::string::npos) << read_file(dir.file("n.err"));
+  EXPECT_NE(read_file(dir.file("n.err")).find(ep), std::string::npos)
+      << read_file(dir.file("n.err"));
 }
 
 TEST(KeygenCli, WritesASecretAndAPublicKeyWithTheirModesAndPrintsThePublicOne) {
   TempDir dir;
-  ASSERT_EQ(run_cli(dir, {"keygen", "--out", dir.file("k")}, "kg"), 0) << read_file(dir.file("kg.err"));
-  struct stat sec{}, pub{};
+  ASSERT_EQ(run_cli(dir, {"keygen", "--out", dir.file("k")}, "kg"), 0)
+      << read_file(dir.file("kg.err"));
+  struct stat sec {
+  }, pub{};
   ASSERT_EQ(::stat(dir.file("k.key").c_str(), &sec), 0);
   ASSERT_EQ(::stat(dir.file("k.pub").c_str(), &pub), 0);
   EXPECT_EQ(sec.st_mode & 0777, 0600u);
@@ -180,11 +183,12 @@ TEST(AuthorizedKeysCli, ABadLineExitsTwoWithFileAndLine) {
     std::ofstream f(dir.file("keys"));
     f << "# clients\n\nnot-a-key\n";
   }
-  EXPECT_EQ(run_cli(dir, {"coordinator", "--bind", "ipc://c.sock", "--ipc-dir", dir.path(),
-                          "--curve-secret-key", dir.file("srv.key"), "--authorized-keys",
-                          dir.file("keys")},
-                    "c"),
-            2);
+  EXPECT_EQ(
+      run_cli(dir,
+              {"coordinator", "--bind", "ipc://c.sock", "--ipc-dir", dir.path(),
+               "--curve-secret-key", dir.file("srv.key"), "--authorized-keys", dir.file("keys")},
+              "c"),
+      2);
   EXPECT_NE(read_file(dir.file("c.err")).find(dir.file("keys") + ":3:"), std::string::npos)
       << read_file(dir.file("c.err"));
 }
@@ -214,14 +218,16 @@ TEST(AuthorizedKeysCli, OnlyAListedClientKeyControlsTheCoordinator) {
     }
   }
   ASSERT_FALSE(ep.empty()) << read_file(dir.file("err"));
-  EXPECT_EQ(run_cli(dir, {"clock", ep, "resume", "--server-key", dir.file("srv.pub"),
-                          "--client-key", dir.file("no.key")},
+  EXPECT_EQ(run_cli(dir,
+                    {"clock", ep, "resume", "--server-key", dir.file("srv.pub"), "--client-key",
+                     dir.file("no.key")},
                     "no"),
             2);
   EXPECT_NE(read_file(dir.file("no.err")).find("refused"), std::string::npos)
       << read_file(dir.file("no.err"));
-  ASSERT_EQ(run_cli(dir, {"clock", ep, "status", "--server-key", dir.file("srv.pub"),
-                          "--client-key", dir.file("ok.key")},
+  ASSERT_EQ(run_cli(dir,
+                    {"clock", ep, "status", "--server-key", dir.file("srv.pub"), "--client-key",
+                     dir.file("ok.key")},
                     "ok"),
             0)
       << read_file(dir.file("ok.err"));

@@ -30,11 +30,16 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::string v = argv[++i];
-    if (a == "--endpoint") endpoint = v;
-    else if (a == "--name") name = v;
-    else if (a == "--mode") mode = v;
-    else if (a == "--hang-at-ms") hang_at_ms = std::stoll(v);
-    else if (a == "--server-key") copts.curve.server_public_key = v;
+    if (a == "--endpoint")
+      endpoint = v;
+    else if (a == "--name")
+      name = v;
+    else if (a == "--mode")
+      mode = v;
+    else if (a == "--hang-at-ms")
+      hang_at_ms = std::stoll(v);
+    else if (a == "--server-key")
+      copts.curve.server_public_key = v;
     else if (a == "--client-secret") {
       copts.curve.client_secret_key = v;
       copts.curve.client_public_key = ls::curve_public_key(v);

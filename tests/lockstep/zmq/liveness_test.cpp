@@ -53,10 +53,11 @@ class LivenessServer {
   const std::string& endpoint() const { return server_->endpoints()[0]; }
   std::unique_ptr<Process> start(const std::string& name, const std::string& mode,
                                  std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {kAux, "--endpoint", endpoint(), "--name", name, "--mode",
-                                     mode};
+    std::vector<std::string> argv = {kAux, "--endpoint", endpoint(), "--name",
+                                     name, "--mode",     mode};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return std::make_unique<Process>(argv, std::vector<std::string>{}, "", dir_.file(name + ".err"));
+    return std::make_unique<Process>(argv, std::vector<std::string>{}, "",
+                                     dir_.file(name + ".err"));
   }
   bool await_announce(const std::string& name, SimTime safe) {
     return announced_.await(
@@ -97,7 +98,8 @@ class LivenessServer {
   std::unique_ptr<CoordinatorServer> server_;
 };
 
-// ---- killed --------------------------------------------------------------------------------------
+// ---- killed
+// --------------------------------------------------------------------------------------
 
 TEST(Liveness, KilledWhileHoldingTimeIsNamedWithinOneSecond) {
   LivenessServer s(seconds(30));  // unpaced: the victim's 1 ms steps are the clock
@@ -136,7 +138,8 @@ TEST(Liveness, OrderlyExitIsNoFailure) {
   EXPECT_FALSE(s.await_failure(300ms).has_value());
 }
 
-// ---- hung ----------------------------------------------------------------------------------------
+// ---- hung
+// ----------------------------------------------------------------------------------------
 
 TEST(Liveness, StoppedWithSigstopIsNamedAtAckTimeout) {
   LivenessServer s(seconds(1), 1.0);
@@ -171,7 +174,8 @@ TEST(Liveness, CallbackThatNeverReturnsIsNamedAtAckTimeoutDespiteItsHeartbeats) 
   EXPECT_LE(f->at - *held, milliseconds(1500)) << format_seconds(f->at - *held) << " s";
 }
 
-// ---- no coordinator ------------------------------------------------------------------------------
+// ---- no coordinator
+// ------------------------------------------------------------------------------
 
 TEST(ConnectTimeout, NoCoordinatorFailsWithinTheConnectTimeoutNamingTheEndpoint) {
   TempDir dir;
@@ -187,8 +191,7 @@ TEST(ConnectTimeout, NoCoordinatorFailsWithinTheConnectTimeoutNamingTheEndpoint)
     EXPECT_GE(took, milliseconds(500));
     EXPECT_LT(took, milliseconds(1500)) << format_seconds(took) << " s";
     EXPECT_NE(std::string(e.what()).find(ep), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("no coordinator answered"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("no coordinator answered"), std::string::npos) << e.what();
   }
 }
 
@@ -214,7 +217,8 @@ TEST(ConnectTimeout, TheEnvironmentSetsTheDefault) {
   EXPECT_EQ(effective_connect_timeout({}), seconds(10));
 }
 
-// ---- access control ------------------------------------------------------------------------------
+// ---- access control
+// ------------------------------------------------------------------------------
 
 class AccessTest : public ::testing::Test {
  protected:
@@ -358,8 +362,7 @@ TEST(AccessOptions, AuthorizedKeysFileSkipsCommentsAndNamesTheBadLine) {
     read_authorized_keys(dir.file("keys"));
     FAIL() << "accepted a bad line";
   } catch (const TransportError& e) {
-    EXPECT_NE(std::string(e.what()).find(dir.file("keys") + ":5:"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir.file("keys") + ":5:"), std::string::npos) << e.what();
   }
   {
     std::ofstream f(dir.file("good"));
