@@ -23,7 +23,8 @@
 // checks the client's own public key against that list: any other key (the server's own
 // included) is refused the same way, before a single frame of the peer reaches the core. Refusal
 // log lines name the peer's address (tcp: ip:port; ipc: the peer's pid) and key, at most one per
-// peer per refusal_log_interval, the next one with the count of those suppressed.
+// peer (a key; keyless peers count as one per endpoint) per refusal_log_interval, the next one
+// with the count of those suppressed.
 //
 // Liveness: the server monitors its sockets; when the connection of a peer closes (its process
 // died, even by SIGKILL, or it closed without Leave) the core's connection_lost() runs within

@@ -47,7 +47,7 @@ struct Peer {
 // reconnects from a new tcp port every time).
 struct PeerAddress {
   std::string text = "(address unknown)";
-  std::string host = "(address unknown)";
+  std::string host;  // empty when unknown
 };
 
 PeerAddress peer_address(int fd) {
@@ -73,7 +73,8 @@ PeerAddress peer_address(int fd) {
       a.host = "ipc pid " + std::to_string(cred.pid);
       a.text = a.host + " (uid " + std::to_string(cred.uid) + ")";
     } else {
-      a.text = a.host = "an ipc peer";
+      a.text = "an ipc peer";
+      a.host = "ipc";
     }
   }
   return a;
@@ -439,7 +440,8 @@ class CoordinatorServer::Impl {
       if (!closed_conns_.empty()) {
         // What a peer sent before its connection closed (a Leave) is queued before the event
         // that said so: take it first, so an orderly exit is not mistaken for a crash.
-        drain_router(router_, /*control_only=*/false);
+        while (drain_router(router_, /*control_only=*/false) == kMaxBatch) {
+        }
         for (ConnId c : closed_conns_) pending_disconnects_.push_back(c);
         closed_conns_.clear();
       }
@@ -465,12 +467,14 @@ class CoordinatorServer::Impl {
     for (auto& t : tasks) t();
   }
 
-  void drain_router(void* socket, bool control_only) {
+  // Handles up to kMaxBatch frames; returns how many it found.
+  int drain_router(void* socket, bool control_only) {
     zmq_msg_t id;
     zmq_msg_t body;
     zmq_msg_init(&id);
     zmq_msg_init(&body);
-    for (int i = 0; i < kMaxBatch; ++i) {
+    int i = 0;
+    for (; i < kMaxBatch; ++i) {
       if (zmq_msg_recv(&id, socket, ZMQ_DONTWAIT) < 0) break;
       std::string routing(static_cast<const char*>(zmq_msg_data(&id)), zmq_msg_size(&id));
       if (!zmq_msg_more(&id)) continue;  // cannot happen with DEALER peers
@@ -491,6 +495,7 @@ class CoordinatorServer::Impl {
     }
     zmq_msg_close(&id);
     zmq_msg_close(&body);
+    return i;
   }
 
   ConnId conn_for(void* socket, const std::string& routing, int fd) {
@@ -615,10 +620,9 @@ class CoordinatorServer::Impl {
       }
       bool participant_conn = it->second.socket == router_;
       peers_.erase(it);
-      if (participant_conn) {
-        log("connection " + std::to_string(c) + " is gone (its socket closed)");
-        core_->connection_lost(c);
-      }
+      // No line of its own: every orderly exit closes a connection too (after its Leave). The
+      // core logs what matters: the failure of a regulating participant, a dropped follower.
+      if (participant_conn) core_->connection_lost(c);
     }
   }
 
@@ -696,8 +700,13 @@ class CoordinatorServer::Impl {
     if (by_zap) {
       std::lock_guard lock(zap_sink_->mutex);
       if (!zap_sink_->refusals.empty()) {
-        key = zap_sink_->refusals.front().key;
-        why = zap_sink_->refusals.front().reason;
+        const zmqd::ZapRefusal& z = zap_sink_->refusals.front();
+        key = z.key;
+        why = z.reason;
+        if (addr.host.empty() && !z.address.empty()) {
+          addr.host = z.address;  // ZAP knows the peer's IP (not its port)
+          addr.text = z.address;
+        }
         zap_sink_->refusals.pop_front();
       } else {
         why = "refused by the authorized keys";
@@ -706,7 +715,10 @@ class CoordinatorServer::Impl {
     refused_.fetch_add(1);
     const std::string line =
         "refused a peer " + addr.text + " on " + m.endpoint + " (key " + key + "): " + why;
-    if (auto l = refusal_log_.admit(addr.host + " " + key, wall_(), line)) log(*l);
+    // A peer is its key; keyless peers are one per endpoint: a refused connection may be closed
+    // before its accept event is read, so their address is not always known.
+    const std::string peer = key != "none" ? "key " + key : "keyless on " + m.endpoint;
+    if (auto l = refusal_log_.admit(peer, wall_(), line)) log(*l);
     if (options_.on_refused) options_.on_refused(line);
   }
 
