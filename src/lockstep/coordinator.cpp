@@ -434,8 +434,8 @@ struct CoordinatorCore::Impl {
   }
 
   // Whether the regulating threads at the minimum safe time are what holds the grant back (see
-  // stall_since): not while paused, not when a hold, step target, parent ceiling or the pace is
-  // at or below that time, not when everyone is idle (+inf).
+  // stall_since): not while paused, not when a hold, step target or parent ceiling is at or below
+  // that time or the pace has not reached it yet, not when everyone is idle (+inf).
   void track_stall() {
     if (!has_wall() || opt.ack_timeout.is_infinite() || regulating.empty()) {
       stalled = false;
@@ -443,7 +443,7 @@ struct CoordinatorCore::Impl {
     }
     const SimTime me = min_safe();
     const bool holding = !paused && !me.is_infinite() && me < external_bound() &&
-                         (pace.unlimited() || pace.limit(now_wall) > me);
+                         (pace.unlimited() || pace.limit(now_wall) >= me);
     if (!holding) {
       stalled = false;
     } else if (!stalled || stall_me != me) {

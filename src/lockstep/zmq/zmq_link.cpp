@@ -96,6 +96,7 @@ class ZmqLink final : public Link {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
+    sent_any_ = true;
     sent_since_tick_.store(true, std::memory_order_relaxed);
     signal_if_readable();
   }
@@ -169,6 +170,7 @@ class ZmqLink final : public Link {
       std::lock_guard lock(mutex_);
       if (closed_) return;
       closed_ = true;
+      flush_to_coordinator();
       zmq_socket_monitor(socket_, nullptr, 0);
       zmq_close(monitor_);
       monitor_ = nullptr;
@@ -186,6 +188,35 @@ class ZmqLink final : public Link {
   }
 
  private:
+  // With mutex_ held, before the socket closes: makes sure what was sent (the Leave) reached the
+  // coordinator. The context is never terminated, so ZMQ_LINGER does not hold a process that
+  // exits right after close(); a Leave still queued would be lost and the coordinator, which
+  // notices the closed connection at once, would take the exit for a crash. A status request
+  // answered proves every earlier frame of this connection arrived (frames keep their order).
+  // Bounded by options_.linger; skipped when nothing was sent or the coordinator is gone.
+  void flush_to_coordinator() {
+    if (!sent_any_ || !heard_ || dropped_ || options_.linger <= Duration::zero()) return;
+    const std::string bytes = encode_frame(Frame{Control{}});  // a status request
+    if (!zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT)) return;
+    const SimTime deadline = wall_() + options_.linger;
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    while (true) {
+      if (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) >= 0) {
+        DecodeResult r = decode_frame(
+            std::string_view(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg)));
+        if (r && std::holds_alternative<ControlReply>(r.frame())) break;
+        continue;
+      }
+      const Duration left = deadline - wall_();
+      if (left <= Duration::zero()) break;
+      zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+      zmq_poll(&item, 1,
+               static_cast<long>(std::min<int64_t>(10, (left.ns() + 999'999) / 1'000'000)));
+    }
+    zmq_msg_close(&msg);
+  }
+
   // Called with mutex_ held after a socket operation: if input is ready, the ZMQ_FD edge may be
   // gone, so wake any receiver through the eventfd.
   void signal_if_readable() {
@@ -275,6 +306,7 @@ class ZmqLink final : public Link {
   std::string drop_reason_;
   bool shutdown_delivered_ = false;  // Error{kShutdown} goes to the participant once
   bool heard_ = false;               // a frame came from the coordinator (guarded by mutex_)
+  bool sent_any_ = false;            // guarded by mutex_
   Duration connect_timeout_;
   SimTime connect_deadline_;
   int zmq_fd_ = -1;
