@@ -29,7 +29,7 @@ ValidationResult load_with(std::string_view extra) {
       "vehicles:\n"
       "  - name: ugv1\n"
       "    spawn: dock\n"
-      "    stack: {plugin: ugv_nav}\n";
+      "    stack: {plugin: fieldproof_ugv_nav_plugin}\n";
   if (!extra.empty() && extra.front() == '\n') extra.remove_prefix(1);
   yaml += extra;
   return load_scenario_text(yaml, "s.yaml", kData);
@@ -494,7 +494,7 @@ world: world.sdf
 vehicles:
   - name: ugv1
     spawn: dock
-    stack: {plugin: ugv_nav, command: [a]}
+    stack: {plugin: fieldproof_ugv_nav_plugin, command: [a]}
 )");
   EXPECT_ERROR(r,
                "s.yaml:6:30: vehicles[0].stack.command: only one of plugin, command may be "

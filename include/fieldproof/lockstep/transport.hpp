@@ -9,6 +9,11 @@
 // and tcp://HOST:PORT. A link is a DEALER socket that connects in the background: frames sent
 // before the coordinator is up wait in the queue, so start order does not matter.
 //
+// Handshake: the link's first frame is Hello{kProtocolVersion}; the coordinator's Welcome is
+// consumed by the link. A Welcome of another version, a frame of another version or
+// Error{kVersion} reaches the participant as Error{kVersion, "the coordinator speaks protocol
+// version X; this client speaks version 1"} (fatal).
+//
 // Heartbeats: when the link has sent nothing for `heartbeat_interval`, it sends Heartbeat{name}
 // (the name is taken from the first Announce it carries), so a participant that is waiting or
 // computing is not mistaken for a dead one; the coordinator detects real silence.
@@ -65,6 +70,9 @@ struct ConnectOptions {
   // Participant's constructor returns instead of waiting forever). nullopt = the environment's
   // FIELDPROOF_CONNECT_TIMEOUT ("10s", "500ms"; see parse_duration) or 10 s when it is unset.
   std::optional<Duration> connect_timeout;
+  // Send Hello as the link's first frame (docs/protocol.md, the handshake). Participants need it;
+  // a control client (ControlClient) sends only Control frames and clears it.
+  bool hello = true;
 };
 
 // The environment variable that sets the default connect timeout.

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "fieldproof/lockstep/codec.hpp"
@@ -71,6 +72,12 @@ class ZmqLink final : public Link {
       if (zmq_getsockopt(socket_, ZMQ_FD, &zmq_fd_, &len) != 0) zmqd::throw_zmq("ZMQ_FD");
       wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
       if (wake_fd_ < 0) throw TransportError("eventfd failed");
+      if (options.hello) {
+        // Queued ahead of everything the participant sends (docs/protocol.md, the handshake).
+        std::string hello =
+            encode_frame(Hello{kProtocolVersion, "fieldproof-cpp " FIELDPROOF_LOCKSTEP_VERSION});
+        zmqd::send_bytes(socket_, hello.data(), hello.size(), ZMQ_DONTWAIT);
+      }
     } catch (...) {
       if (monitor_ != nullptr) zmq_close(monitor_);
       zmq_close(socket_);
@@ -116,6 +123,17 @@ class ZmqLink final : public Link {
           heard_ = true;
           if (r) {
             zmq_msg_close(&msg);
+            if (const auto* w = std::get_if<Welcome>(&r.frame())) {
+              if (w->protocol_version == kProtocolVersion) {
+                zmq_msg_init(&msg);  // the handshake is the link's business
+                continue;
+              }
+              return Frame{version_mismatch(w->protocol_version)};
+            }
+            if (const auto* e = std::get_if<Error>(&r.frame());
+                e != nullptr && e->code == ErrorCode::kVersion) {
+              return Frame{version_refused(e->reason)};
+            }
             if (const auto* e = std::get_if<Error>(&r.frame());
                 e != nullptr && e->code == ErrorCode::kShutdown) {
               if (shutdown_delivered_) {
@@ -128,6 +146,11 @@ class ZmqLink final : public Link {
           }
           // A coordinator never sends garbage; a frame we cannot read is surfaced as an Error so
           // the participant sees it rather than hanging.
+          if (r.error().code == ErrorCode::kVersion) {
+            std::optional<uint32_t> v = wire_version(bytes);
+            zmq_msg_close(&msg);
+            return Frame{version_mismatch(v.value_or(0))};
+          }
           zmq_msg_close(&msg);
           return Frame{Error{r.error().code, "undecodable frame from the coordinator: " +
                                                  r.error().reason}};
@@ -267,6 +290,34 @@ class ZmqLink final : public Link {
     }
     dropped_ = dropped_ || dropped;
     return dropped_;
+  }
+
+  static Error version_mismatch(uint32_t theirs) {
+    return Error{ErrorCode::kVersion, "the coordinator speaks protocol version " +
+                                          std::to_string(theirs) + "; this client speaks version " +
+                                          std::to_string(kProtocolVersion)};
+  }
+
+  // Error{kVersion} from the coordinator: name its version when its reason says it ("... this
+  // coordinator speaks version N", docs/protocol.md), keep its words either way.
+  static Error version_refused(const std::string& reason) {
+    static constexpr std::string_view kSpeaks = "speaks version ";
+    size_t at = reason.find(kSpeaks);
+    std::string digits;
+    if (at != std::string::npos) {
+      for (size_t i = at + kSpeaks.size();
+           i < reason.size() && reason[i] >= '0' && reason[i] <= '9'; ++i) {
+        digits += reason[i];
+      }
+    }
+    if (digits.empty() || digits.size() > 9) {
+      return Error{ErrorCode::kVersion, "the coordinator refused protocol version " +
+                                            std::to_string(kProtocolVersion) +
+                                            " of this client: " + reason};
+    }
+    Error e = version_mismatch(static_cast<uint32_t>(std::stoul(digits)));
+    e.reason += " (the coordinator said: " + reason + ")";
+    return e;
   }
 
   static uint64_t next_monitor_id() {

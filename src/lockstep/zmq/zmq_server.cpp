@@ -36,11 +36,18 @@ constexpr int kMaxBatch = 512;
 // mirrors each local participant's name there.
 constexpr const char* kCascadeThread = "cascade";
 constexpr const char* kMirrorThread = "~cascade";  // frames drained from one socket before looking at the others
+// What Welcome (and a child's Hello to its parent) calls this program.
+constexpr const char* kCoordinatorName = "fieldproof-coordinator " FIELDPROOF_LOCKSTEP_VERSION;
+
+// Where a connection stands in the handshake (docs/protocol.md, 5.1).
+enum class HelloState : uint8_t { kNone, kAccepted, kRefused };
 
 struct Peer {
   void* socket = nullptr;
   std::string routing_id;
   int fd = -1;  // the connection's file descriptor (ZMQ_SRCFD), -1 when unknown
+  HelloState hello = HelloState::kNone;
+  uint32_t refused_version = 0;  // the version a kRefused peer spoke
 };
 
 // Where a connection comes from: `text` for the log, `host` for rate limiting (a refused peer
@@ -95,6 +102,11 @@ struct ZapSink {
   std::mutex mutex;
   std::deque<zmqd::ZapRefusal> refusals;
 };
+
+std::string version_refusal(uint32_t version) {
+  return "protocol version " + std::to_string(version) +
+         " is not supported: this coordinator speaks version " + std::to_string(kProtocolVersion);
+}
 
 std::string kind_of(std::string_view bytes) {
   if (bytes.size() < 2) return "?";
@@ -301,6 +313,8 @@ class CoordinatorServer::Impl {
     zmqd::apply_client_curve(s, options_.parent_connect.curve);
     if (zmq_connect(s, ep.c_str()) != 0) zmqd::throw_zmq("connecting to the parent '" + ep + "'");
     parent_ = s;
+    // The handshake goes first: set_upstream() below may already announce.
+    send_parent(Frame{Hello{kProtocolVersion, kCoordinatorName}});
     heartbeat_interval_ = options_.parent_connect.heartbeat_interval;
     UpstreamHooks hooks;
     hooks.publish = [this](const Publish& p) { send_parent(Frame{p}); };
@@ -361,21 +375,30 @@ class CoordinatorServer::Impl {
       DecodeResult r = decode_frame(bytes);
       if (!r) {
         log("undecodable frame from the parent: " + r.error().reason);
+        if (r.error().code == ErrorCode::kVersion) parent_version_mismatch(*wire_version(bytes));
         continue;
       }
       Frame f = std::move(r).frame();
-      if (auto* g = std::get_if<Grant>(&f)) {
+      if (auto* w = std::get_if<Welcome>(&f)) {
+        if (w->protocol_version != kProtocolVersion) parent_version_mismatch(w->protocol_version);
+      } else if (auto* g = std::get_if<Grant>(&f)) {
         core_->upstream_grant(g->time);
       } else if (auto* d = std::get_if<Deliver>(&f)) {
         core_->upstream_deliver(std::move(d->message));
       } else if (auto* e = std::get_if<Error>(&f)) {
         log("the parent refused a frame: " + e->reason);
-        if (e->code == ErrorCode::kTimeout || e->code == ErrorCode::kShutdown) {
+        if (e->code == ErrorCode::kTimeout || e->code == ErrorCode::kShutdown ||
+            e->code == ErrorCode::kVersion || e->code == ErrorCode::kNoHello) {
           core_->shutdown("the parent coordinator ended the run: " + e->reason);
         }
       }
     }
     zmq_msg_close(&msg);
+  }
+
+  void parent_version_mismatch(uint32_t version) {
+    core_->shutdown("the parent coordinator speaks protocol version " + std::to_string(version) +
+                    "; this coordinator speaks version " + std::to_string(kProtocolVersion));
   }
 
   void close_sockets() {
@@ -539,11 +562,19 @@ class CoordinatorServer::Impl {
     }
     DecodeResult r = decode_frame(bytes, options_.core.max_message_bytes);
     if (!r) {
+      if (r.error().code == ErrorCode::kVersion) {
+        refuse_version(conn, *wire_version(bytes));
+        return;
+      }
       refuse(conn, r.error());
       return;
     }
     if (extra_parts) log("ignoring extra message parts after a " + kind_of(bytes) + " frame");
     Frame frame = std::move(r).frame();
+    if (auto* h = std::get_if<Hello>(&frame)) {
+      on_hello(conn, *h);
+      return;
+    }
     if (auto* c = std::get_if<Control>(&frame)) {
       send_to(conn, Frame{core_->control(*c)});
       return;
@@ -559,12 +590,14 @@ class CoordinatorServer::Impl {
       case 7:   // Deliver
       case 8:   // Error
       case 10:  // ControlReply
+      case 12:  // Welcome
         refuse(conn, Error{ErrorCode::kUnknownKind, std::string("a ") + kind_of(bytes) +
                                                       " frame is coordinator-to-participant only"});
         return;
       default:
         break;
     }
+    if (!hello_accepted(conn, bytes)) return;
     if (options_.on_announce) {
       if (const auto* a = std::get_if<Announce>(&frame)) options_.on_announce(*a);
     }
@@ -578,6 +611,41 @@ class CoordinatorServer::Impl {
       return;
     }
     core_->handle(conn, std::move(frame));
+  }
+
+  // ---- the handshake (docs/protocol.md, 5.1) ------------------------------------------------
+
+  void on_hello(ConnId conn, const Hello& hello) {
+    if (hello.protocol_version != kProtocolVersion) {
+      refuse_version(conn, hello.protocol_version);
+      return;
+    }
+    peers_.at(conn).hello = HelloState::kAccepted;
+    send_to(conn, Frame{Welcome{kProtocolVersion, kCoordinatorName,
+                                static_cast<uint64_t>(options_.core.max_message_bytes)}});
+  }
+
+  void refuse_version(ConnId conn, uint32_t version) {
+    Peer& peer = peers_.at(conn);
+    peer.hello = HelloState::kRefused;
+    peer.refused_version = version;
+    refuse(conn, Error{ErrorCode::kVersion, version_refusal(version)});
+  }
+
+  // A participant frame passes only on a connection whose Hello was accepted.
+  bool hello_accepted(ConnId conn, std::string_view bytes) {
+    const Peer& peer = peers_.at(conn);
+    if (peer.hello == HelloState::kAccepted) return true;
+    if (peer.hello == HelloState::kRefused) {
+      refuse(conn, Error{ErrorCode::kVersion, version_refusal(peer.refused_version)});
+    } else {
+      refuse(conn, Error{ErrorCode::kNoHello, "a " + kind_of(bytes) +
+                                                  " frame before Hello: a participant's first "
+                                                  "frame is Hello{protocol_version " +
+                                                  std::to_string(kProtocolVersion) +
+                                                  ", client} (docs/protocol.md)"});
+    }
+    return false;
   }
 
   void refuse(ConnId conn, Error error) {
@@ -804,6 +872,7 @@ void CoordinatorServer::stop() { impl_->stop(); }
 ControlClient::ControlClient(const std::string& endpoint, const ConnectOptions& options) {
   ConnectOptions o = options;
   o.heartbeat_interval = Duration::zero();  // a control client is no participant
+  o.hello = false;                          // control frames need no handshake
   link_ = connect(endpoint, o);
 }
 ControlClient::~ControlClient() = default;
