@@ -103,7 +103,7 @@ class ZmqLink final : public Link {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
-    sent_any_ = true;
+    if (!std::holds_alternative<Control>(frame)) sent_any_ = true;
     sent_since_tick_.store(true, std::memory_order_relaxed);
     signal_if_readable();
   }
@@ -216,7 +216,8 @@ class ZmqLink final : public Link {
   // exits right after close(); a Leave still queued would be lost and the coordinator, which
   // notices the closed connection at once, would take the exit for a crash. A status request
   // answered proves every earlier frame of this connection arrived (frames keep their order).
-  // Bounded by options_.linger; skipped when nothing was sent or the coordinator is gone.
+  // Bounded by options_.linger; skipped when no participant frame was sent (a control client:
+  // the engine records every control request) or the coordinator is gone.
   void flush_to_coordinator() {
     if (!sent_any_ || !heard_ || dropped_ || options_.linger <= Duration::zero()) return;
     const std::string bytes = encode_frame(Frame{Control{}});  // a status request
@@ -357,7 +358,7 @@ class ZmqLink final : public Link {
   std::string drop_reason_;
   bool shutdown_delivered_ = false;  // Error{kShutdown} goes to the participant once
   bool heard_ = false;               // a frame came from the coordinator (guarded by mutex_)
-  bool sent_any_ = false;            // guarded by mutex_
+  bool sent_any_ = false;  // a participant frame went out (a control client has none to flush)
   Duration connect_timeout_;
   SimTime connect_deadline_;
   int zmq_fd_ = -1;
