@@ -583,7 +583,8 @@ void expect_client_fails(FakeCoordinator& fake, const std::string& expected) {
   opt.on_error = [&errors](const Error& e) { errors.push_back(e); };
   ConnectOptions copts = fast_heartbeat();
   copts.linger = Duration::zero();
-  auto p = connect_participant(fake.endpoint(), opt, copts);  // returns once the run is over
+  // The Participant itself (connect_participant would throw TransportError with the same text).
+  auto p = std::make_unique<Participant>(connect(fake.endpoint(), copts), opt);
   fake.join();
   DecodeResult first = decode_frame(fake.first_frame());
   ASSERT_TRUE(first) << first.error().reason;
@@ -737,8 +738,9 @@ TEST(Transport, LinkReportsShutdownWhenTheCoordinatorProcessIsKilled) {
 namespace fieldproof::lockstep {
 namespace {
 
-// A participant that announces and then computes for longer than ack_timeout without sending
-// anything is kept alive by its link's heartbeats; without them it fails the run, named.
+// A participant that sends nothing for longer than ack_timeout while it holds no step (idle at
+// +inf) is kept alive by its link's heartbeats; without them it fails the run, named. (Holding a
+// step past ack_timeout fails whatever the heartbeats: liveness_test.cpp.)
 class HeartbeatTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -754,7 +756,7 @@ class HeartbeatTest : public ::testing::Test {
 
 TEST_F(HeartbeatTest, LinkHeartbeatsKeepASilentParticipantAlive) {
   auto link = connect(server_->endpoints()[0], fast_heartbeat());
-  link->send(Frame{Announce{"thinker", "main", Role::kRegulating, SimTime::from_ns(1'000'000)}});
+  link->send(Frame{Announce{"thinker", "main", Role::kRegulating, SimTime::infinite()}});
   EXPECT_FALSE(failures_.await([](const auto& f) { return !f.empty(); }, 1500ms))
       << "failed despite heartbeats";
   Status s = server_->status();
