@@ -11,6 +11,7 @@
 #include <sdf/Link.hh>
 #include <sdf/Model.hh>
 #include <sdf/Physics.hh>
+#include <sdf/Plane.hh>
 #include <sdf/Root.hh>
 #include <sdf/SemanticPose.hh>
 #include <sdf/Sphere.hh>
@@ -124,13 +125,41 @@ struct Walker {
     }
   }
 
+  // A horizontal plane of stated size bounds the map; one without <size> (sdformat's default is
+  // 1 x 1, which no world means) or tilted says nothing about the extent.
+  void ground(const sdf::Collision& c, const sdf::Geometry& g, const Pose3d& world_T_model) {
+    Pose3d model_T_collision;
+    if (!c.SemanticPose().Resolve(model_T_collision, "__model__").empty()) return;
+    const Pose3d p = world_T_model * model_T_collision;
+    const sdf::Plane* plane = g.PlaneShape();
+    if (!plane) return;
+    const ignition::math::Vector3d n = p.Rot().RotateVector(plane->Normal().Normalized());
+    if (!(std::abs(n.Z()) > 0.999)) return;
+    bool sized = false;
+    if (sdf::ElementPtr el = g.Element(); el && el->HasElement("plane")) {
+      sdf::ElementPtr pl = el->GetElement("plane");
+      sized = pl->HasElement("size") && pl->GetElement("size")->GetExplicitlySetInFile();
+    }
+    const double sx = plane->Size().X(), sy = plane->Size().Y();
+    if (!sized || !(sx > 0 && sy > 0) || !std::isfinite(sx) || !std::isfinite(sy) ||
+        !std::isfinite(p.Pos().X()) || !std::isfinite(p.Pos().Y())) {
+      out->world.unbounded_ground = true;
+      return;
+    }
+    out->world.grounds.push_back(
+        GroundPatch{Pose2D{p.Pos().X(), p.Pos().Y(), normalize_angle(p.Rot().Yaw())}, sx, sy});
+  }
+
   void collision(const sdf::Collision& c, const Pose3d& world_T_model, const std::string& model,
                  const std::string& link) {
     const sdf::Geometry& g = *c.Geom();
     const std::string label = "collision '" + model + "::" + link + "::" + c.Name() + "'";
     const std::string at = where(c, source);
     const std::string prefix = at.empty() ? std::string{} : at + ": ";
-    if (g.Type() == sdf::GeometryType::PLANE) return;  // the ground: the plane vehicles drive on
+    if (g.Type() == sdf::GeometryType::PLANE) {  // the ground: the plane vehicles drive on
+      ground(c, g, world_T_model);
+      return;
+    }
     if (g.Type() != sdf::GeometryType::BOX && g.Type() != sdf::GeometryType::CYLINDER &&
         g.Type() != sdf::GeometryType::SPHERE) {
       std::string type = geometry_name(g);

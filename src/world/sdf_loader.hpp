@@ -11,6 +11,12 @@
 
 namespace fieldproof::world::detail {
 
+// A ground plane of stated size, as a rectangle in the world frame (the map's extent).
+struct GroundPatch {
+  Pose2D pose;  // centre
+  double size_x = 0.0, size_y = 0.0;
+};
+
 struct WorldDescription {
   std::string name;
   Duration step;
@@ -19,6 +25,9 @@ struct WorldDescription {
   std::map<std::string, Pose2D> frames;
   std::vector<std::string> models;            // every top-level model, in file order
   std::map<std::string, Pose2D> model_poses;  // top-level models' poses in the world
+  // Horizontal ground planes with a <size> in the file; a plane without one is unbounded.
+  std::vector<GroundPatch> grounds;
+  bool unbounded_ground = false;
 };
 
 struct SdfOutcome {
