@@ -86,10 +86,9 @@ inline double overlap(const Obb& b, const Circle& k) {
 
 // Ray (ox, oy) + t (dx, dy), |d| = 1, against a box: the entry distance t >= 0, or +inf.
 // A ray starting inside reports 0.
-inline double ray_hit(const Obb& b, double ox, double oy, double dx, double dy) {
-  const double rx = ox - b.cx, ry = oy - b.cy;
-  const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
-  const double ldx = dx * b.c + dy * b.s, ldy = -dx * b.s + dy * b.c;
+// The same in the box's frame: origin (lox, loy), direction (ldx, ldy) (what ray_hit computes
+// first; a caller casting many rays from one origin computes the origin's part once).
+inline double ray_hit_local(const Obb& b, double lox, double loy, double ldx, double ldy) {
   double t0 = 0.0, t1 = kInf;
   const double lo[2] = {lox, loy}, ld[2] = {ldx, ldy}, h[2] = {b.hx, b.hy};
   for (int i = 0; i < 2; ++i) {
@@ -105,6 +104,13 @@ inline double ray_hit(const Obb& b, double ox, double oy, double dx, double dy) 
     if (t0 > t1) return kInf;
   }
   return t0;
+}
+
+inline double ray_hit(const Obb& b, double ox, double oy, double dx, double dy) {
+  const double rx = ox - b.cx, ry = oy - b.cy;
+  const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
+  const double ldx = dx * b.c + dy * b.s, ldy = -dx * b.s + dy * b.c;
+  return ray_hit_local(b, lox, loy, ldx, ldy);
 }
 
 inline double ray_hit(const Circle& k, double ox, double oy, double dx, double dy) {

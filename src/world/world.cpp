@@ -145,6 +145,7 @@ struct Vehicle {
   VehicleState state;
   std::string chassis_name;
   std::string topic_odom, topic_imu, topic_scan, topic_contacts, topic_cmd_vel;
+  std::string frame_odom, frame_imu, entity_imu, frame_lidar_link, frame_lidar;
   RandomSource lidar_rng, odom_rng, imu_rng;
   double odom_scale_linear = 1.0, odom_scale_angular = 1.0;
   double odom_ds = 0.0, odom_dth = 0.0;
@@ -428,6 +429,18 @@ struct World::Impl {
     }
   }
 
+  // msgs::set_stamp(header, now, frame) on a reused header, without building a string: the
+  // same encoding (the stamp, then one "frame_id" entry holding `frame`).
+  void stamp(ignition::msgs::Header* header, const std::string& frame) {
+    msgs::set_stamp(header, now);
+    if (header->data_size() == 1 && header->data(0).key() == "frame_id" &&
+        header->data(0).value_size() == 1) {
+      *header->mutable_data(0)->mutable_value(0) = frame;
+      return;
+    }
+    msgs::set_stamp(header, now, frame);
+  }
+
   void emit_clock() {
     ignition::msgs::Clock m;
     msgs::set_stamp(m.mutable_header(), now);
@@ -502,7 +515,7 @@ struct World::Impl {
     o.yaw = detail::normalize_angle(o.yaw + dth);
     // Every field is set again below (or cleared), so the encoding is that of a fresh message.
     ignition::msgs::Odometry& m = odom_msg;
-    msgs::set_stamp(m.mutable_header(), now, v.name + "/odom");
+    stamp(m.mutable_header(), v.frame_odom);
     msgs::set_planar_pose(m.mutable_pose(), o.x, o.y, o.yaw);
     if (elapsed > 0) {
       m.mutable_twist()->mutable_linear()->set_x(ds / elapsed);
@@ -522,8 +535,8 @@ struct World::Impl {
     v.last_imu = now;
     v.imu_last_v = lin;
     ignition::msgs::IMU& m = imu_msg;  // every field set again below
-    msgs::set_stamp(m.mutable_header(), now, v.name + "/imu_link");
-    m.set_entity_name(v.name + "::chassis::imu");
+    stamp(m.mutable_header(), v.frame_imu);
+    m.set_entity_name(v.entity_imu);
     const double yaw = v.state.pose.yaw;
     m.mutable_orientation()->set_w(std::cos(yaw / 2));
     m.mutable_orientation()->set_z(std::sin(yaw / 2));
@@ -597,12 +610,19 @@ struct World::Impl {
       ray_dy[i] = s * v.ray_c[i] + c * v.ray_s[i];
     }
     double* r = out->data();
+    const double* rdx = ray_dx.data();
+    const double* rdy = ray_dy.data();
+    // Rays [first, first + count) modulo n, as at most two contiguous runs.
     const auto trace = [&](int first, int count, auto&& hit) {
-      for (int k = 0; k < count; ++k) {
-        int i = first + k;
-        if (i < 0) i += n * ((-i + n - 1) / n);
-        if (i >= n) i %= n;
-        const double t = hit(ray_dx[i], ray_dy[i]);
+      first %= n;
+      if (first < 0) first += n;
+      const int end1 = std::min(n, first + count);
+      for (int i = first; i < end1; ++i) {
+        const double t = hit(rdx[i], rdy[i]);
+        if (t < r[i]) r[i] = t;
+      }
+      for (int i = 0; i < first + count - n; ++i) {
+        const double t = hit(rdx[i], rdy[i]);
         if (t < r[i]) r[i] = t;
       }
     };
@@ -612,8 +632,17 @@ struct World::Impl {
       if (ex * ex + ey * ey > range * range) return;
       int first = 0, count = n;
       ray_span(col, ox, oy, yaw, n, &first, &count);
-      trace(first, count,
-            [&](double dx, double dy) { return detail::ray_hit(col, ox, oy, dx, dy); });
+      if (col.is_box) {
+        const Obb& b = col.box;
+        const double rx = ox - b.cx, ry = oy - b.cy;
+        const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
+        trace(first, count, [&](double dx, double dy) {
+          return detail::ray_hit_local(b, lox, loy, dx * b.c + dy * b.s, -dx * b.s + dy * b.c);
+        });
+      } else {
+        trace(first, count,
+              [&](double dx, double dy) { return detail::ray_hit(col.circle, ox, oy, dx, dy); });
+      }
     });
     for (int i = 0; i < n; ++i) {
       if (!(r[i] <= range)) r[i] = kInf;
@@ -653,8 +682,8 @@ struct World::Impl {
     if (opts.wall_now) raycast_ns += opts.wall_now().ns() - t0;
     ignition::msgs::LaserScan& m = scan_msg;  // every field set again below
     m.clear_ranges();
-    msgs::set_stamp(m.mutable_header(), now, v.name + "/lidar_link");
-    m.set_frame(v.name + "::chassis::lidar");
+    stamp(m.mutable_header(), v.frame_lidar_link);
+    m.set_frame(v.frame_lidar);
     msgs::set_planar_pose(m.mutable_world_pose(), v.state.pose.x, v.state.pose.y, v.state.pose.yaw);
     const double step = 2 * kPi / p.lidar_rays;
     m.set_angle_min(-kPi);
@@ -940,6 +969,11 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
   v.topic_scan = "/model/" + name + "/scan";
   v.topic_contacts = "/model/" + name + "/contacts";
   v.topic_cmd_vel = "/model/" + name + "/cmd_vel";
+  v.frame_odom = name + "/odom";
+  v.frame_imu = name + "/imu_link";
+  v.entity_imu = name + "::chassis::imu";
+  v.frame_lidar_link = name + "/lidar_link";
+  v.frame_lidar = name + "::chassis::lidar";
   const RandomSource root(w.opts.seed);
   v.lidar_rng = root.child("/vehicles/" + name + "/lidar/noise");
   v.odom_rng = root.child("/vehicles/" + name + "/odometry/noise");
