@@ -80,8 +80,7 @@ std::string geometry_element_name(const sdf::Geometry& g) {
   return child ? child->GetName() : std::string{};
 }
 
-std::string where(const sdf::Collision& c, const std::string& source) {
-  sdf::ElementPtr el = c.Element();
+std::string where(const sdf::ElementPtr& el, const std::string& source) {
   if (!el) return {};
   std::ostringstream out;
   // Text loaded from a string has no path (or sdformat's placeholder): name the source instead.
@@ -89,6 +88,12 @@ std::string where(const sdf::Collision& c, const std::string& source) {
   out << (path.empty() || path == "<data-string>" ? source : path);
   if (el->LineNumber()) out << ":" << *el->LineNumber();
   return out.str();
+}
+
+// "file:line: " of an element, or "" when sdformat does not know it.
+std::string location(const sdf::ElementPtr& el, const std::string& source) {
+  const std::string w = where(el, source);
+  return w.empty() ? w : w + ": ";
 }
 
 struct Walker {
@@ -104,7 +109,7 @@ struct Walker {
   void model(const sdf::Model& m, const Pose3d& world_T_model, const std::string& scope) {
     const std::string name = scope.empty() ? m.Name() : scope + "::" + m.Name();
     if (!m.Static()) {
-      out->warnings.push_back("model '" + name +
+      out->warnings.push_back(location(m.Element(), source) + "model '" + name +
                               "' is not static: the world simulates it as a static obstacle");
     }
     for (uint64_t li = 0; li < m.LinkCount(); ++li) {
@@ -154,7 +159,7 @@ struct Walker {
                  const std::string& link) {
     const sdf::Geometry& g = *c.Geom();
     const std::string label = "collision '" + model + "::" + link + "::" + c.Name() + "'";
-    const std::string at = where(c, source);
+    const std::string at = where(c.Element(), source);
     const std::string prefix = at.empty() ? std::string{} : at + ": ";
     if (g.Type() == sdf::GeometryType::PLANE) {  // the ground: the plane vehicles drive on
       ground(c, g, world_T_model);

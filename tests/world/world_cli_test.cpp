@@ -36,12 +36,16 @@ TEST(WorldCliGazeboStyle, DrivesAcrossAWalledRoomAroundTheTable) {
   expect_arrives("walled_room.sdf", "ugv1@-3.5,-2.5", "3.5,2.5", "(-3.50, -2.50, 0.00)");
 }
 
-TEST(WorldCliGazeboStyle, TwoVehiclesAtPosesBothArrive) {
+TEST(WorldCliGazeboStyle, EachSpawnHasItsOwnPoseAndYaw) {
+  // No goal (one goal for both would have them meet there): they stand, exit 1.
   const auto r = run_cli(
-      "world tests/world/data/empty.sdf --spawn ugv1@0,0 --spawn ugv2@0,3,3.14159 "
-      "--goal=-4,1.5 --max-rtf 0 --until 60s");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("ugv2: from (0.00, 3.00, 3.14)"), std::string::npos) << r.out;
+      "world tests/world/data/empty.sdf --spawn ugv1@0,0 --spawn ugv2@-2,3,3.14159 "
+      "--max-rtf 0 --until 1s");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("ugv1: from (0.00, 0.00, 0.00) to (0.00, 0.00, 0.00)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ugv2: from (-2.00, 3.00, 3.14) to (-2.00, 3.00, 3.14)"), std::string::npos)
+      << r.out;
 }
 
 TEST(WorldCliGazeboStyle, ASpawnInsideAShapeExitsTwoNamingIt) {
