@@ -38,8 +38,10 @@ struct SdfOutcome {
 
 // `text` non-null: load from that string, `source` naming it in messages; otherwise from the
 // file at `source`. Shapes outside [plane_z_min, plane_z_max] are left out with a warning.
+// plain_threshold: a world with at least this many plain top-level models (static geometry only,
+// see sdf_loader.cpp) has them read directly, not by sdformat (0: never).
 SdfOutcome load_sdf(const std::string& source, const std::string* text, double plane_z_min,
-                    double plane_z_max);
+                    double plane_z_max, size_t plain_threshold = 0);
 
 // One model given as SDF text (what /world/<w>/create carries): its static shapes placed with the
 // model at `pose` when given, else at the model's own <pose>. A text without an <sdf> root is

@@ -791,7 +791,8 @@ Status check_options(const WorldOptions& o) {
 
 LoadResult World::load(const std::string& path, WorldOptions options) {
   if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
-  auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max);
+  auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max,
+                                  options.direct_read_threshold);
   return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {
     return std::unique_ptr<World>(new World(std::move(impl)));
   });
@@ -800,7 +801,8 @@ LoadResult World::load(const std::string& path, WorldOptions options) {
 LoadResult World::load_string(const std::string& sdf, WorldOptions options,
                               const std::string& name_for_errors) {
   if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
-  auto outcome = detail::load_sdf(name_for_errors, &sdf, options.plane_z_min, options.plane_z_max);
+  auto outcome = detail::load_sdf(name_for_errors, &sdf, options.plane_z_min, options.plane_z_max,
+                                  options.direct_read_threshold);
   return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {
     return std::unique_ptr<World>(new World(std::move(impl)));
   });
