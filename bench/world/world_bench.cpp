@@ -16,16 +16,23 @@
 //                                vehicle); from CPU time, baseline = world_cpu_rtf_ugv1
 //   world_raycast_share_ugvN     share of wall time spent ray casting
 //   world_lockstep_rtf_ugv1      one UGV stepped through the in-process coordinator
-// Usage: world_bench [--seconds S] [--repeat K] [--world PATH] [--only N] [--hash]
+//   world_load_3000_models       load time of a generated 3 000-model world (and its peak RSS,
+//                                world_load_3000_models_peak_rss), in a child process; baseline:
+//                                sdformat reading 100 of them, scaled by 30
+// Usage: world_bench [--seconds S] [--repeat K] [--world PATH] [--only N] [--hash] [--load]
 // --hash prints each count's message-stream hash instead of timing it: the same on every build
 // of the same world code, so an optimisation that changes what the world outputs shows.
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,10 +67,11 @@ double thread_cpu_s() {
 }
 
 struct Result {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a of the messages but stats: topic, stamp, payload
-  double rtf = 0;                          // simulated s per wall s
-  double cpu_rtf = 0;                      // simulated s per CPU s of this thread
-  double raycast_share = 0;                // fraction of wall time
+  uint64_t hash =
+      1469598103934665603ull;  // FNV-1a of the messages but stats: topic, stamp, payload
+  double rtf = 0;              // simulated s per wall s
+  double cpu_rtf = 0;          // simulated s per CPU s of this thread
+  double raycast_share = 0;    // fraction of wall time
   uint64_t messages = 0;
   int vehicles = 0;
 };
@@ -161,13 +169,80 @@ Result run(const std::string& path, int n, bool sensors, double sim_seconds, boo
   return res;
 }
 
+// A generated world of n static models (boxes on a 3 m lattice, each with a visual) written to
+// a temporary file: the kind of large world issue 14 measured at 45 s and 8 GB for 3 000.
+std::string write_generated_world(int n) {
+  char path[] = "/tmp/world_bench_XXXXXX.sdf";
+  const int fd = mkstemps(path, 4);
+  if (fd < 0) std::exit(1);
+  close(fd);
+  std::ofstream out(path);
+  out << "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n<world name=\"generated\">\n";
+  out << "<model name=\"ground_plane\"><static>true</static><link name=\"link\"><collision "
+         "name=\"collision\"><geometry><plane><normal>0 0 1</normal><size>400 400</size></plane>"
+         "</geometry></collision></link></model>\n";
+  for (int i = 0; i < n; ++i) {
+    out << "<model name=\"box_" << i << "\">\n  <static>true</static>\n  <pose>"
+        << (i % 60) * 3.0 - 90 << " " << (i / 60) * 3.0 - 90 << " 0.5 0 0 " << 0.01 * i
+        << "</pose>\n  <link name=\"link\">\n    <collision name=\"collision\"><geometry><box>"
+           "<size>1 1 1</size></box></geometry></collision>\n    <visual name=\"visual\">"
+           "<geometry><box><size>1 1 1</size></box></geometry></visual>\n  </link>\n</model>\n";
+  }
+  out << "</world>\n</sdf>\n";
+  return path;
+}
+
+struct LoadFigures {
+  double seconds = 0;      // World::load wall time
+  double peak_rss_mb = 0;  // the process's peak resident set, load included
+  double base_rss_mb = 0;  // before the load
+};
+
+// Loads `path` in a child process of its own (so its peak RSS is the load's), sdformat reading
+// every model (direct = false) or the plain ones read directly (the default).
+LoadFigures measure_load(const std::string& path, bool direct) {
+  int fds[2];
+  if (pipe(fds) != 0) std::exit(1);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    LoadFigures f;
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    f.base_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+    WorldOptions o;
+    if (!direct) o.direct_read_threshold = 0;
+    const SimTime t0 = wall_now();
+    const auto loaded = World::load(path, o);
+    f.seconds = static_cast<double>((wall_now() - t0).ns()) * 1e-9;
+    getrusage(RUSAGE_SELF, &ru);
+    f.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+    if (!loaded.world) f.seconds = -1;
+    if (write(fds[1], &f, sizeof f) != static_cast<ssize_t>(sizeof f)) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  LoadFigures f;
+  const bool got = read(fds[0], &f, sizeof f) == static_cast<ssize_t>(sizeof f);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!got || f.seconds < 0) {
+    std::fprintf(stderr, "world_bench: the generated world did not load\n");
+    std::exit(1);
+  }
+  return f;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   double seconds = 5.0;
   int repeat = 3;
   int only = 0;
-  bool hash = false;  // print the stream's hash of each count instead (determinism across builds)
+  bool hash = false;
+  bool load_only = false;  // --load: only the load figures  // print the stream's hash of each
+                           // count instead (determinism across builds)
   std::string path = "examples/worlds/depot.sdf";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
@@ -178,12 +253,14 @@ int main(int argc, char** argv) {
       path = argv[++i];
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--load") == 0) {
+      load_only = true;
     } else if (std::strcmp(argv[i], "--hash") == 0) {
       hash = true;
     } else {
-      std::fprintf(
-          stderr,
-          "usage: world_bench [--seconds S] [--repeat K] [--world PATH] [--only N] [--hash]\n");
+      std::fprintf(stderr,
+                   "usage: world_bench [--seconds S] [--repeat K] [--world PATH] [--only N] "
+                   "[--hash] [--load]\n");
       return 2;
     }
   }
@@ -207,6 +284,38 @@ int main(int argc, char** argv) {
     }
     return b;
   };
+  if ((only == 0 && !hash) || load_only) {
+    // Loading: 3 000 models read directly, against sdformat reading 100 of them (scaled by 30:
+    // its cost per model is flat, about 30 ms and 2.3 MB; reading 3 000 takes minutes).
+    constexpr int kModels = 3000, kSdformatModels = 100;
+    const std::string big = write_generated_world(kModels);
+    const std::string small = write_generated_world(kSdformatModels);
+    LoadFigures direct = measure_load(big, true);
+    LoadFigures sdf = measure_load(small, false);
+    for (int k = 1; k < repeat; ++k) {
+      const LoadFigures d = measure_load(big, true);
+      if (d.seconds < direct.seconds) direct = d;
+      const LoadFigures f = measure_load(small, false);
+      if (f.seconds < sdf.seconds) sdf = f;
+    }
+    std::remove(big.c_str());
+    std::remove(small.c_str());
+    const double scale = static_cast<double>(kModels) / kSdformatModels;
+    const double sdf_s = sdf.seconds * scale;
+    const double sdf_mb = (sdf.peak_rss_mb - sdf.base_rss_mb) * scale;
+    std::printf(
+        "# load: %d models in %.3f s, peak RSS %.0f MB (%.0f MB before); sdformat alone: %d "
+        "models in %.2f s, +%.0f MB (x%.0f: %.0f s, %.0f MB)\n",
+        kModels, direct.seconds, direct.peak_rss_mb, direct.base_rss_mb, kSdformatModels,
+        sdf.seconds, sdf.peak_rss_mb - sdf.base_rss_mb, scale, sdf_s, sdf_mb);
+    std::printf("BENCH world_load_3000_models %.3f s ratio=%.4f baseline=sdformat_alone_100_x30\n",
+                direct.seconds, direct.seconds / sdf_s);
+    std::printf(
+        "BENCH world_load_3000_models_peak_rss %.0f MB ratio=%.4f "
+        "baseline=sdformat_alone_100_x30_rss_growth\n",
+        direct.peak_rss_mb, (direct.peak_rss_mb - direct.base_rss_mb) / sdf_mb);
+    if (load_only) return 0;
+  }
   std::vector<int> counts = {1, 10, 50, 200};
   if (only > 0) counts = {only};
   if (hash) {
