@@ -4,12 +4,13 @@
 #   make bench   Release build of the benchmarks; prints one BENCH line per figure at the end
 #   make asan    the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make format  clang-format every source file
+#   make package the Debian package: $(BUILD)/fieldproof_<version>_amd64.deb (CPack DEB)
 
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test demo bench asan format clean
+.PHONY: all deps configure build test demo bench asan format package clean
 
 all: build
 
@@ -37,6 +38,11 @@ asan: deps
 	cmake --preset asan >/dev/null
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# Everything the install rules name is built first (the whole tree, as for make test).
+package: build
+	cd $(BUILD) && cpack -G DEB
+	@ls $(BUILD)/fieldproof_*_amd64.deb
 
 format:
 	git ls-files '*.cpp' '*.hpp' '*.h' '*.cc' | xargs -r clang-format -i

@@ -16,18 +16,22 @@ function(fieldproof_library part)
   cmake_parse_arguments(A "" "" "SOURCES;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
   add_library(fieldproof_${part} STATIC ${A_SOURCES})
   add_library(fieldproof::${part} ALIAS fieldproof_${part})
+  # The build tree's include/ while building; the install prefix's include/ once exported
+  # (cmake/fieldproof_install.cmake), so no source path reaches an installed target.
   target_include_directories(fieldproof_${part}
-    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(fieldproof_${part} PRIVATE ${FIELDPROOF_WARNINGS})
   target_link_libraries(fieldproof_${part} PUBLIC ${A_PUBLIC_LIBS} PRIVATE ${A_PRIVATE_LIBS})
 endfunction()
 
-# fieldproof_test(<name> SOURCES ... [LIBS ...] [LABELS ...] [SERIAL] [TIMEOUT s])
+# fieldproof_test(<name> SOURCES ... [LIBS ...] [LABELS ...] [SERIAL] [TIMEOUT s]
+#                 [FIXTURES_REQUIRED fixture...])
 # A GoogleTest executable whose tests CTest discovers one by one. LABELS default to the part
-# ("unit" is added unless "slow" is given); SERIAL keeps timing-sensitive tests alone on the CPU.
+# ("unit" is added unless "slow" is given); SERIAL keeps timing-sensitive tests alone on the CPU;
+# FIXTURES_REQUIRED: CTest fixtures (FIXTURES_SETUP tests) every discovered test needs.
 function(fieldproof_test name)
-  cmake_parse_arguments(A "SERIAL" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(A "SERIAL" "TIMEOUT" "SOURCES;LIBS;LABELS;FIXTURES_REQUIRED" ${ARGN})
   add_executable(${name} ${A_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
   target_compile_options(${name} PRIVATE ${FIELDPROOF_WARNINGS})
@@ -49,8 +53,12 @@ function(fieldproof_test name)
   set(labels_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
   file(WRITE ${labels_file}
     "if(DEFINED ${name}_TESTS)\n"
-    "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${A_LABELS}\")\n"
-    "endif()\n")
+    "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${A_LABELS}\")\n")
+  if(A_FIXTURES_REQUIRED)
+    file(APPEND ${labels_file}
+      "  set_tests_properties(\${${name}_TESTS} PROPERTIES FIXTURES_REQUIRED \"${A_FIXTURES_REQUIRED}\")\n")
+  endif()
+  file(APPEND ${labels_file} "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_file})
 endfunction()
 

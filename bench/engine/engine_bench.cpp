@@ -65,7 +65,6 @@ double world_floor(int seconds) {
   fieldproof::engine::VehicleSetup v;
   v.name = "ugv1";
   v.frame = "dock";
-  v.stack = false;
   so.vehicles = {v};
   std::string error;
   auto s = fieldproof::engine::Session::create(so, &error);
@@ -95,7 +94,7 @@ double run_case(const fs::path& scenario, const fs::path& runs, const std::strin
   o.runs_dir = runs;
   o.run_id = id;
   o.max_rtf = 0.0;
-  o.ugv_nav_exe = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof-ugv-nav";
+  o.tool_dir = FIELDPROOF_BIN_DIR;
   const double t0 = wall_s();
   const auto r = fieldproof::engine::run_scenario(o);
   const double dt = wall_s() - t0;

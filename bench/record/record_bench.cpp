@@ -337,7 +337,7 @@ RunCost timed_run(const fs::path& scenario, const fs::path& runs, const std::str
   o.runs_dir = runs;
   o.run_id = id;
   o.max_rtf = 0.0;
-  o.ugv_nav_exe = FIELDPROOF_UGV_NAV_EXE;
+  o.tool_dir = FIELDPROOF_BIN_DIR;
   const fieldproof::WallNow wall = fieldproof::SystemClock::wall_now();
   const double cpu0 = cpu_seconds();
   const SimTime t0 = wall();

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "fieldproof/assertions/library_symbols.hpp"
 #include "fieldproof/assertions/plugin.hpp"
 
 namespace fieldproof::assertions {
@@ -78,7 +79,9 @@ class Loader {
     registry_ = std::make_shared<scenario::SpecRegistry>(scenario::SpecRegistry::builtin());
   }
 
-  void load(const fs::path& library) {
+  // scanning: met in a FIELDPROOF_PLUGIN_PATH directory (which stack plugins share) rather than
+  // named by the scenario.
+  void load(const fs::path& library, bool scanning = false) {
     std::error_code ec;
     fs::path canonical = fs::weakly_canonical(library, ec);
     if (ec) canonical = library;
@@ -87,6 +90,21 @@ class Loader {
     if (!fs::exists(library, ec)) {
       problem(lib, "no such file");
       return;
+    }
+    // Read before anything of the library runs: an entry point exported as data would crash the
+    // call, and a stack plugin on the shared search path is not ours to load.
+    const LibrarySymbols symbols = read_library_symbols(canonical.string());
+    if (symbols.error.empty()) {
+      const LibrarySymbol* entry = symbols.find(kEntryPoint);
+      if (entry == nullptr && scanning && symbols.find("fieldproof_stack_create") != nullptr) {
+        return;
+      }
+      if (entry != nullptr && entry->kind != LibrarySymbol::Kind::kFunction) {
+        problem(lib, std::string("exports ") + kEntryPoint +
+                         " as data, not as a function (define it with "
+                         "FIELDPROOF_ASSERTIONS_PLUGIN, fieldproof/assertions/plugin.hpp)");
+        return;
+      }
     }
     // RTLD_LOCAL: a plugin's symbols (its copy of the assertion library) stay its own.
     void* handle = dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -133,7 +151,7 @@ class Loader {
         }
       }
       std::sort(libs.begin(), libs.end());
-      for (const auto& l : libs) load(l);
+      for (const auto& l : libs) load(l, /*scanning=*/true);
     }
   }
 

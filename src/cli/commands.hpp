@@ -25,5 +25,6 @@ void add_report_command(CLI::App& app, int* exit_code);
 void add_compare_command(CLI::App& app, int* exit_code);
 void add_clock_command(CLI::App& app, int* exit_code);
 void add_assertions_command(CLI::App& app, int* exit_code);
+void add_keygen_command(CLI::App& app, int* exit_code);
 
 }  // namespace fieldproof::cli

@@ -27,6 +27,7 @@ struct CoordinatorArgs {
   std::string ipc_dir;
   std::string curve_secret_key_file;
   std::string parent_server_key_file;
+  std::string authorized_keys_file;
   std::string ack_timeout = "30s";
   std::string follower_timeout = "5s";
   std::string heartbeat = "0.5s";
@@ -70,6 +71,17 @@ int run_coordinator(const CoordinatorArgs& a) {
     o.core.start_paused = a.start_paused;
     if (!a.curve_secret_key_file.empty()) {
       o.curve_secret_key = read_key(a.curve_secret_key_file, "--curve-secret-key");
+    }
+    if (!a.authorized_keys_file.empty()) {
+      if (o.curve_secret_key.empty()) {
+        throw std::invalid_argument(
+            "--authorized-keys needs CURVE: give the server's secret key with --curve-secret-key");
+      }
+      try {
+        o.authorized_keys = lockstep::read_authorized_keys(a.authorized_keys_file);
+      } catch (const lockstep::TransportError& e) {
+        throw std::invalid_argument(std::string("--authorized-keys: ") + e.what());
+      }
     }
     o.parent = a.parent;
     o.child_name = a.name;
@@ -149,12 +161,16 @@ void add_coordinator_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--curve-secret-key", args->curve_secret_key_file,
                   "File holding the server's Z85 CURVE secret key: every endpoint then requires "
                   "CURVE, and peers need the printed public key.");
+  cmd->add_option("--authorized-keys", args->authorized_keys_file,
+                  "With --curve-secret-key: a file of the client public keys allowed in, one Z85 "
+                  "key per line (# comments); any other client is refused and logged.");
   cmd->add_option("--parent-server-key", args->parent_server_key_file,
                   "File holding the parent's Z85 CURVE public key (with --parent).");
   cmd->add_option("--name", args->name,
                   "The name a child announces to its parent (default cascade-<pid>).");
   cmd->add_option("--ack-timeout", args->ack_timeout,
-                  "A regulating participant silent this long fails the run (e.g. 30s, 500ms).")
+                  "A regulating participant silent this long, or holding a step this long, "
+                  "fails the run (e.g. 30s, 500ms).")
       ->default_val("30s");
   cmd->add_option("--follower-timeout", args->follower_timeout,
                   "A following participant silent this long is dropped.")

@@ -17,6 +17,7 @@ constexpr AddCommand kCommands[] = {
     &fieldproof::cli::add_compare_command,
     &fieldproof::cli::add_clock_command,
     &fieldproof::cli::add_assertions_command,
+    &fieldproof::cli::add_keygen_command,
 };
 
 }  // namespace

@@ -42,7 +42,7 @@ int rejudge(const RunArgs& a) {
   o.scenario_file = a.scenario;
   o.recording = a.from_recording;
   o.seed = a.seed;
-  o.ugv_nav_exe = ugv_nav_executable();
+  o.tool_dir = engine::executable_dir();
   o.write_run_dir = !a.json;
   o.run_id = a.run_id;
   o.runs_dir = a.runs_dir;
@@ -69,7 +69,7 @@ int rejudge(const RunArgs& a) {
 int dry_run(const RunArgs& a) {
   engine::PlanOptions po;
   po.seed = a.seed;
-  po.ugv_nav_exe = ugv_nav_executable();
+  po.tool_dir = engine::executable_dir();
   const engine::PlanResult r = engine::plan_run(a.scenario, po);
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!r.plan) {
@@ -97,7 +97,7 @@ int run(const RunArgs& a) {
   o.runs_dir = a.runs_dir;
   o.keep = a.keep;
   o.max_rtf = a.max_rtf;
-  o.ugv_nav_exe = ugv_nav_executable();
+  o.tool_dir = engine::executable_dir();
   const bool tty = stderr_is_terminal();
   if (tty) {
     o.on_event = [](const std::string& line) {

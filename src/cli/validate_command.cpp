@@ -16,7 +16,7 @@ namespace {
 
 int run_validate(const std::string& file) {
   engine::PlanOptions po;
-  po.ugv_nav_exe = ugv_nav_executable();
+  po.tool_dir = engine::executable_dir();
   const engine::PlanResult r = engine::plan_run(file, po);
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!r.plan) {

@@ -56,7 +56,6 @@ int run_world(const WorldArgs& a) {
   o.session.world_file = a.world;
   o.session.seed = static_cast<uint64_t>(a.seed);
   o.session.max_rtf = a.max_rtf;
-  o.session.ugv_nav_exe = ugv_nav_executable();
   o.session.on_warning = [](const std::string& w) {
     std::fprintf(stderr, "warning: %s\n", w.c_str());
   };
@@ -73,10 +72,15 @@ int run_world(const WorldArgs& a) {
                  "fieldproof world: give at least one --spawn NAME@FRAME or NAME@X,Y[,YAW]\n");
     return kExitInvalid;
   }
+  std::string stack_error;
+  const std::optional<engine::StackSpec> stack = reference_stack(a.process, &stack_error);
+  if (!stack) {
+    std::fprintf(stderr, "fieldproof world: %s\n", stack_error.c_str());
+    return kExitFailed;
+  }
   for (const std::string& s : a.spawns) {
     const auto at = s.find('@');
     engine::VehicleSetup v;
-    v.process = a.process;
     if (at != std::string::npos && at > 0 && at + 1 < s.size()) {
       v.name = s.substr(0, at);
       const std::string where = s.substr(at + 1);
@@ -96,6 +100,7 @@ int run_world(const WorldArgs& a) {
                    s.c_str());
       return kExitInvalid;
     }
+    v.stack = *stack;
     o.session.vehicles.push_back(v);
   }
   if (!a.goal.empty()) {

@@ -95,6 +95,76 @@ std::string placement_label(const scenario::Placement& p, const world::Pose2D& p
   return buf;
 }
 
+// A vehicle's stack, resolved: the program or the library found and checked (a plugin by its ELF
+// symbols, nothing loaded). Problems go to errors with the scenario's file:line:column.
+StackSpec plan_stack(const scenario::Scenario& s, const scenario::Vehicle& v,
+                     const std::string& path, const PlanOptions& options,
+                     std::vector<std::string>& errors, std::vector<std::string>& warnings) {
+  namespace fs = std::filesystem;
+  StackSpec spec;
+  const std::string params = stack_params(v.parameters);
+  spec.params_json = params.empty() ? "{}" : params;
+  const fs::path base = fs::absolute(fs::path(s.file)).parent_path();
+  const fs::path tools = options.tool_dir.empty() ? executable_dir() : options.tool_dir;
+  switch (v.stack.kind) {
+    case scenario::Stack::Kind::kNone:
+      break;
+    case scenario::Stack::Kind::kPlugin: {
+      spec.kind = StackSpec::Kind::kPlugin;
+      spec.as_written = v.stack.plugin;
+      const Resolved found = find_stack_plugin(v.stack.plugin, base, stack_plugin_dirs(tools));
+      const std::string where = pos_prefix(s, v.stack.program_pos, path + ".stack.plugin");
+      if (!found) {
+        errors.push_back(where + found.error);
+        break;
+      }
+      spec.plugin = found.path;
+      if (const std::string bad = check_stack_plugin(found.path); !bad.empty()) {
+        errors.push_back(where + found.path + ": " + bad);
+      }
+      if (!v.stack.arguments.empty()) {
+        warnings.push_back(pos_prefix(s, v.stack.pos, path + ".stack.arguments") +
+                           "a stack plugin takes no arguments (they are left out): give it "
+                           "parameters instead");
+      }
+      if (!v.stack.cwd.empty() || !v.stack.env.empty()) {
+        warnings.push_back(pos_prefix(s, v.stack.pos, path + ".stack") +
+                           "cwd and env apply to a process stack only (left out for a plugin)");
+      }
+      break;
+    }
+    case scenario::Stack::Kind::kCommand: {
+      spec.kind = StackSpec::Kind::kProcess;
+      spec.as_written = v.stack.command.front();
+      const Resolved found = find_program(v.stack.command.front(), base, {tools});
+      if (!found) {
+        errors.push_back(pos_prefix(s, v.stack.program_pos, path + ".stack.command[0]") +
+                         found.error);
+        break;
+      }
+      spec.argv = v.stack.command;
+      spec.argv.front() = found.path;
+      spec.argv.insert(spec.argv.end(), v.stack.arguments.begin(), v.stack.arguments.end());
+      spec.env = v.stack.env;
+      // The default working directory is the scenario's folder, so `command: [python3,
+      // my_nav.py]` finds its script beside the scenario (files of the run go to
+      // $FIELDPROOF_RUN_DIR).
+      spec.cwd = base.lexically_normal().string();
+      if (!v.stack.cwd.empty()) {
+        const fs::path cwd = (base / v.stack.cwd).lexically_normal();
+        std::error_code ec;
+        if (!fs::is_directory(cwd, ec)) {
+          errors.push_back(pos_prefix(s, v.stack.pos, path + ".stack.cwd") + "'" + cwd.string() +
+                           "' is not a directory");
+        }
+        spec.cwd = cwd.string();
+      }
+      break;
+    }
+  }
+  return spec;
+}
+
 }  // namespace
 
 json RunPlan::to_json() const {
@@ -260,35 +330,8 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     }
     pv.setup.name = sv.name;
     pv.setup.pose = pv.spawn;
-    pv.setup.params_json = stack_params(sv.parameters);
-    switch (sv.stack.kind) {
-      case scenario::Stack::Kind::kNone:
-        pv.setup.stack = false;
-        pv.stack = "none";
-        break;
-      case scenario::Stack::Kind::kPlugin:
-        pv.stack = sv.stack.plugin + " (in-process)";
-        if (sv.stack.plugin != "ugv_nav") {
-          plan.unsupported.push_back(path +
-                                     ".stack.plugin: only the reference plugin ugv_nav is "
-                                     "loaded by this engine");
-        }
-        break;
-      case scenario::Stack::Kind::kCommand: {
-        pv.setup.process = true;
-        pv.setup.command = sv.stack.command;
-        const std::string prog =
-            sv.stack.command.empty() ? "" : std::filesystem::path(sv.stack.command[0]).filename();
-        pv.stack =
-            (sv.stack.command.empty() ? std::string("?") : sv.stack.command[0]) + " (process)";
-        if (prog != "fieldproof-ugv-nav") {
-          plan.unsupported.push_back(path +
-                                     ".stack.command: only fieldproof-ugv-nav is started "
-                                     "as a process by this engine");
-        }
-        break;
-      }
-    }
+    pv.setup.stack = plan_stack(s, sv, path, options, r.errors, r.warnings);
+    pv.stack = pv.setup.stack.describe();
     plan.vehicles.push_back(pv);
   }
 

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -19,7 +20,7 @@ ChildProcess::~ChildProcess() { terminate_group(); }
 
 bool ChildProcess::start(const std::vector<std::string>& argv,
                          const std::vector<std::pair<std::string, std::string>>& env,
-                         std::string* error, const std::string& log_file) {
+                         std::string* error, const std::string& log_file, const std::string& cwd) {
   if (argv.empty()) {
     *error = "no program to start";
     return false;
@@ -27,6 +28,17 @@ bool ChildProcess::start(const std::vector<std::string>& argv,
   if (access(argv[0].c_str(), X_OK) != 0) {
     *error = "cannot execute '" + argv[0] + "': " + std::strerror(errno);
     return false;
+  }
+  if (!cwd.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(cwd, ec)) {
+      *error = "the working directory '" + cwd + "' is not a directory";
+      return false;
+    }
+  }
+  if (!log_file.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(log_file).parent_path(), ec);
   }
   std::map<std::string, std::string> merged;
   for (char** e = environ; e && *e; ++e) {
@@ -63,10 +75,11 @@ bool ChildProcess::start(const std::vector<std::string>& argv,
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!log_file.empty()) {
-    posix_spawn_file_actions_addopen(&actions, 1, log_file.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
   }
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argp[0], &actions, &attr, argp.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);

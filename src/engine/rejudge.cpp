@@ -133,7 +133,7 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   RejudgeOutcome out;
   PlanOptions po;
   po.seed = o.seed;
-  po.ugv_nav_exe = o.ugv_nav_exe;
+  po.tool_dir = o.tool_dir;
   PlanResult planned = plan_run(o.scenario_file, po);
   if (!planned.plan) {
     (void)invalid(

@@ -109,7 +109,7 @@ RunOutcome run_scenario(const RunOptions& o) {
 
   PlanOptions po;
   po.seed = o.seed;
-  po.ugv_nav_exe = o.ugv_nav_exe;
+  po.tool_dir = o.tool_dir;
   PlanResult pr = plan_run(o.scenario_file, po);
   if (!pr.plan) return invalid(pr.errors);
   RunPlan& plan = *pr.plan;
@@ -225,7 +225,6 @@ RunOutcome run_scenario(const RunOptions& o) {
   if (!std::isfinite(pace)) pace = 0.0;
   so.max_rtf = pace;
   so.ack_timeout = sc.time.ack_timeout;
-  so.ugv_nav_exe = o.ugv_nav_exe;
   so.run_dir = fs::absolute(dir).string();
   so.log_dir = so.run_dir;
   so.wall_now = wall_now;
@@ -601,7 +600,8 @@ RunOutcome run_scenario(const RunOptions& o) {
     }
     lockstep_stats.holds = timeline->holds();
     if (lockstep_mode && status == "error" &&
-        reason.find("sent nothing for") != std::string::npos) {
+        (reason.find("sent nothing for") != std::string::npos ||
+         reason.find("not acknowledged by") != std::string::npos)) {
       const SimTime step_at =
           SimTime::from_ns((end_sim.ns() / sc.time.step.ns() + 1) * sc.time.step.ns());
       lockstep_stats.timeout = {
@@ -755,8 +755,11 @@ RunOutcome run_scenario(const RunOptions& o) {
   }
   if (status == "passed" && !o.keep) {
     for (const auto& v : plan.vehicles) {
-      if (v.setup.process) fs::remove(dir / (v.name + "_nav.log"), ec);
+      if (v.setup.stack.kind == StackSpec::Kind::kProcess) {
+        fs::remove(dir / "logs" / (v.name + ".log"), ec);
+      }
     }
+    fs::remove(dir / "logs", ec);  // only when empty
   }
   return out;
 }

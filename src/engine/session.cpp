@@ -19,8 +19,6 @@
 #include "fieldproof/lockstep/inprocess.hpp"
 #include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/lockstep/zmq_server.hpp"
-#include "fieldproof/stacks/participant_host.hpp"
-#include "fieldproof/stacks/ugv_nav_node.hpp"
 #include "fieldproof/time/system_clock.hpp"
 #include "fieldproof/world/world_participant.hpp"
 
@@ -31,17 +29,9 @@ namespace {
 constexpr int64_t kHorizonNs = int64_t{1} << 62;
 }  // namespace
 
-struct InProcessStack {
+struct VehicleStack {
   std::string vehicle;
-  std::unique_ptr<stacks::UgvNavNode> node;
-  std::unique_ptr<lockstep::Participant> participant;
-  std::unique_ptr<stacks::UgvNavParticipantHost> host;
-  std::thread thread;
-};
-
-struct ProcessStack {
-  std::string vehicle;
-  std::unique_ptr<ChildProcess> process;
+  std::unique_ptr<StackHost> host;
 };
 
 struct Session::Impl {
@@ -61,8 +51,9 @@ struct Session::Impl {
   std::unique_ptr<lockstep::Participant> world_p;
   std::unique_ptr<world::WorldParticipant> glue;
   std::thread world_thread;
-  std::vector<std::unique_ptr<InProcessStack>> in_process;
-  std::vector<ProcessStack> processes;
+  std::vector<VehicleStack> stacks;
+  // The map handed to stack plugins (they copy it at create).
+  world::OccupancyGrid grid;
 
   std::mutex mu;
   std::condition_variable cv;
@@ -102,6 +93,29 @@ struct Session::Impl {
   }
   lockstep::ControlReply handle_control(const lockstep::Control& c);
   void on_idle();
+
+  // The session's temporary directory (created on first use, removed by stop()).
+  bool ensure_temp_dir(std::string* error) {
+    if (!temp_dir.empty()) return true;
+    std::string tmpl = (std::filesystem::temp_directory_path() / "fieldproof-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) {
+      *error = "cannot create a temporary directory";
+      return false;
+    }
+    temp_dir = tmpl;
+    return true;
+  }
+  // "the stack of V <why>" for the first stack that ended by itself, "" if none.
+  std::string stack_gone();
+  // Holds the clock where it is and waits (bounded) until every regulating participant but the
+  // engine has announced past it.
+  void hold_for_teardown();
+  // Waits (bounded) until the coordinator has seen every stack leave: a process's last frames
+  // (what it said on the way out) travel on its own connection, behind its Leave, and the
+  // coordinator must have read them before the engine and the world leave and it stops.
+  void wait_for_stacks_to_leave();
+  static bool start_stacks(Impl& m, std::string* error);
+  static bool wait_for_processes(Impl& m, std::string* error);
 
   void warn(const std::string& w) {
     if (opts.on_warning) opts.on_warning(w);
@@ -159,10 +173,11 @@ std::unique_ptr<Session> Session::create(SessionOptions options, std::string* er
       *error = "vehicle " + v.name + ": " + s.message;
       return nullptr;
     }
-    if (v.stack && v.process) {
+    if (v.stack.kind == StackSpec::Kind::kProcess) {
       impl->any_process = true;
-      if (options.ugv_nav_exe.empty() || access(options.ugv_nav_exe.c_str(), X_OK) != 0) {
-        *error = "vehicle " + v.name + ": the stack process '" + options.ugv_nav_exe +
+      if (v.stack.argv.empty() || access(v.stack.argv[0].c_str(), X_OK) != 0) {
+        *error = "vehicle " + v.name + ": the stack program '" +
+                 (v.stack.argv.empty() ? std::string() : v.stack.argv[0]) +
                  "' is not an executable file";
         return nullptr;
       }
@@ -204,16 +219,16 @@ bool Session::start(std::string* error) {
   core.max_rtf = m.opts.max_rtf;
   core.ack_timeout = m.opts.ack_timeout;
   core.wall_now = m.opts.wall_now;
+  core.start_paused = true;  // resumed once every participant has registered (the origin)
   try {
     if (m.any_process) {
       std::string dir = m.opts.ipc_dir;
       if (dir.empty()) {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "fieldproof-XXXXXX").string();
-        if (!mkdtemp(tmpl.data())) {
-          *error = "cannot create a temporary directory for the coordinator's socket";
+        if (!m.ensure_temp_dir(error)) {
+          *error += " for the coordinator's socket";
           return false;
         }
-        dir = m.temp_dir = tmpl;
+        dir = m.temp_dir;
       }
       lockstep::ServerOptions so;
       so.bind = {"ipc://coordinator.sock"};
@@ -249,80 +264,17 @@ bool Session::start(std::string* error) {
   m.glue = std::make_unique<world::WorldParticipant>(*m.world, *m.world_p);
   m.glue->refresh_subscriptions();
 
-  const world::OccupancyGrid grid = m.world->occupancy_grid(0.05);
-  for (const VehicleSetup& v : m.opts.vehicles) {
-    if (!v.stack) continue;
-    if (v.process) {
-      ProcessStack ps;
-      ps.vehicle = v.name;
-      ps.process = std::make_unique<ChildProcess>();
-      const std::vector<std::string> argv = stack_argv(v, m.opts.ugv_nav_exe, m.opts.world_file);
-      std::vector<std::pair<std::string, std::string>> env = {
-          {"FIELDPROOF_COORDINATOR", m.endpoint},
-          {"FIELDPROOF_VEHICLE", v.name},
-          {"FIELDPROOF_SEED", std::to_string(m.opts.seed)},
-          {"FIELDPROOF_ROLE", m.opts.stacks_follow ? "following" : "regulating"}};
-      if (!m.opts.run_dir.empty()) env.emplace_back("FIELDPROOF_RUN_DIR", m.opts.run_dir);
-      const std::string log =
-          m.opts.log_dir.empty() ? "" : m.opts.log_dir + "/" + v.name + "_nav.log";
-      if (!ps.process->start(argv, env, error, log)) return false;
-      m.processes.push_back(std::move(ps));
-      continue;
-    }
-    auto s = std::make_unique<InProcessStack>();
-    s->vehicle = v.name;
-    auto parsed = stacks::parse_ugv_nav_options(v.params_json);
-    if (!parsed) {
-      *error = "vehicle " + v.name + ": stack parameters: " + parsed.error();
-      return false;
-    }
-    stacks::UgvNavOptions o = parsed.value();
-    o.vehicle = v.name;
-    if (o.world.empty()) o.world = m.world_name;
-    s->node = stacks::UgvNavNode::create(o, grid, m.opts.wall_now, error);
-    if (!s->node) {
-      *error = "vehicle " + v.name + ": " + *error;
-      return false;
-    }
-    s->participant =
-        m.participant(v.name + "_nav", m.opts.stacks_follow ? lockstep::Role::kFollowing
-                                                            : lockstep::Role::kRegulating);
-    stacks::ParticipantHostOptions ho;
-    ho.on_problem = [&m, name = v.name](const std::string& p) { m.warn(name + "_nav: " + p); };
-    s->host = std::make_unique<stacks::UgvNavParticipantHost>(*s->participant, *s->node, ho);
-    m.in_process.push_back(std::move(s));
-  }
-  for (auto& s : m.in_process) {
-    InProcessStack* sp = s.get();
-    sp->thread = std::thread([sp] { sp->host->run(); });
-  }
+  m.grid = m.world->occupancy_grid(0.05);
+  if (!Impl::start_stacks(m, error)) return false;
   m.world_thread = std::thread([&m] { m.glue->run_until(SimTime::from_ns(kHorizonNs)); });
-
-  // Wait for every process stack to register (or to die trying).
-  const SimTime deadline = m.opts.wall_now() + m.opts.ready_timeout;
-  for (ProcessStack& ps : m.processes) {
-    const std::string name = ps.vehicle + "_nav";
-    std::unique_lock<std::mutex> lk(m.mu);
-    while (m.announced.count(name) == 0) {
-      if (!m.failure.empty()) {
-        *error = m.failure;
-        return false;
-      }
-      lk.unlock();
-      const bool gone = ps.process->exited().has_value();
-      lk.lock();
-      if (gone) {
-        *error = "the stack of " + ps.vehicle + " (" + m.opts.ugv_nav_exe + ") " +
-                 ps.process->describe() + " before it registered";
-        return false;
-      }
-      if (m.opts.wall_now() >= deadline) {
-        *error = "the stack of " + ps.vehicle + " did not register within " +
-                 format_seconds(m.opts.ready_timeout) + " s";
-        return false;
-      }
-      m.cv.wait_for(lk, std::chrono::milliseconds(20));
-    }
+  if (!Impl::wait_for_processes(m, error)) return false;
+  // The origin: every participant is there and time is still at 0. The coordinator started
+  // paused (a pace with nobody registered yet would advance time on its own); resuming anchors
+  // the pace now, so the first window holds the cap like every other and the bring-up's wall
+  // time is neither simulated nor owed as a burst.
+  if (const lockstep::ControlReply r = m.core_control(lockstep::resume_request()); !r.ok) {
+    *error = "the coordinator did not start: " + r.error;
+    return false;
   }
   // fieldproof clock: served once every stack has registered (the run is live).
   if (!m.opts.control_dir.empty()) {
@@ -331,13 +283,9 @@ bool Session::start(std::string* error) {
     // from the session's temporary directory instead (control.json says where).
     std::filesystem::path sock = dir / kControlSocketFile;
     if (sock.string().size() >= 100) {
-      if (m.temp_dir.empty()) {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "fieldproof-XXXXXX").string();
-        if (!mkdtemp(tmpl.data())) {
-          *error = "cannot create a temporary directory for the control socket";
-          return false;
-        }
-        m.temp_dir = tmpl;
+      if (!m.ensure_temp_dir(error)) {
+        *error += " for the control socket";
+        return false;
       }
       sock = std::filesystem::path(m.temp_dir) / kControlSocketFile;
     }
@@ -356,24 +304,20 @@ bool Session::start(std::string* error) {
                                  {"pid", static_cast<int64_t>(getpid())}};
     std::ofstream(dir / kControlInfoFile) << info.dump(2) << '\n';
   }
-  if (!m.processes.empty()) {
+  if (!m.stacks.empty()) {
     m.watching = true;
     m.watcher = std::thread([&m] {
       std::unique_lock<std::mutex> lk(m.mu);
       while (m.watching) {
         lk.unlock();
-        std::string gone;
-        for (ProcessStack& ps : m.processes) {
-          if (ps.process->exited()) {
-            gone = "the stack of " + ps.vehicle + " " + ps.process->describe();
-            break;
-          }
-        }
+        std::string gone = m.stack_gone();
         lk.lock();
         if (!gone.empty() && m.watching) {
           if (m.failure.empty()) m.failure = gone;
           lk.unlock();
-          m.server->stop();
+          // The others see a lost connection (processes) or a shut-down coordinator and stop.
+          if (m.server) m.server->stop();
+          if (m.inproc) m.inproc->shutdown(gone);
           return;
         }
         m.cv.wait_for(lk, std::chrono::milliseconds(50));
@@ -383,20 +327,135 @@ bool Session::start(std::string* error) {
   return true;
 }
 
-std::vector<std::string> stack_argv(const VehicleSetup& v, const std::string& ugv_nav_exe,
-                                    const std::string& world_file) {
-  std::vector<std::string> argv = v.command;
-  if (argv.empty()) argv.push_back(ugv_nav_exe);
-  if (argv[0] == "fieldproof-ugv-nav") argv[0] = ugv_nav_exe;
-  const auto has = [&argv](const char* flag) {
-    return std::find(argv.begin() + 1, argv.end(), flag) != argv.end();
-  };
-  if (!has("--vehicle")) argv.insert(argv.end(), {"--vehicle", v.name});
-  if (!has("--world")) argv.insert(argv.end(), {"--world", world_file});
-  if (!v.params_json.empty() && !has("--params")) {
-    argv.insert(argv.end(), {"--params", v.params_json});
+void Session::Impl::hold_for_teardown() {
+  lockstep::ControlReply r = core_control(lockstep::status_request());
+  if (!r.ok) return;  // the run failed: nothing is granted any more
+  const SimTime end = r.status.time;
+  if (!core_control(lockstep::run_until_request(end)).ok) return;
+  // Every regulating participant but the engine (the stacks, the world) finishes its work at
+  // `end` (announces past it) before anything is stopped; otherwise whether a tick or an output
+  // due at `end` happened before the stop would depend on the wall clock.
+  const SimTime give_up = opts.wall_now() + std::min(opts.ack_timeout, Duration(seconds(10)));
+  while (opts.wall_now() < give_up) {
+    bool settled = true;
+    for (const lockstep::ParticipantStatus& p : r.status.participants) {
+      if (p.participant != "engine" && p.role == lockstep::Role::kRegulating &&
+          p.safe_time <= end) {
+        settled = false;
+      }
+    }
+    if (settled || !stack_gone().empty()) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    r = core_control(lockstep::status_request());
+    if (!r.ok) return;
   }
-  return argv;
+}
+
+void Session::Impl::wait_for_stacks_to_leave() {
+  if (stacks.empty()) return;
+  std::set<std::string> names;
+  for (const VehicleStack& vs : stacks) names.insert(stack_participant(vs.vehicle));
+  const SimTime give_up = opts.wall_now() + seconds(2);
+  while (opts.wall_now() < give_up) {
+    const lockstep::ControlReply r = core_control(lockstep::status_request());
+    if (!r.ok) return;
+    bool listed = false;
+    for (const lockstep::ParticipantStatus& p : r.status.participants) {
+      listed = listed || names.count(p.participant) != 0;
+    }
+    if (!listed) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+}
+
+std::string Session::Impl::stack_gone() {
+  for (VehicleStack& vs : stacks) {
+    if (auto why = vs.host->exited()) return "the stack of " + vs.vehicle + " " + *why;
+  }
+  return "";
+}
+
+bool Session::Impl::start_stacks(Impl& m, std::string* error) {
+  namespace fs = std::filesystem;
+  const std::string world_file = fs::absolute(m.opts.world_file).lexically_normal().string();
+  for (const VehicleSetup& v : m.opts.vehicles) {
+    if (v.stack.kind == StackSpec::Kind::kNone) continue;
+    StackContext c;
+    c.vehicle = v.name;
+    c.role = m.opts.stacks_follow ? lockstep::Role::kFollowing : lockstep::Role::kRegulating;
+    c.seed = m.opts.seed;
+    c.world_file = world_file;
+    c.world_name = m.world_name;
+    c.run_dir = m.opts.run_dir;
+    c.endpoint = m.endpoint;
+    c.map = &m.grid;
+    c.wall_now = m.opts.wall_now;
+    c.participant = [&m](const std::string& name, lockstep::Role role) {
+      return m.participant(name, role);
+    };
+    c.on_problem = [&m, name = stack_participant(v.name)](const std::string& p) {
+      m.warn(name + ": " + p);
+    };
+    if (v.stack.kind == StackSpec::Kind::kProcess) {
+      // The parameters as a file: <log_dir>/<vehicle>.params.json (or the temporary directory).
+      std::string dir = m.opts.log_dir;
+      if (dir.empty()) {
+        if (!m.ensure_temp_dir(error)) return false;
+        dir = m.temp_dir;
+      }
+      c.params_file = (fs::path(dir) / "params" / (v.name + ".json")).string();
+      std::error_code ec;
+      fs::create_directories(fs::path(c.params_file).parent_path(), ec);
+      std::ofstream params(c.params_file);
+      params << v.stack.params_json << '\n';
+      params.close();
+      if (!params) {
+        *error = "vehicle " + v.name + ": cannot write the stack's parameters to " + c.params_file;
+        return false;
+      }
+      if (!m.opts.log_dir.empty()) {
+        c.log_file = (fs::path(m.opts.log_dir) / "logs" / (v.name + ".log")).string();
+      }
+    }
+    VehicleStack vs{v.name, make_stack_host(v.stack)};
+    if (!vs.host->start(c, error)) return false;
+    m.stacks.push_back(std::move(vs));
+  }
+  return true;
+}
+
+bool Session::Impl::wait_for_processes(Impl& m, std::string* error) {
+  // Wait for every process stack to register (or to die trying).
+  const SimTime deadline = m.opts.wall_now() + m.opts.ready_timeout;
+  for (VehicleStack& vs : m.stacks) {
+    if (!vs.host->is_process()) continue;
+    const std::string name = stack_participant(vs.vehicle);
+    std::unique_lock<std::mutex> lk(m.mu);
+    while (m.announced.count(name) == 0) {
+      if (!m.failure.empty()) {
+        *error = m.failure;
+        return false;
+      }
+      lk.unlock();
+      const std::optional<std::string> gone = vs.host->exited();
+      lk.lock();
+      if (gone) {
+        *error =
+            "the stack of " + vs.vehicle + " " + *gone + " before it registered as " + name +
+            (m.opts.log_dir.empty() ? std::string() : " (its output: logs/" + vs.vehicle + ".log)");
+        return false;
+      }
+      if (m.opts.wall_now() >= deadline) {
+        *error = "the stack of " + vs.vehicle + " did not register as " + name + " within " +
+                 format_seconds(m.opts.ready_timeout) +
+                 " s of wall time (a program must connect to $FIELDPROOF_COORDINATOR and announce "
+                 "as $FIELDPROOF_PARTICIPANT: docs/vehicle-interface.md)";
+        return false;
+      }
+      m.cv.wait_for(lk, std::chrono::milliseconds(20));
+    }
+  }
+  return true;
 }
 
 std::string Session::set_paused(bool paused) {
@@ -416,11 +475,11 @@ Duration Session::paused_wall() const {
 
 int Session::stack_pid(const std::string& vehicle) const {
   const Impl& m = *impl_;
-  for (const ProcessStack& ps : m.processes) {
-    if (ps.vehicle == vehicle) return ps.process->running() ? ps.process->pid() : -1;
+  for (const VehicleStack& vs : m.stacks) {
+    if (vs.vehicle == vehicle) return vs.host->pid();
   }
   for (const VehicleSetup& v : m.opts.vehicles) {
-    if (v.name == vehicle) return v.stack && v.process ? -1 : 0;
+    if (v.name == vehicle) return v.stack.kind == StackSpec::Kind::kProcess ? -1 : 0;
   }
   return -1;
 }
@@ -508,12 +567,8 @@ void Session::Impl::on_idle() {
 
 std::string Session::failure() {
   Impl& m = *impl_;
-  if (!m.watcher.joinable()) {  // otherwise the watcher polls the processes
-    for (ProcessStack& ps : m.processes) {
-      if (ps.process->exited()) {
-        m.fail("", "the stack of " + ps.vehicle + " " + ps.process->describe());
-      }
-    }
+  if (!m.watcher.joinable()) {  // otherwise the watcher polls the stacks
+    if (const std::string gone = m.stack_gone(); !gone.empty()) m.fail("", gone);
   }
   std::lock_guard<std::mutex> lk(m.mu);
   return m.failure;
@@ -535,15 +590,14 @@ void Session::stop() {
     std::error_code ec;
     std::filesystem::remove(std::filesystem::path(m.opts.control_dir) / kControlInfoFile, ec);
   }
-  for (auto& s : m.in_process) s->host->stop();
+  // The end: the world is held where the run ended while the stacks shut down, so everything
+  // they say on the way out is stamped at that time, in the total order, in every run.
+  m.hold_for_teardown();
+  for (VehicleStack& vs : m.stacks) vs.host->stop();
+  m.wait_for_stacks_to_leave();
   if (m.world_p) m.world_p->leave();
   if (m.engine) m.engine->leave();
-  for (auto& s : m.in_process) {
-    if (s->thread.joinable()) s->thread.join();
-    s->participant->leave();
-  }
   if (m.world_thread.joinable()) m.world_thread.join();
-  for (ProcessStack& ps : m.processes) ps.process->terminate_group();
   if (m.inproc) m.inproc->shutdown("the run ended");
   if (m.server) m.server->stop();
   if (!m.temp_dir.empty()) {

@@ -60,6 +60,9 @@ struct ThreadRec {
   Role role = Role::kRegulating;
   SimTime announced;
   SimTime effective;
+  // Wall time of the last change of `effective` or delivery to the thread: the earliest moment
+  // it can have started holding the grant at its current safe time.
+  SimTime effective_since;
   std::vector<std::string> topics;
 };
 
@@ -120,6 +123,17 @@ struct CoordinatorCore::Impl {
   bool shut_down = false;
   std::string failure;
 
+  // Wall time of the call being served (one clock read per entry point, none when there is no
+  // wall clock).
+  SimTime now_wall = SimTime::zero();
+  // The grant is held by the regulating threads at min safe time `stall_me` (nothing else bounds
+  // it lower) since wall time `stall_since`. A thread at that safe time holds the clock since
+  // max(stall_since, its effective_since); ack_timeout of that fails the run, whatever its
+  // heartbeats do.
+  bool stalled = false;
+  SimTime stall_me = SimTime::zero();
+  SimTime stall_since = SimTime::zero();
+
   bool upstream = false;
   UpstreamHooks hooks;
   SimTime ceiling = SimTime::zero();
@@ -144,6 +158,7 @@ struct CoordinatorCore::Impl {
     }
     pace = PaceRegulator(opt.max_rtf);
     const SimTime w = wall();
+    now_wall = w;
     pace.anchor(grant, w);
     if (opt.wall_now) meter.start(grant, w);
     if (opt.start_paused) {
@@ -155,6 +170,10 @@ struct CoordinatorCore::Impl {
 
   bool has_wall() const { return static_cast<bool>(opt.wall_now); }
   SimTime wall() const { return opt.wall_now ? opt.wall_now() : SimTime::zero(); }
+  // Reads the wall clock once for the call being served.
+  void touch() {
+    if (has_wall()) now_wall = wall();
+  }
   void log(const std::string& line) const {
     if (opt.log) opt.log(line);
   }
@@ -169,7 +188,7 @@ struct CoordinatorCore::Impl {
     if (it != conns.end()) return it->second;
     conn_list.push_back(id);
     ConnRec& c = conns[id];
-    c.last_heard = wall();
+    c.last_heard = now_wall;
     return c;
   }
 
@@ -224,6 +243,7 @@ struct CoordinatorCore::Impl {
     rec.role = role;
     rec.announced = safe;
     rec.effective = safe;
+    rec.effective_since = now_wall;
     participants[p].threads.push_back(t);
     participants[p].forwarded = false;
     participants[p].role = role;
@@ -314,7 +334,7 @@ struct CoordinatorCore::Impl {
   // two becomes reachable, so it never asks for a time already past.
   SimTime pace_bound(SimTime other) const {
     if (pace.unlimited() || paused) return SimTime::infinite();
-    const SimTime lim = pace.limit(wall());
+    const SimTime lim = pace.limit(now_wall);
     if (lim >= other) return other;
     const int64_t step = opt.pace_step.ns();
     const int64_t q = lim.ns() >= 0 ? lim.ns() / step : -((-lim.ns() + step - 1) / step);
@@ -337,6 +357,7 @@ struct CoordinatorCore::Impl {
     for (size_t i = 0; i < receivers.size(); ++i) {
       ThreadRec& rec = threads[receivers[i]];
       rec.effective = std::min(rec.effective, s);
+      rec.effective_since = now_wall;  // new work for the thread: its acknowledgement restarts
       const ConnId c = participants[rec.participant].conn;
       if (std::find(marker_conns.begin(), marker_conns.end(), c) == marker_conns.end()) {
         marker_conns.push_back(c);
@@ -401,6 +422,7 @@ struct CoordinatorCore::Impl {
       step_target.reset();
       do_pause();
     }
+    track_stall();
     if (upstream && !awaiting_parent_marker) {
       const SimTime me = min_safe();
       if (report_needed || !reported || *reported != me) {
@@ -411,17 +433,71 @@ struct CoordinatorCore::Impl {
     }
   }
 
+  // Whether the regulating threads at the minimum safe time are what holds the grant back (see
+  // stall_since): not while paused, not when a hold, step target or parent ceiling is at or below
+  // that time or the pace has not reached it yet, not when everyone is idle (+inf).
+  void track_stall() {
+    if (!has_wall() || opt.ack_timeout.is_infinite() || regulating.empty()) {
+      stalled = false;
+      return;
+    }
+    const SimTime me = min_safe();
+    const bool holding = !paused && !me.is_infinite() && me < external_bound() &&
+                         (pace.unlimited() || pace.limit(now_wall) >= me);
+    if (!holding) {
+      stalled = false;
+    } else if (!stalled || stall_me != me) {
+      stalled = true;
+      stall_me = me;
+      stall_since = now_wall;
+    }
+  }
+
+  // The regulating thread that has held the grant longest (ties: the smaller (participant,
+  // thread) name), and since when; kNone when nobody holds it.
+  std::pair<uint32_t, SimTime> longest_holder() const {
+    uint32_t best = kNone;
+    SimTime since = SimTime::infinite();
+    if (!stalled) return {best, since};
+    for (uint32_t t : regulating) {
+      const ThreadRec& rec = threads[t];
+      if (rec.effective != stall_me) continue;
+      const SimTime s = std::max(stall_since, rec.effective_since);
+      if (best == kNone || s < since ||
+          (s == since &&
+           std::tie(participants[rec.participant].name, rec.name) <
+               std::tie(participants[threads[best].participant].name, threads[best].name))) {
+        best = t;
+        since = s;
+      }
+    }
+    return {best, since};
+  }
+
+  std::string not_acknowledged(uint32_t t) const {
+    return "lockstep: step " + std::to_string(grants + 1) + " (t = " + format_seconds(grant) +
+           " s) not acknowledged by " + participants[threads[t].participant].name +
+           " within ack_timeout_s";
+  }
+
+  void check_holders() {
+    if (failed || shut_down) return;
+    const auto [t, since] = longest_holder();
+    if (t == kNone || now_wall - since <= opt.ack_timeout) return;
+    fail(participants[threads[t].participant].name, not_acknowledged(t));
+  }
+
   void do_pause() {
     if (paused) return;
     paused = true;
     pace.pause(grant);
-    if (has_wall()) meter.pause(wall());
+    if (has_wall()) meter.pause(now_wall);
   }
 
   void do_resume() {
     if (!paused) return;
     paused = false;
-    const SimTime w = wall();
+    const SimTime w = now_wall;
     pace.resume(grant, w);
     if (has_wall()) meter.resume(w);
   }
@@ -471,6 +547,7 @@ struct CoordinatorCore::Impl {
       return;
     }
     rec.announced = a.safe_time;
+    if (rec.effective != a.safe_time) rec.effective_since = now_wall;
     rec.effective = a.safe_time;
     evaluate();
   }
@@ -573,8 +650,9 @@ struct CoordinatorCore::Impl {
 
   void handle(ConnId from, Frame&& frame) {
     if (shut_down) return;
+    touch();
     ConnRec& c = conn(from);
-    if (has_wall()) c.last_heard = wall();
+    if (has_wall()) c.last_heard = now_wall;
     if (auto* ctl = std::get_if<Control>(&frame)) {
       send(from, control(*ctl));
       return;
@@ -629,6 +707,17 @@ struct CoordinatorCore::Impl {
     return kNone;
   }
 
+  // A regulating thread of the connection at the held minimum safe time, or kNone.
+  uint32_t holding_thread_of(const ConnRec& c) const {
+    if (!stalled) return kNone;
+    for (uint32_t p : c.participants) {
+      for (uint32_t t : participants[p].threads) {
+        if (threads[t].role == Role::kRegulating && threads[t].effective == stall_me) return t;
+      }
+    }
+    return kNone;
+  }
+
   bool has_threads(const ConnRec& c) const {
     for (uint32_t p : c.participants) {
       if (!participants[p].threads.empty()) return true;
@@ -647,7 +736,7 @@ struct CoordinatorCore::Impl {
 
   void check_silence() {
     if (!has_wall() || failed || shut_down) return;
-    const SimTime w = wall();
+    const SimTime w = now_wall;
     std::vector<ConnId> drop;
     for (ConnId id : conn_list) {
       const ConnRec& c = conns.at(id);
@@ -656,9 +745,13 @@ struct CoordinatorCore::Impl {
       const uint32_t t = regulating_thread_of(c);
       if (t != kNone) {
         if (silent > opt.ack_timeout) {
-          const std::string& name = participants[threads[t].participant].name;
-          fail(name, "lockstep: participant " + name + " (thread " + threads[t].name +
-                         ") sent nothing for " + seconds_text(opt.ack_timeout));
+          // A silent participant that holds the clock is named as the source document words a
+          // step nobody acknowledged.
+          const uint32_t h = holding_thread_of(c);
+          const std::string& name = participants[threads[h != kNone ? h : t].participant].name;
+          fail(name, h != kNone ? not_acknowledged(h)
+                                : "lockstep: participant " + name + " (thread " + threads[t].name +
+                                      ") sent nothing for " + seconds_text(opt.ack_timeout));
           return;
         }
       } else if (silent > opt.follower_timeout) {
@@ -674,8 +767,10 @@ struct CoordinatorCore::Impl {
 
   std::optional<SimTime> poll() {
     if (shut_down) return std::nullopt;
-    check_silence();
+    touch();
     evaluate();
+    check_holders();
+    check_silence();
     if (failed) return std::nullopt;
     SimTime next = SimTime::infinite();
     if (!pace.unlimited() && !paused) {
@@ -696,6 +791,9 @@ struct CoordinatorCore::Impl {
             regulating_thread_of(c) != kNone ? opt.ack_timeout : opt.follower_timeout;
         if (timeout.is_infinite()) continue;
         next = std::min(next, c.last_heard + timeout + Duration::from_ns(1));
+      }
+      if (const auto [t, since] = longest_holder(); t != kNone) {
+        next = std::min(next, since + opt.ack_timeout + Duration::from_ns(1));
       }
     }
     if (next.is_infinite()) return std::nullopt;
@@ -723,6 +821,7 @@ struct CoordinatorCore::Impl {
   }
 
   ControlReply control(const Control& r) {
+    touch();
     ControlReply reply;
     if (!failed && !shut_down) {
       switch (r.op) {
@@ -760,7 +859,7 @@ struct CoordinatorCore::Impl {
             reply.error = "set_max_rtf: this coordinator has no wall clock";
             break;
           }
-          pace.set_max_rtf(r.max_rtf, grant, wall());
+          pace.set_max_rtf(r.max_rtf, grant, now_wall);
           if (paused) pace.pause(grant);
           break;
         case ControlOp::kStatus:
@@ -784,6 +883,7 @@ struct CoordinatorCore::Impl {
   }
 
   void connection_lost(ConnId id) {
+    touch();
     auto it = conns.find(id);
     if (it == conns.end()) return;
     if (!failed && !shut_down) {
@@ -811,6 +911,7 @@ CoordinatorCore::~CoordinatorCore() = default;
 void CoordinatorCore::handle(ConnId from, Frame frame) { impl_->handle(from, std::move(frame)); }
 
 void CoordinatorCore::disconnected(ConnId conn) {
+  impl_->touch();
   impl_->remove_conn(conn);
   impl_->evaluate();
 }
@@ -834,6 +935,7 @@ void CoordinatorCore::set_failure_handler(
 void CoordinatorCore::set_log(LogFn log) { impl_->opt.log = std::move(log); }
 
 void CoordinatorCore::set_upstream(UpstreamHooks hooks) {
+  impl_->touch();
   impl_->upstream = true;
   impl_->hooks = std::move(hooks);
   if (!impl_->hooks.publish) impl_->hooks.publish = [](const Publish&) {};
@@ -845,6 +947,7 @@ void CoordinatorCore::set_upstream(UpstreamHooks hooks) {
 
 void CoordinatorCore::upstream_grant(SimTime parent_grant) {
   // Any grant from the parent ends the parent's delivery batch: mirror it locally.
+  impl_->touch();
   impl_->awaiting_parent_marker = false;
   if (!impl_->failed && !impl_->shut_down) impl_->send_markers();
   if (parent_grant > impl_->ceiling) impl_->ceiling = parent_grant;
@@ -852,6 +955,7 @@ void CoordinatorCore::upstream_grant(SimTime parent_grant) {
 }
 
 void CoordinatorCore::upstream_deliver(Publish message) {
+  impl_->touch();
   impl_->inbox.push_back(std::move(message));
   impl_->evaluate();
 }

@@ -76,7 +76,8 @@ struct Participant::Shared {
       ++errors;
       last_error = e->reason;
       if (e->code == ErrorCode::kTimeout || e->code == ErrorCode::kShutdown ||
-          e->code == ErrorCode::kDuplicateName) {
+          e->code == ErrorCode::kDuplicateName || e->code == ErrorCode::kVersion ||
+          e->code == ErrorCode::kNoHello) {
         fatal = true;
       }
       if (opt.on_error) unreported.push_back(*e);

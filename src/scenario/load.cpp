@@ -290,15 +290,33 @@ class Builder {
       out.spawn = sp->placement;
     }
     const ParamValue& st = get_or_empty(v, "stack");
+    out.stack.pos = st.pos;
     if (!str(st, "plugin").empty()) {
       out.stack.kind = Stack::Kind::kPlugin;
       out.stack.plugin = str(st, "plugin");
+      out.stack.program_pos = st.get("plugin")->pos;
     } else if (const ParamValue* c = st.get("command"); c && !c->items.empty()) {
       out.stack.kind = Stack::Kind::kCommand;
       for (const auto& a : c->items) out.stack.command.push_back(a.string);
+      out.stack.program_pos = c->items.front().pos;
     }
     for (const auto& a : get_or_empty(st, "arguments").items) {
       out.stack.arguments.push_back(a.string);
+    }
+    out.stack.cwd = str(st, "cwd");
+    const ParamValue& env = get_or_empty(st, "env");
+    for (size_t i = 0; i < env.keys.size() && i < env.items.size(); ++i) {
+      const ParamValue& e = env.items[i];
+      std::string value = e.string;
+      if (e.kind == ParamValue::Kind::kBool) value = e.boolean ? "true" : "false";
+      if (e.kind == ParamValue::Kind::kInteger) value = std::to_string(e.integer);
+      if (e.kind == ParamValue::Kind::kNumber) {
+        std::ostringstream o;
+        o.precision(17);
+        o << e.number;
+        value = o.str();
+      }
+      out.stack.env.emplace_back(env.keys[i], value);
     }
     out.parameters = get_or_empty(v, "parameters");
     s.vehicles.push_back(std::move(out));

@@ -177,10 +177,22 @@ Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
     s.number("goal_tolerance_yaw", &c.goal_tolerance_yaw);
   });
   sub("lifecycle", [&](Reader& s) {
-    if (!s.only({"servers", "nodes", "heartbeat_timeout", "reactivate"})) return;
+    if (!s.only({"servers", "nodes", "heartbeat_timeout", "heartbeat_clock", "reactivate"})) {
+      return;
+    }
     s.strings("servers", &o.lifecycle.servers);
     s.strings("nodes", &o.lifecycle.nodes);
     s.duration("heartbeat_timeout", &o.lifecycle.heartbeat_timeout);
+    std::string clock;
+    s.text("heartbeat_clock", &clock);
+    if (clock == "wall") {
+      o.lifecycle.heartbeat_clock = LifecycleOptions::Clock::kWall;
+    } else if (clock == "sim") {
+      o.lifecycle.heartbeat_clock = LifecycleOptions::Clock::kSim;
+    } else if (!clock.empty() && clock != "auto" && s.error.empty()) {
+      s.error = "'lifecycle.heartbeat_clock' must be \"auto\", \"wall\" or \"sim\", not \"" +
+                clock + "\"";
+    }
     s.boolean("reactivate", &o.lifecycle.reactivate);
   });
   if (!error.empty()) return Parsed<UgvNavOptions>::failure("ugv_nav params: " + error);

@@ -4,11 +4,17 @@
 //   fieldproof-ugv-nav --vehicle ugv1 --world examples/worlds/depot.sdf [--endpoint EP]
 //                      [--params JSON] [--map-resolution 0.05] [--name ugv1_nav]
 //
+// Started by fieldproof as a vehicle's stack, it needs no argument: each flag defaults to the
+// variable the engine sets (docs/vehicle-interface.md): --vehicle $FIELDPROOF_VEHICLE, --world
+// $FIELDPROOF_WORLD_FILE, --params-file $FIELDPROOF_PARAMS_FILE, --name $FIELDPROOF_PARTICIPANT,
+// the role from $FIELDPROOF_ROLE.
+//
 // Exit codes: 0 stopped (SIGINT/SIGTERM) or the run ended, 1 the coordinator failed the run or
 // could not be reached, 2 bad arguments, world file or params.
 #include <CLI/CLI.hpp>
 
 #include <pthread.h>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -37,17 +43,29 @@ int run(int argc, char** argv) {
   std::string name;
   double resolution = 0.05;
   bool no_watchdog_thread = false;
-  app.add_option("--vehicle", vehicle, "the vehicle (model name) to drive")->required();
-  app.add_option("--world", world_file, "the SDF world file: its static geometry is the map")
-      ->required();
+  const auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  vehicle = env("FIELDPROOF_VEHICLE");
+  world_file = env("FIELDPROOF_WORLD_FILE");
+  params_file = env("FIELDPROOF_PARAMS_FILE");
+  name = env("FIELDPROOF_PARTICIPANT");
+  app.add_option("--vehicle", vehicle,
+                 "the vehicle (model name) to drive (default $FIELDPROOF_VEHICLE)");
+  app.add_option("--world", world_file,
+                 "the SDF world file: its static geometry is the map (default "
+                 "$FIELDPROOF_WORLD_FILE)");
   app.add_option(
       "--endpoint", endpoint,
       "the coordinator (ipc://PATH or tcp://HOST:PORT); default $FIELDPROOF_COORDINATOR");
   app.add_option("--params", params, "stack options as JSON (see ugv_nav_stack.hpp)");
-  app.add_option("--params-file", params_file, "stack options from a JSON file");
+  app.add_option("--params-file", params_file,
+                 "stack options from a JSON file (default $FIELDPROOF_PARAMS_FILE)");
   app.add_option("--map-resolution", resolution, "map cell size in metres")
       ->check(CLI::Range(0.01, 1.0));
-  app.add_option("--name", name, "participant name (default <vehicle>_nav)");
+  app.add_option("--name", name,
+                 "participant name (default $FIELDPROOF_PARTICIPANT, else <vehicle>_nav)");
   app.add_flag("--no-wall-watchdog-thread", no_watchdog_thread,
                "check heartbeats only on ticks (not while simulated time stands still)");
   try {
@@ -55,6 +73,13 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (vehicle.empty() || world_file.empty()) {
+    std::fprintf(stderr,
+                 "fieldproof-ugv-nav: give --vehicle and --world (or run it from fieldproof, "
+                 "which sets FIELDPROOF_VEHICLE and FIELDPROOF_WORLD_FILE)\n");
+    return 2;
+  }
+  if (!params.empty()) params_file.clear();  // --params wins over the engine's file
 
   if (!params_file.empty()) {
     std::ifstream in(params_file);
@@ -81,9 +106,26 @@ int run(int argc, char** argv) {
   if (o.pose_source == stacks::PoseSource::kGroundTruth && o.world.empty()) {
     o.world = loaded.world->name();
   }
+  // FIELDPROOF_ROLE=following (sim, realtime: the stack follows the clock) or regulating.
+  const char* role = std::getenv("FIELDPROOF_ROLE");
+  const bool following = role && std::string(role) == "following";
+  // The heartbeat watchdog's clock: simulated time when the stack regulates (lockstep: a loaded
+  // host cannot fail the run through it), the wall clock when it follows; or as the params say.
+  std::atomic<lockstep::Participant*> clock_source{nullptr};
+  bool sim_clock =
+      o.lifecycle.heartbeat_clock == stacks::LifecycleOptions::Clock::kSim ||
+      (o.lifecycle.heartbeat_clock == stacks::LifecycleOptions::Clock::kAuto && !following);
+  WallNow watchdog_clock = SystemClock::wall_now();
+  if (sim_clock) {
+    watchdog_clock = [&clock_source] {
+      lockstep::Participant* p = clock_source.load();
+      return p ? p->now() : SimTime::zero();
+    };
+    no_watchdog_thread = true;  // simulated time moves only with ticks
+  }
   std::string error;
   auto node = stacks::UgvNavNode::create(o, loaded.world->occupancy_grid(resolution),
-                                         SystemClock::wall_now(), &error);
+                                         watchdog_clock, &error);
   if (!node) {
     std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", error.c_str());
     return 2;
@@ -100,10 +142,7 @@ int run(int argc, char** argv) {
 
   lockstep::ParticipantOptions popts;
   popts.name = name.empty() ? vehicle + "_nav" : name;
-  // FIELDPROOF_ROLE=following (sim, realtime: the stack follows the clock) or regulating.
-  const char* role = std::getenv("FIELDPROOF_ROLE");
-  popts.role = role && std::string(role) == "following" ? lockstep::Role::kFollowing
-                                                        : lockstep::Role::kRegulating;
+  popts.role = following ? lockstep::Role::kFollowing : lockstep::Role::kRegulating;
   popts.on_error = [](const lockstep::Error& e) {
     std::fprintf(stderr, "fieldproof-ugv-nav: coordinator: %s\n", e.reason.c_str());
   };
@@ -121,6 +160,7 @@ int run(int argc, char** argv) {
     return 1;
   }
 
+  clock_source.store(participant.get());
   stacks::ParticipantHostOptions hopts;
   if (no_watchdog_thread) hopts.wall_check_period = Duration::zero();
   hopts.on_problem = [](const std::string& p) {

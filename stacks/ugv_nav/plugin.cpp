@@ -1,4 +1,5 @@
 // The reference stack as an in-process plugin (plugin_api.hpp): UgvNavNode behind the C ABI.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -25,8 +26,16 @@ struct Plugin {
   fieldproof::WallNow steady = fieldproof::SystemClock::wall_now();
   fieldproof_wall_now_fn wall_fn = nullptr;
   void* wall_user = nullptr;
+  LifecycleOptions::Clock clock = LifecycleOptions::Clock::kAuto;
+  SimTime last_sim = SimTime::zero();  // the latest simulated time seen (tick, deliver)
 
-  SimTime wall_now() const { return wall_fn ? SimTime::from_ns(wall_fn(wall_user)) : steady(); }
+  // The watchdog's clock: lifecycle.heartbeat_clock, or (auto) the host's.
+  SimTime wall_now() const {
+    if (clock == LifecycleOptions::Clock::kSim) return last_sim;
+    if (clock == LifecycleOptions::Clock::kWall) return steady();
+    return wall_fn ? SimTime::from_ns(wall_fn(wall_user)) : steady();
+  }
+  void saw(int64_t sim_ns) { last_sim = std::max(last_sim, SimTime::from_ns(sim_ns)); }
 };
 
 Plugin* self_of(fieldproof_stack_v1* s) { return static_cast<Plugin*>(s->impl); }
@@ -58,6 +67,7 @@ int deliver(fieldproof_stack_v1* s, const char* topic, int64_t stamp_ns, const c
   Plugin* p = self_of(s);
   if (!topic || (!payload && size > 0)) return fail(p, "deliver: topic or payload is NULL");
   try {
+    p->saw(stamp_ns);
     BusMessage m{topic, SimTime::from_ns(stamp_ns), type ? type : "",
                  std::string(payload ? payload : "", size)};
     std::string e = p->node->deliver(m);
@@ -71,6 +81,7 @@ int deliver(fieldproof_stack_v1* s, const char* topic, int64_t stamp_ns, const c
 int tick(fieldproof_stack_v1* s, int64_t now_ns) {
   Plugin* p = self_of(s);
   try {
+    p->saw(now_ns);
     p->node->tick(SimTime::from_ns(now_ns));
     return 0;
   } catch (const std::exception& ex) {
@@ -110,6 +121,8 @@ void copy_error(const std::string& message, char* error, size_t size) {
 
 }  // namespace
 
+FIELDPROOF_STACK_DECLARE_ABI();
+
 extern "C" FIELDPROOF_EXPORT fieldproof_stack_v1* fieldproof_stack_create(
     const char* vehicle, const char* params_json, const fieldproof_grid_v1* map, char* error,
     size_t error_size) {
@@ -140,6 +153,7 @@ extern "C" FIELDPROOF_EXPORT fieldproof_stack_v1* fieldproof_stack_create(
                                                    static_cast<size_t>(map->height));
     auto p = std::make_unique<Plugin>();
     Plugin* raw = p.get();
+    raw->clock = o.lifecycle.heartbeat_clock;
     std::string e;
     p->node = UgvNavNode::create(
         o, grid, [raw] { return raw->wall_now(); }, &e);

@@ -120,6 +120,18 @@ TEST(PluginLoading, ALibraryWithoutTheEntryPointIsReported) {
   EXPECT_THAT(refusal(bad("no_entry")), HasSubstr("exports no fieldproof_assertions_plugin_v1"));
 }
 
+TEST(PluginLoading, AnEntryPointExportedAsDataIsRefusedWithoutCallingIt) {
+  EXPECT_THAT(refusal(bad("data_entry")),
+              HasSubstr("exports fieldproof_assertions_plugin_v1 as data, not as a function"));
+}
+
+TEST(PluginLoading, AStackPluginOnTheSharedSearchPathIsLeftAloneSilently) {
+  const fs::path lib(FIELDPROOF_UGV_NAV_PLUGIN);
+  const PluginSet set = load({}, lib.parent_path().string());
+  for (const auto& p : set.problems) EXPECT_NE(p.library, lib.string()) << p.to_string();
+  for (const auto& l : set.loaded) EXPECT_NE(l.library, lib.string());
+}
+
 TEST(PluginLoading, APluginThatRegistersNoTypeIsReported) {
   EXPECT_THAT(refusal(bad("no_type")), HasSubstr("registers no assertion type"));
 }
@@ -179,7 +191,7 @@ TEST(PluginLoading, ASearchPathLoadsEveryLibraryOfItsDirectories) {
   ASSERT_EQ(set.loaded.size(), 1u);
   EXPECT_EQ(set.loaded[0].library, kExample.string());
   // Every bad library of the directory is reported, each naming its file.
-  EXPECT_EQ(set.problems.size(), 10u);
+  EXPECT_EQ(set.problems.size(), 11u);
   for (const auto& p : set.problems) EXPECT_EQ(fs::path(p.library).parent_path(), kBadDir);
 }
 

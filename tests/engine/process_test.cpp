@@ -8,6 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace fieldproof::engine {
 namespace {
 
@@ -48,38 +52,34 @@ TEST(ChildProcess, PassesTheEnvironment) {
   EXPECT_EQ(WEXITSTATUS(st), 0);
 }
 
+TEST(ChildProcess, StartsInTheWorkingDirectoryAndAppendsToTheLogFile) {
+  const std::string dir = ::testing::TempDir() + "/child_cwd";
+  std::filesystem::create_directories(dir);
+  const std::string log = dir + "/logs/child.log";
+  std::filesystem::remove(log);
+  ChildProcess p;
+  std::string error;
+  ASSERT_TRUE(p.start({"/bin/sh", "-c", "pwd; echo to-stderr >&2"}, {}, &error, log, dir)) << error;
+  int st = 0;
+  ASSERT_EQ(waitpid(p.pid(), &st, 0), p.pid());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), std::filesystem::canonical(dir).string() + "\nto-stderr\n");
+}
+
+TEST(ChildProcess, AWorkingDirectoryThatIsNotOneIsAnError) {
+  ChildProcess p;
+  std::string error;
+  EXPECT_FALSE(p.start({"/bin/true"}, {}, &error, "", "/no/such/dir"));
+  EXPECT_NE(error.find("/no/such/dir"), std::string::npos) << error;
+}
+
 TEST(ChildProcess, AMissingProgramIsAnError) {
   ChildProcess p;
   std::string error;
   EXPECT_FALSE(p.start({"/no/such/program"}, {}, &error));
   EXPECT_NE(error.find("/no/such/program"), std::string::npos);
-}
-
-using Argv = std::vector<std::string>;
-
-TEST(StackArgv, WithoutACommandTheReferenceStackGetsVehicleWorldAndParams) {
-  VehicleSetup v;
-  v.name = "ugv1";
-  v.params_json = "{}";
-  EXPECT_EQ(stack_argv(v, "/bin/nav", "w.sdf"),
-            (Argv{"/bin/nav", "--vehicle", "ugv1", "--world", "w.sdf", "--params", "{}"}));
-}
-
-TEST(StackArgv, TheScenarioCommandsArgumentsArePassedAsGivenAndNotDuplicated) {
-  VehicleSetup v;
-  v.name = "ugv1";
-  v.command = {"fieldproof-ugv-nav", "--vehicle", "ugv1", "--name", "custom_nav"};
-  EXPECT_EQ(stack_argv(v, "/bin/nav", "w.sdf"),
-            (Argv{"/bin/nav", "--vehicle", "ugv1", "--name", "custom_nav", "--world", "w.sdf"}));
-}
-
-TEST(StackArgv, AProgramGivenByPathIsKept) {
-  VehicleSetup v;
-  v.name = "ugv2";
-  v.command = {"/opt/stack/bin/fieldproof-ugv-nav", "--world", "other.sdf"};
-  EXPECT_EQ(
-      stack_argv(v, "/bin/nav", "w.sdf"),
-      (Argv{"/opt/stack/bin/fieldproof-ugv-nav", "--world", "other.sdf", "--vehicle", "ugv2"}));
 }
 
 TEST(SessionStackPid, IsZeroForAnInProcessStackAndMinusOneForAnUnknownVehicle) {

@@ -37,7 +37,7 @@ fs::path write_scenario(const std::string& name, const std::string& plugins,
   std::ofstream(file) << "name: " << name << "\nworld: " << FIELDPROOF_SOURCE_DIR
                       << "/examples/worlds/depot.sdf\nseed: 7\n"
                       << (plugins.empty() ? "" : "plugins: " + plugins + "\n")
-                      << "vehicles:\n  - {name: ugv1, spawn: dock, stack: {plugin: ugv_nav}}\n"
+                      << "vehicles:\n  - {name: ugv1, spawn: dock, stack: {plugin: fieldproof_ugv_nav_plugin}}\n"
                          "timeline:\n"
                          "  - {action: navigate_to_pose, name: drive, vehicle: ugv1, at: 1s, "
                          "goal: goal_a}\n"
@@ -122,7 +122,7 @@ TEST(AssertionsCli, ABadPluginIsInTheJsonProblems) {
   const auto r = run_cli("assertions --json", false, kWithBad);
   EXPECT_EQ(r.exit_code, 2);
   const json j = json::parse(r.out);
-  EXPECT_EQ(j["plugin_problems"].size(), 10u);
+  EXPECT_EQ(j["plugin_problems"].size(), 11u);  // the 11 bad libraries of bad_plugins/
   EXPECT_EQ(find_type(j["assertions"], "bad.fine"), nullptr);
 }
 

@@ -2,9 +2,13 @@
 // ordered streams (lockstep, stack in-process); a difference (a test-only second seed) is
 // reported with the first message that differs, exit 1.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "integration/cli_test_util.hpp"
 
@@ -40,6 +44,51 @@ TEST(DeterminismCli, ADifferentSecondSeedIsReportedWithTheFirstDifferingMessage)
   EXPECT_NE(r.out.find("  a: /"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  b: /"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("first differing field: "), std::string::npos) << r.out;
+}
+
+// Two CPU-bound processes beside the run for the life of a test (a loaded machine).
+class BusyProcesses {
+ public:
+  explicit BusyProcesses(int n) {
+    for (int i = 0; i < n; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+  }
+  ~BusyProcesses() {
+    for (pid_t p : pids_) kill(p, SIGKILL);
+    for (pid_t p : pids_) waitpid(p, nullptr, 0);
+  }
+  size_t count() const { return pids_.size(); }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// The lockstep example as a user runs it: the stack is the fieldproof-ugv-nav process.
+void expect_identical_with_the_stack_as_a_process(const std::string& name,
+                                                  const std::string& pace) {
+  BusyProcesses busy(2);
+  ASSERT_EQ(busy.count(), 2u);
+  const fs::path runs = fresh_runs_dir(name);
+  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --check-determinism " + pace +
+                         " --run-id d --runs-dir " + runs.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("IDENTICAL: the ordered streams (recording) are identical"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(DeterminismCli, TheLockstepExampleWithItsStackAsAProcessIsIdenticalUnpacedOnALoadedMachine) {
+  expect_identical_with_the_stack_as_a_process("det_proc_unpaced", "--max-rtf 0");
+}
+
+TEST(DeterminismCli, TheLockstepExampleWithItsStackAsAProcessIsIdenticalPacedOnALoadedMachine) {
+  expect_identical_with_the_stack_as_a_process("det_proc_paced", "--max-rtf 4");
 }
 
 TEST(DeterminismCli, AnInvalidScenarioStartsNothingAndExitsTwo) {

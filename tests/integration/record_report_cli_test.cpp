@@ -158,9 +158,9 @@ TEST(RecordCli, ASigintedRunsRecordingIsFinalised) {
 
 TEST(RecordCli, ACrashedStacksRunIsFinalisedAndReported) {
   const fs::path runs = fresh_runs_dir("crash", "rec_runs_");
-  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
-                             runs.string() + " --run-id a",
-                         true, "FIELDPROOF_UGV_NAV=tests/integration/data/crashing_stack.sh ");
+  const auto r =
+      run_cli("run tests/integration/data/crashing_stack_lockstep.yaml --max-rtf 0 --runs-dir " +
+              runs.string() + " --run-id a");
   ASSERT_EQ(r.exit_code, 1) << r.out;
   EXPECT_EQ(run_json(runs / "a")["status"], "error");
   const ReadBack b = read_recording(runs / "a" / "recording" / "recording.mcap");

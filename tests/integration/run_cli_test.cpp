@@ -253,16 +253,17 @@ TEST(RunCli, TwoLockstepRunsWithTheStackAsAProcessGiveTheSameSamples) {
 
 TEST(RunCli, AStackThatCrashesEndsTheRunInErrorWithExitOne) {
   const fs::path runs = fresh_runs_dir("crash");
-  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
-                             runs.string() + " --run-id a",
-                         true, "FIELDPROOF_UGV_NAV=tests/integration/data/crashing_stack.sh ");
+  const auto r =
+      run_cli("run tests/integration/data/crashing_stack_lockstep.yaml --max-rtf 0 --runs-dir " +
+              runs.string() + " --run-id a");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   const json run = run_json(runs / "a");
   EXPECT_EQ(run["status"], "error");
   EXPECT_NE(run["reason"].get<std::string>().find("exited with code 3"), std::string::npos)
       << run["reason"];
   EXPECT_EQ((*assertion(run, "reached_goal"))["status"], "skipped");
-  EXPECT_TRUE(fs::exists(runs / "a" / "ugv1_nav.log"));
+  EXPECT_NE(read_file(runs / "a" / "logs" / "ugv1.log").find("crashing_stack: giving up"),
+            std::string::npos);
 }
 
 TEST(RunCli, SimPauseHoldsTheClockForItsWallDurationAndIsLeftOutOfTheRtf) {
@@ -285,11 +286,10 @@ TEST(RunCli, SimPauseHoldsTheClockForItsWallDurationAndIsLeftOutOfTheRtf) {
 
 TEST(RunCli, AStackThatDiesMidRunEndsTheRunAtOnceNamingIt) {
   const fs::path runs = fresh_runs_dir("dies_mid_run");
-  const auto r = run_cli("run examples/scenarios/ugv_lockstep.yaml --max-rtf 0 --runs-dir " +
-                             runs.string() + " --run-id a",
-                         true,
-                         "FIELDPROOF_UGV_NAV=tests/integration/data/dying_stack.sh "
-                         "REAL_UGV_NAV=" FIELDPROOF_BIN_DIR "/fieldproof-ugv-nav ");
+  const auto r =
+      run_cli("run tests/integration/data/dying_stack_lockstep.yaml --max-rtf 0 --runs-dir " +
+                  runs.string() + " --run-id a",
+              true, "REAL_UGV_NAV=" FIELDPROOF_BIN_DIR "/fieldproof-ugv-nav ");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   const json run = run_json(runs / "a");
   EXPECT_EQ(run["status"], "error");

@@ -444,10 +444,10 @@ TEST_F(BadInput, PublishStampedInfiniteIsRefused) {
 
 TEST(CoordinatorCore, SilentRegulatingParticipantFailsTheRunNamingIt) {
   CoreHarness h;
-  h.announce(1, "ugv1", ms(10));
+  h.announce(1, "ugv1", SimTime::infinite());  // idle: silence, not a held step, is its fault
   h.announce(2, "ugv2", ms(10));
   h.wall += seconds(20);
-  h.core->handle(2, Heartbeat{"ugv2"});
+  h.announce(2, "ugv2", ms(20));
   h.wall += seconds(11);
   h.core->poll();
   ASSERT_EQ(h.failures.size(), 1u);
@@ -545,6 +545,162 @@ TEST(CoordinatorCore, LateJoinerIsRaisedToTheGrantAndToldTheTime) {
   EXPECT_TRUE(h.errors(2).empty());
   EXPECT_EQ(h.last_grant(2), ms(50));
   EXPECT_EQ(h.core->status().participants[1].safe_time, ms(50));
+}
+
+// ---- acknowledgements: a thread that holds the grant back ----
+
+TEST(CoordinatorCore, ThreadHoldingTheGrantFailsAtAckTimeoutWhateverItsHeartbeats) {
+  CoordinatorOptions o;
+  o.ack_timeout = seconds(1);
+  CoreHarness h(o);
+  h.announce(1, "ugv1", ms(10));
+  h.announce(2, "world", ms(100));
+  ASSERT_EQ(h.core->grant(), ms(10));
+  for (int i = 0; i < 4; ++i) {  // 0.25 s apart: heartbeats alone are no acknowledgement
+    h.wall += milliseconds(250);
+    h.core->handle(1, Heartbeat{"ugv1"});
+    h.core->handle(2, Heartbeat{"world"});
+    h.core->poll();
+  }
+  EXPECT_TRUE(h.failures.empty()) << "held exactly ack_timeout, not more";
+  h.wall += nanoseconds(1);
+  h.core->poll();
+  ASSERT_EQ(h.failures.size(), 1u);
+  EXPECT_EQ(h.failures[0].first, "ugv1");
+  EXPECT_EQ(h.failures[0].second,
+            "lockstep: step 2 (t = 0.01 s) not acknowledged by ugv1 within ack_timeout_s");
+  ASSERT_FALSE(h.errors(2).empty());
+  EXPECT_EQ(h.errors(2).back().code, ErrorCode::kTimeout);
+}
+
+TEST(CoordinatorCore, PollAsksToBeCalledWhenAHeldStepTimesOut) {
+  CoordinatorOptions o;
+  o.ack_timeout = seconds(1);
+  o.follower_timeout = seconds(60);
+  CoreHarness h(o);
+  const SimTime w0 = h.wall;
+  h.announce(1, "a", ms(10));
+  h.wall += milliseconds(500);
+  h.core->handle(1, Heartbeat{"a"});  // heard later, still holding since w0
+  const auto next = h.core->poll();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(*next, w0 + seconds(1) + nanoseconds(1));
+}
+
+TEST(CoordinatorCore, AnnouncingPastTheGrantRestartsTheAcknowledgementClock) {
+  CoordinatorOptions o;
+  o.ack_timeout = seconds(1);
+  CoreHarness h(o);
+  h.announce(1, "a", ms(10));
+  for (int step = 2; step <= 10; ++step) {
+    h.wall += milliseconds(900);
+    h.core->poll();
+    h.announce(1, "a", ms(10 * step));
+  }
+  EXPECT_TRUE(h.failures.empty());
+  EXPECT_EQ(h.core->grant(), ms(100));
+}
+
+TEST(CoordinatorCore, IdleParticipantAnnouncingInfinityHoldsNothing) {
+  CoordinatorOptions o;
+  o.ack_timeout = seconds(1);
+  CoreHarness h(o);
+  h.announce(1, "idle", SimTime::infinite());
+  for (int i = 0; i < 10; ++i) {
+    h.wall += milliseconds(500);
+    h.core->handle(1, Heartbeat{"idle"});
+    h.core->poll();
+  }
+  EXPECT_TRUE(h.failures.empty());
+}
+
+TEST(CoordinatorCore, PausedCoordinatorHoldsNobodyResponsible) {
+  CoordinatorOptions o = paused_options();
+  o.ack_timeout = seconds(1);
+  CoreHarness h(o);
+  h.announce(1, "a", ms(10));
+  for (int i = 0; i < 10; ++i) {
+    h.wall += milliseconds(500);
+    h.core->handle(1, Heartbeat{"a"});
+    h.core->poll();
+  }
+  EXPECT_TRUE(h.failures.empty());
+  // Resumed, the thread holds the clock from the resume on.
+  h.core->control(resume_request());
+  ASSERT_EQ(h.core->grant(), ms(10));
+  h.wall += milliseconds(600);
+  h.core->handle(1, Heartbeat{"a"});
+  h.core->poll();
+  EXPECT_TRUE(h.failures.empty());
+  h.wall += milliseconds(600);
+  h.core->handle(1, Heartbeat{"a"});
+  h.core->poll();
+  ASSERT_EQ(h.failures.size(), 1u);
+  EXPECT_EQ(h.failures[0].first, "a");
+}
+
+TEST(CoordinatorCore, ThreadAtTheEnginesHoldIsNotBlamed) {
+  CoordinatorOptions o;
+  o.ack_timeout = seconds(1);
+  CoreHarness h(o);
+  h.core->control(run_until_request(ms(10)));
+  h.announce(1, "a", ms(10));
+  ASSERT_EQ(h.core->grant(), ms(10));
+  for (int i = 0; i < 10; ++i) {
+    h.wall += milliseconds(500);
+    h.core->handle(1, Heartbeat{"a"});
+    h.core->poll();
+  }
+  EXPECT_TRUE(h.failures.empty());
+}
+
+TEST(CoordinatorCore, ThreadWaitingAtADeliveryHoldsTheClock) {
+  CoordinatorOptions o;
+  o.ack_timeout = seconds(1);
+  CoreHarness h(o);
+  h.announce(1, "rx", SimTime::infinite());
+  h.subscribe(1, "rx", "cmd");
+  h.announce(2, "tx", ms(10));
+  h.publish(2, "tx", "cmd", ms(10), 1);
+  h.announce(2, "tx", ms(500));
+  ASSERT_EQ(h.deliveries(1).size(), 1u);  // rx's safe time is now 10 ms until it announces
+  for (int i = 0; i < 5; ++i) {
+    h.wall += milliseconds(300);
+    h.core->handle(1, Heartbeat{"rx"});
+    h.core->handle(2, Heartbeat{"tx"});
+    h.core->poll();
+  }
+  ASSERT_EQ(h.failures.size(), 1u);
+  EXPECT_EQ(h.failures[0].first, "rx");
+  EXPECT_NE(h.failures[0].second.find("not acknowledged by rx"), std::string::npos);
+}
+
+TEST(CoordinatorCore, SilentParticipantHoldingTheClockIsNamedAsAStepNotAcknowledged) {
+  CoreHarness h;
+  h.announce(1, "ugv1", ms(10));
+  h.announce(2, "ugv2", ms(20));
+  h.wall += seconds(31);
+  h.core->handle(2, Heartbeat{"ugv2"});
+  h.core->poll();
+  ASSERT_EQ(h.failures.size(), 1u);
+  EXPECT_EQ(h.failures[0].first, "ugv1");
+  EXPECT_EQ(h.failures[0].second,
+            "lockstep: step 2 (t = 0.01 s) not acknowledged by ugv1 within ack_timeout_s");
+}
+
+TEST(CoordinatorCore, PaceBelowTheSafeTimeHoldsNobodyResponsible) {
+  CoordinatorOptions o;
+  o.ack_timeout = seconds(1);
+  o.max_rtf = 0.001;  // 1 ms of simulated time per wall second
+  CoreHarness h(o);
+  h.announce(1, "a", SimTime::zero() + seconds(10));
+  for (int i = 0; i < 10; ++i) {
+    h.wall += milliseconds(500);
+    h.core->handle(1, Heartbeat{"a"});
+    h.core->poll();
+  }
+  EXPECT_TRUE(h.failures.empty());
+  EXPECT_LT(h.core->grant(), ms(10));
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ constexpr const char* kBase =
     "vehicles:\n"
     "  - name: ugv1\n"
     "    spawn: dock\n"
-    "    stack: {plugin: ugv_nav}\n";
+    "    stack: {plugin: fieldproof_ugv_nav_plugin}\n";
 
 ValidationResult load_with(const std::string& snippet) {
   return load_scenario_text(std::string(kBase) + snippet, "s.yaml", kData);

@@ -29,7 +29,7 @@ ValidationResult load_with(std::string_view extra) {
       "vehicles:\n"
       "  - name: ugv1\n"
       "    spawn: dock\n"
-      "    stack: {plugin: ugv_nav}\n";
+      "    stack: {plugin: fieldproof_ugv_nav_plugin}\n";
   if (!extra.empty() && extra.front() == '\n') extra.remove_prefix(1);
   yaml += extra;
   return load_scenario_text(yaml, "s.yaml", kData);
@@ -87,7 +87,7 @@ TEST(ScenarioLoad, VehiclesAreRead) {
   EXPECT_EQ(a.name, "ugv1");
   EXPECT_EQ(a.spawn.frame, "dock");
   EXPECT_EQ(a.stack.kind, Stack::Kind::kPlugin);
-  EXPECT_EQ(a.stack.plugin, "ugv_nav");
+  EXPECT_EQ(a.stack.plugin, "fieldproof_ugv_nav_plugin");
   EXPECT_EQ(a.stack.arguments, std::vector<std::string>{"--verbose"});
   ASSERT_NE(a.parameters.get("max_speed"), nullptr);
   EXPECT_EQ(a.parameters.get("max_speed")->number, 0.8);
@@ -494,10 +494,10 @@ world: world.sdf
 vehicles:
   - name: ugv1
     spawn: dock
-    stack: {plugin: ugv_nav, command: [a]}
+    stack: {plugin: fieldproof_ugv_nav_plugin, command: [a]}
 )");
   EXPECT_ERROR(r,
-               "s.yaml:6:30: vehicles[0].stack.command: only one of plugin, command may be "
+               "s.yaml:6:48: vehicles[0].stack.command: only one of plugin, command may be "
                "given (plugin is)");
 }
 

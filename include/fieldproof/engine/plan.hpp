@@ -27,7 +27,7 @@ struct PlannedVehicle {
   std::string name;
   world::Pose2D spawn;
   std::string spawn_label;  // the frame, or "(x, y)"
-  std::string stack;        // "ugv_nav (in-process)", "<command> (process)", "none"
+  std::string stack;        // "<library> (plugin)", "<program> (process)", "none"
   VehicleSetup setup;
 };
 
@@ -81,7 +81,9 @@ struct PlanResult {
 
 struct PlanOptions {
   std::optional<int64_t> seed;  // overrides the scenario's (0 to 2^31-1)
-  std::string ugv_nav_exe;      // the reference stack's process (for command stacks naming it)
+  // The folder of fieldproof's own programs: a bare command is looked for there after PATH, and
+  // stack plugins in its ../lib/fieldproof/stacks and ../lib. Empty: this executable's folder.
+  std::filesystem::path tool_dir;
   // Assertion plugin directories, FIELDPROOF_PLUGIN_PATH's syntax; nullopt: the environment's.
   // A plugin that does not load is a warning (its type then stays unknown to the validation).
   std::optional<std::string> plugin_path;

@@ -42,7 +42,7 @@ struct RejudgeOptions {
   // A run directory (its recording/recording.mcap is read) or an MCAP file.
   std::filesystem::path recording;
   std::optional<int64_t> seed;  // overrides the scenario's (planning only)
-  std::string ugv_nav_exe;      // for planning command stacks that name it
+  std::filesystem::path tool_dir;  // PlanOptions::tool_dir, for resolving the stacks
   bool write_run_dir = true;
   std::string run_id;  // empty: <scenario name>-rejudge-<n>, the first n not taken
   std::filesystem::path runs_dir = "runs";

@@ -57,7 +57,8 @@ struct RunOptions {
   // Pace cap override (simulated / wall); nullopt: the scenario's target (time.rtf or the
   // world's), 0: unpaced.
   std::optional<double> max_rtf;
-  std::string ugv_nav_exe;
+  // The folder of fieldproof's own programs (PlanOptions::tool_dir); empty: this executable's.
+  std::filesystem::path tool_dir;
   // Progress lines (verdicts, entries) and a status line once a second of simulated time.
   std::function<void(const std::string&)> on_event;
   std::function<void(const std::string&)> on_status;

@@ -1,12 +1,13 @@
 // A Session is the running machinery of one simulation: a coordinator, the embedded world as a
-// regulating participant (on a thread of its own), a reference stack per vehicle (in-process, on
-// a thread, or the fieldproof-ugv-nav process over an ipc endpoint, in its own process group),
-// and the engine's own participant, "engine", which the caller drives from its thread (the
-// timeline, the observer). Used by `fieldproof world` and `fieldproof run`.
+// regulating participant (on a thread of its own), each vehicle's stack on its host
+// (stack_host.hpp: any program as a process over an ipc endpoint, in its own process group, or
+// any stack plugin in-process, on a thread), and the engine's own participant, "engine", which
+// the caller drives from its thread (the timeline, the observer). Used by `fieldproof world` and
+// `fieldproof run`.
 //
 //   SessionOptions o;
 //   o.world_file = "examples/worlds/depot.sdf";
-//   o.vehicles = {{.name = "ugv1", .frame = "dock"}};
+//   o.vehicles = {{.name = "ugv1", .frame = "dock", .stack = spec}};
 //   std::string error;
 //   auto s = Session::create(o, &error);           // bad input: nullptr, error says what/where
 //   if (!s || !s->start(&error)) ...;              // every stack registered, time still at 0
@@ -19,10 +20,11 @@
 // and holds simulated time at 0 until the caller first sleeps, so every stack is subscribed
 // before anything is delivered.
 //
-// Processes: argv = ugv_nav_exe --vehicle V --world FILE [--params JSON], environment
-// FIELDPROOF_COORDINATOR (the ipc endpoint), FIELDPROOF_VEHICLE, FIELDPROOF_SEED,
-// FIELDPROOF_RUN_DIR (when run_dir is set); output appended to <log_dir>/<vehicle>_nav.log when
-// log_dir is set. Ended as a group (SIGTERM, then SIGKILL) by stop(), whatever happens.
+// Process stacks get the environment of docs/vehicle-interface.md (FIELDPROOF_COORDINATOR,
+// FIELDPROOF_PARTICIPANT, FIELDPROOF_VEHICLE, FIELDPROOF_ROLE, FIELDPROOF_SEED,
+// FIELDPROOF_WORLD_FILE, FIELDPROOF_WORLD, FIELDPROOF_PARAMS_FILE, FIELDPROOF_RUN_DIR), their
+// output in <log_dir>/<vehicle>.log, and are ended as a group (SIGTERM, then SIGKILL after
+// kStopGrace) by stop(), whatever happens.
 //
 // Time control (`fieldproof clock`): with control_dir set, start() serves control requests on
 // ipc://<control_dir>/control.sock and writes <control_dir>/control.json (clock_control.hpp);
@@ -39,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "fieldproof/engine/stack_host.hpp"
 #include "fieldproof/lockstep/participant.hpp"
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/world/world.hpp"
@@ -49,14 +52,7 @@ struct VehicleSetup {
   std::string name;
   std::string frame;                  // spawn at this world frame, or
   std::optional<world::Pose2D> pose;  // at this pose
-  bool process = false;               // the stack as the fieldproof-ugv-nav process
-  bool stack = true;                  // false: no stack (the vehicle is driven by cmd_vel only)
-  std::string params_json;            // UgvNavOptions as JSON ("" = defaults)
-  // The process stack's command as the scenario gives it (stack.command): argv[0]
-  // "fieldproof-ugv-nav" (a bare name) is the session's ugv_nav_exe; the arguments are passed as
-  // given, and --vehicle, --world and --params are added only when the command lacks them.
-  // Empty: ugv_nav_exe --vehicle NAME --world FILE [--params JSON].
-  std::vector<std::string> command;
+  StackSpec stack;                    // the vehicle's software (kNone: driven by cmd_vel only)
 };
 
 // A time-control request the session received (fieldproof clock), as it was answered.
@@ -77,12 +73,13 @@ struct SessionOptions {
   double max_rtf = 0.0;
   // A regulating participant silent this long fails the run.
   Duration ack_timeout = seconds(30);
-  // The process stack's executable (needed when a vehicle has process = true).
-  std::string ugv_nav_exe;
   // The ipc socket's directory; empty: a fresh temporary directory, removed by stop().
   std::string ipc_dir;
   std::string run_dir;  // FIELDPROOF_RUN_DIR of the processes (may be empty)
-  std::string log_dir;  // where process stacks' output goes; empty: inherited stderr
+  // Where process stacks' output goes (<log_dir>/<vehicle>.log) and their parameter files
+  // (<log_dir>/<vehicle>.params.json); empty: inherited stderr, parameters in the temporary
+  // directory.
+  std::string log_dir;
   // How long start() waits (wall time) for every process stack to register.
   Duration ready_timeout = seconds(15);
   // Wall clock (RTF, the pace); empty: SystemClock::wall_now().
@@ -108,10 +105,6 @@ struct SessionOptions {
   // engine can end the run.
   const std::atomic<bool>* interrupt = nullptr;
 };
-
-// The argv a process stack is started with (VehicleSetup::command, see there).
-std::vector<std::string> stack_argv(const VehicleSetup& vehicle, const std::string& ugv_nav_exe,
-                                    const std::string& world_file);
 
 class Session {
  public:

@@ -5,6 +5,7 @@
 //   DecodeResult r = decode_frame(bytes, 1 << 20);
 //   if (!r) log(r.error().reason);  else handle(std::move(r).frame());
 //
+// The specification, byte for byte, is docs/protocol.md (a test decodes its examples).
 // Layout: byte 0 is kWireMagicVersion (0xF1: magic nibble 0xF, version 1), byte 1 the kind (the
 // FrameKind below), then the fields of that frame in declaration order:
 //   u8 / u32 / u64 / i64 little-endian fixed width; double as the u64 of its IEEE-754 bits;
@@ -26,7 +27,12 @@
 
 namespace fieldproof::lockstep {
 
-inline constexpr uint8_t kWireMagicVersion = 0xF1;
+// The protocol version this code speaks: Hello / Welcome carry it, and it is the low nibble of
+// every frame's byte 0.
+inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint8_t kWireMagic = 0xF0;  // the high nibble of byte 0
+inline constexpr uint8_t kWireMagicVersion = kWireMagic | kProtocolVersion;
+static_assert(kProtocolVersion < 16, "the version must fit the low nibble of byte 0");
 // The default limit of decode_frame: frames larger than this are refused as kOversized.
 inline constexpr size_t kDefaultMaxFrameBytes = size_t{64} << 20;
 
@@ -43,6 +49,8 @@ enum class FrameKind : uint8_t {
   kError = 9,
   kControl = 10,
   kControlReply = 11,
+  kHello = 12,
+  kWelcome = 13,
 };
 
 FrameKind frame_kind(const Frame& frame);
@@ -58,8 +66,8 @@ void encode_frame_into(const Frame& frame, std::string& out);
 // kOversized) and whose reason names the field and the offset.
 class DecodeResult {
  public:
-  DecodeResult(Frame frame) : frame_(std::move(frame)) {}   // NOLINT(google-explicit-constructor)
-  DecodeResult(Error error) : error_(std::move(error)) {}   // NOLINT(google-explicit-constructor)
+  DecodeResult(Frame frame) : frame_(std::move(frame)) {}  // NOLINT(google-explicit-constructor)
+  DecodeResult(Error error) : error_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   explicit operator bool() const { return frame_.has_value(); }
   bool ok() const { return frame_.has_value(); }
@@ -74,8 +82,13 @@ class DecodeResult {
 };
 
 // Decodes one frame. Never throws on bad input and never reads outside `bytes`: truncated
-// frames, trailing bytes, an unknown magic/version, an unknown kind, an unknown enum value, a
-// length past the end, or more than `max_bytes` in total are each refused with a reason.
+// frames, trailing bytes, an unknown magic, an unknown kind, an unknown enum value, a length past
+// the end, or more than `max_bytes` in total are each refused with a reason. A byte 0 with the
+// magic nibble and another version (wire_version() below) is refused with kVersion.
 DecodeResult decode_frame(std::string_view bytes, size_t max_bytes = kDefaultMaxFrameBytes);
+
+// The protocol version of a frame from its byte 0 (the low nibble), or nullopt when the frame is
+// empty or byte 0 lacks the magic nibble 0xF.
+std::optional<uint32_t> wire_version(std::string_view bytes);
 
 }  // namespace fieldproof::lockstep

@@ -51,6 +51,14 @@
 //    Error{kTimeout, reason}, the failure handler is called with the participant's name and the
 //    reason ("lockstep: participant ugv1 (thread main) sent nothing for 30 s"), and every
 //    ControlReply afterwards has ok = false and error = that reason (its status is still filled).
+//  * Acknowledgements (only with wall_now and a finite ack_timeout): a regulating thread holds a
+//    step when its effective safe time is the minimum and nothing else (pause, hold, step target,
+//    parent ceiling, pace) bounds the grant at or below it; it holds since the later of the moment
+//    that minimum became binding and its own last announcement change or delivery. Holding for
+//    longer than ack_timeout fails the run as above, whatever its connection's heartbeats, with
+//    "lockstep: step N (t = S s) not acknowledged by NAME within ack_timeout_s" (N = grants
+//    issued + 1, S = the current grant); a silent regulating connection that holds a step gets
+//    the same reason. Idle threads (+inf) and a paused coordinator hold nobody responsible.
 //  * Leave removes the thread (or the whole participant when thread is empty) and its
 //    subscriptions; disconnected(conn) is a Leave of every participant of the connection.
 //
@@ -96,7 +104,8 @@ using LogFn = std::function<void(const std::string& line)>;
 struct CoordinatorOptions {
   // Pace cap: the grant never exceeds max_rtf x (unpaused wall time elapsed). 0 = unlimited.
   double max_rtf = 0.0;
-  // A regulating participant silent this long fails the run (Duration::infinite() = never).
+  // A regulating participant silent this long, or holding a step this long (see the header
+  // comment), fails the run (Duration::infinite() = never).
   Duration ack_timeout = seconds(30);
   // A following participant silent this long is dropped (Duration::infinite() = never).
   Duration follower_timeout = seconds(5);

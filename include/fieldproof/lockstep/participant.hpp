@@ -23,8 +23,9 @@
 // any thread. Callbacks must not block waiting for simulated time of another thread of the same
 // participant.
 //
-// Failure: when the coordinator fails the run, shuts down or refuses the name (Error kTimeout,
-// kShutdown, kDuplicateName) or the participant left, ok() turns false and every sleep returns
+// Failure: when the coordinator fails the run, shuts down, refuses the name or the protocol
+// version (Error kTimeout, kShutdown, kDuplicateName, kVersion, kNoHello) or the participant
+// left, ok() turns false and every sleep returns
 // false at once. Other refusals (kStampInPast, ...) are reported to options.on_error and counted.
 #pragma once
 

@@ -71,11 +71,25 @@ struct Heartbeat {
   std::string participant;
 };
 
+// The handshake (ZeroMQ transports only; docs/protocol.md). The first frame a participant's link
+// sends; the coordinator answers Welcome, or Error{kVersion} when protocol_version differs.
+struct Hello {
+  uint32_t protocol_version = 0;
+  std::string client;  // free text, e.g. "fieldproof-cpp 0.2.0"
+};
+
 // ---- coordinator -> participant -------------------------------------------------------------
 
 struct Grant {
   SimTime time;
   uint64_t number = 0;  // grants issued so far
+};
+
+// The coordinator's answer to a Hello it accepts.
+struct Welcome {
+  uint32_t protocol_version = 0;
+  std::string coordinator;         // free text, e.g. "fieldproof-coordinator 0.2.0"
+  uint64_t max_message_bytes = 0;  // the largest frame the coordinator accepts
 };
 
 // A message delivered to (participant, thread) because that thread subscribed to its topic.
@@ -85,15 +99,17 @@ struct Deliver {
 };
 
 enum class ErrorCode : uint8_t {
-  kMalformed = 1,         // a frame that does not decode
-  kUnknownKind = 2,       // a kind byte this version does not know
-  kStampInPast = 3,       // publish stamped before the current grant
-  kAnnounceBackwards = 4, // a safe time below the thread's previous announcement and the grant
-  kDuplicateName = 5,     // the participant name is in use on another connection
-  kOversized = 6,         // larger than the coordinator's max_message_bytes
-  kNotRegistered = 7,     // a publish or subscribe before the first announcement
-  kTimeout = 8,           // a regulating participant stayed silent past ack_timeout
-  kShutdown = 9,          // the coordinator is ending
+  kMalformed = 1,          // a frame that does not decode
+  kUnknownKind = 2,        // a kind byte this version does not know
+  kStampInPast = 3,        // publish stamped before the current grant
+  kAnnounceBackwards = 4,  // a safe time below the thread's previous announcement and the grant
+  kDuplicateName = 5,      // the participant name is in use on another connection
+  kOversized = 6,          // larger than the coordinator's max_message_bytes
+  kNotRegistered = 7,      // a publish or subscribe before the first announcement
+  kTimeout = 8,            // a regulating participant stayed silent past ack_timeout
+  kShutdown = 9,           // the coordinator is ending
+  kVersion = 10,           // a Hello (or a frame) of another protocol version
+  kNoHello = 11,           // a participant frame on a connection that has not sent a valid Hello
 };
 
 struct Error {
@@ -106,9 +122,9 @@ struct Error {
 enum class ControlOp : uint8_t {
   kPause = 1,
   kResume = 2,
-  kStep = 3,        // advance by `duration` then pause
-  kRunUntil = 4,    // hold: never grant past `until` (SimTime::infinite() lifts it)
-  kSetMaxRtf = 5,   // `max_rtf` <= 0 means unlimited
+  kStep = 3,       // advance by `duration` then pause
+  kRunUntil = 4,   // hold: never grant past `until` (SimTime::infinite() lifts it)
+  kSetMaxRtf = 5,  // `max_rtf` <= 0 means unlimited
   kStatus = 6,
 };
 
@@ -128,11 +144,11 @@ struct ParticipantStatus {
 
 struct Status {
   bool paused = false;
-  SimTime time;            // the current grant
-  uint64_t grants = 0;     // grants issued
-  double measured_rtf = 0; // simulated / wall time since start, pauses left out
-  double max_rtf = 0;      // 0 = unlimited
-  SimTime hold;            // run_until hold, infinite when none
+  SimTime time;             // the current grant
+  uint64_t grants = 0;      // grants issued
+  double measured_rtf = 0;  // simulated / wall time since start, pauses left out
+  double max_rtf = 0;       // 0 = unlimited
+  SimTime hold;             // run_until hold, infinite when none
   std::vector<ParticipantStatus> participants;
 };
 
@@ -142,7 +158,8 @@ struct ControlReply {
   Status status;
 };
 
+// The order of the alternatives is the wire kind minus one (codec.hpp FrameKind): append only.
 using Frame = std::variant<Announce, Subscribe, Unsubscribe, Publish, Leave, Heartbeat, Grant,
-                           Deliver, Error, Control, ControlReply>;
+                           Deliver, Error, Control, ControlReply, Hello, Welcome>;
 
 }  // namespace fieldproof::lockstep

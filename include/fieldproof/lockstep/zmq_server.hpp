@@ -18,13 +18,20 @@
 //
 // CURVE: with `curve_secret_key` set, every endpoint of the server (bind and control) requires
 // CURVE: a peer must know the server's public key (curve_public_key(secret)); a peer without it
-// fails the handshake, is counted in refused_peers(), logged, and never reaches the core.
+// fails the handshake, is counted in refused_peers(), logged, and never reaches the core. With
+// `authorized_keys` set, a ZAP handler (one thread per process, inproc://zeromq.zap.01) also
+// checks the client's own public key against that list: any other key (the server's own
+// included) is refused the same way, before a single frame of the peer reaches the core. Refusal
+// log lines name the peer's address (tcp: ip:port; ipc: the peer's pid) and key, at most one per
+// peer (a key; keyless peers count as one per endpoint) per refusal_log_interval, the next one
+// with the count of those suppressed.
 //
-// Liveness: ZeroMQ hides disconnects, so heartbeats are the mechanism (the core detects silence:
-// a following participant is dropped after follower_timeout, a regulating one fails the run after
-// ack_timeout, naming it). In addition, a send to a peer whose socket is gone (ROUTER_MANDATORY
-// reports EHOSTUNREACH) calls the core's connection_lost() for that connection: a regulating
-// participant that vanished without Leave fails the run, named; a following one is dropped.
+// Liveness: the server monitors its sockets; when the connection of a peer closes (its process
+// died, even by SIGKILL, or it closed without Leave) the core's connection_lost() runs within
+// milliseconds: a regulating participant that vanished without Leave fails the run, named; a
+// following one is dropped. A peer that keeps its connection but goes silent is found by the
+// core's heartbeat rule (ack_timeout / follower_timeout); one that keeps sending heartbeats but
+// holds a step past ack_timeout is found by the core's acknowledgement rule (coordinator.hpp).
 //
 // Cascade: with `parent` set the server is a child coordinator (cascade.hpp): its core runs in
 // upstream mode, it announces its local minimum to the parent, forwards publishes up, fans the
@@ -38,6 +45,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +65,11 @@ struct ServerOptions {
   std::string ipc_dir;
   // Z85 CURVE secret key of the server; empty = no CURVE.
   std::string curve_secret_key;
+  // CURVE only: the client public keys (Z85, 40 characters) allowed in. nullopt = any client that
+  // knows the server's public key. An empty list lets nobody in. Never the server's own key.
+  std::optional<std::vector<std::string>> authorized_keys;
+  // Refusal log lines (refused peers, bad frames): at most one per peer per this interval.
+  Duration refusal_log_interval = seconds(10);
   // The core's settings (max_rtf, ack_timeout, follower_timeout, max_message_bytes, wall_now...).
   // An empty wall_now is replaced by SystemClock::wall_now().
   CoordinatorOptions core;
@@ -87,8 +100,8 @@ struct ServerOptions {
 class CoordinatorServer {
  public:
   // Binds every endpoint and starts serving. Throws TransportError naming the endpoint when one
-  // is malformed or cannot be bound (in use, directory missing, path too long), or when no bind
-  // endpoint is given.
+  // is malformed or cannot be bound (in use, directory missing, path too long), when no bind
+  // endpoint is given, or when authorized_keys is set without CURVE or holds a malformed key.
   explicit CoordinatorServer(ServerOptions options);
   // Stops (sends Error{kShutdown} to every connected peer) and joins.
   ~CoordinatorServer();
@@ -119,6 +132,14 @@ class CoordinatorServer {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Reads an allow-list of client public keys (ServerOptions::authorized_keys): one 40-character Z85
+// key per line; blank lines and lines starting with '#' are skipped, and so is a '#' comment
+// after a key. Throws TransportError "PATH:LINE: ..." on a line that is not a key, and naming the
+// file when it cannot be read.
+std::vector<std::string> read_authorized_keys(const std::string& path);
+// Whether `key` is a 40-character Z85 CURVE key.
+bool is_curve_key(const std::string& key);
 
 // A control client: sends Control frames to a server's control (or main) endpoint.
 // Not thread-safe; one request at a time. Throws TransportError on a bad endpoint.

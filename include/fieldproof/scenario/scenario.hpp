@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fieldproof/scenario/registry.hpp"
@@ -98,7 +99,11 @@ struct Stack {
   Kind kind = Kind::kNone;
   std::string plugin;                  // kPlugin
   std::vector<std::string> command;    // kCommand: argv
-  std::vector<std::string> arguments;  // appended to argv / given to the plugin
+  std::vector<std::string> arguments;  // appended to argv
+  std::string cwd;                     // kCommand: as written ("" = the run directory)
+  std::vector<std::pair<std::string, std::string>> env;  // kCommand: added, in the file's order
+  SourcePos pos;                                         // the stack section
+  SourcePos program_pos;                                 // plugin or command[0]
 };
 
 struct Vehicle {

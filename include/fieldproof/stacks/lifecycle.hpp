@@ -25,6 +25,12 @@ struct LifecycleOptions {
   // Managed nodes whose state is published (the servers plus the navigator).
   std::vector<std::string> nodes = {"planner_server", "controller_server", "bt_navigator"};
   Duration heartbeat_timeout = seconds(4);
+  // Which clock the heartbeat watchdog counts `heartbeat_timeout` on: the host's (auto: a host
+  // gives the wall clock when the stack follows time and simulated time when it regulates, as in
+  // lockstep, so a loaded machine cannot fail a lockstep run through a watchdog), the wall clock,
+  // or simulated time (the last time the stack saw).
+  enum class Clock { kAuto, kWall, kSim };
+  Clock heartbeat_clock = Clock::kAuto;
   // After a heartbeat loss, go back to active once every server beats again (Nav2's bond
   // respawn). Off: stay inactive until startup() is called again.
   bool reactivate = true;

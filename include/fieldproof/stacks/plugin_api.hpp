@@ -1,7 +1,8 @@
 /* The in-process stack plugin ABI, version 1: what the engine dlopens. Plain C, so a plugin can
  * be built by any compiler and the engine never shares C++ types with it.
  *
- * A plugin is a shared library exporting
+ * A plugin is a shared library exporting the constant fieldproof_stack_abi_version
+ * (FIELDPROOF_STACK_DECLARE_ABI() below) and
  *
  *   fieldproof_stack_v1* fieldproof_stack_create(const char* vehicle, const char* params_json,
  *                                                const fieldproof_grid_v1* map,
@@ -30,6 +31,10 @@
  * last_error, never a crash. The stack is deterministic given its inputs; only the lifecycle
  * manager's heartbeat watchdog reads the wall clock, and check_wall lets a host run it while
  * simulated time stands still (its outputs are stamped at the last simulated time seen).
+ * fieldproof's host gives a following stack (sim, realtime) the wall clock through
+ * set_wall_clock and calls check_wall every 250 ms of wall time; a regulating stack (lockstep,
+ * unpaced runs) gets simulated time as its "wall" clock and no check_wall calls, so a loaded
+ * machine cannot fail it through a watchdog.
  *
  * The reference stack's params are UgvNavOptions as JSON (ugv_nav_stack.hpp:
  * parse_ugv_nav_options); "vehicle" there is overridden by the `vehicle` argument.
@@ -46,6 +51,22 @@ extern "C" {
 
 #define FIELDPROOF_STACK_ABI_VERSION 1u
 #define FIELDPROOF_STACK_CREATE_SYMBOL "fieldproof_stack_create"
+#define FIELDPROOF_STACK_ABI_SYMBOL "fieldproof_stack_abi_version"
+
+/* Every plugin says which ABI it was built for with one constant, read by the engine from the
+ * library file without loading it (fieldproof validate runs no code of a stack). Put
+ *   FIELDPROOF_STACK_DECLARE_ABI();
+ * once, at file scope, in one source file of the plugin. */
+#ifdef __cplusplus
+#define FIELDPROOF_STACK_DECLARE_ABI()                                                            \
+  extern "C" __attribute__((visibility("default"))) const uint32_t fieldproof_stack_abi_version;  \
+  extern "C" __attribute__((visibility("default"))) const uint32_t fieldproof_stack_abi_version = \
+      FIELDPROOF_STACK_ABI_VERSION
+#else
+#define FIELDPROOF_STACK_DECLARE_ABI()                                                 \
+  __attribute__((visibility("default"))) const uint32_t fieldproof_stack_abi_version = \
+      FIELDPROOF_STACK_ABI_VERSION
+#endif
 
 /* The static map: a row-major occupancy grid (world::OccupancyGrid's layout): cell (ix, iy) at
  * cells[iy * width + ix] covers [origin_x + ix*resolution, ...) in x and likewise in y; 0 is

@@ -11,7 +11,7 @@ namespace {
 
 // Every struct's fields, in wire order, for the three passes (size, write, read).
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Announce>
+requires std::is_same_v<std::remove_const_t<T>, Announce>
 void fields(V& v, T& s) {
   v(s.participant);
   v(s.thread);
@@ -19,15 +19,15 @@ void fields(V& v, T& s) {
   v(s.safe_time);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Subscribe> ||
-           std::is_same_v<std::remove_const_t<T>, Unsubscribe>
+requires std::is_same_v<std::remove_const_t<T>, Subscribe> ||
+    std::is_same_v<std::remove_const_t<T>, Unsubscribe>
 void fields(V& v, T& s) {
   v(s.participant);
   v(s.thread);
   v(s.topic);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Publish>
+requires std::is_same_v<std::remove_const_t<T>, Publish>
 void fields(V& v, T& s) {
   v(s.participant);
   v(s.topic);
@@ -37,36 +37,47 @@ void fields(V& v, T& s) {
   v(s.payload);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Leave>
+requires std::is_same_v<std::remove_const_t<T>, Leave>
 void fields(V& v, T& s) {
   v(s.participant);
   v(s.thread);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Heartbeat>
+requires std::is_same_v<std::remove_const_t<T>, Heartbeat>
+void fields(V& v, T& s) { v(s.participant); }
+template <class V, class T>
+requires std::is_same_v<std::remove_const_t<T>, Hello>
 void fields(V& v, T& s) {
-  v(s.participant);
+  v(s.protocol_version);
+  v(s.client);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Grant>
+requires std::is_same_v<std::remove_const_t<T>, Welcome>
+void fields(V& v, T& s) {
+  v(s.protocol_version);
+  v(s.coordinator);
+  v(s.max_message_bytes);
+}
+template <class V, class T>
+requires std::is_same_v<std::remove_const_t<T>, Grant>
 void fields(V& v, T& s) {
   v(s.time);
   v(s.number);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Deliver>
+requires std::is_same_v<std::remove_const_t<T>, Deliver>
 void fields(V& v, T& s) {
   v(s.thread);
   fields(v, s.message);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Error>
+requires std::is_same_v<std::remove_const_t<T>, Error>
 void fields(V& v, T& s) {
   v(s.code);
   v(s.reason);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Control>
+requires std::is_same_v<std::remove_const_t<T>, Control>
 void fields(V& v, T& s) {
   v(s.op);
   v(s.duration);
@@ -74,7 +85,7 @@ void fields(V& v, T& s) {
   v(s.max_rtf);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, ParticipantStatus>
+requires std::is_same_v<std::remove_const_t<T>, ParticipantStatus>
 void fields(V& v, T& s) {
   v(s.participant);
   v(s.thread);
@@ -82,7 +93,7 @@ void fields(V& v, T& s) {
   v(s.safe_time);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, Status>
+requires std::is_same_v<std::remove_const_t<T>, Status>
 void fields(V& v, T& s) {
   v(s.paused);
   v(s.time);
@@ -93,7 +104,7 @@ void fields(V& v, T& s) {
   v(s.participants);
 }
 template <class V, class T>
-  requires std::is_same_v<std::remove_const_t<T>, ControlReply>
+requires std::is_same_v<std::remove_const_t<T>, ControlReply>
 void fields(V& v, T& s) {
   v(s.ok);
   v(s.error);
@@ -105,15 +116,14 @@ struct Sizer {
   size_t n = 0;
   void operator()(const std::string& s) { n += 4 + s.size(); }
   void operator()(bool) { n += 1; }
+  void operator()(uint32_t) { n += 4; }
   void operator()(uint64_t) { n += 8; }
   void operator()(double) { n += 8; }
   void operator()(SimTime) { n += 8; }
   void operator()(Duration) { n += 8; }
   template <class E>
-    requires std::is_enum_v<E>
-  void operator()(E) {
-    n += 1;
-  }
+  requires std::is_enum_v<E>
+  void operator()(E) { n += 1; }
   template <class T>
   void operator()(const std::vector<T>& v) {
     n += 4;
@@ -136,15 +146,14 @@ struct Writer {
     p += s.size();
   }
   void operator()(bool b) { u8(b ? 1 : 0); }
+  void operator()(uint32_t v) { u32(v); }
   void operator()(uint64_t v) { u64(v); }
   void operator()(double d) { u64(std::bit_cast<uint64_t>(d)); }
   void operator()(SimTime t) { u64(static_cast<uint64_t>(t.ns())); }
   void operator()(Duration d) { u64(static_cast<uint64_t>(d.ns())); }
   template <class E>
-    requires std::is_enum_v<E>
-  void operator()(E e) {
-    u8(static_cast<uint8_t>(e));
-  }
+  requires std::is_enum_v<E>
+  void operator()(E e) { u8(static_cast<uint8_t>(e)); }
   template <class T>
   void operator()(const std::vector<T>& v) {
     u32(static_cast<uint32_t>(v.size()));
@@ -155,7 +164,7 @@ struct Writer {
 bool valid_enum(Role r) { return r == Role::kRegulating || r == Role::kFollowing; }
 bool valid_enum(ErrorCode c) {
   auto v = static_cast<uint8_t>(c);
-  return v >= 1 && v <= 9;
+  return v >= 1 && v <= 11;
 }
 bool valid_enum(ControlOp op) {
   auto v = static_cast<uint8_t>(op);
@@ -191,6 +200,7 @@ class Reader {
     }
     b = v == 1;
   }
+  void operator()(uint32_t& v) { u32(v, "u32"); }
   void operator()(uint64_t& v) { u64(v, "u64"); }
   void operator()(double& d) {
     uint64_t v = 0;
@@ -205,7 +215,7 @@ class Reader {
     if (u64(v, "duration")) d = Duration::from_ns(static_cast<int64_t>(v));
   }
   template <class E>
-    requires std::is_enum_v<E>
+  requires std::is_enum_v<E>
   void operator()(E& e) {
     uint8_t v = 0;
     if (!u8(v, "enum")) return;
@@ -275,8 +285,8 @@ DecodeResult read_body(Reader& r, const char* kind_name) {
   T value{};
   fields(r, value);
   if (r.failed()) {
-    return Error{ErrorCode::kMalformed, std::string("malformed ") + kind_name + " frame: " +
-                                            r.reason()};
+    return Error{ErrorCode::kMalformed,
+                 std::string("malformed ") + kind_name + " frame: " + r.reason()};
   }
   if (!r.at_end()) {
     return Error{ErrorCode::kMalformed, std::string("malformed ") + kind_name +
@@ -288,23 +298,36 @@ DecodeResult read_body(Reader& r, const char* kind_name) {
 
 }  // namespace
 
-FrameKind frame_kind(const Frame& frame) {
-  return static_cast<FrameKind>(frame.index() + 1);
-}
+FrameKind frame_kind(const Frame& frame) { return static_cast<FrameKind>(frame.index() + 1); }
 
 const char* frame_kind_name(FrameKind kind) {
   switch (kind) {
-    case FrameKind::kAnnounce: return "announce";
-    case FrameKind::kSubscribe: return "subscribe";
-    case FrameKind::kUnsubscribe: return "unsubscribe";
-    case FrameKind::kPublish: return "publish";
-    case FrameKind::kLeave: return "leave";
-    case FrameKind::kHeartbeat: return "heartbeat";
-    case FrameKind::kGrant: return "grant";
-    case FrameKind::kDeliver: return "deliver";
-    case FrameKind::kError: return "error";
-    case FrameKind::kControl: return "control";
-    case FrameKind::kControlReply: return "control-reply";
+    case FrameKind::kAnnounce:
+      return "announce";
+    case FrameKind::kSubscribe:
+      return "subscribe";
+    case FrameKind::kUnsubscribe:
+      return "unsubscribe";
+    case FrameKind::kPublish:
+      return "publish";
+    case FrameKind::kLeave:
+      return "leave";
+    case FrameKind::kHeartbeat:
+      return "heartbeat";
+    case FrameKind::kGrant:
+      return "grant";
+    case FrameKind::kDeliver:
+      return "deliver";
+    case FrameKind::kError:
+      return "error";
+    case FrameKind::kControl:
+      return "control";
+    case FrameKind::kControlReply:
+      return "control-reply";
+    case FrameKind::kHello:
+      return "hello";
+    case FrameKind::kWelcome:
+      return "welcome";
   }
   return "unknown";
 }
@@ -336,33 +359,60 @@ DecodeResult decode_frame(std::string_view bytes, size_t max_bytes) {
                                             std::to_string(max_bytes) + " bytes"};
   }
   if (bytes.size() < 2) {
-    return Error{ErrorCode::kMalformed, "truncated: a frame needs at least 2 bytes, got " +
-                                            std::to_string(bytes.size())};
+    return Error{ErrorCode::kMalformed,
+                 "truncated: a frame needs at least 2 bytes, got " + std::to_string(bytes.size())};
   }
   auto magic = static_cast<uint8_t>(bytes[0]);
   if (magic != kWireMagicVersion) {
     char buf[8];
     std::snprintf(buf, sizeof buf, "0x%02X", magic);
+    if (std::optional<uint32_t> v = wire_version(bytes)) {
+      return Error{ErrorCode::kVersion, "a frame of protocol version " + std::to_string(*v) +
+                                            " (byte 0 is " + buf + "); this side speaks version " +
+                                            std::to_string(kProtocolVersion)};
+    }
     return Error{ErrorCode::kMalformed,
                  std::string("bad magic/version byte ") + buf + " (expected 0xF1)"};
   }
   Reader r(bytes.substr(2));
   auto kind = static_cast<FrameKind>(static_cast<uint8_t>(bytes[1]));
   switch (kind) {
-    case FrameKind::kAnnounce: return read_body<Announce>(r, "announce");
-    case FrameKind::kSubscribe: return read_body<Subscribe>(r, "subscribe");
-    case FrameKind::kUnsubscribe: return read_body<Unsubscribe>(r, "unsubscribe");
-    case FrameKind::kPublish: return read_body<Publish>(r, "publish");
-    case FrameKind::kLeave: return read_body<Leave>(r, "leave");
-    case FrameKind::kHeartbeat: return read_body<Heartbeat>(r, "heartbeat");
-    case FrameKind::kGrant: return read_body<Grant>(r, "grant");
-    case FrameKind::kDeliver: return read_body<Deliver>(r, "deliver");
-    case FrameKind::kError: return read_body<Error>(r, "error");
-    case FrameKind::kControl: return read_body<Control>(r, "control");
-    case FrameKind::kControlReply: return read_body<ControlReply>(r, "control-reply");
+    case FrameKind::kAnnounce:
+      return read_body<Announce>(r, "announce");
+    case FrameKind::kSubscribe:
+      return read_body<Subscribe>(r, "subscribe");
+    case FrameKind::kUnsubscribe:
+      return read_body<Unsubscribe>(r, "unsubscribe");
+    case FrameKind::kPublish:
+      return read_body<Publish>(r, "publish");
+    case FrameKind::kLeave:
+      return read_body<Leave>(r, "leave");
+    case FrameKind::kHeartbeat:
+      return read_body<Heartbeat>(r, "heartbeat");
+    case FrameKind::kGrant:
+      return read_body<Grant>(r, "grant");
+    case FrameKind::kDeliver:
+      return read_body<Deliver>(r, "deliver");
+    case FrameKind::kError:
+      return read_body<Error>(r, "error");
+    case FrameKind::kControl:
+      return read_body<Control>(r, "control");
+    case FrameKind::kControlReply:
+      return read_body<ControlReply>(r, "control-reply");
+    case FrameKind::kHello:
+      return read_body<Hello>(r, "hello");
+    case FrameKind::kWelcome:
+      return read_body<Welcome>(r, "welcome");
   }
   return Error{ErrorCode::kUnknownKind,
                "unknown frame kind " + std::to_string(static_cast<uint8_t>(bytes[1]))};
+}
+
+std::optional<uint32_t> wire_version(std::string_view bytes) {
+  if (bytes.empty()) return std::nullopt;
+  auto b = static_cast<uint8_t>(bytes[0]);
+  if ((b & 0xF0) != kWireMagic) return std::nullopt;
+  return b & 0x0F;
 }
 
 }  // namespace fieldproof::lockstep

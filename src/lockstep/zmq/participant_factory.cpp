@@ -9,7 +9,12 @@ namespace fieldproof::lockstep {
 std::unique_ptr<Participant> connect_participant(const std::string& endpoint,
                                                  ParticipantOptions options,
                                                  const ConnectOptions& connect_options) {
-  return std::make_unique<Participant>(connect(endpoint, connect_options), std::move(options));
+  auto p = std::make_unique<Participant>(connect(endpoint, connect_options), std::move(options));
+  if (!p->ok()) {
+    throw TransportError("participant '" + p->name() + "' could not join the coordinator at " +
+                         endpoint + ": " + p->last_error());
+  }
+  return p;
 }
 
 std::unique_ptr<Participant> participant_from_environment(ParticipantOptions options,

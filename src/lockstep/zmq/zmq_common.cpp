@@ -5,6 +5,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "fieldproof/lockstep/zmq_server.hpp"
 
 namespace fieldproof::lockstep::zmqd {
 
@@ -21,16 +25,15 @@ void* context() {
   return ctx;
 }
 
-void throw_zmq(const std::string& what) {
-  throw TransportError(what + ": " + zmq_strerror(errno));
-}
+void throw_zmq(const std::string& what) { throw TransportError(what + ": " + zmq_strerror(errno)); }
 
 std::string resolve_endpoint(std::string_view endpoint, std::string_view ipc_dir) {
   std::string ep(endpoint);
   if (ep.rfind("ipc://", 0) == 0) {
     std::string path = ep.substr(6);
     if (path.empty()) {
-      throw TransportError("endpoint '" + ep + "': an ipc endpoint needs a path, e.g. ipc://coordinator.sock");
+      throw TransportError("endpoint '" + ep +
+                           "': an ipc endpoint needs a path, e.g. ipc://coordinator.sock");
     }
     if (path[0] != '/' && path[0] != '@') {
       std::string dir(ipc_dir);
@@ -122,6 +125,41 @@ std::string curve_public_key(const std::string& secret_key) {
     zmqd::throw_zmq("deriving the CURVE public key (not a Z85 key?)");
   }
   return pub;
+}
+
+}  // namespace fieldproof::lockstep
+
+namespace fieldproof::lockstep {
+
+bool is_curve_key(const std::string& key) {
+  uint8_t raw[32];
+  return key.size() == 40 && zmq_z85_decode(raw, key.c_str()) != nullptr;
+}
+
+std::vector<std::string> read_authorized_keys(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw TransportError("authorized keys file '" + path + "' cannot be read");
+  std::vector<std::string> keys;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    // '#' is a Z85 character: a comment is a line that starts with it, or text after the key
+    // separated by white space.
+    std::istringstream words(line);
+    std::string text;
+    if (!(words >> text) || text[0] == '#') continue;
+    std::string rest;
+    if (words >> rest && rest[0] != '#') {
+      throw TransportError(path + ":" + std::to_string(n) + ": '" + rest +
+                           "' after the key: one key per line (a comment starts with #)");
+    }
+    if (!is_curve_key(text)) {
+      throw TransportError(path + ":" + std::to_string(n) + ": '" + text +
+                           "' is not a client public key (40 Z85 characters, as `fieldproof "
+                           "keygen` prints)");
+    }
+    keys.push_back(text);
+  }
+  return keys;
 }
 
 }  // namespace fieldproof::lockstep

@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "fieldproof/lockstep/codec.hpp"
@@ -30,6 +32,8 @@ class ZmqLink final : public Link {
   ZmqLink(const std::string& endpoint, const ConnectOptions& options)
       : options_(options), wall_(SystemClock::wall_now()) {
     std::string ep = zmqd::resolve_endpoint(endpoint, options.ipc_dir);
+    connect_timeout_ = effective_connect_timeout(options);
+    connect_deadline_ = wall_() + connect_timeout_;
     socket_ = zmq_socket(zmqd::context(), ZMQ_DEALER);
     if (socket_ == nullptr) zmqd::throw_zmq("creating a DEALER socket");
     try {
@@ -68,6 +72,12 @@ class ZmqLink final : public Link {
       if (zmq_getsockopt(socket_, ZMQ_FD, &zmq_fd_, &len) != 0) zmqd::throw_zmq("ZMQ_FD");
       wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
       if (wake_fd_ < 0) throw TransportError("eventfd failed");
+      if (options.hello) {
+        // Queued ahead of everything the participant sends (docs/protocol.md, the handshake).
+        std::string hello =
+            encode_frame(Hello{kProtocolVersion, "fieldproof-cpp " FIELDPROOF_LOCKSTEP_VERSION});
+        zmqd::send_bytes(socket_, hello.data(), hello.size(), ZMQ_DONTWAIT);
+      }
     } catch (...) {
       if (monitor_ != nullptr) zmq_close(monitor_);
       zmq_close(socket_);
@@ -93,6 +103,7 @@ class ZmqLink final : public Link {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
+    if (!std::holds_alternative<Control>(frame)) sent_any_ = true;
     sent_since_tick_.store(true, std::memory_order_relaxed);
     signal_if_readable();
   }
@@ -109,8 +120,20 @@ class ZmqLink final : public Link {
         while (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) >= 0) {
           std::string_view bytes(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
           DecodeResult r = decode_frame(bytes);
+          heard_ = true;
           if (r) {
             zmq_msg_close(&msg);
+            if (const auto* w = std::get_if<Welcome>(&r.frame())) {
+              if (w->protocol_version == kProtocolVersion) {
+                zmq_msg_init(&msg);  // the handshake is the link's business
+                continue;
+              }
+              return Frame{version_mismatch(w->protocol_version)};
+            }
+            if (const auto* e = std::get_if<Error>(&r.frame());
+                e != nullptr && e->code == ErrorCode::kVersion) {
+              return Frame{version_refused(e->reason)};
+            }
             if (const auto* e = std::get_if<Error>(&r.frame());
                 e != nullptr && e->code == ErrorCode::kShutdown) {
               if (shutdown_delivered_) {
@@ -123,6 +146,11 @@ class ZmqLink final : public Link {
           }
           // A coordinator never sends garbage; a frame we cannot read is surfaced as an Error so
           // the participant sees it rather than hanging.
+          if (r.error().code == ErrorCode::kVersion) {
+            std::optional<uint32_t> v = wire_version(bytes);
+            zmq_msg_close(&msg);
+            return Frame{version_mismatch(v.value_or(0))};
+          }
           zmq_msg_close(&msg);
           return Frame{Error{r.error().code, "undecodable frame from the coordinator: " +
                                                  r.error().reason}};
@@ -132,8 +160,17 @@ class ZmqLink final : public Link {
           zmq_msg_close(&msg);
           return Frame{Error{ErrorCode::kShutdown, drop_reason_}};
         }
+        if (!heard_ && !shutdown_delivered_ && wall_() >= connect_deadline_) {
+          shutdown_delivered_ = true;
+          zmq_msg_close(&msg);
+          return Frame{Error{ErrorCode::kShutdown,
+                             "no coordinator answered at " + endpoint_ + " within " +
+                                 format_seconds(connect_timeout_) +
+                                 " s (the connect timeout: ConnectOptions::connect_timeout or " +
+                                 kConnectTimeoutEnv + "); is the coordinator running there?"}};
+        }
       }
-      int wait_ms = 10;  // cap: ZMQ_FD is edge-style, recheck now and then
+      int wait_ms = 10;  // cap: ZMQ_FD is edge-style, recheck now and then (and the deadline)
       if (!forever) {
         Duration left = deadline - wall_();
         if (left <= Duration::zero()) break;
@@ -156,6 +193,7 @@ class ZmqLink final : public Link {
       std::lock_guard lock(mutex_);
       if (closed_) return;
       closed_ = true;
+      flush_to_coordinator();
       zmq_socket_monitor(socket_, nullptr, 0);
       zmq_close(monitor_);
       monitor_ = nullptr;
@@ -173,6 +211,36 @@ class ZmqLink final : public Link {
   }
 
  private:
+  // With mutex_ held, before the socket closes: makes sure what was sent (the Leave) reached the
+  // coordinator. The context is never terminated, so ZMQ_LINGER does not hold a process that
+  // exits right after close(); a Leave still queued would be lost and the coordinator, which
+  // notices the closed connection at once, would take the exit for a crash. A status request
+  // answered proves every earlier frame of this connection arrived (frames keep their order).
+  // Bounded by options_.linger; skipped when no participant frame was sent (a control client:
+  // the engine records every control request) or the coordinator is gone.
+  void flush_to_coordinator() {
+    if (!sent_any_ || !heard_ || dropped_ || options_.linger <= Duration::zero()) return;
+    const std::string bytes = encode_frame(Frame{Control{}});  // a status request
+    if (!zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT)) return;
+    const SimTime deadline = wall_() + options_.linger;
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    while (true) {
+      if (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) >= 0) {
+        DecodeResult r = decode_frame(
+            std::string_view(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg)));
+        if (r && std::holds_alternative<ControlReply>(r.frame())) break;
+        continue;
+      }
+      const Duration left = deadline - wall_();
+      if (left <= Duration::zero()) break;
+      zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+      zmq_poll(&item, 1,
+               static_cast<long>(std::min<int64_t>(10, (left.ns() + 999'999) / 1'000'000)));
+    }
+    zmq_msg_close(&msg);
+  }
+
   // Called with mutex_ held after a socket operation: if input is ready, the ZMQ_FD edge may be
   // gone, so wake any receiver through the eventfd.
   void signal_if_readable() {
@@ -225,6 +293,34 @@ class ZmqLink final : public Link {
     return dropped_;
   }
 
+  static Error version_mismatch(uint32_t theirs) {
+    return Error{ErrorCode::kVersion, "the coordinator speaks protocol version " +
+                                          std::to_string(theirs) + "; this client speaks version " +
+                                          std::to_string(kProtocolVersion)};
+  }
+
+  // Error{kVersion} from the coordinator: name its version when its reason says it ("... this
+  // coordinator speaks version N", docs/protocol.md), keep its words either way.
+  static Error version_refused(const std::string& reason) {
+    static constexpr std::string_view kSpeaks = "speaks version ";
+    size_t at = reason.find(kSpeaks);
+    std::string digits;
+    if (at != std::string::npos) {
+      for (size_t i = at + kSpeaks.size();
+           i < reason.size() && reason[i] >= '0' && reason[i] <= '9'; ++i) {
+        digits += reason[i];
+      }
+    }
+    if (digits.empty() || digits.size() > 9) {
+      return Error{ErrorCode::kVersion, "the coordinator refused protocol version " +
+                                            std::to_string(kProtocolVersion) +
+                                            " of this client: " + reason};
+    }
+    Error e = version_mismatch(static_cast<uint32_t>(std::stoul(digits)));
+    e.reason += " (the coordinator said: " + reason + ")";
+    return e;
+  }
+
   static uint64_t next_monitor_id() {
     static std::atomic<uint64_t> id{0};
     return id.fetch_add(1);
@@ -261,6 +357,10 @@ class ZmqLink final : public Link {
   bool dropped_ = false;
   std::string drop_reason_;
   bool shutdown_delivered_ = false;  // Error{kShutdown} goes to the participant once
+  bool heard_ = false;               // a frame came from the coordinator (guarded by mutex_)
+  bool sent_any_ = false;  // a participant frame went out (a control client has none to flush)
+  Duration connect_timeout_;
+  SimTime connect_deadline_;
   int zmq_fd_ = -1;
   int monitor_fd_ = -1;
   int wake_fd_ = -1;
@@ -276,6 +376,19 @@ class ZmqLink final : public Link {
 };
 
 }  // namespace
+
+Duration effective_connect_timeout(const ConnectOptions& options) {
+  if (options.connect_timeout) return *options.connect_timeout;
+  const char* env = std::getenv(kConnectTimeoutEnv);
+  if (env == nullptr || *env == '\0') return seconds(10);
+  Parsed<Duration> d = parse_duration(env);
+  if (!d || *d <= Duration::zero()) {
+    throw TransportError(std::string(kConnectTimeoutEnv) + "='" + env +
+                         "' is not a positive duration (e.g. 10s, 500ms)" +
+                         (d ? "" : ": " + d.error()));
+  }
+  return *d;
+}
 
 std::unique_ptr<Link> connect(const std::string& endpoint, const ConnectOptions& options) {
   return std::make_unique<ZmqLink>(endpoint, options);

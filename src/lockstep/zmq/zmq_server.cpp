@@ -2,23 +2,29 @@
 // security monitor and an eventfd for requests from other threads; core.poll() when it asks.
 #include "fieldproof/lockstep/zmq_server.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
-#include <cstring>
 
 #include "fieldproof/lockstep/cascade.hpp"
 #include "fieldproof/lockstep/codec.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "refusal_log.hpp"
+#include "zap.hpp"
 #include "zmq_common.hpp"
 
 namespace fieldproof::lockstep {
@@ -30,11 +36,77 @@ constexpr int kMaxBatch = 512;
 // mirrors each local participant's name there.
 constexpr const char* kCascadeThread = "cascade";
 constexpr const char* kMirrorThread = "~cascade";  // frames drained from one socket before looking at the others
+// What Welcome (and a child's Hello to its parent) calls this program.
+constexpr const char* kCoordinatorName = "fieldproof-coordinator " FIELDPROOF_LOCKSTEP_VERSION;
+
+// Where a connection stands in the handshake (docs/protocol.md, 5.1).
+enum class HelloState : uint8_t { kNone, kAccepted, kRefused };
 
 struct Peer {
   void* socket = nullptr;
   std::string routing_id;
+  int fd = -1;  // the connection's file descriptor (ZMQ_SRCFD), -1 when unknown
+  HelloState hello = HelloState::kNone;
+  uint32_t refused_version = 0;  // the version a kRefused peer spoke
 };
+
+// Where a connection comes from: `text` for the log, `host` for rate limiting (a refused peer
+// reconnects from a new tcp port every time).
+struct PeerAddress {
+  std::string text = "(address unknown)";
+  std::string host;  // empty when unknown
+};
+
+PeerAddress peer_address(int fd) {
+  PeerAddress a;
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return a;
+  char ip[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
+    ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+    a.host = ip;
+    a.text = a.host + ":" + std::to_string(ntohs(in->sin_port));
+  } else if (ss.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+    a.host = ip;
+    a.text = "[" + a.host + "]:" + std::to_string(ntohs(in6->sin6_port));
+  } else if (ss.ss_family == AF_UNIX) {
+    ucred cred{};
+    socklen_t clen = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0) {
+      a.host = "ipc pid " + std::to_string(cred.pid);
+      a.text = a.host + " (uid " + std::to_string(cred.uid) + ")";
+    } else {
+      a.text = "an ipc peer";
+      a.host = "ipc";
+    }
+  }
+  return a;
+}
+
+// One monitored ROUTER: its monitor PAIR, what it is bound to (for log lines) and the accepted
+// connections whose security handshake has not ended yet, oldest first.
+struct Monitor {
+  void* pair = nullptr;
+  void* socket = nullptr;
+  std::string endpoint;
+  std::deque<std::pair<int, PeerAddress>> handshaking;
+};
+
+// Refusals the ZAP handler thread reports, taken by the server thread when the matching
+// handshake failure event arrives (the handler reports before it answers, so it is there).
+struct ZapSink {
+  std::mutex mutex;
+  std::deque<zmqd::ZapRefusal> refusals;
+};
+
+std::string version_refusal(uint32_t version) {
+  return "protocol version " + std::to_string(version) +
+         " is not supported: this coordinator speaks version " + std::to_string(kProtocolVersion);
+}
 
 std::string kind_of(std::string_view bytes) {
   if (bytes.size() < 2) return "?";
@@ -54,6 +126,7 @@ class CoordinatorServer::Impl {
     if (!options_.curve_secret_key.empty()) {
       curve_public_ = lockstep::curve_public_key(options_.curve_secret_key);
     }
+    if (options_.authorized_keys) make_zap();
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) throw TransportError("eventfd failed");
     try {
@@ -63,7 +136,8 @@ class CoordinatorServer::Impl {
         control_ = make_router();
         control_endpoint_ = bind(control_, options_.control);
       }
-      if (!curve_public_.empty()) monitor_ = make_monitor(router_);
+      make_monitor(router_, endpoints_.front());
+      if (control_) make_monitor(control_, control_endpoint_);
       make_core();
       if (!options_.parent.empty()) make_parent();
     } catch (...) {
@@ -126,6 +200,7 @@ class CoordinatorServer::Impl {
       zmqd::set_int(s, ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER");
       zmqd::set_string(s, ZMQ_CURVE_SECRETKEY, options_.curve_secret_key, "CURVE secret key");
     }
+    if (zap_) zmqd::set_string(s, ZMQ_ZAP_DOMAIN, zap_->name(), "ZMQ_ZAP_DOMAIN");
     return s;
   }
 
@@ -146,24 +221,73 @@ class CoordinatorServer::Impl {
     return bound.empty() ? ep : bound;
   }
 
-  void* make_monitor(void* socket) {
-    std::string addr = "inproc://fieldproof-monitor-" + std::to_string(reinterpret_cast<uintptr_t>(this));
-    if (zmq_socket_monitor(socket, addr.c_str(),
-                           ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
+  // Accepted / closed connections (liveness: a peer's process died) and security handshake
+  // failures (refused peers) of `socket`.
+  void make_monitor(void* socket, const std::string& endpoint) {
+    // A process-wide counter: a closed socket's monitor endpoint may stay bound for a moment,
+    // and a new server can get the old one's address.
+    static std::atomic<uint64_t> next_monitor{0};
+    std::string addr = "inproc://fieldproof-monitor-" + std::to_string(next_monitor.fetch_add(1));
+    if (zmq_socket_monitor(
+            socket, addr.c_str(),
+            ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
       zmqd::throw_zmq("zmq_socket_monitor");
     }
     void* m = zmq_socket(zmqd::context(), ZMQ_PAIR);
     if (m == nullptr) zmqd::throw_zmq("creating the monitor socket");
     sockets_.push_back(m);
     zmqd::set_int(m, ZMQ_LINGER, 0, "ZMQ_LINGER");
+    zmqd::set_int(m, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");  // never lose a disconnect event
     if (zmq_connect(m, addr.c_str()) != 0) zmqd::throw_zmq("connecting the monitor");
-    return m;
+    Monitor mon;
+    mon.pair = m;
+    mon.socket = socket;
+    mon.endpoint = endpoint;
+    monitors_.push_back(std::move(mon));
+  }
+
+  void make_zap() {
+    if (options_.curve_secret_key.empty()) {
+      throw TransportError(
+          "authorized keys need CURVE: give the server a secret key (--curve-secret-key FILE)");
+    }
+    std::set<std::string> allowed;
+    for (const std::string& k : *options_.authorized_keys) {
+      uint8_t raw[32];
+      if (k.size() != 40 || zmq_z85_decode(raw, k.c_str()) == nullptr) {
+        throw TransportError("authorized key '" + k + "' is not a 40-character Z85 CURVE key");
+      }
+      if (k == curve_public_) {
+        log("the server's own public key is listed as an authorized key; it is refused anyway");
+      }
+      allowed.insert(k);
+    }
+    auto sink = zap_sink_;
+    zap_ = std::make_unique<zmqd::ZapDomain>(std::move(allowed), curve_public_,
+                                             [sink](const zmqd::ZapRefusal& r) {
+                                               std::lock_guard lock(sink->mutex);
+                                               sink->refusals.push_back(r);
+                                               if (sink->refusals.size() > 1024)
+                                                 sink->refusals.pop_front();
+                                             });
   }
 
   void make_core() {
-    if (!options_.core.log && options_.log) options_.core.log = options_.log;
+    // The core's refusals are rate limited per peer like the server's own (its other lines, e.g.
+    // a failure, come outside the handling of a peer's frame and pass unchanged).
+    LogFn base = options_.core.log ? options_.core.log : options_.log;
+    if (base) {
+      options_.core.log = [this, base](const std::string& line) {
+        if (current_conn_ == 0) {
+          base(line);
+        } else if (auto l =
+                       refusal_log_.admit("conn " + std::to_string(current_conn_), wall_(), line)) {
+          base(*l);
+        }
+      };
+    }
     core_ = std::make_unique<CoordinatorCore>(
         options_.core, [this](ConnId to, Frame frame) { send_to(to, frame); });
     if (options_.tap) core_->set_tap(options_.tap);
@@ -189,6 +313,8 @@ class CoordinatorServer::Impl {
     zmqd::apply_client_curve(s, options_.parent_connect.curve);
     if (zmq_connect(s, ep.c_str()) != 0) zmqd::throw_zmq("connecting to the parent '" + ep + "'");
     parent_ = s;
+    // The handshake goes first: set_upstream() below may already announce.
+    send_parent(Frame{Hello{kProtocolVersion, kCoordinatorName}});
     heartbeat_interval_ = options_.parent_connect.heartbeat_interval;
     UpstreamHooks hooks;
     hooks.publish = [this](const Publish& p) { send_parent(Frame{p}); };
@@ -249,16 +375,20 @@ class CoordinatorServer::Impl {
       DecodeResult r = decode_frame(bytes);
       if (!r) {
         log("undecodable frame from the parent: " + r.error().reason);
+        if (r.error().code == ErrorCode::kVersion) parent_version_mismatch(*wire_version(bytes));
         continue;
       }
       Frame f = std::move(r).frame();
-      if (auto* g = std::get_if<Grant>(&f)) {
+      if (auto* w = std::get_if<Welcome>(&f)) {
+        if (w->protocol_version != kProtocolVersion) parent_version_mismatch(w->protocol_version);
+      } else if (auto* g = std::get_if<Grant>(&f)) {
         core_->upstream_grant(g->time);
       } else if (auto* d = std::get_if<Deliver>(&f)) {
         core_->upstream_deliver(std::move(d->message));
       } else if (auto* e = std::get_if<Error>(&f)) {
         log("the parent refused a frame: " + e->reason);
-        if (e->code == ErrorCode::kTimeout || e->code == ErrorCode::kShutdown) {
+        if (e->code == ErrorCode::kTimeout || e->code == ErrorCode::kShutdown ||
+            e->code == ErrorCode::kVersion || e->code == ErrorCode::kNoHello) {
           core_->shutdown("the parent coordinator ended the run: " + e->reason);
         }
       }
@@ -266,7 +396,16 @@ class CoordinatorServer::Impl {
     zmq_msg_close(&msg);
   }
 
+  void parent_version_mismatch(uint32_t version) {
+    core_->shutdown("the parent coordinator speaks protocol version " + std::to_string(version) +
+                    "; this coordinator speaks version " + std::to_string(kProtocolVersion));
+  }
+
   void close_sockets() {
+    // Stop the monitors first: the events of the closing sockets would go to monitor sockets
+    // that nobody reads any more.
+    for (const Monitor& m : monitors_) zmq_socket_monitor(m.socket, nullptr, 0);
+    monitors_.clear();
     for (void* s : sockets_) zmq_close(s);
     sockets_.clear();
   }
@@ -282,7 +421,7 @@ class CoordinatorServer::Impl {
     std::vector<zmq_pollitem_t> items;
     items.push_back({router_, 0, ZMQ_POLLIN, 0});
     if (control_) items.push_back({control_, 0, ZMQ_POLLIN, 0});
-    if (monitor_) items.push_back({monitor_, 0, ZMQ_POLLIN, 0});
+    for (const Monitor& m : monitors_) items.push_back({m.pair, 0, ZMQ_POLLIN, 0});
     if (parent_) items.push_back({parent_, 0, ZMQ_POLLIN, 0});
     items.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
 
@@ -312,12 +451,22 @@ class CoordinatorServer::Impl {
         if (control_ && (items[k++].revents & ZMQ_POLLIN)) {
           drain_router(control_, /*control_only=*/true);
         }
-        if (monitor_ && (items[k++].revents & ZMQ_POLLIN)) drain_monitor();
+        for (Monitor& m : monitors_) {
+          if (items[k++].revents & ZMQ_POLLIN) drain_monitor(m);
+        }
         if (parent_ && (items[k++].revents & ZMQ_POLLIN)) drain_parent();
         if (items.back().revents & ZMQ_POLLIN) {
           drain_wake();
           run_tasks();
         }
+      }
+      if (!closed_conns_.empty()) {
+        // What a peer sent before its connection closed (a Leave) is queued before the event
+        // that said so: take it first, so an orderly exit is not mistaken for a crash.
+        while (drain_router(router_, /*control_only=*/false) == kMaxBatch) {
+        }
+        for (ConnId c : closed_conns_) pending_disconnects_.push_back(c);
+        closed_conns_.clear();
       }
       flush_disconnects();
       next = core_->poll();
@@ -341,20 +490,24 @@ class CoordinatorServer::Impl {
     for (auto& t : tasks) t();
   }
 
-  void drain_router(void* socket, bool control_only) {
+  // Handles up to kMaxBatch frames; returns how many it found.
+  int drain_router(void* socket, bool control_only) {
     zmq_msg_t id;
     zmq_msg_t body;
     zmq_msg_init(&id);
     zmq_msg_init(&body);
-    for (int i = 0; i < kMaxBatch; ++i) {
+    int i = 0;
+    for (; i < kMaxBatch; ++i) {
       if (zmq_msg_recv(&id, socket, ZMQ_DONTWAIT) < 0) break;
       std::string routing(static_cast<const char*>(zmq_msg_data(&id)), zmq_msg_size(&id));
       if (!zmq_msg_more(&id)) continue;  // cannot happen with DEALER peers
       if (zmq_msg_recv(&body, socket, 0) < 0) break;
+      // The connection's descriptor comes with the body (the routing id frame may lack it).
+      const int fd = zmq_msg_get(&body, ZMQ_SRCFD);
       // A peer may send extra parts; only the first body part is the frame.
       bool extra = zmq_msg_more(&body);
       std::string_view bytes(static_cast<const char*>(zmq_msg_data(&body)), zmq_msg_size(&body));
-      handle_bytes(socket, routing, bytes, control_only, extra);
+      handle_bytes(socket, routing, fd, bytes, control_only, extra);
       while (extra) {
         zmq_msg_t skip;
         zmq_msg_init(&skip);
@@ -365,21 +518,41 @@ class CoordinatorServer::Impl {
     }
     zmq_msg_close(&id);
     zmq_msg_close(&body);
+    return i;
   }
 
-  ConnId conn_for(void* socket, const std::string& routing) {
+  ConnId conn_for(void* socket, const std::string& routing, int fd) {
     auto& ids = socket == router_ ? router_ids_ : control_ids_;
     auto it = ids.find(routing);
     if (it != ids.end()) return it->second;
     ConnId c = next_conn_++;
     ids.emplace(routing, c);
-    peers_.emplace(c, Peer{socket, routing});
+    peers_.emplace(c, Peer{socket, routing, fd});
+    if (fd >= 0) {
+      auto old = fd_conn_.find(fd);
+      if (old != fd_conn_.end()) {
+        // The descriptor was reused, so the old connection is closed; its close event, when it
+        // comes, is about the old one.
+        pending_disconnects_.push_back(old->second);
+        ++stale_closes_[fd];
+      }
+      fd_conn_[fd] = c;
+    }
     return c;
   }
 
-  void handle_bytes(void* socket, const std::string& routing, std::string_view bytes,
+  // Marks `conn` as the peer being served while its frame is handled (core log lines are then
+  // rate limited as that peer's).
+  struct Serving {
+    Impl& impl;
+    Serving(Impl& i, ConnId c) : impl(i) { impl.current_conn_ = c; }
+    ~Serving() { impl.current_conn_ = 0; }
+  };
+
+  void handle_bytes(void* socket, const std::string& routing, int fd, std::string_view bytes,
                     bool control_only, bool extra_parts) {
-    ConnId conn = conn_for(socket, routing);
+    ConnId conn = conn_for(socket, routing, fd);
+    Serving serving(*this, conn);
     if (bytes.size() > options_.core.max_message_bytes) {
       refuse(conn, Error{ErrorCode::kOversized,
                          "frame of " + std::to_string(bytes.size()) +
@@ -389,11 +562,19 @@ class CoordinatorServer::Impl {
     }
     DecodeResult r = decode_frame(bytes, options_.core.max_message_bytes);
     if (!r) {
+      if (r.error().code == ErrorCode::kVersion) {
+        refuse_version(conn, *wire_version(bytes));
+        return;
+      }
       refuse(conn, r.error());
       return;
     }
     if (extra_parts) log("ignoring extra message parts after a " + kind_of(bytes) + " frame");
     Frame frame = std::move(r).frame();
+    if (auto* h = std::get_if<Hello>(&frame)) {
+      on_hello(conn, *h);
+      return;
+    }
     if (auto* c = std::get_if<Control>(&frame)) {
       send_to(conn, Frame{core_->control(*c)});
       return;
@@ -409,12 +590,14 @@ class CoordinatorServer::Impl {
       case 7:   // Deliver
       case 8:   // Error
       case 10:  // ControlReply
+      case 12:  // Welcome
         refuse(conn, Error{ErrorCode::kUnknownKind, std::string("a ") + kind_of(bytes) +
                                                       " frame is coordinator-to-participant only"});
         return;
       default:
         break;
     }
+    if (!hello_accepted(conn, bytes)) return;
     if (options_.on_announce) {
       if (const auto* a = std::get_if<Announce>(&frame)) options_.on_announce(*a);
     }
@@ -430,9 +613,49 @@ class CoordinatorServer::Impl {
     core_->handle(conn, std::move(frame));
   }
 
+  // ---- the handshake (docs/protocol.md, 5.1) ------------------------------------------------
+
+  void on_hello(ConnId conn, const Hello& hello) {
+    if (hello.protocol_version != kProtocolVersion) {
+      refuse_version(conn, hello.protocol_version);
+      return;
+    }
+    peers_.at(conn).hello = HelloState::kAccepted;
+    send_to(conn, Frame{Welcome{kProtocolVersion, kCoordinatorName,
+                                static_cast<uint64_t>(options_.core.max_message_bytes)}});
+  }
+
+  void refuse_version(ConnId conn, uint32_t version) {
+    Peer& peer = peers_.at(conn);
+    peer.hello = HelloState::kRefused;
+    peer.refused_version = version;
+    refuse(conn, Error{ErrorCode::kVersion, version_refusal(version)});
+  }
+
+  // A participant frame passes only on a connection whose Hello was accepted.
+  bool hello_accepted(ConnId conn, std::string_view bytes) {
+    const Peer& peer = peers_.at(conn);
+    if (peer.hello == HelloState::kAccepted) return true;
+    if (peer.hello == HelloState::kRefused) {
+      refuse(conn, Error{ErrorCode::kVersion, version_refusal(peer.refused_version)});
+    } else {
+      refuse(conn, Error{ErrorCode::kNoHello, "a " + kind_of(bytes) +
+                                                  " frame before Hello: a participant's first "
+                                                  "frame is Hello{protocol_version " +
+                                                  std::to_string(kProtocolVersion) +
+                                                  ", client} (docs/protocol.md)"});
+    }
+    return false;
+  }
+
   void refuse(ConnId conn, Error error) {
     bad_frames_.fetch_add(1);
-    log("refused a frame from connection " + std::to_string(conn) + ": " + error.reason);
+    const std::string peer = "conn " + std::to_string(conn);
+    if (auto l = refusal_log_.admit(
+            peer, wall_(),
+            "refused a frame from connection " + std::to_string(conn) + ": " + error.reason)) {
+      log(*l);
+    }
     send_to(conn, Frame{std::move(error)});
   }
 
@@ -460,42 +683,111 @@ class CoordinatorServer::Impl {
       if (it == peers_.end()) continue;
       auto& ids = it->second.socket == router_ ? router_ids_ : control_ids_;
       ids.erase(it->second.routing_id);
+      if (auto f = fd_conn_.find(it->second.fd); f != fd_conn_.end() && f->second == c) {
+        fd_conn_.erase(f);
+      }
       bool participant_conn = it->second.socket == router_;
       peers_.erase(it);
-      if (participant_conn) {
-        log("connection " + std::to_string(c) + " is gone (its socket closed)");
-        core_->connection_lost(c);
-      }
+      // No line of its own: every orderly exit closes a connection too (after its Leave). The
+      // core logs what matters: the failure of a regulating participant, a dropped follower.
+      if (participant_conn) core_->connection_lost(c);
     }
   }
 
-  void drain_monitor() {
-    for (int i = 0; i < 64; ++i) {
+  void drain_monitor(Monitor& m) {
+    for (int i = 0; i < 256; ++i) {
       zmq_msg_t ev;
       zmq_msg_init(&ev);
-      if (zmq_msg_recv(&ev, monitor_, ZMQ_DONTWAIT) < 0) {
+      if (zmq_msg_recv(&ev, m.pair, ZMQ_DONTWAIT) < 0) {
         zmq_msg_close(&ev);
         break;
       }
       uint16_t event = 0;
-      if (zmq_msg_size(&ev) >= 2) std::memcpy(&event, zmq_msg_data(&ev), 2);
+      uint32_t value = 0;
+      if (zmq_msg_size(&ev) >= 6) {
+        std::memcpy(&event, zmq_msg_data(&ev), 2);
+        std::memcpy(&value, static_cast<const char*>(zmq_msg_data(&ev)) + 2, 4);
+      }
       bool more = zmq_msg_more(&ev);
       zmq_msg_close(&ev);
-      std::string address;
-      if (more) {
-        zmq_msg_t addr;
-        zmq_msg_init(&addr);
-        zmq_msg_recv(&addr, monitor_, 0);
-        address.assign(static_cast<const char*>(zmq_msg_data(&addr)), zmq_msg_size(&addr));
-        zmq_msg_close(&addr);
+      while (more) {  // the endpoint part: the local one for accepted connections, not needed
+        zmq_msg_t part;
+        zmq_msg_init(&part);
+        zmq_msg_recv(&part, m.pair, 0);
+        more = zmq_msg_more(&part);
+        zmq_msg_close(&part);
       }
-      std::string reason = "refused a peer on " + address +
-                           ": security handshake failed (a CURVE peer needs the server's "
-                           "public key)";
-      refused_.fetch_add(1);
-      log(reason);
-      if (options_.on_refused) options_.on_refused(reason);
+      const int fd = static_cast<int>(value);
+      switch (event) {
+        case ZMQ_EVENT_ACCEPTED:
+          m.handshaking.emplace_back(fd, peer_address(fd));
+          if (m.handshaking.size() > 256) m.handshaking.pop_front();
+          break;
+        case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+          if (!m.handshaking.empty()) m.handshaking.pop_front();
+          break;
+        case ZMQ_EVENT_DISCONNECTED:
+          connection_closed(m, fd);
+          break;
+        case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+        case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+        case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+          handshake_failed(m, event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
+          break;
+        default:
+          break;
+      }
     }
+  }
+
+  void connection_closed(Monitor& m, int fd) {
+    for (auto it = m.handshaking.begin(); it != m.handshaking.end(); ++it) {
+      if (it->first == fd) {
+        m.handshaking.erase(it);
+        break;
+      }
+    }
+    if (auto st = stale_closes_.find(fd); st != stale_closes_.end()) {
+      if (--st->second == 0) stale_closes_.erase(st);
+      return;
+    }
+    auto it = fd_conn_.find(fd);
+    if (it == fd_conn_.end()) return;  // a peer that never sent a frame (refused, or idle)
+    closed_conns_.push_back(it->second);
+    fd_conn_.erase(it);
+  }
+
+  void handshake_failed(Monitor& m, bool by_zap) {
+    PeerAddress addr;
+    if (!m.handshaking.empty()) {
+      addr = m.handshaking.front().second;
+      m.handshaking.pop_front();
+    }
+    std::string key = "none";
+    std::string why = "CURVE handshake failed (a client needs CURVE and the server's public key)";
+    if (by_zap) {
+      std::lock_guard lock(zap_sink_->mutex);
+      if (!zap_sink_->refusals.empty()) {
+        const zmqd::ZapRefusal& z = zap_sink_->refusals.front();
+        key = z.key;
+        why = z.reason;
+        if (addr.host.empty() && !z.address.empty()) {
+          addr.host = z.address;  // ZAP knows the peer's IP (not its port)
+          addr.text = z.address;
+        }
+        zap_sink_->refusals.pop_front();
+      } else {
+        why = "refused by the authorized keys";
+      }
+    }
+    refused_.fetch_add(1);
+    const std::string line =
+        "refused a peer " + addr.text + " on " + m.endpoint + " (key " + key + "): " + why;
+    // A peer is its key; keyless peers are one per endpoint: a refused connection may be closed
+    // before its accept event is read, so their address is not always known.
+    const std::string peer = key != "none" ? "key " + key : "keyless on " + m.endpoint;
+    if (auto l = refusal_log_.admit(peer, wall_(), line)) log(*l);
+    if (options_.on_refused) options_.on_refused(line);
   }
 
   void shutdown() {
@@ -523,8 +815,17 @@ class CoordinatorServer::Impl {
   std::vector<void*> sockets_;
   void* router_ = nullptr;
   void* control_ = nullptr;
-  void* monitor_ = nullptr;
+  std::vector<Monitor> monitors_;
   void* parent_ = nullptr;
+  std::shared_ptr<ZapSink> zap_sink_ = std::make_shared<ZapSink>();
+  std::unique_ptr<zmqd::ZapDomain> zap_;
+  zmqd::RateLimitedLog refusal_log_{options_.refusal_log_interval};
+  ConnId current_conn_ = 0;  // the peer whose frame is being handled (0: none)
+  // Connections by file descriptor (liveness: a close event names the descriptor), descriptors
+  // whose next close event is about a connection already handled, and connections found closed.
+  std::unordered_map<int, ConnId> fd_conn_;
+  std::unordered_map<int, int> stale_closes_;
+  std::vector<ConnId> closed_conns_;
   std::vector<std::string> endpoints_;
   std::string control_endpoint_;
   std::string curve_public_;
@@ -571,6 +872,7 @@ void CoordinatorServer::stop() { impl_->stop(); }
 ControlClient::ControlClient(const std::string& endpoint, const ConnectOptions& options) {
   ConnectOptions o = options;
   o.heartbeat_interval = Duration::zero();  // a control client is no participant
+  o.hello = false;                          // control frames need no handshake
   link_ = connect(endpoint, o);
 }
 ControlClient::~ControlClient() = default;

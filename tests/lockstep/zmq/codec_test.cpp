@@ -38,6 +38,8 @@ std::vector<Frame> one_of_each_kind() {
       Error{ErrorCode::kStampInPast, "publish stamped 1 before grant 2"},
       Control{ControlOp::kStep, milliseconds(250), SimTime::from_ns(-5), 0.5},
       ControlReply{false, "not paused", st},
+      Hello{kProtocolVersion, "fieldproof-cpp 0.2.0"},
+      Welcome{kProtocolVersion, "fieldproof-coordinator 0.2.0", uint64_t{64} << 20},
   };
 }
 
@@ -68,7 +70,8 @@ TEST(Codec, PublishFieldsSurviveTheRoundTrip) {
 
 TEST(Codec, ControlReplyStatusSurvivesTheRoundTrip) {
   auto frames = one_of_each_kind();
-  DecodeResult r = decode_frame(encode_frame(frames.back()));
+  DecodeResult r =
+      decode_frame(encode_frame(frames[static_cast<size_t>(FrameKind::kControlReply) - 1]));
   ASSERT_TRUE(r);
   const auto& reply = std::get<ControlReply>(r.frame());
   EXPECT_FALSE(reply.ok);
@@ -127,6 +130,35 @@ TEST(Codec, WrongMagicIsRefused) {
   EXPECT_NE(r.error().reason.find("magic"), std::string::npos) << r.error().reason;
 }
 
+TEST(Codec, AnotherVersionNibbleIsRefusedAsVersionNamingIt) {
+  std::string bytes = encode_frame(Heartbeat{"ugv1"});
+  bytes[0] = static_cast<char>(0xF2);
+  DecodeResult r = decode_frame(bytes);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kVersion);
+  EXPECT_NE(r.error().reason.find("protocol version 2"), std::string::npos) << r.error().reason;
+  EXPECT_EQ(wire_version(bytes), 2u);
+  EXPECT_EQ(wire_version(encode_frame(Heartbeat{"ugv1"})), kProtocolVersion);
+  EXPECT_EQ(wire_version(std::string("\x02\x06", 2)), std::nullopt);
+  EXPECT_EQ(wire_version(""), std::nullopt);
+}
+
+TEST(Codec, HelloAndWelcomeFieldsSurviveTheRoundTrip) {
+  DecodeResult h = decode_frame(encode_frame(Hello{7, "fieldproof-python 0.2.0"}));
+  ASSERT_TRUE(h) << h.error().reason;
+  EXPECT_EQ(std::get<Hello>(h.frame()).protocol_version, 7u);
+  EXPECT_EQ(std::get<Hello>(h.frame()).client, "fieldproof-python 0.2.0");
+  DecodeResult w = decode_frame(encode_frame(Welcome{1, "coord", UINT64_MAX}));
+  ASSERT_TRUE(w) << w.error().reason;
+  EXPECT_EQ(std::get<Welcome>(w.frame()).protocol_version, 1u);
+  EXPECT_EQ(std::get<Welcome>(w.frame()).coordinator, "coord");
+  EXPECT_EQ(std::get<Welcome>(w.frame()).max_message_bytes, UINT64_MAX);
+  EXPECT_EQ(frame_kind(Frame{Hello{}}), FrameKind::kHello);
+  EXPECT_EQ(frame_kind(Frame{Welcome{}}), FrameKind::kWelcome);
+  EXPECT_STREQ(frame_kind_name(FrameKind::kHello), "hello");
+  EXPECT_STREQ(frame_kind_name(FrameKind::kWelcome), "welcome");
+}
+
 TEST(Codec, LengthPastTheEndIsRefused) {
   std::string bytes = encode_frame(Heartbeat{"ab"});
   bytes[2] = static_cast<char>(0xFF);  // the string length's low byte: 255 > 2 bytes left
@@ -171,7 +203,7 @@ TEST(Codec, RandomBytesNeverCrashAndFailWithAReason) {
     std::string bytes(rng.next() % 64, '\0');
     for (char& c : bytes) c = static_cast<char>(rng.next() & 0xFF);
     if (!bytes.empty() && rng.next() % 2) bytes[0] = static_cast<char>(kWireMagicVersion);
-    if (bytes.size() > 1 && rng.next() % 2) bytes[1] = static_cast<char>(1 + rng.next() % 11);
+    if (bytes.size() > 1 && rng.next() % 2) bytes[1] = static_cast<char>(1 + rng.next() % 13);
     DecodeResult r = decode_frame(bytes);
     if (r) {
       ++decoded;

@@ -291,20 +291,30 @@ class RawPeer {
   }
   void send_bytes(const std::string& b) { zmq_send(sock_, b.data(), b.size(), 0); }
   void send(const Frame& f) { send_bytes(encode_frame(f)); }
-  // The next frame the server sent (skipping grants); nullopt after 5 s of nothing.
+  // The handshake a participant starts with (docs/protocol.md, 5.1); its Welcome is skipped by
+  // next_non_grant().
+  void hello() { send(Frame{Hello{kProtocolVersion, "server_test raw peer"}}); }
+  // The next frame the server sent; nullopt after 5 s of nothing.
+  std::optional<Frame> next() {
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, sock_, 0) < 0) {
+      zmq_msg_close(&m);
+      return std::nullopt;
+    }
+    std::string bytes(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
+    zmq_msg_close(&m);
+    EXPECT_EQ(static_cast<uint8_t>(bytes.at(0)), kWireMagicVersion) << "replies are version 1";
+    DecodeResult r = decode_frame(bytes);
+    if (!r) return Frame{Error{ErrorCode::kMalformed, "test: undecodable reply"}};
+    return std::move(r).frame();
+  }
+  // The next frame the server sent, skipping grants and the Welcome.
   std::optional<Frame> next_non_grant() {
     while (true) {
-      zmq_msg_t m;
-      zmq_msg_init(&m);
-      if (zmq_msg_recv(&m, sock_, 0) < 0) {
-        zmq_msg_close(&m);
-        return std::nullopt;
-      }
-      DecodeResult r = decode_frame(
-          std::string_view(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m)));
-      zmq_msg_close(&m);
-      if (!r) return Frame{Error{ErrorCode::kMalformed, "test: undecodable reply"}};
-      if (!std::holds_alternative<Grant>(r.frame())) return std::move(r).frame();
+      std::optional<Frame> f = next();
+      if (!f) return f;
+      if (!std::holds_alternative<Grant>(*f) && !std::holds_alternative<Welcome>(*f)) return f;
     }
   }
 
@@ -368,6 +378,7 @@ TEST_F(BadInputTest, UnknownKindGetsAnErrorAndOthersKeepGoing) {
 TEST_F(BadInputTest, StampInThePastGetsAnErrorAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
+        p.hello();
         p.send(Frame{Announce{"late", "main", Role::kRegulating, SimTime::infinite()}});
         p.send(Frame{Publish{"late", "/t", SimTime::zero(), 1, "text", "old news"}});
       },
@@ -377,6 +388,7 @@ TEST_F(BadInputTest, StampInThePastGetsAnErrorAndOthersKeepGoing) {
 TEST_F(BadInputTest, BackwardsAnnounceGetsAnErrorAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
+        p.hello();
         p.send(Frame{Announce{"back", "main", Role::kRegulating, SimTime::infinite()}});
         p.send(Frame{Announce{"back", "main", Role::kRegulating, SimTime::zero()}});
       },
@@ -386,6 +398,7 @@ TEST_F(BadInputTest, BackwardsAnnounceGetsAnErrorAndOthersKeepGoing) {
 TEST_F(BadInputTest, DuplicateNameGetsAnErrorAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
+        p.hello();
         p.send(Frame{Announce{"ticker", "main", Role::kRegulating, SimTime::infinite()}});
       },
       ErrorCode::kDuplicateName);
@@ -394,6 +407,7 @@ TEST_F(BadInputTest, DuplicateNameGetsAnErrorAndOthersKeepGoing) {
 TEST_F(BadInputTest, OversizedFrameGetsAnErrorAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
+        p.hello();
         p.send(Frame{Publish{"big", "/t", SimTime::infinite(), 1, "bytes", std::string(8000, 'x')}});
       },
       ErrorCode::kOversized);
@@ -402,6 +416,214 @@ TEST_F(BadInputTest, OversizedFrameGetsAnErrorAndOthersKeepGoing) {
 TEST_F(BadInputTest, CoordinatorToParticipantFrameIsRefused) {
   expect_refused([](RawPeer& p) { p.send(Frame{Grant{SimTime::infinite(), 1}}); },
                  ErrorCode::kUnknownKind);
+}
+
+// ---- the handshake (docs/protocol.md, 5.1) -----------------------------------------------------
+
+TEST_F(BadInputTest, HelloIsAnsweredWithWelcomeAndOpensTheConnection) {
+  RawPeer peer(server_->endpoints()[0]);
+  peer.hello();
+  std::optional<Frame> f = peer.next();
+  ASSERT_TRUE(f.has_value()) << "no Welcome";
+  ASSERT_TRUE(std::holds_alternative<Welcome>(*f)) << "reply index " << f->index();
+  const Welcome& w = std::get<Welcome>(*f);
+  EXPECT_EQ(w.protocol_version, kProtocolVersion);
+  EXPECT_NE(w.coordinator.find("fieldproof-coordinator"), std::string::npos) << w.coordinator;
+  EXPECT_EQ(w.max_message_bytes, 4096u);  // the fixture's limit
+  peer.send(Frame{Announce{"greeted", "main", Role::kFollowing, SimTime::infinite()}});
+  f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(std::holds_alternative<Grant>(*f)) << "registration answered by index " << f->index();
+}
+
+TEST_F(BadInputTest, ParticipantFramesBeforeHelloAreRefusedAndNotRegistered) {
+  expect_refused(
+      [](RawPeer& p) {
+        p.send(Frame{Announce{"rude", "main", Role::kRegulating, SimTime::zero()}});
+      },
+      ErrorCode::kNoHello);
+  for (const Frame& f : {Frame{Subscribe{"rude", "main", "/t"}},
+                         Frame{Publish{"rude", "/t", SimTime::infinite(), 1, "text", "x"}},
+                         Frame{Heartbeat{"rude"}}, Frame{Leave{"rude", ""}}}) {
+    RawPeer peer(server_->endpoints()[0]);
+    peer.send(f);
+    std::optional<Frame> reply = peer.next();
+    ASSERT_TRUE(reply.has_value()) << frame_kind_name(frame_kind(f));
+    ASSERT_TRUE(std::holds_alternative<Error>(*reply)) << frame_kind_name(frame_kind(f));
+    EXPECT_EQ(std::get<Error>(*reply).code, ErrorCode::kNoHello);
+    EXPECT_NE(std::get<Error>(*reply).reason.find("Hello"), std::string::npos);
+  }
+  for (const ParticipantStatus& p : server_->status().participants) {
+    EXPECT_NE(p.participant, "rude") << "an announce without Hello registered";
+  }
+}
+
+TEST_F(BadInputTest, HelloOfAnotherVersionIsRefusedNamingBothVersionsAndOthersKeepGoing) {
+  expect_refused(
+      [](RawPeer& p) {
+        p.send(Frame{Hello{2, "fieldproof-future 9.0"}});
+      },
+      ErrorCode::kVersion);
+  RawPeer peer(server_->endpoints()[0]);
+  peer.send(Frame{Hello{2, "fieldproof-future 9.0"}});
+  std::optional<Frame> f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(std::holds_alternative<Error>(*f));
+  EXPECT_EQ(std::get<Error>(*f).reason,
+            "protocol version 2 is not supported: this coordinator speaks version 1");
+  EXPECT_TRUE(log_.await(
+      [](const auto& l) {
+        for (const auto& line : l) {
+          if (line.find("protocol version 2 is not supported") != std::string::npos) return true;
+        }
+        return false;
+      },
+      5s))
+      << "the refusal was not logged";
+  // The peer stays refused: its participant frames get the same answer, nothing registers.
+  peer.send(Frame{Announce{"future", "main", Role::kRegulating, SimTime::zero()}});
+  f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(std::holds_alternative<Error>(*f)) << "reply index " << f->index();
+  EXPECT_EQ(std::get<Error>(*f).code, ErrorCode::kVersion);
+  for (const ParticipantStatus& p : server_->status().participants) {
+    EXPECT_NE(p.participant, "future");
+  }
+  // ... until it says a version the coordinator speaks.
+  peer.hello();
+  f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(std::holds_alternative<Welcome>(*f)) << "reply index " << f->index();
+}
+
+TEST_F(BadInputTest, FrameOfAnotherVersionNibbleIsRefusedNamingBothVersions) {
+  std::string bytes = encode_frame(Announce{"v3", "main", Role::kRegulating, SimTime::zero()});
+  bytes[0] = static_cast<char>(0xF3);
+  expect_refused([&](RawPeer& p) { p.send_bytes(bytes); }, ErrorCode::kVersion);
+  RawPeer peer(server_->endpoints()[0]);
+  peer.send_bytes(bytes);
+  std::optional<Frame> f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(std::holds_alternative<Error>(*f));
+  EXPECT_EQ(std::get<Error>(*f).reason,
+            "protocol version 3 is not supported: this coordinator speaks version 1");
+}
+
+TEST_F(BadInputTest, ControlFramesNeedNoHello) {
+  RawPeer peer(server_->endpoints()[0]);
+  peer.send(Frame{status_request()});
+  std::optional<Frame> f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(std::holds_alternative<ControlReply>(*f)) << "reply index " << f->index();
+  EXPECT_TRUE(std::get<ControlReply>(*f).ok);
+}
+
+TEST_F(BadInputTest, WelcomeSentToTheCoordinatorIsRefused) {
+  expect_refused([](RawPeer& p) { p.send(Frame{Welcome{1, "me", 1}}); }, ErrorCode::kUnknownKind);
+}
+
+// A fake coordinator: a ROUTER that reads the client's first frame and answers with `reply`.
+class FakeCoordinator {
+ public:
+  FakeCoordinator(const TempDir& dir, std::string reply) : reply_(std::move(reply)) {
+    ctx_ = zmq_ctx_new();
+    sock_ = zmq_socket(ctx_, ZMQ_ROUTER);
+    int linger = 0;
+    zmq_setsockopt(sock_, ZMQ_LINGER, &linger, sizeof linger);
+    int timeout_ms = 10000;
+    zmq_setsockopt(sock_, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    endpoint_ = "ipc://" + dir.file("fake.sock");
+    EXPECT_EQ(zmq_bind(sock_, endpoint_.c_str()), 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeCoordinator() {
+    join();
+    zmq_close(sock_);
+    zmq_ctx_term(ctx_);
+  }
+  const std::string& endpoint() const { return endpoint_; }
+  // The first frame the client sent; read after join().
+  std::string first_frame() const { return first_; }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void serve() {
+    std::string id = recv();
+    first_ = recv();
+    if (id.empty()) return;
+    zmq_send(sock_, id.data(), id.size(), ZMQ_SNDMORE);
+    zmq_send(sock_, reply_.data(), reply_.size(), 0);
+  }
+  std::string recv() {
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    std::string out;
+    if (zmq_msg_recv(&m, sock_, 0) >= 0) {
+      out.assign(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
+    }
+    zmq_msg_close(&m);
+    return out;
+  }
+
+  std::string reply_;
+  void* ctx_;
+  void* sock_;
+  std::string endpoint_;
+  std::string first_;
+  std::thread thread_;
+};
+
+// Connects a participant to `fake`, which answers its first frame; the participant must fail
+// with `expected` in its error, and its first frame must have been Hello v1.
+void expect_client_fails(FakeCoordinator& fake, const std::string& expected) {
+  std::vector<Error> errors;
+  ParticipantOptions opt{.name = "ugv1"};
+  opt.on_error = [&errors](const Error& e) { errors.push_back(e); };
+  ConnectOptions copts = fast_heartbeat();
+  copts.linger = Duration::zero();
+  // The Participant itself (connect_participant would throw TransportError with the same text).
+  auto p = std::make_unique<Participant>(connect(fake.endpoint(), copts), opt);
+  fake.join();
+  DecodeResult first = decode_frame(fake.first_frame());
+  ASSERT_TRUE(first) << first.error().reason;
+  ASSERT_TRUE(std::holds_alternative<Hello>(first.frame())) << "the client's first frame";
+  EXPECT_EQ(std::get<Hello>(first.frame()).protocol_version, kProtocolVersion);
+  EXPECT_NE(std::get<Hello>(first.frame()).client.find("fieldproof-cpp"), std::string::npos);
+  EXPECT_FALSE(p->ok());
+  EXPECT_NE(p->last_error().find(expected), std::string::npos) << p->last_error();
+  EXPECT_FALSE(p->sleep_until(SimTime::from_ns(1'000'000)));
+  ASSERT_FALSE(errors.empty()) << "on_error was not called";
+  EXPECT_EQ(errors.front().code, ErrorCode::kVersion);
+}
+
+TEST(Handshake, WelcomeOfAnotherVersionMakesTheParticipantFailNamingBothVersions) {
+  TempDir dir;
+  FakeCoordinator fake(dir, encode_frame(Welcome{2, "fieldproof-coordinator 9.0", 1 << 20}));
+  expect_client_fails(fake,
+                      "the coordinator speaks protocol version 2; this client speaks "
+                      "version 1");
+}
+
+TEST(Handshake, AFrameOfAnotherVersionNibbleMakesTheParticipantFailNamingBothVersions) {
+  TempDir dir;
+  std::string welcome = encode_frame(Welcome{1, "fieldproof-coordinator 9.0", 1 << 20});
+  welcome[0] = static_cast<char>(0xF2);
+  FakeCoordinator fake(dir, welcome);
+  expect_client_fails(fake,
+                      "the coordinator speaks protocol version 2; this client speaks "
+                      "version 1");
+}
+
+TEST(Handshake, VersionErrorMakesTheParticipantFailNamingBothVersions) {
+  TempDir dir;
+  FakeCoordinator fake(dir, encode_frame(Error{ErrorCode::kVersion,
+                                               "protocol version 1 is not supported: this "
+                                               "coordinator speaks version 2"}));
+  expect_client_fails(fake,
+                      "the coordinator speaks protocol version 2; this client speaks "
+                      "version 1");
 }
 
 // ---- CURVE -------------------------------------------------------------------------------------
@@ -516,8 +738,9 @@ TEST(Transport, LinkReportsShutdownWhenTheCoordinatorProcessIsKilled) {
 namespace fieldproof::lockstep {
 namespace {
 
-// A participant that announces and then computes for longer than ack_timeout without sending
-// anything is kept alive by its link's heartbeats; without them it fails the run, named.
+// A participant that sends nothing for longer than ack_timeout while it holds no step (idle at
+// +inf) is kept alive by its link's heartbeats; without them it fails the run, named. (Holding a
+// step past ack_timeout fails whatever the heartbeats: liveness_test.cpp.)
 class HeartbeatTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -533,7 +756,7 @@ class HeartbeatTest : public ::testing::Test {
 
 TEST_F(HeartbeatTest, LinkHeartbeatsKeepASilentParticipantAlive) {
   auto link = connect(server_->endpoints()[0], fast_heartbeat());
-  link->send(Frame{Announce{"thinker", "main", Role::kRegulating, SimTime::from_ns(1'000'000)}});
+  link->send(Frame{Announce{"thinker", "main", Role::kRegulating, SimTime::infinite()}});
   EXPECT_FALSE(failures_.await([](const auto& f) { return !f.empty(); }, 1500ms))
       << "failed despite heartbeats";
   Status s = server_->status();
