@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "shell_util.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -25,22 +27,9 @@ const fs::path kPrefix = FIELDPROOF_SDK_PREFIX;
 const fs::path kFollowerBuild = FIELDPROOF_FOLLOWER_BUILD;
 const fs::path kTmp = FIELDPROOF_TEST_TMP;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using Result = fieldproof::shell::ShellResult;
 
-Result sh(const std::string& command) {
-  Result r;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
+Result sh(const std::string& command) { return fieldproof::shell::run_shell(command + " 2>&1"); }
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p);

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include "shell_util.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -16,22 +18,9 @@ namespace fs = std::filesystem;
 const fs::path kOut = fs::path(FIELDPROOF_TEST_TMP) / "deb";
 const fs::path kDeb = kOut / ("fieldproof_" FIELDPROOF_VERSION "_amd64.deb");
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-};
+using Result = fieldproof::shell::ShellResult;
 
-Result sh(const std::string& command) {
-  Result r;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
+Result sh(const std::string& command) { return fieldproof::shell::run_shell(command + " 2>&1"); }
 
 std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "shell_util.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -31,15 +33,8 @@ inline CommandResult run_cli(const std::string& args, bool stderr_too = true,
                              const std::string& env = "") {
   const std::string cmd = env + std::string(FIELDPROOF_BIN_DIR) + "/fieldproof " + args +
                           (stderr_too ? " 2>&1" : " 2>/dev/null");
-  CommandResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
+  const shell::ShellResult s = shell::run_shell(cmd);
+  return CommandResult{s.exit_code, s.out};
 }
 
 // A fresh, empty runs directory for one test, under the build tree's test scratch folder.
