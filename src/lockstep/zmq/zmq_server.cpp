@@ -763,8 +763,18 @@ class CoordinatorServer::Impl {
     }
     if (peers_.find(conn) == peers_.end()) return;
     if (std::this_thread::get_id() != server_thread_) {
-      // A local link's thread runs the core: the socket is the server thread's.
-      remote_out_.emplace_back(conn, encode_frame(frame));
+      // A local link's thread runs the core: the socket is the server thread's. A Grant that
+      // follows another Grant to the same peer still waiting here replaces it (grants only
+      // increase, and nothing came between them): a peer that is slower than the local
+      // participants is not woken once per grant it would only skip.
+      const bool grant = std::holds_alternative<Grant>(frame);
+      auto last = remote_last_.find(conn);
+      if (grant && last != remote_last_.end() && remote_out_[last->second].grant) {
+        encode_frame_into(frame, remote_out_[last->second].bytes);
+        return;
+      }
+      remote_last_[conn] = remote_out_.size();
+      remote_out_.push_back(RemoteFrame{conn, grant, encode_frame(frame)});
       request_wake();
       return;
     }
@@ -791,9 +801,10 @@ class CoordinatorServer::Impl {
   // Server thread, hub_->mu held: sends what local threads queued for socket peers.
   void flush_remote() {
     if (remote_out_.empty()) return;
-    std::vector<std::pair<ConnId, std::string>> out;
+    std::vector<RemoteFrame> out;
     out.swap(remote_out_);
-    for (const auto& [conn, bytes] : out) send_bytes_to(conn, bytes);
+    remote_last_.clear();
+    for (const RemoteFrame& f : out) send_bytes_to(f.conn, f.bytes);
     out.clear();
     if (remote_out_.empty()) remote_out_.swap(out);  // keep the capacity
   }
@@ -986,7 +997,13 @@ class CoordinatorServer::Impl {
   // Local links (guarded by hub_->mu, like everything the core touches).
   std::shared_ptr<LocalHub> hub_ = std::make_shared<LocalHub>();
   std::unordered_map<ConnId, std::shared_ptr<LocalQueue>> locals_;
-  std::vector<std::pair<ConnId, std::string>> remote_out_;  // encoded, for socket peers
+  struct RemoteFrame {
+    ConnId conn;
+    bool grant;
+    std::string bytes;  // encoded
+  };
+  std::vector<RemoteFrame> remote_out_;           // for socket peers, in order
+  std::unordered_map<ConnId, size_t> remote_last_;  // each peer's last entry in remote_out_
   bool wake_pending_ = false;        // the eventfd was written and not read yet
   SimTime server_wake_at_;           // when the waiting server thread wakes by itself (zero: awake)
   std::thread::id server_thread_;
