@@ -183,13 +183,13 @@ int main(int argc, char** argv) {
     return w > 0 ? 0 : 1;
   }
   Measured floor, in, out;
-  int n = 0;
   for (int k = 0; k < repeat; ++k) {
+    // The run ids are chosen here: a counter bumped inside the forked child would not move.
+    const std::string ia = "in" + std::to_string(k);
+    const std::string ib = "pr" + std::to_string(k);
     const Measured f = in_child([&] { return world_floor(seconds); });
-    const Measured a =
-        in_child([&] { return run_case(inproc, dir / "runs", "in" + std::to_string(++n)); });
-    const Measured b =
-        in_child([&] { return run_case(proc, dir / "runs", "pr" + std::to_string(++n)); });
+    const Measured a = in_child([&] { return run_case(inproc, dir / "runs", ia); });
+    const Measured b = in_child([&] { return run_case(proc, dir / "runs", ib); });
     if (floor.wall < 0 || (f.wall >= 0 && f.wall < floor.wall)) floor = f;
     if (in.wall < 0 || (a.wall >= 0 && a.wall < in.wall)) in = a;
     if (out.wall < 0 || (b.wall >= 0 && b.wall < out.wall)) out = b;
