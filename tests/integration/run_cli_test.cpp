@@ -301,7 +301,7 @@ TEST(RunCli, AStackThatDiesMidRunEndsTheRunAtOnceNamingIt) {
       << reason;
   // Well before the scenario's ack_timeout_s (30 s).
   EXPECT_LT(run["clock"]["wall_elapsed_s"].get<double>(), 20.0);
-  EXPECT_GT(run["clock"]["sim_elapsed_s"].get<double>(), 1.0);
+  EXPECT_GE(run["clock"]["sim_elapsed_s"].get<double>(), 1.0);  // killed after the drive began
   EXPECT_EQ(run["timeline"][0]["status"], "cancelled");
 }
 
