@@ -1,6 +1,7 @@
 // `fieldproof world WORLD.sdf`: the embedded world with the reference stack per vehicle, a goal
 // sent at t = 0; prints where each vehicle went, whether it arrived, the simulated time and RTF.
 // Exit 0 every vehicle arrived, 1 not, 2 bad input.
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -24,10 +25,30 @@ struct WorldArgs {
 };
 
 bool parse_number(const std::string& text, double* out) {
-  if (text.empty()) return false;
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
   char* end = nullptr;
   *out = std::strtod(text.c_str(), &end);
   return end && *end == '\0' && std::isfinite(*out);
+}
+
+// "X,Y" or "X,Y,YAW" (metres, radians): true and *pose; false when the text is not 2 or 3
+// finite numbers separated by commas.
+bool parse_pose(const std::string& text, world::Pose2D* pose) {
+  std::vector<double> v;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    double d = 0;
+    if (!parse_number(text.substr(start, comma == std::string::npos ? comma : comma - start), &d)) {
+      return false;
+    }
+    v.push_back(d);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (v.size() < 2 || v.size() > 3) return false;
+  *pose = world::Pose2D{v[0], v[1], v.size() == 3 ? v[2] : 0.0};
+  return true;
 }
 
 int run_world(const WorldArgs& a) {
@@ -47,7 +68,8 @@ int run_world(const WorldArgs& a) {
     return kExitInvalid;
   }
   if (a.spawns.empty()) {
-    std::fprintf(stderr, "fieldproof world: give at least one --spawn NAME@FRAME\n");
+    std::fprintf(stderr,
+                 "fieldproof world: give at least one --spawn NAME@FRAME or NAME@X,Y[,YAW]\n");
     return kExitInvalid;
   }
   std::string stack_error;
@@ -58,30 +80,40 @@ int run_world(const WorldArgs& a) {
   }
   for (const std::string& s : a.spawns) {
     const auto at = s.find('@');
-    if (at == std::string::npos || at == 0 || at + 1 == s.size()) {
-      std::fprintf(stderr, "fieldproof world: --spawn '%s': expected NAME@FRAME\n", s.c_str());
+    engine::VehicleSetup v;
+    if (at != std::string::npos && at > 0 && at + 1 < s.size()) {
+      v.name = s.substr(0, at);
+      const std::string where = s.substr(at + 1);
+      // A frame name holds no comma; anything with one must be a pose.
+      if (where.find(',') == std::string::npos) {
+        v.frame = where;
+      } else if (world::Pose2D p; parse_pose(where, &p)) {
+        v.pose = p;
+      } else {
+        v.name.clear();
+      }
+    }
+    if (v.name.empty()) {
+      std::fprintf(stderr,
+                   "fieldproof world: --spawn '%s': expected NAME@FRAME or NAME@X,Y[,YAW] "
+                   "(metres, radians), e.g. ugv1@dock or ugv1@2.5,-1,1.57\n",
+                   s.c_str());
       return kExitInvalid;
     }
-    engine::VehicleSetup v;
-    v.name = s.substr(0, at);
-    v.frame = s.substr(at + 1);
     v.stack = *stack;
     o.session.vehicles.push_back(v);
   }
   if (!a.goal.empty()) {
-    const auto comma = a.goal.find(',');
-    double x = 0;
-    double y = 0;
-    if (comma != std::string::npos) {
-      if (!parse_number(a.goal.substr(0, comma), &x) ||
-          !parse_number(a.goal.substr(comma + 1), &y)) {
-        std::fprintf(stderr, "fieldproof world: --goal '%s': expected X,Y (metres) or a frame\n",
-                     a.goal.c_str());
-        return kExitInvalid;
-      }
-      o.goal = world::Pose2D{x, y, 0.0};
-    } else {
+    if (a.goal.find(',') == std::string::npos) {
       o.goal_frame = a.goal;
+    } else if (world::Pose2D g; parse_pose(a.goal, &g)) {
+      o.goal = g;
+    } else {
+      std::fprintf(stderr,
+                   "fieldproof world: --goal '%s': expected X,Y[,YAW] (metres, radians) or a "
+                   "frame\n",
+                   a.goal.c_str());
+      return kExitInvalid;
     }
   }
   const auto until = parse_duration(a.until);
@@ -120,8 +152,11 @@ void add_world_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "world", "Drive vehicles of an SDF world to a goal with the reference stack");
   cmd->add_option("world", args->world, "the SDF world file")->required();
-  cmd->add_option("--spawn", args->spawns, "a vehicle at a frame of the world: NAME@FRAME");
-  cmd->add_option("--goal", args->goal, "the goal: X,Y in metres, or a frame of the world");
+  cmd->add_option("--spawn", args->spawns,
+                  "a vehicle at a frame of the world or at a pose: NAME@FRAME or NAME@X,Y[,YAW] "
+                  "(metres, radians; repeat for more vehicles)");
+  cmd->add_option("--goal", args->goal,
+                  "the goal: X,Y[,YAW] (metres, radians) or a frame of the world");
   cmd->add_option("--until", args->until, "simulated time limit (default 60s)");
   cmd->add_option("--seed", args->seed, "the world's seed (0 to 2^31-1)");
   cmd->add_flag("--process", args->process,

@@ -11,14 +11,21 @@
 #include <sdf/Link.hh>
 #include <sdf/Model.hh>
 #include <sdf/Physics.hh>
+#include <sdf/Plane.hh>
 #include <sdf/Root.hh>
 #include <sdf/SemanticPose.hh>
 #include <sdf/Sphere.hh>
 #include <sdf/World.hh>
 
+#include <cctype>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <limits>
+#include <locale>
 #include <numbers>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -79,8 +86,7 @@ std::string geometry_element_name(const sdf::Geometry& g) {
   return child ? child->GetName() : std::string{};
 }
 
-std::string where(const sdf::Collision& c, const std::string& source) {
-  sdf::ElementPtr el = c.Element();
+std::string where(const sdf::ElementPtr& el, const std::string& source) {
   if (!el) return {};
   std::ostringstream out;
   // Text loaded from a string has no path (or sdformat's placeholder): name the source instead.
@@ -88,6 +94,34 @@ std::string where(const sdf::Collision& c, const std::string& source) {
   out << (path.empty() || path == "<data-string>" ? source : path);
   if (el->LineNumber()) out << ":" << *el->LineNumber();
   return out.str();
+}
+
+struct PlainCollision {
+  std::string name;
+  Pose3d pose;              // in the link
+  std::string type;         // box, cylinder, sphere, plane
+  double v[3] = {0, 0, 0};  // box size; cylinder radius, length; sphere radius; plane size x, y
+  bool sized = false;       // plane: <size> given
+  ignition::math::Vector3d normal{0, 0, 1};
+  int line = 0;
+};
+struct PlainLink {
+  std::string name;
+  Pose3d pose;  // in the model
+  std::vector<PlainCollision> collisions;
+};
+struct PlainModel {
+  std::string name;
+  bool is_static = false;
+  Pose3d pose;  // in the world
+  std::vector<PlainLink> links;
+  int line = 0;
+};
+
+// "file:line: " of an element, or "" when sdformat does not know it.
+std::string location(const sdf::ElementPtr& el, const std::string& source) {
+  const std::string w = where(el, source);
+  return w.empty() ? w : w + ": ";
 }
 
 struct Walker {
@@ -103,7 +137,7 @@ struct Walker {
   void model(const sdf::Model& m, const Pose3d& world_T_model, const std::string& scope) {
     const std::string name = scope.empty() ? m.Name() : scope + "::" + m.Name();
     if (!m.Static()) {
-      out->warnings.push_back("model '" + name +
+      out->warnings.push_back(location(m.Element(), source) + "model '" + name +
                               "' is not static: the world simulates it as a static obstacle");
     }
     for (uint64_t li = 0; li < m.LinkCount(); ++li) {
@@ -124,13 +158,45 @@ struct Walker {
     }
   }
 
+  // A horizontal plane of stated size bounds the map; one without <size> (sdformat's default is
+  // 1 x 1, which no world means) or tilted says nothing about the extent.
+  void ground(const sdf::Collision& c, const sdf::Geometry& g, const Pose3d& world_T_model) {
+    Pose3d model_T_collision;
+    if (!c.SemanticPose().Resolve(model_T_collision, "__model__").empty()) return;
+    const Pose3d p = world_T_model * model_T_collision;
+    const sdf::Plane* plane = g.PlaneShape();
+    if (!plane) return;
+    bool sized = false;
+    if (sdf::ElementPtr el = g.Element(); el && el->HasElement("plane")) {
+      sdf::ElementPtr pl = el->GetElement("plane");
+      sized = pl->HasElement("size") && pl->GetElement("size")->GetExplicitlySetInFile();
+    }
+    add_ground(p, plane->Normal(), sized, plane->Size().X(), plane->Size().Y());
+  }
+
+  void add_ground(const Pose3d& p, const ignition::math::Vector3d& normal, bool sized, double sx,
+                  double sy) {
+    const ignition::math::Vector3d n = p.Rot().RotateVector(normal.Normalized());
+    if (!(std::abs(n.Z()) > 0.999)) return;
+    if (!sized || !(sx > 0 && sy > 0) || !std::isfinite(sx) || !std::isfinite(sy) ||
+        !std::isfinite(p.Pos().X()) || !std::isfinite(p.Pos().Y())) {
+      out->world.unbounded_ground = true;
+      return;
+    }
+    out->world.grounds.push_back(
+        GroundPatch{Pose2D{p.Pos().X(), p.Pos().Y(), normalize_angle(p.Rot().Yaw())}, sx, sy});
+  }
+
   void collision(const sdf::Collision& c, const Pose3d& world_T_model, const std::string& model,
                  const std::string& link) {
     const sdf::Geometry& g = *c.Geom();
     const std::string label = "collision '" + model + "::" + link + "::" + c.Name() + "'";
-    const std::string at = where(c, source);
+    const std::string at = where(c.Element(), source);
     const std::string prefix = at.empty() ? std::string{} : at + ": ";
-    if (g.Type() == sdf::GeometryType::PLANE) return;  // the ground: the plane vehicles drive on
+    if (g.Type() == sdf::GeometryType::PLANE) {  // the ground: the plane vehicles drive on
+      ground(c, g, world_T_model);
+      return;
+    }
     if (g.Type() != sdf::GeometryType::BOX && g.Type() != sdf::GeometryType::CYLINDER &&
         g.Type() != sdf::GeometryType::SPHERE) {
       std::string type = geometry_name(g);
@@ -155,8 +221,6 @@ struct Walker {
     s.model = model;
     s.link = link;
     s.collision = c.Name();
-    s.pose = Pose2D{p.Pos().X(), p.Pos().Y(), normalize_angle(p.Rot().Yaw())};
-    const bool tilted = std::abs(p.Rot().Roll()) > 1e-6 || std::abs(p.Rot().Pitch()) > 1e-6;
     double half_z = 0.0;
     if (g.Type() == sdf::GeometryType::BOX) {
       const auto size = g.BoxShape()->Size();
@@ -173,6 +237,56 @@ struct Walker {
       s.radius = g.SphereShape()->Radius();
       half_z = s.radius;
     }
+    add_shape(std::move(s), p, half_z, prefix, label);
+  }
+
+  // A plain model read without sdformat (split_plain_models): as model() would walk it.
+  void plain(const PlainModel& m) {
+    if (!m.is_static) {
+      out->warnings.push_back(source + ":" + std::to_string(m.line) + ": model '" + m.name +
+                              "' is not static: the world simulates it as a static obstacle");
+    }
+    out->world.models.push_back(m.name);
+    out->world.model_poses[m.name] =
+        Pose2D{m.pose.Pos().X(), m.pose.Pos().Y(), normalize_angle(m.pose.Rot().Yaw())};
+    for (const PlainLink& l : m.links) {
+      for (const PlainCollision& c : l.collisions) {
+        const Pose3d p = m.pose * (l.pose * c.pose);
+        if (c.type == "plane") {
+          add_ground(p, c.normal, c.sized, c.v[0], c.v[1]);
+          continue;
+        }
+        StaticShape s;
+        s.model = m.name;
+        s.link = l.name;
+        s.collision = c.name;
+        double half_z = 0.0;
+        if (c.type == "box") {
+          s.type = ShapeType::kBox;
+          s.size_x = c.v[0];
+          s.size_y = c.v[1];
+          half_z = c.v[2] / 2;
+        } else if (c.type == "cylinder") {
+          s.type = ShapeType::kCylinder;
+          s.radius = c.v[0];
+          half_z = c.v[1] / 2;
+        } else {
+          s.type = ShapeType::kSphere;
+          s.radius = c.v[0];
+          half_z = s.radius;
+        }
+        add_shape(std::move(s), p, half_z, source + ":" + std::to_string(c.line) + ": ",
+                  "collision '" + m.name + "::" + l.name + "::" + c.name + "'");
+      }
+    }
+  }
+
+  // A box, cylinder or sphere at world pose p (type and size set in s): checked and kept, or
+  // left out with a warning.
+  void add_shape(StaticShape s, const Pose3d& p, double half_z, const std::string& prefix,
+                 const std::string& label) {
+    s.pose = Pose2D{p.Pos().X(), p.Pos().Y(), normalize_angle(p.Rot().Yaw())};
+    const bool tilted = std::abs(p.Rot().Roll()) > 1e-6 || std::abs(p.Rot().Pitch()) > 1e-6;
     if (tilted && s.type != ShapeType::kSphere) {
       out->warnings.push_back(prefix + label +
                               " is tilted (roll or pitch): simulated upright, by its yaw only");
@@ -206,6 +320,279 @@ struct Walker {
   }
 };
 
+// --- Large worlds ---
+//
+// libsdformat 12 spends about 30 ms and 2.3 MB on every <model> it reads (it copies the model's
+// whole description for each), so a world of a few thousand models takes minutes and gigabytes.
+// Top-level models that are plain static geometry are therefore read here with tinyxml2 and
+// blanked out of the text sdformat reads (newlines kept, so its line numbers stay right), once a
+// world holds at least `threshold` of them. Plain: attributes only `name`; children only the
+// elements listed below; poses without attributes (relative_to, degrees, rotation_format); links
+// and collisions with unique names; geometry box, cylinder, sphere or plane with every number
+// readable; and no relative_to, attached_to, <parent> or <child> anywhere naming the model. Any
+// other model goes through sdformat as before.
+
+bool only_name_attribute(const tinyxml2::XMLElement* e) {
+  for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a; a = a->Next()) {
+    if (std::string_view(a->Name()) != "name") return false;
+  }
+  return e->Attribute("name") && *e->Attribute("name");
+}
+
+bool allowed(const tinyxml2::XMLElement* e, std::initializer_list<std::string_view> names) {
+  for (const tinyxml2::XMLElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) {
+    bool ok = false;
+    for (std::string_view n : names) ok = ok || n == c->Name();
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Exactly n finite numbers (no attributes); an empty <pose/> reads as zeros when n == 6.
+bool numbers(const tinyxml2::XMLElement* e, double* out, int n) {
+  if (!e || e->FirstAttribute() || e->FirstChildElement()) return false;
+  const char* t = e->GetText();
+  if (!t) {
+    if (n != 6) return false;
+    for (int i = 0; i < n; ++i) out[i] = 0.0;
+    return true;
+  }
+  std::istringstream in(t);
+  in.imbue(std::locale::classic());
+  for (int i = 0; i < n; ++i) {
+    if (!(in >> out[i]) || !std::isfinite(out[i])) return false;
+  }
+  std::string rest;
+  return !(in >> rest);
+}
+
+bool pose_of(const tinyxml2::XMLElement* parent, Pose3d* pose) {
+  const tinyxml2::XMLElement* p = parent->FirstChildElement("pose");
+  if (!p) {
+    *pose = Pose3d::Zero;
+    return true;
+  }
+  if (p->NextSiblingElement("pose")) return false;
+  double v[6];
+  if (!numbers(p, v, 6)) return false;
+  *pose = Pose3d(v[0], v[1], v[2], v[3], v[4], v[5]);
+  return true;
+}
+
+std::optional<PlainModel> plain_model(const tinyxml2::XMLElement* m) {
+  if (!only_name_attribute(m) || !allowed(m, {"static", "pose", "link", "self_collide",
+                                              "allow_auto_disable", "enable_wind"})) {
+    return std::nullopt;
+  }
+  PlainModel out;
+  out.name = m->Attribute("name");
+  out.line = m->GetLineNum();
+  if (!pose_of(m, &out.pose)) return std::nullopt;
+  if (const auto* st = m->FirstChildElement("static")) {
+    const std::string t = st->GetText() ? st->GetText() : "";
+    if (t == "true" || t == "1") {
+      out.is_static = true;
+    } else if (t != "false" && t != "0") {
+      return std::nullopt;
+    }
+  }
+  std::set<std::string> links;
+  for (const auto* l = m->FirstChildElement("link"); l; l = l->NextSiblingElement("link")) {
+    if (!only_name_attribute(l) ||
+        !allowed(l, {"pose", "collision", "visual", "inertial", "self_collide", "gravity",
+                     "kinematic", "enable_wind", "must_be_base_link", "velocity_decay"})) {
+      return std::nullopt;
+    }
+    PlainLink pl;
+    pl.name = l->Attribute("name");
+    if (!links.insert(pl.name).second || !pose_of(l, &pl.pose)) return std::nullopt;
+    std::set<std::string> names;
+    for (const auto* c = l->FirstChildElement("collision"); c;
+         c = c->NextSiblingElement("collision")) {
+      if (!only_name_attribute(c) ||
+          !allowed(c, {"pose", "geometry", "surface", "laser_retro", "max_contacts"})) {
+        return std::nullopt;
+      }
+      PlainCollision pc;
+      pc.name = c->Attribute("name");
+      pc.line = c->GetLineNum();
+      if (!names.insert(pc.name).second || !pose_of(c, &pc.pose)) return std::nullopt;
+      const auto* g = c->FirstChildElement("geometry");
+      if (!g || g->NextSiblingElement("geometry") || g->FirstAttribute()) return std::nullopt;
+      const auto* shape = g->FirstChildElement();
+      if (!shape || shape->NextSiblingElement() || shape->FirstAttribute()) return std::nullopt;
+      pc.type = shape->Name();
+      if (pc.type == "box") {
+        if (!allowed(shape, {"size"}) || !numbers(shape->FirstChildElement("size"), pc.v, 3)) {
+          return std::nullopt;
+        }
+      } else if (pc.type == "cylinder") {
+        if (!allowed(shape, {"radius", "length"}) ||
+            !numbers(shape->FirstChildElement("radius"), &pc.v[0], 1) ||
+            !numbers(shape->FirstChildElement("length"), &pc.v[1], 1)) {
+          return std::nullopt;
+        }
+      } else if (pc.type == "sphere") {
+        if (!allowed(shape, {"radius"}) ||
+            !numbers(shape->FirstChildElement("radius"), &pc.v[0], 1)) {
+          return std::nullopt;
+        }
+      } else if (pc.type == "plane") {
+        double n[3];
+        if (!allowed(shape, {"normal", "size"}) ||
+            !numbers(shape->FirstChildElement("normal"), n, 3)) {
+          return std::nullopt;
+        }
+        pc.normal = ignition::math::Vector3d(n[0], n[1], n[2]);
+        if (const auto* sz = shape->FirstChildElement("size")) {
+          if (!numbers(sz, pc.v, 2)) return std::nullopt;
+          pc.sized = true;
+        }
+      } else {
+        return std::nullopt;
+      }
+      pl.collisions.push_back(std::move(pc));
+    }
+    out.links.push_back(std::move(pl));
+  }
+  return out;
+}
+
+// Every name the document refers to by relative_to, attached_to, <parent> or <child>; a model
+// named there (or scoped under it) stays with sdformat.
+void collect_references(const tinyxml2::XMLElement* e, std::set<std::string>* refs) {
+  for (; e; e = e->NextSiblingElement()) {
+    for (const char* attr : {"relative_to", "attached_to"}) {
+      if (const char* v = e->Attribute(attr))
+        refs->insert(std::string(v).substr(0, std::string(v).find("::")));
+    }
+    const std::string_view n = e->Name();
+    if ((n == "parent" || n == "child") && e->GetText()) {
+      const std::string v = e->GetText();
+      refs->insert(v.substr(0, v.find("::")));
+    }
+    collect_references(e->FirstChildElement(), refs);
+  }
+}
+
+// The byte spans of the first <world>'s top-level <model> elements, in document order, found by
+// a small scanner that skips comments, CDATA, declarations and quoted attribute values. Empty
+// when the text does not scan (sdformat then reads it whole).
+std::vector<std::pair<size_t, size_t>> world_model_spans(const std::string& t) {
+  std::vector<std::pair<size_t, size_t>> spans;
+  std::vector<std::string> stack;
+  int worlds = 0;
+  size_t open_at = std::string::npos;
+  size_t i = 0;
+  const auto skip_to = [&](const char* end) {
+    const size_t k = t.find(end, i);
+    if (k == std::string::npos) return false;
+    i = k + std::strlen(end);
+    return true;
+  };
+  while ((i = t.find('<', i)) != std::string::npos) {
+    if (t.compare(i, 4, "<!--") == 0) {
+      if (!skip_to("-->")) return {};
+      continue;
+    }
+    if (t.compare(i, 9, "<![CDATA[") == 0) {
+      if (!skip_to("]]>")) return {};
+      continue;
+    }
+    if (t.compare(i, 2, "<?") == 0) {
+      if (!skip_to("?>")) return {};
+      continue;
+    }
+    if (t.compare(i, 2, "<!") == 0) {
+      if (!skip_to(">")) return {};
+      continue;
+    }
+    const size_t start = i;
+    const bool closing = t.compare(i, 2, "</") == 0;
+    size_t k = i + (closing ? 2 : 1);
+    size_t name_end = k;
+    while (name_end < t.size() && !std::isspace(static_cast<unsigned char>(t[name_end])) &&
+           t[name_end] != '>' && t[name_end] != '/') {
+      ++name_end;
+    }
+    const std::string name = t.substr(k, name_end - k);
+    char quote = 0;
+    for (k = name_end; k < t.size(); ++k) {
+      if (quote) {
+        if (t[k] == quote) quote = 0;
+      } else if (t[k] == '"' || t[k] == '\'') {
+        quote = t[k];
+      } else if (t[k] == '>') {
+        break;
+      }
+    }
+    if (k >= t.size()) return {};
+    const bool self_closing = !closing && t[k - 1] == '/';
+    i = k + 1;
+    const bool at_world =
+        stack.size() == 2 && stack[0] == "sdf" && stack[1] == "world" && worlds == 1;
+    if (closing) {
+      if (stack.empty() || stack.back() != name) return {};
+      stack.pop_back();
+      if (name == "model" && open_at != std::string::npos && stack.size() == 2) {
+        spans.emplace_back(open_at, i);
+        open_at = std::string::npos;
+      }
+      continue;
+    }
+    if (name == "world" && stack.size() == 1) ++worlds;
+    if (name == "model" && at_world) {
+      if (self_closing) {
+        spans.emplace_back(start, i);
+        continue;
+      }
+      open_at = start;
+    }
+    if (!self_closing) stack.push_back(name);
+  }
+  if (!stack.empty()) return {};
+  return spans;
+}
+
+// Reads the plain top-level models of `text` (when there are at least `threshold`) into
+// `plain` and returns the text with them blanked out; otherwise returns nothing.
+std::optional<std::string> split_plain_models(const std::string& text, size_t threshold,
+                                              std::vector<PlainModel>* plain) {
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS) return std::nullopt;
+  const auto* root = doc.RootElement();
+  const auto* world = root ? root->FirstChildElement("world") : nullptr;
+  if (!root || std::string_view(root->Name()) != "sdf" || !world) return std::nullopt;
+  std::vector<const tinyxml2::XMLElement*> models;
+  std::set<std::string> names;
+  for (const auto* m = world->FirstChildElement("model"); m; m = m->NextSiblingElement("model")) {
+    models.push_back(m);
+    if (!m->Attribute("name") || !names.insert(m->Attribute("name")).second) return std::nullopt;
+  }
+  if (models.size() < threshold) return std::nullopt;
+  std::set<std::string> refs;
+  collect_references(root, &refs);
+  std::vector<std::optional<PlainModel>> read(models.size());
+  size_t count = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (refs.count(models[i]->Attribute("name"))) continue;
+    read[i] = plain_model(models[i]);
+    count += read[i].has_value();
+  }
+  if (count < threshold) return std::nullopt;
+  const auto spans = world_model_spans(text);
+  if (spans.size() != models.size()) return std::nullopt;
+  std::string rest = text;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (!read[i]) continue;
+    for (size_t k = spans[i].first; k < spans[i].second; ++k) {
+      if (rest[k] != '\n' && rest[k] != '\r') rest[k] = ' ';
+    }
+    plain->push_back(std::move(*read[i]));
+  }
+  return rest;
+}
+
 }  // namespace
 
 double normalize_angle(double a) {
@@ -217,7 +604,7 @@ double normalize_angle(double a) {
 }
 
 SdfOutcome load_sdf(const std::string& source, const std::string* text, double plane_z_min,
-                    double plane_z_max) {
+                    double plane_z_max, size_t plain_threshold) {
   SdfOutcome out;
   const std::string xml = xml_error(source, text);
   if (!xml.empty()) {
@@ -227,8 +614,27 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
   // Errors come back as values; sdformat's own console printing would duplicate them on stderr.
   sdf::Console::Instance()->SetQuiet(true);
   sdf::Root root;
-  const sdf::Errors errs = text ? root.LoadSdfString(*text) : root.Load(source);
-  for (const auto& e : errs) out.errors.push_back(describe(e, source));
+  std::vector<PlainModel> plain;
+  std::optional<std::string> rest;
+  if (plain_threshold > 0) {
+    if (text) {
+      rest = split_plain_models(*text, plain_threshold, &plain);
+    } else {
+      std::ifstream in(source, std::ios::binary);
+      std::ostringstream whole;
+      whole << in.rdbuf();
+      rest = split_plain_models(whole.str(), plain_threshold, &plain);
+    }
+  }
+  const sdf::Errors errs =
+      rest ? root.LoadSdfString(*rest) : (text ? root.LoadSdfString(*text) : root.Load(source));
+  for (const auto& e : errs) {
+    std::string m = describe(e, source);
+    if (m.starts_with("<data-string>")) {
+      m = source + m.substr(std::string_view("<data-string>").size());
+    }
+    out.errors.push_back(std::move(m));
+  }
   if (!out.errors.empty()) return out;
   if (root.WorldCount() == 0) {
     out.errors.push_back(source + ": no <world> in the file (fieldproof needs a world file)");
@@ -282,6 +688,7 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
         Pose2D{p.Pos().X(), p.Pos().Y(), normalize_angle(p.Rot().Yaw())};
     walker.model(*m, p, "");
   }
+  for (const PlainModel& m : plain) walker.plain(m);
   return out;
 }
 
