@@ -1,6 +1,8 @@
-// `fieldproof world WORLD.sdf`: the embedded world with the reference stack per vehicle, a goal
-// sent at t = 0; prints where each vehicle went, whether it arrived, the simulated time and RTF.
+// `fieldproof world WORLD.sdf`: the embedded world with a stack per vehicle (the reference stack
+// unless --stack or --stack-command names another), a goal sent at t = 0; prints where each
+// vehicle went, whether it arrived, the simulated time and RTF.
 // Exit 0 every vehicle arrived, 1 not, 2 bad input.
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -20,14 +22,36 @@ struct WorldArgs {
   std::string until = "60s";
   int64_t seed = 0;
   bool process = false;
+  std::string stack = "fieldproof_ugv_nav_plugin";
+  std::string stack_command;
   double max_rtf = 0.0;
 };
 
 bool parse_number(const std::string& text, double* out) {
-  if (text.empty()) return false;
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
   char* end = nullptr;
   *out = std::strtod(text.c_str(), &end);
   return end && *end == '\0' && std::isfinite(*out);
+}
+
+// "X,Y" or "X,Y,YAW" (metres, radians): true and *pose; false when the text is not 2 or 3
+// finite numbers separated by commas.
+bool parse_pose(const std::string& text, world::Pose2D* pose) {
+  std::vector<double> v;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    double d = 0;
+    if (!parse_number(text.substr(start, comma == std::string::npos ? comma : comma - start), &d)) {
+      return false;
+    }
+    v.push_back(d);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (v.size() < 2 || v.size() > 3) return false;
+  *pose = world::Pose2D{v[0], v[1], v.size() == 3 ? v[2] : 0.0};
+  return true;
 }
 
 int run_world(const WorldArgs& a) {
@@ -47,41 +71,54 @@ int run_world(const WorldArgs& a) {
     return kExitInvalid;
   }
   if (a.spawns.empty()) {
-    std::fprintf(stderr, "fieldproof world: give at least one --spawn NAME@FRAME\n");
+    std::fprintf(stderr,
+                 "fieldproof world: give at least one --spawn NAME@FRAME or NAME@X,Y[,YAW]\n");
     return kExitInvalid;
   }
   std::string stack_error;
-  const std::optional<engine::StackSpec> stack = reference_stack(a.process, &stack_error);
+  const std::string command =
+      !a.stack_command.empty() ? a.stack_command : (a.process ? "fieldproof-ugv-nav" : "");
+  const std::optional<engine::StackSpec> stack = resolve_stack(a.stack, command, &stack_error);
   if (!stack) {
     std::fprintf(stderr, "fieldproof world: %s\n", stack_error.c_str());
     return kExitFailed;
   }
   for (const std::string& s : a.spawns) {
     const auto at = s.find('@');
-    if (at == std::string::npos || at == 0 || at + 1 == s.size()) {
-      std::fprintf(stderr, "fieldproof world: --spawn '%s': expected NAME@FRAME\n", s.c_str());
+    engine::VehicleSetup v;
+    if (at != std::string::npos && at > 0 && at + 1 < s.size()) {
+      v.name = s.substr(0, at);
+      const std::string where = s.substr(at + 1);
+      // A frame name holds no comma; anything with one must be a pose.
+      if (where.find(',') == std::string::npos) {
+        v.frame = where;
+      } else if (world::Pose2D p; parse_pose(where, &p)) {
+        v.pose = p;
+      } else {
+        v.name.clear();
+      }
+    }
+    if (v.name.empty()) {
+      std::fprintf(stderr,
+                   "fieldproof world: --spawn '%s': expected NAME@FRAME or NAME@X,Y[,YAW] "
+                   "(metres, radians), e.g. ugv1@dock or ugv1@2.5,-1,1.57\n",
+                   s.c_str());
       return kExitInvalid;
     }
-    engine::VehicleSetup v;
-    v.name = s.substr(0, at);
-    v.frame = s.substr(at + 1);
     v.stack = *stack;
     o.session.vehicles.push_back(v);
   }
   if (!a.goal.empty()) {
-    const auto comma = a.goal.find(',');
-    double x = 0;
-    double y = 0;
-    if (comma != std::string::npos) {
-      if (!parse_number(a.goal.substr(0, comma), &x) ||
-          !parse_number(a.goal.substr(comma + 1), &y)) {
-        std::fprintf(stderr, "fieldproof world: --goal '%s': expected X,Y (metres) or a frame\n",
-                     a.goal.c_str());
-        return kExitInvalid;
-      }
-      o.goal = world::Pose2D{x, y, 0.0};
-    } else {
+    if (a.goal.find(',') == std::string::npos) {
       o.goal_frame = a.goal;
+    } else if (world::Pose2D g; parse_pose(a.goal, &g)) {
+      o.goal = g;
+    } else {
+      std::fprintf(stderr,
+                   "fieldproof world: --goal '%s': expected X,Y[,YAW] (metres, radians) or a "
+                   "frame\n",
+                   a.goal.c_str());
+      return kExitInvalid;
     }
   }
   const auto until = parse_duration(a.until);
@@ -118,14 +155,26 @@ int run_world(const WorldArgs& a) {
 void add_world_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<WorldArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "world", "Drive vehicles of an SDF world to a goal with the reference stack");
+      "world",
+      "Drive vehicles of an SDF world to a goal with a stack (the reference stack by default)");
   cmd->add_option("world", args->world, "the SDF world file")->required();
-  cmd->add_option("--spawn", args->spawns, "a vehicle at a frame of the world: NAME@FRAME");
-  cmd->add_option("--goal", args->goal, "the goal: X,Y in metres, or a frame of the world");
+  cmd->add_option("--spawn", args->spawns,
+                  "a vehicle at a frame of the world or at a pose: NAME@FRAME or NAME@X,Y[,YAW] "
+                  "(metres, radians; repeat for more vehicles)");
+  cmd->add_option("--goal", args->goal,
+                  "the goal: X,Y[,YAW] (metres, radians) or a frame of the world");
   cmd->add_option("--until", args->until, "simulated time limit (default 60s)");
   cmd->add_option("--seed", args->seed, "the world's seed (0 to 2^31-1)");
+  cmd->add_option("--stack", args->stack,
+                  "each vehicle's stack plugin: a path, or a name found as N, libN.so or N.so "
+                  "here, on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (default "
+                  "fieldproof_ugv_nav_plugin, the reference stack)");
+  cmd->add_option("--stack-command", args->stack_command,
+                  "run each vehicle's stack as this program instead (argv split at spaces; "
+                  "found here, on PATH or beside fieldproof)");
   cmd->add_flag("--process", args->process,
-                "run each stack as the fieldproof-ugv-nav process (ipc), not in-process");
+                "the same as --stack-command fieldproof-ugv-nav: the reference stack as a "
+                "process (ipc), not in-process");
   cmd->add_option("--max-rtf", args->max_rtf, "pace cap (simulated / wall time; 0 = unpaced)");
   cmd->callback([args, exit_code] { *exit_code = run_world(*args); });
 }

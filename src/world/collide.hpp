@@ -86,10 +86,9 @@ inline double overlap(const Obb& b, const Circle& k) {
 
 // Ray (ox, oy) + t (dx, dy), |d| = 1, against a box: the entry distance t >= 0, or +inf.
 // A ray starting inside reports 0.
-inline double ray_hit(const Obb& b, double ox, double oy, double dx, double dy) {
-  const double rx = ox - b.cx, ry = oy - b.cy;
-  const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
-  const double ldx = dx * b.c + dy * b.s, ldy = -dx * b.s + dy * b.c;
+// The same in the box's frame: origin (lox, loy), direction (ldx, ldy) (what ray_hit computes
+// first; a caller casting many rays from one origin computes the origin's part once).
+inline double ray_hit_local(const Obb& b, double lox, double loy, double ldx, double ldy) {
   double t0 = 0.0, t1 = kInf;
   const double lo[2] = {lox, loy}, ld[2] = {ldx, ldy}, h[2] = {b.hx, b.hy};
   for (int i = 0; i < 2; ++i) {
@@ -105,6 +104,13 @@ inline double ray_hit(const Obb& b, double ox, double oy, double dx, double dy) 
     if (t0 > t1) return kInf;
   }
   return t0;
+}
+
+inline double ray_hit(const Obb& b, double ox, double oy, double dx, double dy) {
+  const double rx = ox - b.cx, ry = oy - b.cy;
+  const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
+  const double ldx = dx * b.c + dy * b.s, ldy = -dx * b.s + dy * b.c;
+  return ray_hit_local(b, lox, loy, ldx, ldy);
 }
 
 inline double ray_hit(const Circle& k, double ox, double oy, double dx, double dy) {
@@ -194,6 +200,16 @@ class Grid {
         }
   }
 
+  // Where query(box) first meets a collider of these bounds: its first cell in the query's
+  // row-major order; colliders first met in one cell follow in index order (a stable sort by
+  // this rank, from index order, gives query()'s visiting order).
+  int64_t visit_rank(const Aabb& box, const Aabb& bounds) const {
+    int qx0, qy0, qx1, qy1, bx0, by0, bx1, by1;
+    cell_range(box, &qx0, &qy0, &qx1, &qy1);
+    cell_range(bounds, &bx0, &by0, &bx1, &by1);
+    return static_cast<int64_t>(std::max(qy0, by0)) * nx_ + std::max(qx0, bx0);
+  }
+
   // Nearest hit along a unit ray within max_t (Amanatides-Woo traversal); +inf when none.
   double cast(double ox, double oy, double dx, double dy, double max_t) {
     if (nx_ == 0) return kInf;
@@ -276,6 +292,98 @@ class Grid {
   std::vector<std::vector<int>> cells_;
   std::vector<uint32_t> stamp_;
   uint32_t query_ = 0;
+};
+
+// Uniform grid over the vehicles' chassis centres, kept exact as they move (a doubly linked list
+// per cell, O(1) moves), so a chassis or a lidar finds its neighbours without visiting every
+// vehicle. Centres outside the grid's bounds sit in one overflow list that every query visits;
+// when it grows, rebuild() re-fits the bounds. Queries report slots in no particular order.
+class VehicleGrid {
+ public:
+  // Fits the bounds to the centres (plus `pad` metres, with room to roam) and files every slot.
+  void rebuild(const std::vector<double>& x, const std::vector<double>& y, double cell,
+               double pad) {
+    const size_t n = x.size();
+    Aabb b;
+    for (size_t i = 0; i < n; ++i) b.add(Aabb{x[i], y[i], x[i], y[i]});
+    if (b.empty()) b = Aabb{0, 0, 0, 0};
+    cell_ = cell;
+    const double roam = pad + 0.25 * std::max(b.max_x - b.min_x, b.max_y - b.min_y);
+    ox_ = b.min_x - roam;
+    oy_ = b.min_y - roam;
+    // Bounded memory: at most about 16 cells a vehicle (and 4096), else coarser cells.
+    const double max_cells = std::max(4096.0, 16.0 * static_cast<double>(n));
+    double w = (b.max_x - b.min_x + 2 * roam), h = (b.max_y - b.min_y + 2 * roam);
+    while (std::ceil(w / cell_) * std::ceil(h / cell_) > max_cells) cell_ *= 1.5;
+    nx_ = std::max(1, static_cast<int>(std::ceil(w / cell_)));
+    ny_ = std::max(1, static_cast<int>(std::ceil(h / cell_)));
+    head_.assign(static_cast<size_t>(nx_) * ny_ + 1, -1);  // the last: overflow
+    next_.assign(n, -1);
+    prev_.assign(n, -1);
+    cell_of_.assign(n, -1);
+    overflow_ = 0;
+    for (size_t i = 0; i < n; ++i) insert(static_cast<int>(i), bucket(x[i], y[i]));
+  }
+
+  // The slot's centre moved to (x, y). Returns false when the overflow list has grown enough
+  // that the caller should rebuild().
+  bool move(int slot, double x, double y) {
+    const int b = bucket(x, y);
+    if (b == cell_of_[slot]) return true;
+    unlink(slot);
+    insert(slot, b);
+    return overflow_ <= std::max<size_t>(8, next_.size() / 8);
+  }
+
+  // Calls f(slot) for every slot whose centre lies in a cell meeting [x0, x1] × [y0, y1], and
+  // every slot in the overflow list.
+  template <typename F>
+  void query(double x0, double y0, double x1, double y1, F&& f) const {
+    if (nx_ == 0) return;
+    const int cx0 = clamp_x(x0), cx1 = clamp_x(x1), cy0 = clamp_y(y0), cy1 = clamp_y(y1);
+    if (!(x1 < ox_ || y1 < oy_ || x0 > ox_ + nx_ * cell_ || y0 > oy_ + ny_ * cell_)) {
+      for (int cy = cy0; cy <= cy1; ++cy)
+        for (int cx = cx0; cx <= cx1; ++cx)
+          for (int i = head_[static_cast<size_t>(cy) * nx_ + cx]; i >= 0; i = next_[i]) f(i);
+    }
+    for (int i = head_.back(); i >= 0; i = next_[i]) f(i);
+  }
+
+ private:
+  int clamp_x(double v) const {
+    return std::clamp(static_cast<int>(std::floor((v - ox_) / cell_)), 0, nx_ - 1);
+  }
+  int clamp_y(double v) const {
+    return std::clamp(static_cast<int>(std::floor((v - oy_) / cell_)), 0, ny_ - 1);
+  }
+  int bucket(double x, double y) const {
+    const double fx = std::floor((x - ox_) / cell_), fy = std::floor((y - oy_) / cell_);
+    if (!(fx >= 0 && fy >= 0 && fx < nx_ && fy < ny_)) return nx_ * ny_;
+    return static_cast<int>(fy) * nx_ + static_cast<int>(fx);
+  }
+  void insert(int slot, int b) {
+    cell_of_[slot] = b;
+    prev_[slot] = -1;
+    next_[slot] = head_[b];
+    if (head_[b] >= 0) prev_[head_[b]] = slot;
+    head_[b] = slot;
+    if (b == nx_ * ny_) ++overflow_;
+  }
+  void unlink(int slot) {
+    const int b = cell_of_[slot];
+    if (prev_[slot] >= 0) {
+      next_[prev_[slot]] = next_[slot];
+    } else {
+      head_[b] = next_[slot];
+    }
+    if (next_[slot] >= 0) prev_[next_[slot]] = prev_[slot];
+    if (b == nx_ * ny_) --overflow_;
+  }
+
+  double cell_ = 2.0, ox_ = 0, oy_ = 0;
+  int nx_ = 0, ny_ = 0;
+  std::vector<int> head_, next_, prev_, cell_of_;
+  size_t overflow_ = 0;
 };
 
 }  // namespace fieldproof::world::detail

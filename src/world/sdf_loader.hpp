@@ -11,6 +11,12 @@
 
 namespace fieldproof::world::detail {
 
+// A ground plane of stated size, as a rectangle in the world frame (the map's extent).
+struct GroundPatch {
+  Pose2D pose;  // centre
+  double size_x = 0.0, size_y = 0.0;
+};
+
 struct WorldDescription {
   std::string name;
   Duration step;
@@ -19,6 +25,9 @@ struct WorldDescription {
   std::map<std::string, Pose2D> frames;
   std::vector<std::string> models;            // every top-level model, in file order
   std::map<std::string, Pose2D> model_poses;  // top-level models' poses in the world
+  // Horizontal ground planes with a <size> in the file; a plane without one is unbounded.
+  std::vector<GroundPatch> grounds;
+  bool unbounded_ground = false;
 };
 
 struct SdfOutcome {
@@ -29,8 +38,10 @@ struct SdfOutcome {
 
 // `text` non-null: load from that string, `source` naming it in messages; otherwise from the
 // file at `source`. Shapes outside [plane_z_min, plane_z_max] are left out with a warning.
+// plain_threshold: a world with at least this many plain top-level models (static geometry only,
+// see sdf_loader.cpp) has them read directly, not by sdformat (0: never).
 SdfOutcome load_sdf(const std::string& source, const std::string* text, double plane_z_min,
-                    double plane_z_max);
+                    double plane_z_max, size_t plain_threshold = 0);
 
 // One model given as SDF text (what /world/<w>/create carries): its static shapes placed with the
 // model at `pose` when given, else at the model's own <pose>. A text without an <sdf> root is

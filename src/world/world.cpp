@@ -19,6 +19,7 @@
 namespace fieldproof::world {
 
 using detail::Aabb;
+using detail::Circle;
 using detail::Collider;
 using detail::kInf;
 using detail::Obb;
@@ -93,19 +94,34 @@ Status check_params(const UgvParams& p) {
   return Status::success();
 }
 
-Pose2D arc(const Pose2D& p, double v, double w, double dt) {
+// The pose after driving an arc for dt, and its chassis. (c0, s0) are cos and sin of p.yaw: the
+// current chassis box keeps them, and reusing them (and the new heading's, when it needs no
+// wrapping) spares two of three sincos calls a step with exactly the same results.
+Pose2D arc(const Pose2D& p, double c0, double s0, double v, double w, double dt, double* c1,
+           double* s1) {
   const double dth = w * dt;
   Pose2D out;
+  const double yaw = p.yaw + dth;
+  out.yaw = detail::normalize_angle(yaw);
   if (std::abs(dth) < 1e-9) {
     const double mid = p.yaw + dth / 2;
     out.x = p.x + v * dt * std::cos(mid);
     out.y = p.y + v * dt * std::sin(mid);
+    *c1 = std::cos(out.yaw);
+    *s1 = std::sin(out.yaw);
   } else {
     const double r = v / w;
-    out.x = p.x + r * (std::sin(p.yaw + dth) - std::sin(p.yaw));
-    out.y = p.y - r * (std::cos(p.yaw + dth) - std::cos(p.yaw));
+    const double cy = std::cos(yaw), sy = std::sin(yaw);
+    out.x = p.x + r * (sy - s0);
+    out.y = p.y - r * (cy - c0);
+    if (out.yaw == yaw) {
+      *c1 = cy;
+      *s1 = sy;
+    } else {
+      *c1 = std::cos(out.yaw);
+      *s1 = std::sin(out.yaw);
+    }
   }
-  out.yaw = detail::normalize_angle(p.yaw + dth);
   return out;
 }
 
@@ -129,6 +145,7 @@ struct Vehicle {
   VehicleState state;
   std::string chassis_name;
   std::string topic_odom, topic_imu, topic_scan, topic_contacts, topic_cmd_vel;
+  std::string frame_odom, frame_imu, entity_imu, frame_lidar_link, frame_lidar;
   RandomSource lidar_rng, odom_rng, imu_rng;
   double odom_scale_linear = 1.0, odom_scale_angular = 1.0;
   double odom_ds = 0.0, odom_dth = 0.0;
@@ -143,7 +160,12 @@ struct Vehicle {
 
   size_t slot = SIZE_MAX;  // index in World::Impl::order (name order); SIZE_MAX before spawn
   Obb box;                 // the chassis at the current pose (kept in step with state.pose)
-  double radius = 0.0;     // bounding radius of the chassis
+  // Static colliders near (near_cx, near_cy) within near_r + slack, ascending (World::Impl::
+  // gather_near); near_epoch 0: none gathered yet.
+  std::vector<int> near;
+  double near_cx = 0.0, near_cy = 0.0, near_r = 0.0;
+  uint64_t near_epoch = 0;
+  double radius = 0.0;  // bounding radius of the chassis
 
   Obb chassis(const Pose2D& p) const { return Obb::make(p, params.length, params.width); }
 };
@@ -157,12 +179,29 @@ struct World::Impl {
   std::vector<Collider> colliders;
   detail::Grid grid;
   std::map<std::string, Pose2D> frames;
+  std::vector<detail::GroundPatch> grounds;  // the map's extent
+  bool unbounded_ground = true;
   std::map<std::string, Pose2D> static_models;  // name → pose (reported in pose/info)
   std::map<std::string, Vehicle> vehicles;
   // The vehicles in name order, and their chassis centres and bounding radii by slot: the
   // vehicle-vehicle broad phase runs over these compact arrays.
   std::vector<Vehicle*> order;
   std::vector<double> vx, vy, vr;
+  // The vehicles' broad phase (by chassis centre) and the largest chassis bounding radius.
+  uint64_t static_epoch = 0;  // bumped when the static geometry changes
+  detail::VehicleGrid vgrid;
+  double vmax_r = 0.0;
+  bool vgrid_stale = false;
+  // Scratch, kept to spare an allocation per step or scan.
+  std::vector<int> candidates;
+  std::vector<int64_t> ranks;
+  std::vector<ContactInfo> touching_scratch;
+  std::vector<double> ray_dx, ray_dy;
+  // Reused across vehicles and outputs (a proto3 Clear() would free their sub-messages): each
+  // emit sets every field it ever sets, so the encoding is that of a fresh message.
+  ignition::msgs::Odometry odom_msg;
+  ignition::msgs::IMU imu_msg;
+  ignition::msgs::LaserScan scan_msg;
   int64_t next_vehicle_id = 0;
 
   SimTime now;
@@ -221,9 +260,19 @@ struct World::Impl {
       vy.push_back(v.box.cy);
       vr.push_back(v.radius);
     }
+    rebuild_vgrid();
+  }
+
+  void rebuild_vgrid() {
+    vmax_r = 0.0;
+    for (double r : vr) vmax_r = std::max(vmax_r, r);
+    // Cells about two chassis wide: a chassis query meets at most 2 x 2 of them.
+    vgrid.rebuild(vx, vy, std::max(1.0, 4.0 * vmax_r), 4.0 * vmax_r + 1.0);
+    vgrid_stale = false;
   }
 
   void rebuild_static() {
+    ++static_epoch;
     colliders.clear();
     colliders.reserve(shapes.size());
     for (size_t i = 0; i < shapes.size(); ++i) {
@@ -234,12 +283,38 @@ struct World::Impl {
 
   // The deepest overlap of a chassis at `pose` with anything but `self`, and what it touches
   // (chassis grown by the contact margin).
-  double probe(const Vehicle& self, const Obb& box, std::vector<ContactInfo>* touching) {
+  // The static colliders near (cx, cy) within reach r, kept per vehicle while it stays within
+  // kNearSlack of where they were gathered: most steps test a short list, not the grid.
+  static constexpr double kNearSlack = 0.5;
+  void gather_near(Vehicle& self, double cx, double cy, double r) {
+    if (self.near_epoch == static_epoch && r <= self.near_r &&
+        std::abs(cx - self.near_cx) <= kNearSlack && std::abs(cy - self.near_cy) <= kNearSlack) {
+      return;
+    }
+    self.near.clear();
+    self.near_cx = cx;
+    self.near_cy = cy;
+    self.near_r = r;
+    self.near_epoch = static_epoch;
+    const double h = r + kNearSlack;
+    grid.query(Aabb{cx - h, cy - h, cx + h, cy + h},
+               [&self](const Collider& c) { self.near.push_back(c.shape); });
+    std::sort(self.near.begin(), self.near.end());
+  }
+
+  double probe(Vehicle& self, const Obb& box, std::vector<ContactInfo>* touching) {
     const Pose2D pose{box.cx, box.cy, 0.0};
     const Obb grown = box.grown(opts.contact_margin);
+    const Aabb reach_box = grown.aabb();
     double deepest = 0.0;
-    grid.query(grown.aabb(), [&](const Collider& c) {
-      if (detail::overlap(grown, c) <= 0) return;
+    // Exactly the colliders a grid query of reach_box reports (the near list holds every one
+    // whose bounds can meet it), put back in the grid's visiting order below.
+    gather_near(self, box.cx, box.cy, grown.bounding_radius());
+    const size_t first_static = touching ? touching->size() : 0;
+    for (const int ni : self.near) {
+      const Collider& c = colliders[static_cast<size_t>(ni)];
+      if (!c.bounds.overlaps(reach_box)) continue;
+      if (detail::overlap(grown, c) <= 0) continue;
       const double ov = detail::overlap(box, c);
       deepest = std::max(deepest, ov);
       if (touching) {
@@ -256,9 +331,31 @@ struct World::Impl {
         }
         touching->push_back(std::move(ci));
       }
-    });
+    }
+    if (touching && touching->size() - first_static > 1) {
+      // Insertion sort by visit rank, stable (a handful of contacts).
+      ContactInfo* t = touching->data() + first_static;
+      const size_t k = touching->size() - first_static;
+      ranks.resize(k);
+      for (size_t i = 0; i < k; ++i)
+        ranks[i] = grid.visit_rank(reach_box, colliders[t[i].key].bounds);
+      for (size_t i = 1; i < k; ++i) {
+        for (size_t j = i; j > 0 && ranks[j] < ranks[j - 1]; --j) {
+          std::swap(ranks[j], ranks[j - 1]);
+          std::swap(t[j], t[j - 1]);
+        }
+      }
+    }
     const double r_self = grown.bounding_radius();
-    for (size_t i = 0; i < order.size(); ++i) {
+    // The broad phase finds the candidates; visiting them in slot order keeps the contacts in
+    // the order a scan over every vehicle gives.
+    const double reach_all = r_self + vmax_r;
+    candidates.clear();
+    vgrid.query(box.cx - reach_all, box.cy - reach_all, box.cx + reach_all, box.cy + reach_all,
+                [this](int i) { candidates.push_back(i); });
+    std::sort(candidates.begin(), candidates.end());
+    for (const int ci : candidates) {
+      const size_t i = static_cast<size_t>(ci);
       const double dx = vx[i] - box.cx, dy = vy[i] - box.cy;
       const double reach = r_self + vr[i];
       if (dx * dx + dy * dy > reach * reach || i == self.slot) continue;
@@ -287,24 +384,28 @@ struct World::Impl {
     double ang =
         std::clamp(approach(s.velocity.angular_z, s.command.angular_z, p.max_angular_accel, dt),
                    -p.max_angular, p.max_angular);
-    const Pose2D candidate = arc(s.pose, lin, ang, dt);
-    const Obb candidate_box = v.chassis(candidate);
-    std::vector<ContactInfo> touching;
+    double c1 = 1.0, s1 = 0.0;
+    const Pose2D candidate = arc(s.pose, v.box.c, v.box.s, lin, ang, dt, &c1, &s1);
+    const Obb candidate_box{candidate.x, candidate.y, c1, s1, p.length / 2, p.width / 2};
+    std::vector<ContactInfo>& touching = touching_scratch;
+    touching.clear();
     const double depth = probe(v, candidate_box, &touching);
     if (depth > v.depth + 1e-9) {
       // Refused: the move would push into something. Stop where we are.
       lin = ang = 0.0;
-      v.contacts = std::move(touching);
     } else {
       s.pose = candidate;
       v.box = candidate_box;
       vx[v.slot] = candidate_box.cx;
       vy[v.slot] = candidate_box.cy;
+      if (!vgrid.move(static_cast<int>(v.slot), candidate_box.cx, candidate_box.cy)) {
+        vgrid_stale = true;
+      }
       v.depth = depth;
       v.odom_ds += lin * dt;
       v.odom_dth += ang * dt;
-      v.contacts = std::move(touching);
     }
+    std::swap(v.contacts, touching);  // both keep their capacity
     s.velocity = Twist2D{lin, ang};
     s.touching = !v.contacts.empty();
   }
@@ -314,6 +415,7 @@ struct World::Impl {
     ++iterations;
     const double dt = static_cast<double>(step.ns()) * 1e-9;
     for (Vehicle* v : order) physics(*v, dt);
+    if (vgrid_stale) rebuild_vgrid();
     if (!opts.sensors) return;
     if (due(now, &next_clock, opts.clock_period)) emit_clock();
     if (due(now, &next_stats, opts.stats_period)) emit_stats();
@@ -325,6 +427,18 @@ struct World::Impl {
       if (v.params.lidar && due(now, &v.next_scan, v.params.lidar_period)) emit_scan(v);
       emit_contacts_if_due(v);
     }
+  }
+
+  // msgs::set_stamp(header, now, frame) on a reused header, without building a string: the
+  // same encoding (the stamp, then one "frame_id" entry holding `frame`).
+  void stamp(ignition::msgs::Header* header, const std::string& frame) {
+    msgs::set_stamp(header, now);
+    if (header->data_size() == 1 && header->data(0).key() == "frame_id" &&
+        header->data(0).value_size() == 1) {
+      *header->mutable_data(0)->mutable_value(0) = frame;
+      return;
+    }
+    msgs::set_stamp(header, now, frame);
   }
 
   void emit_clock() {
@@ -399,12 +513,15 @@ struct World::Impl {
     o.x += ds * std::cos(o.yaw + dth / 2);
     o.y += ds * std::sin(o.yaw + dth / 2);
     o.yaw = detail::normalize_angle(o.yaw + dth);
-    ignition::msgs::Odometry m;
-    msgs::set_stamp(m.mutable_header(), now, v.name + "/odom");
+    // Every field is set again below (or cleared), so the encoding is that of a fresh message.
+    ignition::msgs::Odometry& m = odom_msg;
+    stamp(m.mutable_header(), v.frame_odom);
     msgs::set_planar_pose(m.mutable_pose(), o.x, o.y, o.yaw);
     if (elapsed > 0) {
       m.mutable_twist()->mutable_linear()->set_x(ds / elapsed);
       m.mutable_twist()->mutable_angular()->set_z(dth / elapsed);
+    } else {
+      m.clear_twist();
     }
     emit(v.topic_odom, msgs::kOdometry, msgs::serialize(m));
   }
@@ -417,9 +534,9 @@ struct World::Impl {
     const double ax = elapsed > 0 ? (lin - v.imu_last_v) / elapsed : 0.0;
     v.last_imu = now;
     v.imu_last_v = lin;
-    ignition::msgs::IMU m;
-    msgs::set_stamp(m.mutable_header(), now, v.name + "/imu_link");
-    m.set_entity_name(v.name + "::chassis::imu");
+    ignition::msgs::IMU& m = imu_msg;  // every field set again below
+    stamp(m.mutable_header(), v.frame_imu);
+    m.set_entity_name(v.entity_imu);
     const double yaw = v.state.pose.yaw;
     m.mutable_orientation()->set_w(std::cos(yaw / 2));
     m.mutable_orientation()->set_z(std::sin(yaw / 2));
@@ -433,33 +550,118 @@ struct World::Impl {
     emit(v.topic_imu, msgs::kImu, msgs::serialize(m));
   }
 
+  // The rays of a lidar at (ox, oy) facing `yaw` that may meet a collider: [first, first + count)
+  // modulo n, ray i pointing at yaw - pi + i * step. Conservative (a ray more on each side); the
+  // whole turn when the origin is inside or on it.
+  static void ray_span(const Collider& col, double ox, double oy, double yaw, int n, int* first,
+                       int* count) {
+    *first = 0;
+    *count = n;
+    double lo = 0, hi = 0;
+    if (col.is_box) {
+      const Obb& b = col.box;
+      const double rx = ox - b.cx, ry = oy - b.cy;
+      const double lx = rx * b.c + ry * b.s, ly = -rx * b.s + ry * b.c;
+      if (std::abs(lx) <= b.hx + 1e-9 && std::abs(ly) <= b.hy + 1e-9) return;
+      // From a point outside a convex polygon, the directions that meet it are spanned by its
+      // corners, all within half a turn of the direction to its centre.
+      const double mid = std::atan2(-ry, -rx);
+      double amin = kInf, amax = -kInf;
+      for (int k = 0; k < 4; ++k) {
+        const double sx = (k & 1) ? b.hx : -b.hx, sy = (k & 2) ? b.hy : -b.hy;
+        const double qx = b.cx + sx * b.c - sy * b.s, qy = b.cy + sx * b.s + sy * b.c;
+        const double a = detail::normalize_angle(std::atan2(qy - oy, qx - ox) - mid);
+        amin = std::min(amin, a);
+        amax = std::max(amax, a);
+      }
+      lo = mid + amin;
+      hi = mid + amax;
+    } else {
+      const Circle& k = col.circle;
+      const double dx = k.cx - ox, dy = k.cy - oy;
+      const double d = std::sqrt(dx * dx + dy * dy);
+      if (d <= k.r * (1 + 1e-9)) return;
+      const double mid = std::atan2(dy, dx), half = std::asin(k.r / d);
+      lo = mid - half;
+      hi = mid + half;
+    }
+    const double step = 2 * kPi / n;
+    const double f = std::floor((lo - yaw + kPi) / step) - 1;
+    const double l = std::ceil((hi - yaw + kPi) / step) + 1;
+    if (!(l - f + 1 < n)) return;
+    *first = static_cast<int>(f);
+    *count = static_cast<int>(l - f) + 1;
+  }
+
+  // Every ray against the static colliders within range (each tested only on the rays that can
+  // meet it), then against the chassis of the vehicles within range: the nearest hit per ray,
+  // +inf beyond range_max.
   void cast_scan(const Vehicle& v, std::vector<double>* out) {
     const UgvParams& p = v.params;
     const int n = p.lidar_rays;
+    const double range = p.lidar_range_max;
     out->assign(static_cast<size_t>(n), kInf);
-    const double ox = v.state.pose.x, oy = v.state.pose.y;
-    const double c = std::cos(v.state.pose.yaw), s = std::sin(v.state.pose.yaw);
+    const double ox = v.state.pose.x, oy = v.state.pose.y, yaw = v.state.pose.yaw;
+    const double c = std::cos(yaw), s = std::sin(yaw);
+    ray_dx.resize(static_cast<size_t>(n));
+    ray_dy.resize(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
-      const double dx = c * v.ray_c[i] - s * v.ray_s[i];
-      const double dy = s * v.ray_c[i] + c * v.ray_s[i];
-      (*out)[i] = grid.cast(ox, oy, dx, dy, p.lidar_range_max);
+      ray_dx[i] = c * v.ray_c[i] - s * v.ray_s[i];
+      ray_dy[i] = s * v.ray_c[i] + c * v.ray_s[i];
+    }
+    double* r = out->data();
+    const double* rdx = ray_dx.data();
+    const double* rdy = ray_dy.data();
+    // Rays [first, first + count) modulo n, as at most two contiguous runs.
+    const auto trace = [&](int first, int count, auto&& hit) {
+      first %= n;
+      if (first < 0) first += n;
+      const int end1 = std::min(n, first + count);
+      for (int i = first; i < end1; ++i) {
+        const double t = hit(rdx[i], rdy[i]);
+        if (t < r[i]) r[i] = t;
+      }
+      for (int i = 0; i < first + count - n; ++i) {
+        const double t = hit(rdx[i], rdy[i]);
+        if (t < r[i]) r[i] = t;
+      }
+    };
+    grid.query(Aabb{ox - range, oy - range, ox + range, oy + range}, [&](const Collider& col) {
+      const double ex = std::max({col.bounds.min_x - ox, 0.0, ox - col.bounds.max_x});
+      const double ey = std::max({col.bounds.min_y - oy, 0.0, oy - col.bounds.max_y});
+      if (ex * ex + ey * ey > range * range) return;
+      int first = 0, count = n;
+      ray_span(col, ox, oy, yaw, n, &first, &count);
+      if (col.is_box) {
+        const Obb& b = col.box;
+        const double rx = ox - b.cx, ry = oy - b.cy;
+        const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
+        trace(first, count, [&](double dx, double dy) {
+          return detail::ray_hit_local(b, lox, loy, dx * b.c + dy * b.s, -dx * b.s + dy * b.c);
+        });
+      } else {
+        trace(first, count,
+              [&](double dx, double dy) { return detail::ray_hit(col.circle, ox, oy, dx, dy); });
+      }
+    });
+    for (int i = 0; i < n; ++i) {
+      if (!(r[i] <= range)) r[i] = kInf;
     }
     // Other vehicles: only the rays within the angle each one's bounding circle subtends.
     const double step = 2 * kPi / n;
-    for (size_t j = 0; j < order.size(); ++j) {
+    const double reach = range + vmax_r;
+    vgrid.query(ox - reach, oy - reach, ox + reach, oy + reach, [&](int ji) {
+      const size_t j = static_cast<size_t>(ji);
       const double rx = vx[j] - ox, ry = vy[j] - oy;
       const double rb = vr[j];
-      if (std::abs(rx) - rb > p.lidar_range_max || std::abs(ry) - rb > p.lidar_range_max ||
-          j == v.slot) {
-        continue;
-      }
+      if (std::abs(rx) - rb > range || std::abs(ry) - rb > range || j == v.slot) return;
       const Obb& ob = order[j]->box;
       const double d = std::sqrt(rx * rx + ry * ry);
-      if (d - rb > p.lidar_range_max) continue;
+      if (d - rb > range) return;
       int first = 0, count = n;
       if (d > rb) {
         const double half = std::asin(rb / d);
-        const double bearing = std::atan2(ry, rx) - v.state.pose.yaw;
+        const double bearing = std::atan2(ry, rx) - yaw;
         // Ray i points at angle_min + i * step = -pi + i * step (body frame).
         first = static_cast<int>(std::floor((bearing - half + kPi) / step));
         count = static_cast<int>(std::ceil((bearing + half + kPi) / step)) - first + 1;
@@ -467,12 +669,10 @@ struct World::Impl {
       }
       for (int k = 0; k < count; ++k) {
         const int i = ((first + k) % n + n) % n;
-        const double dx = c * v.ray_c[i] - s * v.ray_s[i];
-        const double dy = s * v.ray_c[i] + c * v.ray_s[i];
-        const double t = detail::ray_hit(ob, ox, oy, dx, dy);
-        if (t < (*out)[i] && t <= p.lidar_range_max) (*out)[i] = t;
+        const double t = detail::ray_hit(ob, ox, oy, ray_dx[i], ray_dy[i]);
+        if (t < r[i] && t <= range) r[i] = t;
       }
-    }
+    });
   }
 
   void emit_scan(Vehicle& v) {
@@ -480,9 +680,10 @@ struct World::Impl {
     const int64_t t0 = opts.wall_now ? opts.wall_now().ns() : 0;
     cast_scan(v, &v.ranges);
     if (opts.wall_now) raycast_ns += opts.wall_now().ns() - t0;
-    ignition::msgs::LaserScan m;
-    msgs::set_stamp(m.mutable_header(), now, v.name + "/lidar_link");
-    m.set_frame(v.name + "::chassis::lidar");
+    ignition::msgs::LaserScan& m = scan_msg;  // every field set again below
+    m.clear_ranges();
+    stamp(m.mutable_header(), v.frame_lidar_link);
+    m.set_frame(v.frame_lidar);
     msgs::set_planar_pose(m.mutable_world_pose(), v.state.pose.x, v.state.pose.y, v.state.pose.yaw);
     const double step = 2 * kPi / p.lidar_rays;
     m.set_angle_min(-kPi);
@@ -567,6 +768,8 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
   impl->target_rtf = outcome.world.real_time_factor;
   impl->shapes = std::move(outcome.world.shapes);
   impl->frames = std::move(outcome.world.frames);
+  impl->grounds = std::move(outcome.world.grounds);
+  impl->unbounded_ground = outcome.world.unbounded_ground || impl->grounds.empty();
   impl->static_models = std::move(outcome.world.model_poses);
   impl->rebuild_static();
   impl->init_topics();
@@ -588,7 +791,8 @@ Status check_options(const WorldOptions& o) {
 
 LoadResult World::load(const std::string& path, WorldOptions options) {
   if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
-  auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max);
+  auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max,
+                                  options.direct_read_threshold);
   return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {
     return std::unique_ptr<World>(new World(std::move(impl)));
   });
@@ -597,7 +801,8 @@ LoadResult World::load(const std::string& path, WorldOptions options) {
 LoadResult World::load_string(const std::string& sdf, WorldOptions options,
                               const std::string& name_for_errors) {
   if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
-  auto outcome = detail::load_sdf(name_for_errors, &sdf, options.plane_z_min, options.plane_z_max);
+  auto outcome = detail::load_sdf(name_for_errors, &sdf, options.plane_z_min, options.plane_z_max,
+                                  options.direct_read_threshold);
   return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {
     return std::unique_ptr<World>(new World(std::move(impl)));
   });
@@ -636,39 +841,97 @@ std::vector<std::string> World::static_models() const {
   return out;
 }
 
+Status MapOptions::validate() const {
+  if (!(resolution > 0) || !std::isfinite(resolution)) {
+    return Status::error("map resolution must be a finite number > 0 (metres per cell), got " +
+                         std::to_string(resolution));
+  }
+  if (!(margin >= 0) || !std::isfinite(margin) || !(open_margin >= 0) ||
+      !std::isfinite(open_margin)) {
+    return Status::error("map margin and open_margin must be finite numbers >= 0 (metres)");
+  }
+  if (max_cells < 1) return Status::error("map max_cells must be >= 1");
+  if (bounds) {
+    const MapBounds& b = *bounds;
+    const bool finite_bounds = std::isfinite(b.min_x) && std::isfinite(b.min_y) &&
+                               std::isfinite(b.max_x) && std::isfinite(b.max_y);
+    if (!finite_bounds || !(b.min_x < b.max_x) || !(b.min_y < b.max_y)) {
+      return Status::error(
+          "map bounds must be finite with min_x < max_x and min_y < max_y (metres)");
+    }
+  }
+  return Status::success();
+}
+
+MapBounds World::map_bounds(const MapOptions& options) const {
+  if (options.bounds) return *options.bounds;
+  const Impl& w = *impl_;
+  Aabb ext;
+  for (const auto& g : w.grounds) ext.add(Obb::make(g.pose, g.size_x, g.size_y).aabb());
+  for (const auto& c : w.colliders) ext.add(c.bounds);
+  for (const auto& [n, f] : w.frames) ext.add(Aabb{f.x, f.y, f.x, f.y});
+  for (const auto& [n, v] : w.vehicles) ext.add(v.box.aabb());
+  if (ext.empty()) ext = Aabb{0.0, 0.0, 0.0, 0.0};
+  const bool bounded = !w.grounds.empty() && !w.unbounded_ground;
+  const double m = bounded ? options.margin : std::max(options.margin, options.open_margin);
+  return MapBounds{ext.min_x - m, ext.min_y - m, ext.max_x + m, ext.max_y + m};
+}
+
 OccupancyGrid World::occupancy_grid(double resolution, double padding) const {
-  if (!(resolution > 0) || !std::isfinite(resolution) || !(padding >= 0) ||
-      !std::isfinite(padding)) {
-    throw std::invalid_argument("occupancy_grid: resolution must be > 0 and padding >= 0");
-  }
+  MapOptions o;
+  o.resolution = resolution;
+  o.margin = padding;
+  return occupancy_grid(o);
+}
+
+OccupancyGrid World::occupancy_grid(const MapOptions& options) const {
+  if (Status s = options.validate(); !s)
+    throw std::invalid_argument("occupancy_grid: " + s.message);
+  const MapBounds b = map_bounds(options);
   OccupancyGrid g;
-  g.resolution = resolution;
-  Aabb bounds;
-  for (const auto& c : impl_->colliders) bounds.add(c.bounds);
-  if (bounds.empty()) return g;
-  g.origin_x = bounds.min_x - padding;
-  g.origin_y = bounds.min_y - padding;
-  const double w = std::ceil((bounds.max_x + padding - g.origin_x) / resolution);
-  const double h = std::ceil((bounds.max_y + padding - g.origin_y) / resolution);
-  if (w * h > 1e8) {
-    throw std::invalid_argument("occupancy_grid: more than 1e8 cells; use a coarser resolution");
+  double res = options.resolution;
+  double w = 0, h = 0;
+  // Coarsened until the cell count fits.
+  while (true) {
+    // Explicit bounds are the map's corner exactly; the world's extent snaps to the origin's
+    // cell edges.
+    g.origin_x = options.bounds ? b.min_x : std::floor(b.min_x / res) * res;
+    g.origin_y = options.bounds ? b.min_y : std::floor(b.min_y / res) * res;
+    w = std::max(1.0, std::ceil((b.max_x - g.origin_x) / res));
+    h = std::max(1.0, std::ceil((b.max_y - g.origin_y) / res));
+    const double cells = w * h;
+    if (cells <= static_cast<double>(options.max_cells)) break;
+    res *= std::max(1.01, std::sqrt(cells / static_cast<double>(options.max_cells)));
   }
+  if (res != options.resolution) {
+    impl_->warn("map of world '" + impl_->name + "': " + std::to_string(b.max_x - b.min_x) + " x " +
+                std::to_string(b.max_y - b.min_y) + " m at " + std::to_string(options.resolution) +
+                " m per cell would exceed " + std::to_string(options.max_cells) +
+                " cells; coarsened to " + std::to_string(res) + " m per cell (" +
+                std::to_string(static_cast<int64_t>(w)) + " x " +
+                std::to_string(static_cast<int64_t>(h)) + ")");
+  }
+  g.resolution = res;
   g.width = static_cast<int>(w);
   g.height = static_cast<int>(h);
   g.cells.assign(static_cast<size_t>(g.width) * g.height, OccupancyGrid::kFree);
+  const double gx1 = g.origin_x + g.width * res, gy1 = g.origin_y + g.height * res;
   for (const auto& c : impl_->colliders) {
-    const int x0 =
-        std::max(0, static_cast<int>(std::floor((c.bounds.min_x - g.origin_x) / resolution)));
-    const int y0 =
-        std::max(0, static_cast<int>(std::floor((c.bounds.min_y - g.origin_y) / resolution)));
-    const int x1 = std::min(
-        g.width - 1, static_cast<int>(std::floor((c.bounds.max_x - g.origin_x) / resolution)));
-    const int y1 = std::min(
-        g.height - 1, static_cast<int>(std::floor((c.bounds.max_y - g.origin_y) / resolution)));
+    if (c.bounds.max_x < g.origin_x || c.bounds.min_x > gx1 || c.bounds.max_y < g.origin_y ||
+        c.bounds.min_y > gy1) {
+      continue;  // outside explicit bounds
+    }
+    const auto cell = [res](double v, double origin, int n) {
+      return std::clamp(static_cast<int>(std::floor((v - origin) / res)), 0, n - 1);
+    };
+    const int x0 = cell(c.bounds.min_x, g.origin_x, g.width);
+    const int x1 = cell(c.bounds.max_x, g.origin_x, g.width);
+    const int y0 = cell(c.bounds.min_y, g.origin_y, g.height);
+    const int y1 = cell(c.bounds.max_y, g.origin_y, g.height);
     for (int iy = y0; iy <= y1; ++iy) {
       for (int ix = x0; ix <= x1; ++ix) {
-        const Obb cell{g.center_x(ix), g.center_y(iy), 1.0, 0.0, resolution / 2, resolution / 2};
-        if (detail::overlap(cell, c) > 0) {
+        const Obb cell_box{g.center_x(ix), g.center_y(iy), 1.0, 0.0, res / 2, res / 2};
+        if (detail::overlap(cell_box, c) > 0) {
           g.cells[static_cast<size_t>(iy) * g.width + ix] = OccupancyGrid::kOccupied;
         }
       }
@@ -710,6 +973,11 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
   v.topic_scan = "/model/" + name + "/scan";
   v.topic_contacts = "/model/" + name + "/contacts";
   v.topic_cmd_vel = "/model/" + name + "/cmd_vel";
+  v.frame_odom = name + "/odom";
+  v.frame_imu = name + "/imu_link";
+  v.entity_imu = name + "::chassis::imu";
+  v.frame_lidar_link = name + "/lidar_link";
+  v.frame_lidar = name + "::chassis::lidar";
   const RandomSource root(w.opts.seed);
   v.lidar_rng = root.child("/vehicles/" + name + "/lidar/noise");
   v.odom_rng = root.child("/vehicles/" + name + "/odometry/noise");

@@ -253,7 +253,7 @@ TEST(ScenarioUnknownKeys, TopLevel) {
   auto r = load_with("timelime: []\n");
   EXPECT_ERROR(r,
                "s.yaml:7:1: timelime: unknown key 'timelime'; expected one of name, "
-               "description, world, seed, time, vehicles, timeline");
+               "description, world, seed, time, map, vehicles, timeline");
 }
 
 TEST(ScenarioUnknownKeys, InTime) {

@@ -176,7 +176,11 @@ TEST(OccupancyGridTest, MarksStaticShapesAndLeavesFramesFree) {
 TEST(OccupancyGridTest, CellsOverlappingABoxAreOccupiedAndTheNextAreFree) {
   auto w = World::empty("flat", milliseconds(1));
   ASSERT_TRUE(w->spawn_static("b", {testing::box_shape(1.0, 1.0, 1.0, 1.0)}));  // [0.5, 1.5]²
-  const OccupancyGrid g = w->occupancy_grid(0.1, 0.5);
+  MapOptions o;  // a world without ground: the margin alone, not the open margin
+  o.resolution = 0.1;
+  o.margin = 0.5;
+  o.open_margin = 0.0;
+  const OccupancyGrid g = w->occupancy_grid(o);
   EXPECT_NEAR(g.origin_x, 0.0, 1e-12);
   EXPECT_NEAR(g.origin_y, 0.0, 1e-12);
   EXPECT_EQ(g.width, 20);
