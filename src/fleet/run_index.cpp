@@ -163,6 +163,16 @@ std::optional<std::pair<std::string, json>> point_of(const fs::path& run_dir) {
 
 }  // namespace
 
+std::optional<json> read_json_object(const fs::path& file, std::string* error) {
+  json j;
+  std::string e;
+  if (!read_json(file, &j, &e)) {
+    if (error) *error = e;
+    return std::nullopt;
+  }
+  return j;
+}
+
 json RunRow::to_json() const {
   json j = {{"id", id},
             {"run_id", run_id},

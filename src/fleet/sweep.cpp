@@ -81,14 +81,6 @@ bool write_json_file(const fs::path& p, const json& j, std::string* error) {
   return true;
 }
 
-std::optional<json> read_json_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  return j;
-}
-
 // A child `fieldproof run`, in its own process group, output to `log`.
 pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, std::string* error) {
   posix_spawn_file_actions_t fa;
@@ -122,7 +114,7 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, std::stri
 
 // A point is finished when its run directory has a run.json that is not an interruption.
 std::optional<json> finished_run(const fs::path& dir) {
-  auto run = read_json_file(dir / "run.json");
+  auto run = read_json_object(dir / "run.json");
   if (!run || run->value("status", "") == "interrupted") return std::nullopt;
   return run;
 }
@@ -373,7 +365,7 @@ SweepOutcome run_sweep(const SweepOptions& o) {
                       "' exists already (--resume runs its remaining points; or choose another "
                       "--sweep-id)"});
     }
-    auto p = read_json_file(plan_file);
+    auto p = read_json_object(plan_file);
     if (!p) return invalid({plan_file.string() + ": missing or not JSON; this is not a sweep to resume"});
     plan = *p;
     if (plan.value("scenario", json::object()).value("content_hash", "") != digest) {

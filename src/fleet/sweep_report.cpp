@@ -19,14 +19,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::optional<json> read_json_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  return j;
-}
-
 double round_to(double v, double q) { return std::round(v / q) * q; }
 
 std::string overrides_text(const json& ov) {
@@ -136,7 +128,7 @@ double percentile(const std::vector<double>& v, double q) {
 
 SweepReport summarize_sweep(const fs::path& sweep_dir) {
   SweepReport rep;
-  const auto plan = read_json_file(sweep_dir / kSweepPlanFile);
+  const auto plan = read_json_object(sweep_dir / kSweepPlanFile);
   if (!plan) {
     rep.error = (sweep_dir / kSweepPlanFile).string() +
                 ": missing or not JSON (is this a sweep? `fieldproof runs list` shows the sweeps' "
@@ -171,7 +163,7 @@ SweepReport summarize_sweep(const fs::path& sweep_dir) {
     json pt = p;
     pt["command"] = reproduce_command(*plan, p);
     pt["run_dir"] = (sweep_dir / id).string();
-    const auto run = read_json_file(sweep_dir / id / "run.json");
+    const auto run = read_json_object(sweep_dir / id / "run.json");
     if (!run || run->value("status", "") == "interrupted") {
       pt["status"] = "not_run";
       not_run.push_back(id);

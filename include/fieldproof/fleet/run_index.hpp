@@ -101,6 +101,11 @@ class RunIndex {
   std::filesystem::path file_;
 };
 
+// The JSON object in `file` (run.json, sweep_plan.json); nullopt, and *error when given, when it
+// cannot be read or is not a JSON object.
+std::optional<nlohmann::json> read_json_object(const std::filesystem::path& file,
+                                               std::string* error = nullptr);
+
 // The hook at the end of `fieldproof run`: adds `run_dir` to the index `index_file` (creating
 // it). "" on success, else what went wrong (the run stays a run; `runs reindex` picks it up).
 std::string index_finished_run(const std::filesystem::path& index_file,
