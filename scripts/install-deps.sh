@@ -8,7 +8,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libzmq3-dev cppzmq-dev libsodium-dev python3-zmq python3-protobuf
   libprotobuf-dev protobuf-compiler libignition-msgs-dev libsdformat-dev libtinyxml2-dev
-  libzstd-dev liblz4-dev zlib1g-dev
+  libzstd-dev liblz4-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
   chromium

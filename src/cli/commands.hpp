@@ -26,5 +26,7 @@ void add_compare_command(CLI::App& app, int* exit_code);
 void add_clock_command(CLI::App& app, int* exit_code);
 void add_assertions_command(CLI::App& app, int* exit_code);
 void add_keygen_command(CLI::App& app, int* exit_code);
+void add_sweep_command(CLI::App& app, int* exit_code);
+void add_runs_command(CLI::App& app, int* exit_code);
 
 }  // namespace fieldproof::cli

@@ -18,6 +18,8 @@ constexpr AddCommand kCommands[] = {
     &fieldproof::cli::add_clock_command,
     &fieldproof::cli::add_assertions_command,
     &fieldproof::cli::add_keygen_command,
+    &fieldproof::cli::add_sweep_command,
+    &fieldproof::cli::add_runs_command,
 };
 
 }  // namespace

@@ -34,6 +34,8 @@ struct RunArgs {
   bool json = false;           // with from_recording: print the result, write no run directory
   bool check_determinism = false;
   std::optional<int64_t> determinism_second_seed;  // test-only (hidden)
+  std::vector<std::string> sets;                    // --set PATH=VALUE
+  std::string index_file;                           // --index (hidden; sweeps)
 };
 
 // --from-recording: the scenario's assertions judged against a recorded run, nothing simulated.
@@ -66,9 +68,24 @@ int rejudge(const RunArgs& a) {
   return r.exit_code;
 }
 
+// --set PATH=VALUE texts; false (after saying why) when one does not parse.
+bool parse_sets(const RunArgs& a, std::vector<scenario::Override>* out) {
+  for (const auto& text : a.sets) {
+    std::string error;
+    const auto ov = scenario::parse_override(text, &error);
+    if (!ov) {
+      std::fprintf(stderr, "--set %s\n", error.c_str());
+      return false;
+    }
+    out->push_back(*ov);
+  }
+  return true;
+}
+
 int dry_run(const RunArgs& a) {
   engine::PlanOptions po;
   po.seed = a.seed;
+  if (!parse_sets(a, &po.overrides)) return kExitInvalid;
   po.tool_dir = engine::executable_dir();
   const engine::PlanResult r = engine::plan_run(a.scenario, po);
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -93,6 +110,8 @@ int run(const RunArgs& a) {
   engine::RunOptions o;
   o.scenario_file = a.scenario;
   o.seed = a.seed;
+  if (!parse_sets(a, &o.overrides)) return kExitInvalid;
+  o.index_file = a.index_file;
   o.run_id = a.run_id;
   o.runs_dir = a.runs_dir;
   o.keep = a.keep;
@@ -166,6 +185,14 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--check-determinism", args->check_determinism,
                 "run twice with the same seed (<id>-a, <id>-b) and report the first message where "
                 "the ordered streams differ; exit 1 on a difference");
+  cmd->add_option("--set", args->sets,
+                  "replace a scenario value by its path before validation, e.g. --set "
+                  "time.rtf=0 or --set vehicles[0].parameters.controller.max_linear=0.6 "
+                  "(repeatable; run.json scenario.overrides lists them)")
+      ->allow_extra_args(false);
+  cmd->add_option("--index", args->index_file,
+                  "the run index to add the run to (default <runs-dir>/index.sqlite)")
+      ->group("");
   cmd->add_option("--determinism-second-seed", args->determinism_second_seed,
                   "test only: the second run's seed")
       ->group("");

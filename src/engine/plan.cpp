@@ -299,7 +299,8 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   }
   scenario::LoadOptions load_options;
   load_options.registry = plugins.registry.get();
-  scenario::ValidationResult v = scenario::load_scenario_file(file, load_options);
+  scenario::ValidationResult v =
+      scenario::load_scenario_file_with(file, options.overrides, load_options);
   for (const auto& w : v.warnings) r.warnings.push_back(w.to_string());
   r.notes = v.notes;
   if (!v.ok()) {
@@ -463,7 +464,9 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   }
   // outputs.record defaults to true (the scenario part's default is false when the key is
   // absent, so look at the document itself).
-  plan.record = s.outputs.record || !record_key_given(s.file);
+  bool record_set = false;  // --set outputs.record=...
+  for (const auto& o : options.overrides) record_set = record_set || o.path == "outputs.record";
+  plan.record = s.outputs.record || (!record_set && !record_key_given(s.file));
   plan.record_file = s.outputs.record_file;
   plan.record_topics = s.outputs.topics;
   if (!r.errors.empty()) return r;

@@ -14,6 +14,7 @@
 #include "fieldproof/engine/clock_monitor.hpp"
 #include "fieldproof/engine/observer.hpp"
 #include "fieldproof/engine/timeline.hpp"
+#include "fieldproof/fleet/run_index.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/record/recorder.hpp"
@@ -110,6 +111,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   PlanOptions po;
   po.seed = o.seed;
   po.tool_dir = o.tool_dir;
+  po.overrides = o.overrides;
   PlanResult pr = plan_run(o.scenario_file, po);
   if (!pr.plan) return invalid(pr.errors);
   RunPlan& plan = *pr.plan;
@@ -697,6 +699,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   run["run_id"] = id;
   run["scenario"] = {{"name", sc.name}, {"file", sc.file}};
   if (!digest.empty()) run["scenario"]["digest"] = digest;
+  for (const auto& ov : o.overrides) run["scenario"]["overrides"][ov.path] = ov.value;
   run["world"] = {{"file", sc.world.string()}, {"name", plan.world_name}, {"obstacles", obstacles}};
   run["engine_version"] = FIELDPROOF_ENGINE_VERSION;
   run["status"] = status;
@@ -753,6 +756,10 @@ RunOutcome run_scenario(const RunOptions& o) {
                {"wall_s", wall_s()},
                {"message", std::string("the reports could not be written: ") + e.what()}},
               true);
+  }
+  const fs::path index_file = o.index_file.empty() ? o.runs_dir / "index.sqlite" : o.index_file;
+  if (const std::string e = fleet::index_finished_run(index_file, dir); !e.empty()) {
+    log.write({{"event", "warning"}, {"wall_s", wall_s()}, {"message", "run index: " + e}}, true);
   }
   if (status == "passed" && !o.keep) {
     for (const auto& v : plan.vehicles) {

@@ -19,6 +19,7 @@
 #include "fieldproof/assertions/kpis.hpp"
 #include "fieldproof/engine/evaluator.hpp"
 #include "fieldproof/engine/session.hpp"
+#include "fieldproof/scenario/overrides.hpp"
 #include "fieldproof/scenario/scenario.hpp"
 
 namespace fieldproof::engine {
@@ -90,6 +91,8 @@ struct PlanOptions {
   // Assertion plugin directories, FIELDPROOF_PLUGIN_PATH's syntax; nullopt: the environment's.
   // A plugin that does not load is a warning (its type then stays unknown to the validation).
   std::optional<std::string> plugin_path;
+  // Scenario values replaced by path before validation (`--set PATH=VALUE`, overrides.hpp).
+  std::vector<scenario::Override> overrides;
 };
 
 PlanResult plan_run(const std::filesystem::path& scenario_file, const PlanOptions& options = {});

@@ -51,6 +51,10 @@ namespace fieldproof::engine {
 struct RunOptions {
   std::filesystem::path scenario_file;
   std::optional<int64_t> seed;  // overrides the scenario's
+  // Scenario values replaced by path (`--set`; run.json scenario.overrides lists them).
+  std::vector<scenario::Override> overrides;
+  // The run index the finished run is added to (fleet/run_index.hpp); empty: runs_dir/index.sqlite.
+  std::filesystem::path index_file;
   std::string run_id;           // empty: <scenario name>-<n>, the first n not taken
   std::filesystem::path runs_dir = "runs";
   bool keep = false;  // keep process stacks' logs even when the run passes

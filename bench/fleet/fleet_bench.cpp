@@ -1,0 +1,171 @@
+// fleet_bench [--points N] [--jobs J] [--index-runs M] [--skip-sweep]
+//
+// sweep_overhead: `fieldproof sweep examples/scenarios/ugv_nav_to_goal.yaml --seeds 0..N-1 -j J
+// --max-rtf 0` (N = 200 by default): the sweep's wall time over the sum of its points' own wall
+// times (run.json durations.wall_s) divided by J, measured in the same run. 1.0 would be a pool
+// that costs nothing beyond the runs themselves; process start, planning and the index count
+// against it. Target <= 1.1.
+// runs_list_10k_ms: `fieldproof runs list` (the table, to /dev/null) over an index of M = 10 000
+// runs, median of 5, beside the same command over an index of one run. Target <= 100 ms.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fieldproof/fleet/run_index.hpp"
+
+extern char** environ;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Runs argv with stdout and stderr to /dev/null; the exit code (-1: did not exit).
+int run(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+json fake_run(int i) {
+  return {{"run_id", "r" + std::to_string(i)},
+          {"scenario", {{"name", i % 3 ? "ugv_nav_to_goal" : "depot_patrol"}, {"file", "x.yaml"}}},
+          {"status", i % 10 ? "passed" : "failed"},
+          {"verdict", i % 10 ? "PASS" : "FAIL"},
+          {"reason", "every assertion passed"},
+          {"seed", i},
+          {"started_utc", "2026-12-01T10:00:00.000Z"},
+          {"durations", {{"wall_s", 1.5}, {"sim_s", 30.0}}},
+          {"assertions",
+           {{{"name", "reached_goal"}, {"type", "reach_pose"}, {"status", "passed"}},
+            {{"name", "no_collision"}, {"type", "no_collision"}, {"status", "passed"}}}},
+          {"kpis", {{"drive.length_m", {{"value", 22.5}, {"unit", "m"}}},
+                    {"mission.time_s", {{"value", 31.2}, {"unit", "s"}}}}}};
+}
+
+bool build_index(const fs::path& dir, int runs) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string e;
+  auto idx = fieldproof::fleet::RunIndex::open(dir / "index.sqlite", &e);
+  if (!idx || !idx->begin(&e)) {
+    std::fprintf(stderr, "%s\n", e.c_str());
+    return false;
+  }
+  for (int i = 0; i < runs; ++i) {
+    const fs::path d = dir / ("r" + std::to_string(i));
+    fs::create_directories(d);
+    std::ofstream(d / "run.json") << fake_run(i).dump();
+    if (!idx->add_run(d, &e)) {
+      std::fprintf(stderr, "%s\n", e.c_str());
+      return false;
+    }
+  }
+  return idx->commit(&e);
+}
+
+double median_list_ms(const fs::path& dir) {
+  const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+  std::vector<double> t;
+  run({bin, "runs", "list", "--runs-dir", dir.string()});  // warm the page cache
+  for (int i = 0; i < 5; ++i) {
+    const double t0 = now_s();
+    if (run({bin, "runs", "list", "--runs-dir", dir.string()}) != 0) return -1;
+    t.push_back((now_s() - t0) * 1e3);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int points = 200, jobs = 2, index_runs = 10000;
+  bool skip_sweep = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--points") && i + 1 < argc) {
+      points = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--jobs") && i + 1 < argc) {
+      jobs = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--index-runs") && i + 1 < argc) {
+      index_runs = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--skip-sweep")) {
+      skip_sweep = true;
+    } else {
+      std::fprintf(stderr, "usage: fleet_bench [--points N] [--jobs J] [--index-runs M] "
+                           "[--skip-sweep]\n");
+      return 2;
+    }
+  }
+  const fs::path tmp = fs::temp_directory_path() / ("fleet_bench_" + std::to_string(getpid()));
+  fs::remove_all(tmp);
+
+  const fs::path one = tmp / "index1";
+  const fs::path many = tmp / "index10k";
+  if (!build_index(one, 1) || !build_index(many, index_runs)) return 1;
+  const double base_ms = median_list_ms(one);
+  const double list_ms = median_list_ms(many);
+  if (base_ms < 0 || list_ms < 0) return 1;
+  std::printf("runs list: %.1f ms over %d runs, %.1f ms over 1 run (median of 5)\n", list_ms,
+              index_runs, base_ms);
+
+  if (!skip_sweep) {
+    const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+    const fs::path runs = tmp / "sweep";
+    const double t0 = now_s();
+    const int rc = run({bin, "sweep",
+                        std::string(FIELDPROOF_SOURCE_DIR) + "/examples/scenarios/ugv_nav_to_goal.yaml",
+                        "--seeds", "0.." + std::to_string(points - 1), "-j", std::to_string(jobs),
+                        "--max-rtf", "0", "--sweep-id", "bench", "--no-report", "--runs-dir",
+                        runs.string()});
+    const double wall = now_s() - t0;
+    if (rc != 0 && rc != 1) {
+      std::fprintf(stderr, "the sweep exited with %d\n", rc);
+      return 1;
+    }
+    double sum = 0;
+    int n = 0;
+    for (int s = 0; s < points; ++s) {
+      std::ifstream in(runs / "bench" / ("s" + std::to_string(s)) / "run.json");
+      if (!in) continue;
+      const json r = json::parse(in, nullptr, false);
+      if (r.is_discarded()) continue;
+      sum += r["durations"].value("wall_s", 0.0);
+      ++n;
+    }
+    const double ideal = sum / jobs;
+    std::printf("sweep: %d points (%d finished), -j %d: %.2f s; points' own wall time %.2f s "
+                "(/%d = %.2f s)\n",
+                points, n, jobs, wall, sum, jobs, ideal);
+    std::printf("BENCH sweep_overhead %.3f x ratio=%.3f baseline=points_wall_sum_over_jobs\n",
+                wall / ideal, wall / ideal);
+  }
+  std::printf("BENCH runs_list_10k_ms %.1f ms ratio=%.3f baseline=runs_list_1_run_ms\n", list_ms,
+              list_ms / base_ms);
+  fs::remove_all(tmp);
+  return 0;
+}

@@ -1,0 +1,127 @@
+// The run index: <runs>/index.sqlite, one row per finished run directory (docs/runs.md).
+//
+//   std::string error;
+//   auto idx = RunIndex::open("runs/index.sqlite", &error);      // nullptr: *error says why
+//   idx->add_run("runs/ugv_nav_to_goal-3", {}, &error);         // from its run.json
+//   for (const RunRow& r : idx->list({.status = "failed"})) ...
+//
+// Tables (schema version kIndexSchemaVersion in PRAGMA user_version): runs, assertions, kpis,
+// sweeps. A run's id is its directory relative to the index's folder ("ugv-3", "sw1/s4").
+// Writes are single transactions (BEGIN IMMEDIATE); the database is in WAL mode with a busy
+// timeout, so several runs finishing at once each get their row. open() refuses a file that is
+// not an index or is damaged (OpenError::kCorrupt: `fieldproof runs reindex` rebuilds it) and an
+// index written by a newer fieldproof (kNewerSchema). Not thread-safe: one RunIndex per thread.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace fieldproof::fleet {
+
+inline constexpr int kIndexSchemaVersion = 1;
+// A sweep's plan, in <runs>/<sweep id>/ (fleet/sweep.hpp): its points and their parameters.
+inline constexpr const char* kSweepPlanFile = "sweep_plan.json";
+
+enum class OpenError { kNone, kIo, kCorrupt, kNewerSchema };
+
+struct RunRow {
+  std::string id;      // the run directory relative to the index's folder
+  std::string run_id;  // the directory's own name
+  std::string scenario;
+  std::string scenario_file;
+  std::string scenario_digest;
+  std::string status;
+  std::string verdict;
+  std::string reason;
+  int exit_code = 0;
+  int64_t seed = 0;
+  std::string started_utc;
+  std::string ended_utc;
+  double wall_s = 0;
+  double sim_s = 0;
+  std::string engine_version;
+  std::string sweep_id;  // empty when not a sweep's point
+  std::string point_id;
+  nlohmann::json overrides = nlohmann::json::object();  // --set PATH -> VALUE
+  nlohmann::json to_json() const;
+};
+
+struct RunFilter {
+  std::string scenario;
+  std::string status;
+  std::string sweep_id;
+  std::string since_utc;  // started_utc >= this (ISO 8601 text compares in time order)
+  size_t limit = 0;       // 0: all
+};
+
+struct SweepRow {
+  std::string id;
+  std::string scenario;
+  std::string scenario_file;
+  std::string created_utc;
+  int64_t points = 0;
+  nlohmann::json plan;  // sweep_plan.json
+};
+
+class RunIndex {
+ public:
+  // Opens (creating when absent) the index at `file`. nullptr, *error and *why on failure.
+  static std::unique_ptr<RunIndex> open(const std::filesystem::path& file, std::string* error,
+                                        OpenError* why = nullptr);
+  ~RunIndex();
+  RunIndex(const RunIndex&) = delete;
+  RunIndex& operator=(const RunIndex&) = delete;
+
+  const std::filesystem::path& file() const { return file_; }
+  // Adds or replaces the run in `run_dir` (its run.json). A run directory inside a sweep's folder
+  // (beside kSweepPlanFile, which lists it as a point) is that sweep's point. False and *error
+  // when run.json is missing or unreadable, or the write failed.
+  bool add_run(const std::filesystem::path& run_dir, std::string* error);
+  // Groups writes into one transaction (reindex); add_run then joins it.
+  bool begin(std::string* error);
+  bool commit(std::string* error);
+  bool add_sweep(const SweepRow& sweep, std::string* error);
+  // Runs by started_utc, newest last.
+  std::vector<RunRow> list(const RunFilter& filter, std::string* error = nullptr) const;
+  std::optional<RunRow> find(const std::string& id_or_run_id, std::string* error = nullptr) const;
+  std::optional<SweepRow> sweep(const std::string& id) const;
+  // The run directory of an indexed run.
+  std::filesystem::path run_dir(const RunRow& r) const { return file_.parent_path() / r.id; }
+
+ private:
+  RunIndex() = default;
+  bool exec(const char* sql, std::string* error) const;
+  sqlite3* db_ = nullptr;
+  std::filesystem::path file_;
+};
+
+// The JSON object in `file` (run.json, sweep_plan.json); nullopt, and *error when given, when it
+// cannot be read or is not a JSON object.
+std::optional<nlohmann::json> read_json_object(const std::filesystem::path& file,
+                                               std::string* error = nullptr);
+
+// The hook at the end of `fieldproof run`: adds `run_dir` to the index `index_file` (creating
+// it). "" on success, else what went wrong (the run stays a run; `runs reindex` picks it up).
+std::string index_finished_run(const std::filesystem::path& index_file,
+                               const std::filesystem::path& run_dir);
+
+struct ReindexResult {
+  bool ok = false;
+  std::string error;
+  size_t runs = 0;
+  size_t sweeps = 0;
+  std::vector<std::string> skipped;  // run directories whose run.json does not read, and why
+};
+
+// Rebuilds <runs_dir>/index.sqlite from the run directories (runs_dir/<id>/run.json and sweeps'
+// runs_dir/<sweep>/<point>/run.json beside sweep_plan.json): written to a new file, then renamed
+// over the old one, so a corrupt or newer index is replaced whole.
+ReindexResult reindex(const std::filesystem::path& runs_dir);
+
+}  // namespace fieldproof::fleet

@@ -1,0 +1,105 @@
+// `fieldproof sweep`: a scenario run over seeds x parameter values, each point a normal run
+// directory <runs>/<sweep id>/<point id>/ made by a child `fieldproof run` (docs/sweeps.md).
+//
+//   SweepOptions o;
+//   o.spec.scenario_file = "examples/scenarios/ugv_nav_to_goal.yaml";
+//   o.spec.seeds = {0, 1, 2};
+//   o.spec.params = {{"time.rtf", {"0", "2"}}};
+//   o.fieldproof = "/usr/bin/fieldproof";
+//   SweepOutcome r = run_sweep(o);   // r.exit_code: 0 every point passed, 1 otherwise,
+//                                    // 2 invalid input (nothing ran), 130 interrupted
+//
+// The plan (kSweepPlanFile in the sweep's folder) is written before the first point starts and
+// lists every point with its seed, its --set values and its repetition; --resume reads it and
+// runs the points without a finished run directory (an interrupted point's directory is removed
+// and the point run again). Children run in their own process groups: `interrupt` makes the
+// sweep start nothing more, pass SIGINT to the running points (they end as interrupted) and
+// return 130 once they have.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fieldproof/scenario/overrides.hpp"
+
+namespace fieldproof::fleet {
+
+struct SweepParam {
+  std::string path;
+  std::vector<std::string> values;
+};
+
+struct SweepSpec {
+  std::filesystem::path scenario_file;  // as given (the reproducing commands use it)
+  std::vector<int64_t> seeds;
+  std::vector<SweepParam> params;  // the matrix: every combination of their values
+  int repeat = 1;                  // runs per (seed, values): nondeterminism shows as disagreement
+  std::optional<double> max_rtf;   // passed to every point (--max-rtf)
+};
+
+// "A..B" (inclusive, A <= B, both 0 .. 2^31-1) or a single "N".
+std::optional<std::vector<int64_t>> parse_seed_range(const std::string& text, std::string* error);
+// One seed a line; '#' starts a comment; blank lines skipped. Errors name file:line.
+std::optional<std::vector<int64_t>> read_seed_list(const std::filesystem::path& file,
+                                                   std::string* error);
+// "PATH=V1,V2,..." (values split at ',').
+std::optional<SweepParam> parse_param(const std::string& text, std::string* error);
+
+struct SweepPoint {
+  std::string id;  // s<seed>[-p<combination>][-r<repetition>]
+  int64_t seed = 0;
+  std::vector<scenario::Override> overrides;
+  size_t combination = 0;
+  int repetition = 0;
+  nlohmann::json to_json() const;
+};
+
+std::vector<SweepPoint> expand(const SweepSpec& spec);
+
+// The `fieldproof run` command that reproduces `point` of the sweep planned in `plan`.
+std::string reproduce_command(const nlohmann::json& plan, const nlohmann::json& point);
+
+struct SweepProgress {
+  size_t total = 0;
+  size_t done = 0;  // finished, this session and before (--resume)
+  size_t passed = 0;
+  size_t failed = 0;
+  size_t running = 0;
+  double rate = 0;   // points per wall second this session
+  double eta_s = 0;  // at that rate; 0 when unknown
+  std::string line() const;  // "12/40 points  11 passed  1 failed  2.1/s  ETA 13s"
+};
+
+struct SweepOptions {
+  SweepSpec spec;
+  std::filesystem::path runs_dir = "runs";
+  std::string sweep_id;  // empty: <scenario name>-sweep-<n>, the first n not taken
+  bool resume = false;   // run the points of an existing sweep that have not finished
+  int jobs = 1;          // points running at once (the local process pool)
+  // Only the points whose position in the plan is shard_index modulo shard_count (Slurm tasks).
+  int shard_index = 0;
+  int shard_count = 1;
+  std::filesystem::path fieldproof;  // the program each point runs (`fieldproof run ...`)
+  std::function<void(const SweepProgress&)> on_progress;  // after each point, and at start
+  const std::atomic<bool>* interrupt = nullptr;
+};
+
+struct SweepOutcome {
+  int exit_code = 0;
+  std::vector<std::string> errors;  // invalid input (exit 2)
+  std::string sweep_id;
+  std::filesystem::path dir;
+  SweepProgress progress;
+  std::vector<std::string> failing;  // point ids, plan order
+  std::vector<std::string> warnings;
+};
+
+SweepOutcome run_sweep(const SweepOptions& options);
+
+}  // namespace fieldproof::fleet

@@ -1,0 +1,236 @@
+// `fieldproof sweep SCENARIO --seeds A..B [--param PATH=V1,V2]...`: the scenario over seeds x
+// parameter values, each point a run directory (fleet/sweep.hpp); `fieldproof sweep report ID`.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "fieldproof/engine/run.hpp"
+#include "fieldproof/engine/stack_host.hpp"
+#include "fieldproof/fleet/sweep.hpp"
+#include "fieldproof/fleet/sweep_report.hpp"
+
+namespace fieldproof::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sweep_signal(int) { g_interrupted.store(true); }
+
+struct SweepArgs {
+  std::string scenario;
+  std::vector<std::string> seeds;
+  std::string seeds_list;
+  int repeat = 1;
+  std::vector<std::string> params;
+  int jobs = 0;
+  std::string executor = "local";
+  std::string sweep_id;
+  bool resume = false;
+  std::string runs_dir = "runs";
+  std::optional<double> max_rtf;
+  std::string shard;
+  bool no_report = false;
+  std::string report_id;
+};
+
+std::string pct(double v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%.1f%%", v * 100);
+  return b;
+}
+
+int report(const SweepArgs& a) {
+  std::string error;
+  if (const std::string e = engine::check_run_id(a.report_id); !e.empty()) {
+    std::fprintf(stderr, "sweep report '%s': %s\n", a.report_id.c_str(), e.c_str());
+    return kExitInvalid;
+  }
+  const std::filesystem::path dir = std::filesystem::path(a.runs_dir) / a.report_id;
+  const fleet::SweepReport r = fleet::summarize_sweep(dir);
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.error.c_str());
+    return kExitInvalid;
+  }
+  if (const std::string e = fleet::write_sweep_report(r, dir); !e.empty()) {
+    std::fprintf(stderr, "%s\n", e.c_str());
+    return kExitFailed;
+  }
+  const auto& s = r.data["summary"];
+  std::printf("sweep %s: %d of %d points passed (%s, 95%% interval %s to %s), %zu failing, "
+              "%zu nondeterministic, %d not run\n",
+              a.report_id.c_str(), s.value("passed", 0), s.value("finished", 0),
+              pct(s.value("pass_rate", 0.0)).c_str(), pct(s["confidence"].value("low", 0.0)).c_str(),
+              pct(s["confidence"].value("high", 0.0)).c_str(), r.data["failing"].size(),
+              r.data["nondeterministic"].size(), s.value("not_run", 0));
+  std::printf("wrote %s/{sweep.json,sweep.md,junit.xml,sweep.html}\n", dir.string().c_str());
+  const bool all_passed = s.value("failed", 0) == 0 && s.value("not_run", 0) == 0 &&
+                          r.data["nondeterministic"].empty();
+  return all_passed ? kExitOk : kExitFailed;
+}
+
+int sweep(const SweepArgs& a) {
+  if (a.scenario.empty()) {
+    std::fprintf(stderr, "sweep: give a SCENARIO (or `sweep report ID`)\n");
+    return kExitInvalid;
+  }
+  fleet::SweepOptions o;
+  o.spec.scenario_file = a.scenario;
+  o.spec.repeat = a.repeat;
+  o.spec.max_rtf = a.max_rtf;
+  std::string error;
+  for (const auto& s : a.seeds) {
+    const auto seeds = fleet::parse_seed_range(s, &error);
+    if (!seeds) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kExitInvalid;
+    }
+    o.spec.seeds.insert(o.spec.seeds.end(), seeds->begin(), seeds->end());
+  }
+  if (!a.seeds_list.empty()) {
+    const auto seeds = fleet::read_seed_list(a.seeds_list, &error);
+    if (!seeds) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kExitInvalid;
+    }
+    o.spec.seeds.insert(o.spec.seeds.end(), seeds->begin(), seeds->end());
+  }
+  {  // a seed given twice runs once
+    std::vector<int64_t> unique;
+    for (const int64_t s : o.spec.seeds) {
+      if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(s);
+    }
+    o.spec.seeds = unique;
+  }
+  for (const auto& p : a.params) {
+    const auto param = fleet::parse_param(p, &error);
+    if (!param) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kExitInvalid;
+    }
+    o.spec.params.push_back(*param);
+  }
+  if (a.executor == "slurm") {
+    std::fprintf(stderr,
+                 "--executor slurm: not available in this build yet (docs/sweeps.md); run the "
+                 "sweep with the local pool, or one shard per batch task with --shard I/N\n");
+    return kExitInvalid;
+  }
+  if (!a.shard.empty()) {
+    int i = -1, n = 0;
+    char tail = 0;
+    if (std::sscanf(a.shard.c_str(), "%d/%d%c", &i, &n, &tail) != 2) {
+      std::fprintf(stderr, "--shard '%s': expected I/N (0 <= I < N)\n", a.shard.c_str());
+      return kExitInvalid;
+    }
+    o.shard_index = i;
+    o.shard_count = n;
+  }
+  o.runs_dir = a.runs_dir;
+  o.sweep_id = a.sweep_id;
+  o.resume = a.resume;
+  o.jobs = a.jobs > 0 ? a.jobs
+                      : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  o.fieldproof = engine::executable_dir() / "fieldproof";
+  const bool tty = stderr_is_terminal();
+  std::string label;
+  if (tty) {
+    o.on_progress = [&label](const fleet::SweepProgress& p) {
+      std::fprintf(stderr, "\r\033[K%s%s", label.c_str(), p.line().c_str());
+    };
+  }
+  g_interrupted.store(false);
+  o.interrupt = &g_interrupted;
+  struct sigaction sa {};
+  sa.sa_handler = on_sweep_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: waiting for a point returns to look at the flag
+  struct sigaction old_int {};
+  struct sigaction old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  const fleet::SweepOutcome r = fleet::run_sweep(o);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (r.exit_code == kExitInvalid) {
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    return kExitInvalid;
+  }
+  for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  const auto& p = r.progress;
+  std::printf("sweep %s: %zu of %zu points done, %zu passed, %zu failed\n", r.sweep_id.c_str(),
+              p.done, p.total, p.passed, p.failed);
+  if (!a.no_report && o.shard_count == 1) {
+    const fleet::SweepReport rep = fleet::summarize_sweep(r.dir);
+    if (rep.ok() && fleet::write_sweep_report(rep, r.dir).empty()) {
+      for (const auto& f : rep.data["failing"]) {
+        std::printf("  FAIL %s: %s\n    %s\n", f.value("id", "").c_str(),
+                    f.value("reason", "").c_str(), f.value("command", "").c_str());
+      }
+      std::printf("report: %s\n", (r.dir / "sweep.html").string().c_str());
+    }
+  }
+  if (r.exit_code == kExitInterrupted) {
+    std::printf("interrupted: the finished points are kept; `fieldproof sweep %s --sweep-id %s "
+                "--resume` runs the other %zu\n",
+                a.scenario.c_str(), r.sweep_id.c_str(), p.total - p.done);
+  }
+  return r.exit_code;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Run a scenario over seeds x parameter values, each point a run directory under "
+      "<runs>/<sweep-id>/; exit 0 when every point passed, 1 otherwise, 2 invalid, 130 "
+      "interrupted (--resume runs the rest)");
+  cmd->add_option("scenario", args->scenario, "the scenario YAML file");
+  cmd->add_option("--seeds", args->seeds, "seeds A..B (inclusive) or N; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--seeds-list", args->seeds_list, "a file of seeds, one a line (# comments)");
+  cmd->add_option("--repeat", args->repeat,
+                  "runs per point (default 1); points whose runs disagree are reported as "
+                  "nondeterministic");
+  cmd->add_option("--param", args->params,
+                  "PATH=V1,V2,...: a scenario value by its path (time.rtf, "
+                  "vehicles[0].parameters.controller.max_linear) and the values to sweep; "
+                  "repeatable (the matrix is every combination)")
+      ->allow_extra_args(false);
+  cmd->add_option("-j,--jobs", args->jobs, "points running at once (default: the CPU count)");
+  cmd->add_option("--executor", args->executor, "local (a process pool, the default) or slurm")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  cmd->add_option("--sweep-id", args->sweep_id,
+                  "the sweep's folder under the runs directory (default <scenario>-sweep-<n>)");
+  cmd->add_flag("--resume", args->resume,
+                "run the points of sweep --sweep-id that have not finished");
+  cmd->add_option("--runs-dir", args->runs_dir, "where run directories go (default runs)");
+  cmd->add_option("--max-rtf", args->max_rtf,
+                  "pace cap for every point (simulated / wall time; 0 = unpaced)");
+  cmd->add_option("--shard", args->shard,
+                  "I/N: run only the points whose position in the plan is I modulo N (one batch "
+                  "task's share)");
+  cmd->add_flag("--no-report", args->no_report, "do not write the report at the end");
+  CLI::App* rep = cmd->add_subcommand(
+      "report",
+      "Write sweep.json, sweep.md, junit.xml and sweep.html for sweep ID (exit 0 when every "
+      "point passed, 1 otherwise, 2 when ID is not a sweep)");
+  rep->add_option("id", args->report_id, "the sweep id")->required();
+  rep->add_option("--runs-dir", args->runs_dir, "where the sweep is (default runs)");
+  rep->callback([args, exit_code] { *exit_code = report(*args); });
+  cmd->callback([args, exit_code, rep] {
+    if (rep->parsed()) return;
+    *exit_code = sweep(*args);
+  });
+}
+
+}  // namespace fieldproof::cli

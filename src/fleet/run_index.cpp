@@ -1,0 +1,557 @@
+// The run index (run_index.hpp): SQLite, one transaction per write, WAL and a busy timeout.
+#include "fieldproof/fleet/run_index.hpp"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <system_error>
+
+namespace fieldproof::fleet {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 30000;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE runs(
+  id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  scenario TEXT, scenario_file TEXT, scenario_digest TEXT,
+  status TEXT, verdict TEXT, reason TEXT, exit_code INTEGER, seed INTEGER,
+  started_utc TEXT, ended_utc TEXT, wall_s REAL, sim_s REAL, engine_version TEXT,
+  sweep_id TEXT, point_id TEXT, overrides TEXT);
+CREATE INDEX runs_started ON runs(started_utc, id);
+CREATE INDEX runs_sweep ON runs(sweep_id);
+CREATE INDEX runs_scenario ON runs(scenario);
+CREATE TABLE assertions(
+  run TEXT NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL, type TEXT, status TEXT,
+  reason TEXT, t_s REAL, PRIMARY KEY(run, name));
+CREATE TABLE kpis(
+  run TEXT NOT NULL, name TEXT NOT NULL, value REAL, unit TEXT, source TEXT,
+  PRIMARY KEY(run, name));
+CREATE TABLE sweeps(
+  id TEXT PRIMARY KEY, scenario TEXT, scenario_file TEXT, created_utc TEXT, points INTEGER,
+  plan TEXT);
+)sql";
+
+bool damaged(int rc) { return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB; }
+
+std::string db_error(sqlite3* db, const fs::path& file) {
+  const int rc = sqlite3_extended_errcode(db);
+  std::string m = file.string() + ": " + sqlite3_errmsg(db);
+  if (damaged(rc & 0xff)) {
+    m += " (the index is damaged or not an index: `fieldproof runs reindex` rebuilds it from the "
+         "run directories)";
+  }
+  return m;
+}
+
+// A prepared statement, finalized on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  void text(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void text_or_null(int i, const std::string& v) {
+    if (v.empty()) {
+      sqlite3_bind_null(s_, i);
+    } else {
+      text(i, v);
+    }
+  }
+  void integer(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  void real(int i, double v) { sqlite3_bind_double(s_, i, v); }
+  void null(int i) { sqlite3_bind_null(s_, i); }
+  int step() { return rc_ = sqlite3_step(s_); }
+  bool done() { return step() == SQLITE_DONE; }
+  int rc() const { return rc_; }
+  std::string col_text(int i) const {
+    const unsigned char* t = sqlite3_column_text(s_, i);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+  int64_t col_int(int i) const { return sqlite3_column_int64(s_, i); }
+  double col_real(int i) const { return sqlite3_column_double(s_, i); }
+  void reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+std::string str(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+double num(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+bool read_json(const fs::path& p, json* out, std::string* error) {
+  std::ifstream in(p);
+  if (!in) {
+    *error = p.string() + ": cannot be read";
+    return false;
+  }
+  try {
+    *out = json::parse(in);
+  } catch (const json::exception& e) {
+    *error = p.string() + ": not JSON: " + e.what();
+    return false;
+  }
+  if (!out->is_object()) {
+    *error = p.string() + ": not a JSON object";
+    return false;
+  }
+  return true;
+}
+
+constexpr const char* kRunColumns =
+    "id, run_id, scenario, scenario_file, scenario_digest, status, verdict, reason, exit_code, "
+    "seed, started_utc, ended_utc, wall_s, sim_s, engine_version, sweep_id, point_id, overrides";
+
+RunRow row_of(const Stmt& s) {
+  RunRow r;
+  r.id = s.col_text(0);
+  r.run_id = s.col_text(1);
+  r.scenario = s.col_text(2);
+  r.scenario_file = s.col_text(3);
+  r.scenario_digest = s.col_text(4);
+  r.status = s.col_text(5);
+  r.verdict = s.col_text(6);
+  r.reason = s.col_text(7);
+  r.exit_code = static_cast<int>(s.col_int(8));
+  r.seed = s.col_int(9);
+  r.started_utc = s.col_text(10);
+  r.ended_utc = s.col_text(11);
+  r.wall_s = s.col_real(12);
+  r.sim_s = s.col_real(13);
+  r.engine_version = s.col_text(14);
+  r.sweep_id = s.col_text(15);
+  r.point_id = s.col_text(16);
+  const std::string o = s.col_text(17);
+  r.overrides = o.empty() ? json::object() : json::parse(o, nullptr, false);
+  if (r.overrides.is_discarded()) r.overrides = json::object();
+  return r;
+}
+
+// The sweep point `run_dir` is, from its sweep's plan beside it; nullopt when it is not one.
+std::optional<std::pair<std::string, json>> point_of(const fs::path& run_dir) {
+  const fs::path plan_file = run_dir.parent_path() / kSweepPlanFile;
+  std::error_code ec;
+  if (!fs::exists(plan_file, ec)) return std::nullopt;
+  json plan;
+  std::string error;
+  if (!read_json(plan_file, &plan, &error)) return std::nullopt;
+  const std::string name = run_dir.filename().string();
+  for (const json& p : plan.value("points", json::array())) {
+    if (p.value("id", "") == name) return std::make_pair(plan.value("sweep_id", ""), p);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<json> read_json_object(const fs::path& file, std::string* error) {
+  json j;
+  std::string e;
+  if (!read_json(file, &j, &e)) {
+    if (error) *error = e;
+    return std::nullopt;
+  }
+  return j;
+}
+
+json RunRow::to_json() const {
+  json j = {{"id", id},
+            {"run_id", run_id},
+            {"scenario", scenario},
+            {"scenario_file", scenario_file},
+            {"scenario_digest", scenario_digest},
+            {"status", status},
+            {"verdict", verdict},
+            {"reason", reason},
+            {"exit_code", exit_code},
+            {"seed", seed},
+            {"started_utc", started_utc},
+            {"ended_utc", ended_utc},
+            {"wall_s", wall_s},
+            {"sim_s", sim_s},
+            {"engine_version", engine_version},
+            {"overrides", overrides}};
+  if (!sweep_id.empty()) {
+    j["sweep_id"] = sweep_id;
+    j["point_id"] = point_id;
+  }
+  return j;
+}
+
+std::unique_ptr<RunIndex> RunIndex::open(const fs::path& file, std::string* error,
+                                         OpenError* why) {
+  OpenError dummy = OpenError::kNone;
+  if (!why) why = &dummy;
+  *why = OpenError::kNone;
+  std::unique_ptr<RunIndex> idx(new RunIndex());
+  idx->file_ = file;
+  std::error_code ec;
+  if (!file.parent_path().empty()) fs::create_directories(file.parent_path(), ec);
+  if (sqlite3_open_v2(file.c_str(), &idx->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
+    *error = idx->db_ ? db_error(idx->db_, file) : file.string() + ": cannot be opened";
+    *why = OpenError::kIo;
+    return nullptr;
+  }
+  sqlite3_busy_timeout(idx->db_, kBusyTimeoutMs);
+  const auto fail = [&](OpenError w) {
+    *why = w;
+    return nullptr;
+  };
+  int version = 0;
+  {
+    Stmt s(idx->db_, "PRAGMA user_version");
+    if (!s.ok() || s.step() != SQLITE_ROW) {
+      *error = db_error(idx->db_, file);
+      return fail(damaged(sqlite3_errcode(idx->db_)) ? OpenError::kCorrupt : OpenError::kIo);
+    }
+    version = static_cast<int>(s.col_int(0));
+  }
+  if (version > kIndexSchemaVersion) {
+    *error = file.string() + ": the index has schema version " + std::to_string(version) +
+             ", newer than this fieldproof's " + std::to_string(kIndexSchemaVersion) +
+             " (use the fieldproof that wrote it, or `fieldproof runs reindex` to rebuild it "
+             "for this one)";
+    return fail(OpenError::kNewerSchema);
+  }
+  if (version < kIndexSchemaVersion) {
+    std::string e;
+    if (!idx->exec("BEGIN IMMEDIATE", &e)) {
+      *error = e;
+      return fail(damaged(sqlite3_errcode(idx->db_)) ? OpenError::kCorrupt : OpenError::kIo);
+    }
+    // Another process may have created it meanwhile.
+    int tables = 0;
+    {
+      Stmt s(idx->db_, "PRAGMA user_version");
+      s.step();
+      version = static_cast<int>(s.col_int(0));
+      Stmt t(idx->db_, "SELECT count(*) FROM sqlite_master");
+      t.step();
+      tables = static_cast<int>(t.col_int(0));
+    }
+    if (version == 0 && tables > 0) {
+      idx->exec("ROLLBACK", &e);
+      *error = file.string() +
+               ": an SQLite database that is not a fieldproof run index (no schema version); "
+               "`fieldproof runs reindex` replaces it";
+      return fail(OpenError::kCorrupt);
+    }
+    if (version == 0) {
+      if (!idx->exec(kSchema, &e) ||
+          !idx->exec(("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)).c_str(),
+                     &e)) {
+        idx->exec("ROLLBACK", &e);
+        *error = e;
+        return fail(OpenError::kIo);
+      }
+    }
+    if (!idx->exec("COMMIT", &e)) {
+      *error = e;
+      return fail(OpenError::kIo);
+    }
+  }
+  std::string e;
+  if (!idx->exec("PRAGMA journal_mode=WAL", &e)) {
+    *error = e;
+    return fail(damaged(sqlite3_errcode(idx->db_)) ? OpenError::kCorrupt : OpenError::kIo);
+  }
+  return idx;
+}
+
+RunIndex::~RunIndex() { sqlite3_close(db_); }
+
+bool RunIndex::exec(const char* sql, std::string* error) const {
+  char* msg = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+    if (error) *error = db_error(db_, file_);
+    sqlite3_free(msg);
+    return false;
+  }
+  return true;
+}
+
+bool RunIndex::begin(std::string* error) { return exec("BEGIN IMMEDIATE", error); }
+bool RunIndex::commit(std::string* error) { return exec("COMMIT", error); }
+
+bool RunIndex::add_run(const fs::path& run_dir, std::string* error) {
+  json run;
+  if (!read_json(run_dir / "run.json", &run, error)) return false;
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(file_.parent_path().empty() ? "." : file_.parent_path(), ec);
+  const fs::path dir = fs::weakly_canonical(run_dir, ec);
+  std::string id = dir.lexically_relative(base).generic_string();
+  if (id.empty() || id.rfind("..", 0) == 0) id = dir.generic_string();  // outside the runs folder
+  const auto point = point_of(dir);
+  const json scenario = run.value("scenario", json::object());
+  const json durations = run.value("durations", json::object());
+
+  const bool own_tx = sqlite3_get_autocommit(db_) != 0;
+  if (own_tx && !exec("BEGIN IMMEDIATE", error)) return false;
+  const auto rollback = [&] {
+    if (error) *error = db_error(db_, file_);
+    if (own_tx) exec("ROLLBACK", nullptr);
+    return false;
+  };
+  {
+    Stmt s(db_,
+           "INSERT OR REPLACE INTO runs(id, run_id, scenario, scenario_file, scenario_digest, "
+           "status, verdict, reason, exit_code, seed, started_utc, ended_utc, wall_s, sim_s, "
+           "engine_version, sweep_id, point_id, overrides) "
+           "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)");
+    if (!s.ok()) return rollback();
+    s.text(1, id);
+    s.text(2, str(run, "run_id").empty() ? dir.filename().string() : str(run, "run_id"));
+    s.text(3, str(scenario, "name"));
+    s.text(4, str(scenario, "file"));
+    s.text(5, str(scenario, "digest"));
+    s.text(6, str(run, "status"));
+    s.text(7, str(run, "verdict"));
+    s.text(8, str(run, "reason"));
+    s.integer(9, static_cast<int64_t>(num(run, "exit_code")));
+    s.integer(10, static_cast<int64_t>(num(run, "seed")));
+    s.text(11, str(run, "started_utc"));
+    s.text(12, str(run, "ended_utc"));
+    s.real(13, num(durations, "wall_s"));
+    s.real(14, num(durations, "sim_s"));
+    s.text(15, str(run, "engine_version"));
+    if (point) {
+      s.text(16, point->first);
+      s.text(17, point->second.value("id", ""));
+    } else {
+      s.null(16);
+      s.null(17);
+    }
+    s.text(18, scenario.value("overrides", json::object()).dump());
+    if (!s.done()) return rollback();
+  }
+  {
+    Stmt d1(db_, "DELETE FROM assertions WHERE run = ?1");
+    Stmt d2(db_, "DELETE FROM kpis WHERE run = ?1");
+    d1.text(1, id);
+    d2.text(1, id);
+    if (!d1.done() || !d2.done()) return rollback();
+  }
+  {
+    Stmt s(db_,
+           "INSERT OR REPLACE INTO assertions(run, position, name, type, status, reason, t_s) "
+           "VALUES(?1,?2,?3,?4,?5,?6,?7)");
+    int64_t pos = 0;
+    for (const json& a : run.value("assertions", json::array())) {
+      if (!a.is_object()) continue;
+      s.reset();
+      s.text(1, id);
+      s.integer(2, pos++);
+      s.text(3, str(a, "name"));
+      s.text(4, str(a, "type"));
+      s.text(5, str(a, "status"));
+      s.text(6, str(a, "reason"));
+      if (a.contains("t_s") && a["t_s"].is_number()) {
+        s.real(7, a["t_s"].get<double>());
+      } else {
+        s.null(7);
+      }
+      if (!s.done()) return rollback();
+    }
+  }
+  {
+    Stmt s(db_,
+           "INSERT OR REPLACE INTO kpis(run, name, value, unit, source) VALUES(?1,?2,?3,?4,?5)");
+    const json kpis = run.value("kpis", json::object());
+    for (const auto& [name, k] : kpis.items()) {
+      s.reset();
+      s.text(1, id);
+      s.text(2, name);
+      const json v = k.is_object() ? k.value("value", json()) : k;
+      if (v.is_number()) {
+        s.real(3, v.get<double>());
+      } else {
+        s.null(3);
+      }
+      s.text(4, k.is_object() ? str(k, "unit") : "");
+      s.text(5, k.is_object() ? str(k, "source") : "");
+      if (!s.done()) return rollback();
+    }
+  }
+  if (own_tx && !exec("COMMIT", error)) return rollback();
+  return true;
+}
+
+bool RunIndex::add_sweep(const SweepRow& sw, std::string* error) {
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO sweeps(id, scenario, scenario_file, created_utc, points, plan) "
+         "VALUES(?1,?2,?3,?4,?5,?6)");
+  if (!s.ok()) {
+    if (error) *error = db_error(db_, file_);
+    return false;
+  }
+  s.text(1, sw.id);
+  s.text(2, sw.scenario);
+  s.text(3, sw.scenario_file);
+  s.text(4, sw.created_utc);
+  s.integer(5, sw.points);
+  s.text(6, sw.plan.dump());
+  if (!s.done()) {
+    if (error) *error = db_error(db_, file_);
+    return false;
+  }
+  return true;
+}
+
+std::vector<RunRow> RunIndex::list(const RunFilter& f, std::string* error) const {
+  std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE 1";
+  if (!f.scenario.empty()) sql += " AND scenario = ?1";
+  if (!f.status.empty()) sql += " AND status = ?2";
+  if (!f.sweep_id.empty()) sql += " AND sweep_id = ?3";
+  if (!f.since_utc.empty()) sql += " AND started_utc >= ?4";
+  sql += " ORDER BY started_utc, id";
+  if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
+  std::vector<RunRow> out;
+  Stmt s(db_, sql.c_str());
+  if (!s.ok()) {
+    if (error) *error = db_error(db_, file_);
+    return out;
+  }
+  if (!f.scenario.empty()) s.text(1, f.scenario);
+  if (!f.status.empty()) s.text(2, f.status);
+  if (!f.sweep_id.empty()) s.text(3, f.sweep_id);
+  if (!f.since_utc.empty()) s.text(4, f.since_utc);
+  while (s.step() == SQLITE_ROW) out.push_back(row_of(s));
+  if (s.rc() != SQLITE_DONE && error) *error = db_error(db_, file_);
+  return out;
+}
+
+std::optional<RunRow> RunIndex::find(const std::string& key, std::string* error) const {
+  Stmt s(db_, (std::string("SELECT ") + kRunColumns +
+               " FROM runs WHERE id = ?1 UNION ALL SELECT " + kRunColumns +
+               " FROM runs WHERE run_id = ?1 AND id != ?1")
+                  .c_str());
+  if (!s.ok()) {
+    if (error) *error = db_error(db_, file_);
+    return std::nullopt;
+  }
+  s.text(1, key);
+  std::vector<RunRow> rows;
+  while (s.step() == SQLITE_ROW) rows.push_back(row_of(s));
+  if (rows.empty()) {
+    if (error) *error = "no run '" + key + "' in " + file_.string();
+    return std::nullopt;
+  }
+  if (rows.size() > 1 && rows[0].id != key) {
+    if (error) {
+      *error = "'" + key + "' names " + std::to_string(rows.size()) + " runs (";
+      for (size_t i = 0; i < rows.size(); ++i) *error += (i ? ", " : "") + rows[i].id;
+      *error += "); give the id";
+    }
+    return std::nullopt;
+  }
+  return rows[0];
+}
+
+std::optional<SweepRow> RunIndex::sweep(const std::string& id) const {
+  Stmt s(db_, "SELECT id, scenario, scenario_file, created_utc, points, plan FROM sweeps WHERE id = ?1");
+  s.text(1, id);
+  if (s.step() != SQLITE_ROW) return std::nullopt;
+  SweepRow r{s.col_text(0), s.col_text(1), s.col_text(2), s.col_text(3), s.col_int(4),
+             json::parse(s.col_text(5), nullptr, false)};
+  return r;
+}
+
+std::string index_finished_run(const fs::path& index_file, const fs::path& run_dir) {
+  std::string error;
+  auto idx = RunIndex::open(index_file, &error);
+  if (!idx) return error;
+  if (!idx->add_run(run_dir, &error)) return error;
+  return "";
+}
+
+ReindexResult reindex(const fs::path& runs_dir) {
+  ReindexResult r;
+  std::error_code ec;
+  if (!fs::is_directory(runs_dir, ec)) {
+    r.error = runs_dir.string() + ": not a directory";
+    return r;
+  }
+  const fs::path target = runs_dir / "index.sqlite";
+  const fs::path tmp = runs_dir / ("index.sqlite.reindex-" + std::to_string(::getpid()));
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(tmp.string() + suffix, ec);
+  {
+    auto idx = RunIndex::open(tmp, &r.error);
+    if (!idx) return r;
+    if (!idx->begin(&r.error)) return r;
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::directory_iterator(runs_dir, ec)) {
+      if (e.is_directory(ec)) entries.push_back(e.path());
+    }
+    std::sort(entries.begin(), entries.end());
+    const auto add = [&](const fs::path& d) {
+      std::string error;
+      if (idx->add_run(d, &error)) {
+        ++r.runs;
+      } else {
+        r.skipped.push_back(error);
+      }
+    };
+    for (const fs::path& d : entries) {
+      if (fs::exists(d / "run.json", ec)) {
+        add(d);
+        continue;
+      }
+      if (!fs::exists(d / kSweepPlanFile, ec)) continue;
+      json plan;
+      std::string error;
+      if (!read_json(d / kSweepPlanFile, &plan, &error)) {
+        r.skipped.push_back(error);
+        continue;
+      }
+      SweepRow sw;
+      sw.id = plan.value("sweep_id", d.filename().string());
+      sw.scenario = plan.value("scenario", json::object()).value("name", "");
+      sw.scenario_file = plan.value("scenario", json::object()).value("file", "");
+      sw.created_utc = plan.value("created_utc", "");
+      sw.points = static_cast<int64_t>(plan.value("points", json::array()).size());
+      sw.plan = plan;
+      if (!idx->add_sweep(sw, &error)) {
+        r.error = error;
+        return r;
+      }
+      ++r.sweeps;
+      std::vector<fs::path> points;
+      for (const auto& e : fs::directory_iterator(d, ec)) {
+        if (e.is_directory(ec) && fs::exists(e.path() / "run.json", ec)) points.push_back(e.path());
+      }
+      std::sort(points.begin(), points.end());
+      for (const fs::path& p : points) add(p);
+    }
+    if (!idx->commit(&r.error)) return r;
+  }
+  for (const char* suffix : {"-wal", "-shm", ""}) fs::remove(target.string() + suffix, ec);
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    r.error = target.string() + ": cannot replace the index: " + ec.message();
+    return r;
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace fieldproof::fleet

@@ -1,0 +1,535 @@
+// `fieldproof sweep` (sweep.hpp): plan, validate, run the points as child processes.
+#include "fieldproof/fleet/sweep.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "fieldproof/engine/plan.hpp"
+#include "fieldproof/engine/run.hpp"
+#include "fieldproof/fleet/run_index.hpp"
+#include "fieldproof/time/system_clock.hpp"
+
+extern char** environ;
+
+namespace fieldproof::fleet {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int64_t kMaxSeed = 2147483647;
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  int64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::string shell_quote(const std::string& s) {
+  bool plain = !s.empty();
+  for (const char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_-./=:,[]@+").find(c) !=
+                                                             std::string_view::npos)) {
+      plain = false;
+    }
+  }
+  if (plain) return s;
+  std::string q = "'";
+  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string fmt_num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
+bool write_json_file(const fs::path& p, const json& j, std::string* error) {
+  const fs::path tmp = p.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << '\n';
+    if (!out) {
+      *error = tmp.string() + ": cannot be written";
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec) {
+    *error = p.string() + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+// A child `fieldproof run`, in its own process group, output to `log`.
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, std::string* error) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t def;
+  sigemptyset(&def);
+  sigaddset(&def, SIGINT);
+  sigaddset(&def, SIGTERM);
+  posix_spawnattr_setsigdefault(&attr, &def);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0].c_str(), &fa, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    *error = argv[0] + ": cannot be started: " + std::strerror(rc);
+    return -1;
+  }
+  return pid;
+}
+
+// A point is finished when its run directory has a run.json that is not an interruption.
+std::optional<json> finished_run(const fs::path& dir) {
+  auto run = read_json_object(dir / "run.json");
+  if (!run || run->value("status", "") == "interrupted") return std::nullopt;
+  return run;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> parse_seed_range(const std::string& text, std::string* error) {
+  const size_t dots = text.find("..");
+  std::optional<int64_t> a, b;
+  if (dots == std::string::npos) {
+    a = b = parse_int(text);
+  } else {
+    a = parse_int(std::string_view(text).substr(0, dots));
+    b = parse_int(std::string_view(text).substr(dots + 2));
+  }
+  if (!a || !b) {
+    *error = "--seeds '" + text + "': expected A..B (inclusive) or N, with whole numbers";
+    return std::nullopt;
+  }
+  if (*a < 0 || *b > kMaxSeed) {
+    *error = "--seeds '" + text + "': a seed is between 0 and 2147483647 (2^31-1)";
+    return std::nullopt;
+  }
+  if (*a > *b) {
+    *error = "--seeds '" + text + "': the range is empty (" + std::to_string(*a) + " > " +
+             std::to_string(*b) + ")";
+    return std::nullopt;
+  }
+  std::vector<int64_t> out;
+  for (int64_t s = *a; s <= *b; ++s) out.push_back(s);
+  return out;
+}
+
+std::optional<std::vector<int64_t>> read_seed_list(const fs::path& file, std::string* error) {
+  std::ifstream in(file);
+  if (!in) {
+    *error = file.string() + ": cannot read the seed list (does it exist?)";
+    return std::nullopt;
+  }
+  std::vector<int64_t> out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto v = parse_int(line);
+    if (!v || *v < 0 || *v > kMaxSeed) {
+      *error = file.string() + ":" + std::to_string(n) + ": '" + line +
+               "' is not a seed (a whole number 0 to 2147483647)";
+      return std::nullopt;
+    }
+    out.push_back(*v);
+  }
+  if (out.empty()) {
+    *error = file.string() + ": the seed list is empty";
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<SweepParam> parse_param(const std::string& text, std::string* error) {
+  std::string e;
+  const auto o = scenario::parse_override(text, &e);
+  if (!o) {
+    *error = "--param " + e;
+    return std::nullopt;
+  }
+  SweepParam p{o->path, {}};
+  std::stringstream ss(o->value);
+  std::string v;
+  while (std::getline(ss, v, ',')) {
+    if (v.empty()) {
+      *error = "--param '" + text + "': an empty value (two commas, or a comma at an end)";
+      return std::nullopt;
+    }
+    p.values.push_back(v);
+  }
+  if (!o->value.empty() && o->value.back() == ',') {
+    *error = "--param '" + text + "': an empty value (a comma at the end)";
+    return std::nullopt;
+  }
+  return p;
+}
+
+json SweepPoint::to_json() const {
+  json ov = json::array();
+  for (const auto& o : overrides) ov.push_back({{"path", o.path}, {"value", o.value}});
+  return {{"id", id},
+          {"seed", seed},
+          {"overrides", ov},
+          {"combination", combination},
+          {"repetition", repetition}};
+}
+
+std::vector<SweepPoint> expand(const SweepSpec& spec) {
+  std::vector<std::vector<scenario::Override>> combos{{}};
+  for (const SweepParam& p : spec.params) {
+    std::vector<std::vector<scenario::Override>> next;
+    for (const auto& c : combos) {
+      for (const auto& v : p.values) {
+        auto n = c;
+        n.push_back({p.path, v});
+        next.push_back(std::move(n));
+      }
+    }
+    combos = std::move(next);
+  }
+  std::vector<SweepPoint> out;
+  for (size_t c = 0; c < combos.size(); ++c) {
+    for (const int64_t seed : spec.seeds) {
+      for (int r = 0; r < std::max(1, spec.repeat); ++r) {
+        SweepPoint p;
+        p.id = "s" + std::to_string(seed);
+        if (!spec.params.empty()) p.id += "-p" + std::to_string(c);
+        if (spec.repeat > 1) p.id += "-r" + std::to_string(r);
+        p.seed = seed;
+        p.overrides = combos[c];
+        p.combination = c;
+        p.repetition = r;
+        out.push_back(std::move(p));
+      }
+    }
+  }
+  return out;
+}
+
+std::string reproduce_command(const json& plan, const json& point) {
+  std::string cmd = "fieldproof run " +
+                    shell_quote(plan.value("scenario", json::object()).value("file", "")) +
+                    " --seed " + std::to_string(point.value("seed", int64_t{0}));
+  for (const json& o : point.value("overrides", json::array())) {
+    cmd += " --set " + shell_quote(o.value("path", "") + "=" + o.value("value", ""));
+  }
+  if (plan.contains("max_rtf") && plan["max_rtf"].is_number()) {
+    cmd += " --max-rtf " + fmt_num(plan["max_rtf"].get<double>());
+  }
+  return cmd;
+}
+
+std::string SweepProgress::line() const {
+  char b[160];
+  std::string eta = "ETA -";
+  if (eta_s > 0) {
+    const long s = std::lround(eta_s);
+    eta = s >= 3600 ? "ETA " + std::to_string(s / 3600) + "h" + std::to_string(s % 3600 / 60) + "m"
+          : s >= 60 ? "ETA " + std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s"
+                    : "ETA " + std::to_string(s) + "s";
+  } else if (done == total) {
+    eta = "done";
+  }
+  std::snprintf(b, sizeof b, "%zu/%zu points  %zu passed  %zu failed  %.2f/s  %s", done, total,
+                passed, failed, rate, eta.c_str());
+  return b;
+}
+
+SweepOutcome run_sweep(const SweepOptions& o) {
+  SweepOutcome out;
+  const auto invalid = [&out](std::vector<std::string> e) {
+    out.exit_code = 2;
+    out.errors = std::move(e);
+    return out;
+  };
+  const SweepSpec& spec = o.spec;
+  std::error_code ec;
+  if (!fs::exists(spec.scenario_file, ec)) {
+    return invalid({spec.scenario_file.string() + ": cannot read the scenario file (does it exist?)"});
+  }
+  if (o.jobs < 1) return invalid({"-j must be at least 1"});
+  if (spec.repeat < 1) return invalid({"--repeat must be at least 1"});
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
+    return invalid({"--shard I/N: 0 <= I < N"});
+  }
+  if (spec.max_rtf && (*spec.max_rtf < 0 || !std::isfinite(*spec.max_rtf))) {
+    return invalid({"--max-rtf must be >= 0 (0 = unpaced)"});
+  }
+  if (spec.seeds.empty() && !o.resume) return invalid({"no seeds: give --seeds A..B or --seeds-list FILE"});
+  {
+    std::set<std::string> paths;
+    for (const auto& p : spec.params) {
+      if (!paths.insert(p.path).second) return invalid({"--param " + p.path + " is given twice"});
+      if (p.values.empty()) return invalid({"--param " + p.path + ": no values"});
+    }
+  }
+
+  // The scenario, and every parameter value, validated before anything runs.
+  engine::PlanOptions po;
+  po.tool_dir = o.fieldproof.parent_path();
+  if (!spec.seeds.empty()) po.seed = spec.seeds.front();
+  const engine::PlanResult base = engine::plan_run(spec.scenario_file, po);
+  if (!base.plan) return invalid(base.errors);
+  if (!base.plan->unsupported.empty()) {
+    std::vector<std::string> e;
+    for (const auto& u : base.plan->unsupported) e.push_back(spec.scenario_file.string() + ": not supported yet: " + u);
+    return invalid(e);
+  }
+  {
+    std::vector<std::string> errors;
+    for (const auto& p : spec.params) {
+      for (const auto& v : p.values) {
+        engine::PlanOptions pv = po;
+        pv.overrides = {{p.path, v}};
+        const engine::PlanResult r = engine::plan_run(spec.scenario_file, pv);
+        if (r.plan && r.plan->unsupported.empty()) continue;
+        for (const auto& e : r.errors) errors.push_back("--param " + p.path + "=" + v + ": " + e);
+        if (r.plan) {
+          for (const auto& u : r.plan->unsupported) {
+            errors.push_back("--param " + p.path + "=" + v + ": not supported yet: " + u);
+          }
+        }
+      }
+    }
+    if (!errors.empty()) return invalid(errors);
+  }
+  const std::string scenario_name = base.plan->scenario.name;
+
+  // The sweep's folder and plan.
+  std::string id = o.sweep_id;
+  if (!id.empty()) {
+    if (const std::string e = engine::check_run_id(id); !e.empty()) {
+      return invalid({"--sweep-id '" + id + "': " + e});
+    }
+  } else {
+    if (o.resume) return invalid({"--resume needs the --sweep-id of the sweep to resume"});
+    std::string stem;
+    for (const char c : scenario_name)
+      stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
+    for (int n = 1;; ++n) {
+      id = stem + "-sweep-" + std::to_string(n);
+      if (!fs::exists(o.runs_dir / id, ec)) break;
+    }
+  }
+  const fs::path dir = o.runs_dir / id;
+  out.sweep_id = id;
+  out.dir = dir;
+  const fs::path plan_file = dir / kSweepPlanFile;
+  const std::vector<SweepPoint> points = expand(spec);
+  json plan;
+  std::string digest;
+  {
+    std::ifstream in(spec.scenario_file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    digest = std::to_string(std::hash<std::string>{}(ss.str()));
+  }
+  if (fs::exists(dir, ec)) {
+    if (!o.resume) {
+      return invalid({dir.string() + ": the sweep '" + id +
+                      "' exists already (--resume runs its remaining points; or choose another "
+                      "--sweep-id)"});
+    }
+    auto p = read_json_object(plan_file);
+    if (!p) return invalid({plan_file.string() + ": missing or not JSON; this is not a sweep to resume"});
+    plan = *p;
+    if (plan.value("scenario", json::object()).value("content_hash", "") != digest) {
+      return invalid({spec.scenario_file.string() + ": the scenario changed since sweep '" + id +
+                      "' started (its points would not be comparable); start a new sweep"});
+    }
+    if (!spec.seeds.empty() || !spec.params.empty()) {
+      json mine = json::array();
+      for (const auto& pt : points) mine.push_back(pt.to_json());
+      if (mine != plan["points"]) {
+        return invalid({"sweep '" + id + "' was planned with other seeds, parameters or "
+                        "repetitions (" + plan_file.string() + "); resume it with the same "
+                        "arguments, or with --resume and --sweep-id alone"});
+      }
+    }
+  } else {
+    if (o.resume) return invalid({dir.string() + ": no such sweep to resume"});
+    fs::create_directories(dir, ec);
+    if (ec) return invalid({dir.string() + ": cannot be created: " + ec.message()});
+    plan = {{"format", 1},
+            {"sweep_id", id},
+            {"scenario",
+             {{"name", scenario_name},
+              {"file", spec.scenario_file.string()},
+              {"path", fs::absolute(spec.scenario_file).lexically_normal().string()},
+              {"content_hash", digest}}},
+            {"cwd", fs::current_path(ec).string()},
+            {"created_utc", format_utc(SystemClock::utc_now()())},
+            {"seeds", spec.seeds},
+            {"repeat", spec.repeat},
+            {"max_rtf", spec.max_rtf ? json(*spec.max_rtf) : json()},
+            {"params", json::array()},
+            {"points", json::array()}};
+    for (const auto& p : spec.params) plan["params"].push_back({{"path", p.path}, {"values", p.values}});
+    for (const auto& pt : points) plan["points"].push_back(pt.to_json());
+    std::string e;
+    if (!write_json_file(plan_file, plan, &e)) return invalid({e});
+  }
+  const fs::path index_file = o.runs_dir / "index.sqlite";
+  {
+    std::string e;
+    if (auto idx = RunIndex::open(index_file, &e)) {
+      SweepRow row{id, scenario_name, plan["scenario"].value("file", ""),
+                   plan.value("created_utc", ""),
+                   static_cast<int64_t>(plan["points"].size()), plan};
+      if (!idx->add_sweep(row, &e)) out.warnings.push_back("run index: " + e);
+    } else {
+      out.warnings.push_back("run index: " + e);
+    }
+  }
+
+  // Which points are this shard's, and which of them still have to run.
+  struct Pending {
+    json point;
+    size_t position;
+  };
+  std::vector<Pending> todo;
+  SweepProgress& pr = out.progress;
+  std::vector<std::string> failing_all;
+  std::map<std::string, bool> verdicts;  // point id -> passed
+  const json& all = plan["points"];
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(o.shard_count)) != o.shard_index) continue;
+    ++pr.total;
+    const std::string pid = all[i].value("id", "");
+    const fs::path pdir = dir / pid;
+    if (auto run = finished_run(pdir)) {
+      ++pr.done;
+      verdicts[pid] = run->value("status", "") == "passed";
+      continue;
+    }
+    if (fs::exists(pdir, ec)) fs::remove_all(pdir, ec);  // an interrupted point runs again
+    todo.push_back({all[i], i});
+  }
+  for (const auto& [pid, ok] : verdicts) (ok ? pr.passed : pr.failed) += 1;
+
+  const WallNow wall = SystemClock::wall_now();
+  const SimTime t0 = wall();
+  size_t ran = 0;
+  const auto report = [&] {
+    const double el = static_cast<double>((wall() - t0).ns()) / 1e9;
+    pr.rate = el > 0 && ran > 0 ? static_cast<double>(ran) / el : 0;
+    pr.eta_s = pr.rate > 0 ? static_cast<double>(pr.total - pr.done) / pr.rate : 0;
+    if (o.on_progress) o.on_progress(pr);
+  };
+  report();
+
+  fs::create_directories(dir / "logs", ec);
+  std::map<pid_t, Pending> running;
+  size_t next = 0;
+  bool forwarded = false;
+  const auto interrupted = [&] { return o.interrupt && o.interrupt->load(); };
+  while (next < todo.size() || !running.empty()) {
+    while (!interrupted() && next < todo.size() && running.size() < static_cast<size_t>(o.jobs)) {
+      const Pending& p = todo[next++];
+      const std::string pid = p.point.value("id", "");
+      std::vector<std::string> argv = {o.fieldproof.string(), "run", plan["scenario"].value("path", ""),
+                                       "--seed", std::to_string(p.point.value("seed", int64_t{0})),
+                                       "--run-id", pid, "--runs-dir", dir.string(),
+                                       "--index", index_file.string()};
+      for (const json& ov : p.point.value("overrides", json::array())) {
+        argv.push_back("--set");
+        argv.push_back(ov.value("path", "") + "=" + ov.value("value", ""));
+      }
+      if (plan.contains("max_rtf") && plan["max_rtf"].is_number()) {
+        argv.push_back("--max-rtf");
+        argv.push_back(fmt_num(plan["max_rtf"].get<double>()));
+      }
+      std::string e;
+      const pid_t child = spawn(argv, dir / "logs" / (pid + ".log"), &e);
+      if (child < 0) {
+        out.exit_code = 1;
+        out.warnings.push_back(e);
+        next = todo.size();
+        break;
+      }
+      running[child] = p;
+      pr.running = running.size();
+    }
+    if (running.empty()) break;
+    if (interrupted() && !forwarded) {
+      for (const auto& [child, p] : running) ::kill(-child, SIGINT);
+      forwarded = true;
+    }
+    int st = 0;
+    const pid_t done = ::waitpid(-1, &st, 0);
+    if (done < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: nothing left to wait for
+    }
+    auto it = running.find(done);
+    if (it == running.end()) continue;
+    const std::string pid = it->second.point.value("id", "");
+    running.erase(it);
+    pr.running = running.size();
+    const auto run = finished_run(dir / pid);
+    if (!run) {
+      // Interrupted (it runs again with --resume), or it never made a run directory.
+      if (!interrupted()) {
+        ++pr.done;
+        ++pr.failed;
+        verdicts[pid] = false;
+        out.warnings.push_back("point " + pid + " made no run directory (" +
+                               (dir / "logs" / (pid + ".log")).string() + " says why)");
+      }
+    } else {
+      ++pr.done;
+      ++ran;
+      const bool ok = run->value("status", "") == "passed";
+      verdicts[pid] = ok;
+      (ok ? pr.passed : pr.failed) += 1;
+    }
+    report();
+  }
+  for (const json& p : all) {
+    const auto it = verdicts.find(p.value("id", ""));
+    if (it != verdicts.end() && !it->second) out.failing.push_back(it->first);
+  }
+  if (interrupted()) {
+    out.exit_code = 130;
+  } else if (out.exit_code == 0) {
+    out.exit_code = pr.failed == 0 && pr.done == pr.total ? 0 : 1;
+  }
+  return out;
+}
+
+}  // namespace fieldproof::fleet
