@@ -680,7 +680,7 @@ void add_play_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--name", args->name,
                   "participant name on the coordinator (default player, or player-follower)");
   cmd->add_option("--control", args->control,
-                  "ZeroMQ REP endpoint for control commands (e.g. ipc:///tmp/play.ipc)");
+                  "a ZeroMQ REP endpoint for control commands (e.g. ipc:///tmp/play.ipc)");
   cmd->callback([args, exit_code, clock_option] {
     if (clock_option->count() > 0) {
       if (args->clock_text.empty()) {

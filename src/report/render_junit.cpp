@@ -151,11 +151,11 @@ std::string junit_text(const Report::Data& d, JunitCounts* counts) {
   // beyond it. The assertions are judged side by side, so their times add up to more.
   const std::string time =
       " time=\"" + fmt_fixed3(std::max(0.0, num_or0(field(m["durations"], "sim_s")))) + "\"";
-  const std::string counts = " tests=\"" + std::to_string(n.tests) + "\" failures=\"" +
+  const std::string totals = " tests=\"" + std::to_string(n.tests) + "\" failures=\"" +
                              std::to_string(n.failures) + "\" errors=\"" +
                              std::to_string(n.errors) + "\"";
-  x += "<testsuites name=\"fieldproof\"" + counts + time + ">\n";
-  x += "  <testsuite name=\"" + xml_escape(suite) + "\"" + counts + " skipped=\"" +
+  x += "<testsuites name=\"fieldproof\"" + totals + time + ">\n";
+  x += "  <testsuite name=\"" + xml_escape(suite) + "\"" + totals + " skipped=\"" +
        std::to_string(n.skipped) + "\"" + time;
   if (auto st = get_str(m, "start")) x += " timestamp=\"" + xml_escape(*st) + "\"";
   x += ">\n    <properties>\n";
