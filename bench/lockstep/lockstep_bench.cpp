@@ -11,15 +11,32 @@
 // participant receives the grant. The participants are raw Links driven from one thread, so the
 // figure is the coordinator's and the transport's cost, not the scheduler's.
 //
-// Usage: lockstep_bench [--seconds S] [--only inproc|ipc|tcp|cascade]
+// Same host: a bare futex ping-pong between two processes (the floor of any same-host transport:
+// two wake-ups per round trip, nothing else) beside raw ZeroMQ ipc and the lock-step grant round
+// trip over ipc, in one run; and the server's local links (participants in the server's process,
+// no socket) beside the in-process transport:
+//
+//   BENCH futex_pingpong_rtt_mean <v> us ratio=1 baseline=futex_pingpong
+//   BENCH zmq_reqrep_ipc_vs_futex_rtt_mean <v> us ratio=<v/futex> baseline=futex_pingpong
+//   BENCH lockstep_grant_rtt_ipc_p1_vs_futex_mean <v> us ratio=<v/futex> baseline=futex_pingpong
+//   BENCH lockstep_grants_per_s_local_p64 <v> grants/s ratio=<v/in-process> baseline=lockstep_inproc_p64
+//
+// Usage: lockstep_bench [--seconds S] [--only inproc|ipc|tcp|cascade|samehost|local]
 //   --seconds: time per measurement (default 1 s); --only: one group, for quick looks.
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -116,6 +133,65 @@ Stats raw_pingpong(const std::string& transport, const std::string& dir) {
   return s;
 }
 
+// ---- the same-host floor: a futex ping-pong between two processes ------------------------------
+
+struct PingPong {
+  std::atomic<uint32_t> turn{0};  // 1: the echo process's turn, 0: the measuring process's
+  std::atomic<uint32_t> stop{0};
+};
+
+void futex_wait(std::atomic<uint32_t>* a, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(a), FUTEX_WAIT, expected, nullptr, nullptr, 0);
+}
+void futex_wake(std::atomic<uint32_t>* a) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(a), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+// A round trip: set the other process's turn, wake it, sleep until it hands the turn back. The
+// waits are futex waits (no spinning), as a blocking same-host transport's would be.
+Stats futex_pingpong() {
+  void* mem = mmap(nullptr, sizeof(PingPong), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+  if (mem == MAP_FAILED) return {};
+  auto* pp = new (mem) PingPong;
+  const pid_t child = fork();
+  if (child == 0) {
+    while (true) {
+      while (pp->turn.load(std::memory_order_acquire) != 1) futex_wait(&pp->turn, 0);
+      if (pp->stop.load(std::memory_order_relaxed)) _exit(0);
+      pp->turn.store(0, std::memory_order_release);
+      futex_wake(&pp->turn);
+    }
+  }
+  auto round_trip = [pp] {
+    pp->turn.store(1, std::memory_order_release);
+    futex_wake(&pp->turn);
+    while (pp->turn.load(std::memory_order_acquire) != 0) futex_wait(&pp->turn, 1);
+  };
+  for (int i = 0; i < 1000; ++i) round_trip();  // warm up
+  std::vector<int64_t> rtt;
+  rtt.reserve(1 << 20);
+  const SimTime start = g_wall();
+  const SimTime end = start + g_budget;
+  uint64_t n = 0;
+  SimTime now = start;
+  while (now < end) {
+    const SimTime t0 = now;
+    round_trip();
+    now = g_wall();
+    rtt.push_back((now - t0).ns());
+    ++n;
+  }
+  Stats s = summarise(n, now - start, rtt);
+  pp->stop.store(1);
+  pp->turn.store(1, std::memory_order_release);
+  futex_wake(&pp->turn);
+  int st = 0;
+  waitpid(child, &st, 0);
+  munmap(mem, sizeof(PingPong));
+  return s;
+}
+
 // ---- lock-step grant cycles over Links ---------------------------------------------------------
 
 // Waits on `link` for a Grant at or past t. In-process links are polled (single-threaded use).
@@ -203,6 +279,18 @@ Stats lockstep_zmq(const std::string& transport, size_t participants, const std:
   return grant_cycles(links, false);
 }
 
+// Participants in the server's own process on its local links (the engine and the world in a run
+// with stack processes), driven from one thread: the core runs on the sender's thread.
+Stats lockstep_local(size_t participants, const std::string& dir) {
+  ServerOptions o;
+  o.bind = {"ipc://" + dir + "/local.sock"};
+  o.core = core_options();
+  CoordinatorServer server(std::move(o));
+  std::vector<std::unique_ptr<Link>> links;
+  for (size_t i = 0; i < participants; ++i) links.push_back(server.make_local_link());
+  return grant_cycles(links, true);
+}
+
 Stats lockstep_cascade(const std::string& dir) {
   ServerOptions root_o;
   root_o.bind = {"ipc://" + dir + "/root.sock"};
@@ -247,7 +335,9 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       g_only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: lockstep_bench [--seconds S] [--only inproc|ipc|tcp|cascade]\n");
+      std::fprintf(stderr,
+                   "usage: lockstep_bench [--seconds S] "
+                   "[--only inproc|ipc|tcp|cascade|samehost|local]\n");
       return 2;
     }
   }
@@ -266,6 +356,30 @@ int main(int argc, char** argv) {
     for (size_t n : counts) {
       Stats s = transport == "inproc" ? lockstep_inprocess(n) : lockstep_zmq(transport, n, dir);
       report(transport + "_p" + std::to_string(n), s, raw, base);
+    }
+  }
+  // Same host: the futex floor beside raw ZeroMQ ipc and the grant round trip over ipc, one after
+  // the other in this run.
+  if (g_only.empty() || g_only == "samehost") {
+    Stats futex = futex_pingpong();
+    Stats raw = raw_pingpong("ipc", dir);
+    Stats grant = lockstep_zmq("ipc", 1, dir);
+    bench_line("futex_pingpong_per_s", futex.per_s, "roundtrips/s", futex.per_s, "futex_pingpong");
+    bench_line("futex_pingpong_rtt_mean", futex.mean_us, "us", futex.mean_us, "futex_pingpong");
+    bench_line("futex_pingpong_rtt_p99", futex.p99_us, "us", futex.p99_us, "futex_pingpong_p99");
+    bench_line("zmq_reqrep_ipc_vs_futex_rtt_mean", raw.mean_us, "us", futex.mean_us,
+               "futex_pingpong");
+    bench_line("lockstep_grant_rtt_ipc_p1_vs_futex_mean", grant.mean_us, "us", futex.mean_us,
+               "futex_pingpong");
+  }
+  // Local links beside the in-process transport.
+  if (g_only.empty() || g_only == "local") {
+    for (size_t n : counts) {
+      Stats in = lockstep_inprocess(n);
+      Stats local = lockstep_local(n, dir);
+      const std::string base = "lockstep_inproc_p" + std::to_string(n);
+      bench_line("lockstep_grants_per_s_local_p" + std::to_string(n), local.per_s, "grants/s",
+                 in.per_s, base);
     }
   }
   // A cascade level: one child between the participant and the root, against the direct ipc p1

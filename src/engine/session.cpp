@@ -135,7 +135,9 @@ struct Session::Impl {
       warn(name + ": coordinator: " + e.reason);
     };
     if (inproc) return std::make_unique<lockstep::Participant>(inproc->make_link(), po);
-    return lockstep::connect_participant(endpoint, po);
+    // The engine's own participants (the engine, the world, plugin stacks) share the server's
+    // core without a socket; only the stack processes go through ipc.
+    return std::make_unique<lockstep::Participant>(server->make_local_link(), po);
   }
 };
 

@@ -37,9 +37,17 @@
 // upstream mode, it announces its local minimum to the parent, forwards publishes up, fans the
 // parent's ordered deliveries out and takes the parent's grants as a ceiling.
 //
-// Threading: the core and every socket live on the server's thread; the callbacks below are called
-// on it (keep them short, never call back into the server from them). control(), status(),
-// endpoints() and stop() are thread-safe.
+// Local links: make_local_link() connects a participant of the server's own process without a
+// socket: frames pass as values and the core runs on the caller's thread under the server's lock
+// (as with InProcessCoordinator), so a grant to a local participant costs no encoding, no system
+// call and no thread hop. Frames the core sends to socket peers meanwhile are handed to the
+// server thread, in order. The same core, protocol and guarantees as every other connection (a
+// local link has no handshake and no CURVE: it is the process itself). Not on a child.
+//
+// Threading: every socket lives on the server's thread. The core and the callbacks below run on
+// the server's thread or, for frames of a local link, on that link's thread, always under the
+// server's lock, one at a time (keep them short, never call back into the server from them).
+// control(), status(), endpoints(), make_local_link() and stop() are thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -120,6 +128,11 @@ class CoordinatorServer {
   ControlReply control(const Control& request);
   Status status() { return control(status_request()).status; }
 
+  // A connection for a participant in this process (see Local links above). Once the server has
+  // stopped, the link delivers Error{kShutdown} only. Throws TransportError on a child
+  // coordinator (its participants are at the parent's service through sockets).
+  std::unique_ptr<Link> make_local_link();
+
   // Peers refused at the security handshake so far.
   uint64_t refused_peers() const;
   // Frames refused as undecodable / oversized / unknown kind so far.
@@ -130,6 +143,8 @@ class CoordinatorServer {
 
  private:
   class Impl;
+  struct LocalHub;
+  class LocalLink;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,5 +1,13 @@
 // The coordinator server loop: zmq_poll over the ROUTER sockets, the parent link (cascade), the
 // security monitor and an eventfd for requests from other threads; core.poll() when it asks.
+//
+// Local links (make_local_link): participants in the server's own process run the core
+// synchronously on their own thread, under the server's lock (hub_->mu), as the in-process
+// transport does: no encoding, no socket, no thread hop. The server thread holds the same lock
+// whenever it is not waiting in zmq_poll, so the core, the peer tables and the callbacks are only
+// ever used by one thread at a time. Sockets stay the server thread's alone: a frame the core
+// sends to a socket peer while a local thread runs it is encoded into remote_out_ and the server
+// thread is woken (eventfd) to send it, in order, before anything it sends itself.
 #include "fieldproof/lockstep/zmq_server.hpp"
 
 #include <arpa/inet.h>
@@ -22,6 +30,7 @@
 
 #include "fieldproof/lockstep/cascade.hpp"
 #include "fieldproof/lockstep/codec.hpp"
+#include "../frame_ring.hpp"
 #include "fieldproof/time/system_clock.hpp"
 #include "refusal_log.hpp"
 #include "zap.hpp"
@@ -113,7 +122,23 @@ std::string kind_of(std::string_view bytes) {
   return frame_kind_name(static_cast<FrameKind>(static_cast<uint8_t>(bytes[1])));
 }
 
+// A local link's inbox (guarded by the hub's mutex).
+struct LocalQueue {
+  detail::FrameRing frames;
+  std::condition_variable cv;
+  bool closed = false;
+};
+
 }  // namespace
+
+// What a local link shares with its server: the lock over the core and, while the server runs,
+// the server itself. A link may outlive the server: `shut` then makes it deliver Error{kShutdown}
+// and nothing else.
+struct CoordinatorServer::LocalHub {
+  std::mutex mu;
+  bool shut = false;            // guarded by mu
+  CoordinatorServer::Impl* impl = nullptr;  // valid while !shut
+};
 
 class CoordinatorServer::Impl {
  public:
@@ -145,6 +170,7 @@ class CoordinatorServer::Impl {
       ::close(wake_fd_);
       throw;
     }
+    hub_->impl = this;
     thread_ = std::thread([this] { run(); });
   }
 
@@ -184,6 +210,63 @@ class CoordinatorServer::Impl {
   const std::string& curve_public_key() const { return curve_public_; }
   uint64_t refused_peers() const { return refused_.load(); }
   uint64_t bad_frames() const { return bad_frames_.load(); }
+
+  const std::shared_ptr<LocalHub>& hub() const { return hub_; }
+  bool is_child() const { return parent_ != nullptr; }
+
+  // ---- local links (hub_->mu held by the caller) ------------------------------------------------
+
+  // A new local connection: its id and its inbox.
+  std::pair<ConnId, std::shared_ptr<LocalQueue>> open_local() {
+    auto q = std::make_shared<LocalQueue>();
+    const ConnId c = next_conn_++;
+    locals_.emplace(c, q);
+    return {c, std::move(q)};
+  }
+
+  void handle_local(ConnId conn, Frame frame) {
+    Serving serving(*this, conn);
+    if (auto* c = std::get_if<Control>(&frame)) {
+      send_to(conn, Frame{core_->control(*c)});
+      return;
+    }
+    switch (frame.index()) {
+      case 6:   // Grant
+      case 7:   // Deliver
+      case 8:   // Error
+      case 10:  // ControlReply
+      case 12:  // Welcome
+        refuse(conn, Error{ErrorCode::kUnknownKind,
+                           std::string("a ") + frame_kind_name(frame_kind(frame)) +
+                               " frame is coordinator-to-participant only"});
+        return;
+      case 11:  // Hello: a local link has no handshake
+        return;
+      default:
+        break;
+    }
+    if (options_.on_announce) {
+      if (const auto* a = std::get_if<Announce>(&frame)) options_.on_announce(*a);
+    }
+    core_->handle(conn, std::move(frame));
+  }
+
+  // A local receive() is about to block: that is the connection's heartbeat, and the core may
+  // want to be polled (pace, timeouts) before the server thread would wake by itself.
+  void local_waiting(ConnId conn) {
+    core_->handle(conn, Heartbeat{});
+    std::optional<SimTime> next = core_->poll();
+    if (next && *next < server_wake_at_) request_wake();
+  }
+
+  void close_local(ConnId conn) {
+    auto it = locals_.find(conn);
+    if (it == locals_.end()) return;
+    it->second->closed = true;
+    it->second->cv.notify_all();
+    locals_.erase(it);
+    core_->disconnected(conn);
+  }
 
  private:
   // ---- setup ----------------------------------------------------------------------------------
@@ -425,6 +508,8 @@ class CoordinatorServer::Impl {
     if (parent_) items.push_back({parent_, 0, ZMQ_POLLIN, 0});
     items.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
 
+    std::unique_lock lock(hub_->mu);
+    server_thread_ = std::this_thread::get_id();
     std::optional<SimTime> next = core_->poll();
     while (!stopping_.load(std::memory_order_relaxed)) {
       long timeout_ms = 1000;  // also bounds how late a parent heartbeat can be
@@ -438,7 +523,14 @@ class CoordinatorServer::Impl {
         int64_t ms = left <= Duration::zero() ? 0 : (left.ns() + 999'999) / 1'000'000;
         if (ms < timeout_ms) timeout_ms = static_cast<long>(ms);
       }
+      server_wake_at_ = wall_() + milliseconds(timeout_ms);
+      lock.unlock();
       int rc = zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms);
+      const int poll_errno = errno;
+      lock.lock();
+      server_wake_at_ = SimTime::zero();  // awake: a local thread never needs to wake it
+      flush_remote();
+      errno = poll_errno;
       if (rc < 0 && errno != EINTR) {
         log(std::string("zmq_poll failed: ") + zmq_strerror(errno));
         break;
@@ -479,6 +571,7 @@ class CoordinatorServer::Impl {
   void drain_wake() {
     uint64_t v = 0;
     [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
+    wake_pending_ = false;
   }
 
   void run_tasks() {
@@ -659,20 +752,68 @@ class CoordinatorServer::Impl {
     send_to(conn, Frame{std::move(error)});
   }
 
+  // hub_->mu held (by the server thread or a local link's thread).
   void send_to(ConnId conn, const Frame& frame) {
+    if (auto l = locals_.find(conn); l != locals_.end()) {
+      if (!l->second->closed) {
+        l->second->frames.push(frame);
+        l->second->cv.notify_one();
+      }
+      return;
+    }
+    if (peers_.find(conn) == peers_.end()) return;
+    if (std::this_thread::get_id() != server_thread_) {
+      // A local link's thread runs the core: the socket is the server thread's. A Grant that
+      // follows another Grant to the same peer still waiting here replaces it (grants only
+      // increase, and nothing came between them): a peer that is slower than the local
+      // participants is not woken once per grant it would only skip.
+      const bool grant = std::holds_alternative<Grant>(frame);
+      auto last = remote_last_.find(conn);
+      if (grant && last != remote_last_.end() && remote_out_[last->second].grant) {
+        encode_frame_into(frame, remote_out_[last->second].bytes);
+        return;
+      }
+      remote_last_[conn] = remote_out_.size();
+      remote_out_.push_back(RemoteFrame{conn, grant, encode_frame(frame)});
+      request_wake();
+      return;
+    }
+    flush_remote();  // what local threads queued goes first: the order to each peer is kept
+    encode_frame_into(frame, out_);
+    send_bytes_to(conn, out_);
+  }
+
+  void send_bytes_to(ConnId conn, const std::string& bytes) {
     auto it = peers_.find(conn);
     if (it == peers_.end()) return;
-    encode_frame_into(frame, out_);
     const Peer& p = it->second;
     if (zmq_send(p.socket, p.routing_id.data(), p.routing_id.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) <
             0 ||
-        zmq_send(p.socket, out_.data(), out_.size(), ZMQ_DONTWAIT) < 0) {
+        zmq_send(p.socket, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0) {
       if (errno == EHOSTUNREACH) {
         pending_disconnects_.push_back(conn);
       } else {
         log("send to connection " + std::to_string(conn) + " failed: " + zmq_strerror(errno));
       }
     }
+  }
+
+  // Server thread, hub_->mu held: sends what local threads queued for socket peers.
+  void flush_remote() {
+    if (remote_out_.empty()) return;
+    std::vector<RemoteFrame> out;
+    out.swap(remote_out_);
+    remote_last_.clear();
+    for (const RemoteFrame& f : out) send_bytes_to(f.conn, f.bytes);
+    out.clear();
+    if (remote_out_.empty()) remote_out_.swap(out);  // keep the capacity
+  }
+
+  // hub_->mu held: wakes the server thread once until it has read the eventfd.
+  void request_wake() {
+    if (wake_pending_) return;
+    wake_pending_ = true;
+    wake();
   }
 
   void flush_disconnects() {
@@ -790,11 +931,20 @@ class CoordinatorServer::Impl {
     if (options_.on_refused) options_.on_refused(line);
   }
 
+  // Server thread, hub_->mu held.
   void shutdown() {
+    flush_remote();
     for (auto& [conn, peer] : peers_) {
       if (peer.socket != router_) continue;
       send_to(conn, Frame{Error{ErrorCode::kShutdown, "the coordinator is shutting down"}});
     }
+    for (auto& [conn, q] : locals_) {
+      q->frames.push(Frame{Error{ErrorCode::kShutdown, "the coordinator is shutting down"}});
+      q->closed = true;
+      q->cv.notify_all();
+    }
+    locals_.clear();
+    hub_->shut = true;
     if (parent_ && !child_name_.empty()) send_parent(Frame{Leave{child_name_, ""}});
     {
       std::lock_guard lock(tasks_mutex_);
@@ -844,6 +994,20 @@ class CoordinatorServer::Impl {
   std::string parent_out_;
   std::unordered_set<std::string> mirrored_;
 
+  // Local links (guarded by hub_->mu, like everything the core touches).
+  std::shared_ptr<LocalHub> hub_ = std::make_shared<LocalHub>();
+  std::unordered_map<ConnId, std::shared_ptr<LocalQueue>> locals_;
+  struct RemoteFrame {
+    ConnId conn;
+    bool grant;
+    std::string bytes;  // encoded
+  };
+  std::vector<RemoteFrame> remote_out_;           // for socket peers, in order
+  std::unordered_map<ConnId, size_t> remote_last_;  // each peer's last entry in remote_out_
+  bool wake_pending_ = false;        // the eventfd was written and not read yet
+  SimTime server_wake_at_;           // when the waiting server thread wakes by itself (zero: awake)
+  std::thread::id server_thread_;
+
   int wake_fd_ = -1;
   std::mutex tasks_mutex_;
   std::deque<std::function<void()>> tasks_;
@@ -853,6 +1017,77 @@ class CoordinatorServer::Impl {
   std::atomic<uint64_t> bad_frames_{0};
   std::thread thread_;
 };
+
+// A participant of the server's own process: frames pass as values and the core runs on the
+// caller's thread under the hub's lock (see the top of this file).
+class CoordinatorServer::LocalLink final : public Link {
+ public:
+  LocalLink(std::shared_ptr<LocalHub> hub, ConnId id, std::shared_ptr<LocalQueue> q)
+      : hub_(std::move(hub)), id_(id), q_(std::move(q)) {}
+  ~LocalLink() override { close(); }
+
+  void send(Frame frame) override {
+    std::lock_guard lock(hub_->mu);
+    if (q_->closed || hub_->shut) return;
+    hub_->impl->handle_local(id_, std::move(frame));
+  }
+
+  std::optional<Frame> receive(Duration timeout) override {
+    std::unique_lock lock(hub_->mu);
+    if (!q_->frames.empty()) return q_->frames.pop();
+    if (q_->closed || timeout <= Duration::zero()) return std::nullopt;
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point until = timeout.is_infinite()
+                                        ? Clock::time_point::max()
+                                        : Clock::now() + std::chrono::nanoseconds(timeout.ns());
+    const auto ready = [&] { return !q_->frames.empty() || q_->closed; };
+    for (;;) {
+      // Waiting is this connection's heartbeat (renewed every slice, so a participant idle for
+      // longer than ack_timeout is not taken for a silent one).
+      if (!hub_->shut) hub_->impl->local_waiting(id_);
+      if (ready()) break;
+      const Clock::time_point slice = Clock::now() + kHeartbeatSlice;
+      q_->cv.wait_until(lock, std::min(slice, until), ready);
+      if (ready()) break;
+      if (Clock::now() >= until) return std::nullopt;
+    }
+    if (!q_->frames.empty()) return q_->frames.pop();
+    return std::nullopt;
+  }
+
+  void close() override {
+    std::lock_guard lock(hub_->mu);
+    if (q_->closed) return;
+    if (!hub_->shut) {
+      hub_->impl->close_local(id_);  // an orderly disconnect: its threads leave
+    }
+    q_->closed = true;
+    q_->cv.notify_all();
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kHeartbeatSlice{500};
+  std::shared_ptr<LocalHub> hub_;
+  ConnId id_;
+  std::shared_ptr<LocalQueue> q_;
+};
+
+std::unique_ptr<Link> CoordinatorServer::make_local_link() {
+  std::shared_ptr<LocalHub> hub = impl_->hub();
+  std::lock_guard lock(hub->mu);
+  if (hub->shut) {
+    auto q = std::make_shared<LocalQueue>();
+    q->frames.push(Frame{Error{ErrorCode::kShutdown, "the coordinator server has stopped"}});
+    q->closed = true;
+    return std::make_unique<LocalLink>(std::move(hub), 0, std::move(q));
+  }
+  if (impl_->is_child()) {
+    throw TransportError(
+        "a child coordinator has no local links: connect to it with an ipc:// or tcp:// link");
+  }
+  auto [id, q] = impl_->open_local();
+  return std::make_unique<LocalLink>(std::move(hub), id, std::move(q));
+}
 
 CoordinatorServer::CoordinatorServer(ServerOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}

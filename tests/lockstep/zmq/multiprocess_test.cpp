@@ -147,6 +147,57 @@ TraceRun run_processes(const std::string& bind, bool cascade) {
   return run;
 }
 
+// The engine's arrangement: the first `local` participants on threads of this process through the
+// server's local links (no socket), the others as processes over ipc, on one server.
+TraceRun run_mixed(size_t local) {
+  TempDir dir;
+  TraceRun run;
+  Events<std::string> announced;
+  ServerOptions o;
+  o.bind = {"ipc://coordinator.sock"};
+  o.ipc_dir = dir.path();
+  o.core.start_paused = true;
+  o.core.ack_timeout = seconds(20);
+  o.tap = [&run](const Publish& m) { run.tap += tap_line(m); };
+  o.on_announce = [&announced](const Announce& a) { announced.push(a.participant); };
+  CoordinatorServer server(std::move(o));
+  auto specs = testing::four_participants();
+  std::vector<std::unique_ptr<Participant>> ps;
+  std::vector<std::string> traces(specs.size());
+  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<Process>> procs;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (i < local) {
+      ps.push_back(std::make_unique<Participant>(server.make_local_link(),
+                                                 ParticipantOptions{.name = specs[i].name}));
+    } else {
+      procs.push_back(std::make_unique<Process>(
+          aux_args(specs[i], server.endpoints()[0], dir.file(specs[i].name + ".trace")),
+          std::vector<std::string>{}, dir.file(specs[i].name + ".out"),
+          dir.file(specs[i].name + ".err")));
+    }
+  }
+  for (size_t i = 0; i < ps.size(); ++i) {
+    threads.emplace_back([&, i] { traces[i] = testing::run_trace_participant(*ps[i], specs[i]); });
+  }
+  const auto want = names(specs);
+  EXPECT_TRUE(announced.await([&](const auto& seen) { return testing::contains_all(seen, want); },
+                              20s))
+      << "not every participant registered";
+  server.control(resume_request());
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < ps.size(); ++i) run.traces[specs[i].name] = traces[i];
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const auto& spec = specs[local + i];
+    EXPECT_EQ(procs[i]->wait(60s), 0)
+        << spec.name << " stderr: " << testing::read_file(dir.file(spec.name + ".err"));
+    run.traces[spec.name] = testing::read_file(dir.file(spec.name + ".trace"));
+  }
+  ps.clear();
+  server.stop();
+  return run;
+}
+
 class Determinism : public ::testing::Test {
  protected:
   static const TraceRun& reference() {
@@ -176,6 +227,14 @@ TEST_F(Determinism, ProcessesOverIpcGiveTheInProcessTrace) {
 
 TEST_F(Determinism, ProcessesOverTcpGiveTheInProcessTrace) {
   EXPECT_EQ(run_processes("tcp://127.0.0.1:*", false).all(), reference().all());
+}
+
+TEST_F(Determinism, LocalLinksBesideProcessesOverIpcGiveTheInProcessTrace) {
+  EXPECT_EQ(run_mixed(2).all(), reference().all());
+}
+
+TEST_F(Determinism, FourLocalLinksOnAServerGiveTheInProcessTrace) {
+  EXPECT_EQ(run_mixed(4).all(), reference().all());
 }
 
 TEST_F(Determinism, ProcessesUnderAChildCoordinatorGiveTheInProcessTrace) {
@@ -210,6 +269,42 @@ TEST(Liveness, ParticipantKilledWithSigkillIsDetectedAndNamed) {
   EXPECT_EQ(f.first, "victim");
   EXPECT_NE(f.second.find("victim"), std::string::npos) << f.second;
   EXPECT_NE(server.status().participants.size(), 99u);  // status still answers
+}
+
+// A killed process is named as fast while a local participant (the engine's arrangement) waits on
+// the same server.
+TEST(Liveness, ProcessKilledBesideALocalParticipantIsDetectedAndNamed) {
+  TempDir dir;
+  Events<std::string> announced;
+  Events<std::pair<std::string, std::string>> failures;
+  Events<SimTime> grants;
+  ServerOptions o;
+  o.bind = {"ipc://coordinator.sock"};
+  o.ipc_dir = dir.path();
+  o.core.ack_timeout = seconds(30);
+  o.core.start_paused = true;  // resumed once the victim is there: the local one alone would run
+  o.on_announce = [&](const Announce& a) { announced.push(a.participant); };
+  o.on_failure = [&](const std::string& p, const std::string& r) { failures.push({p, r}); };
+  o.on_grant = [&](SimTime t, uint64_t) { grants.push(t); };
+  CoordinatorServer server(std::move(o));
+  Participant local(server.make_local_link(), ParticipantOptions{.name = "engine"});
+  bool slept = true;
+  std::thread waiter([&] { slept = local.sleep_until(SimTime::from_ns(3'600'000'000'000)); });
+  TraceSpec spec{"victim", milliseconds(1), {}, SimTime::from_ns(3'600'000'000'000)};
+  Process victim(aux_args(spec, server.endpoints()[0], dir.file("victim.trace")));
+  ASSERT_TRUE(announced.await([](const auto& s) { return testing::contains_all(s, {"victim"}); }, 20s));
+  server.control(resume_request());
+  ASSERT_TRUE(grants.await([](const auto& g) { return !g.empty() && g.back() > SimTime::from_ns(5'000'000); }, 20s));
+  victim.signal(SIGKILL);
+  const SimTime killed = SystemClock::wall_now()();
+  EXPECT_EQ(victim.wait(10s), 128 + SIGKILL);
+  ASSERT_TRUE(failures.await([](const auto& f) { return !f.empty(); }, 10s))
+      << "no failure reported after the kill";
+  EXPECT_LT((SystemClock::wall_now()() - killed).seconds_f(), 1.0);
+  EXPECT_EQ(failures.snapshot().front().first, "victim");
+  waiter.join();  // the failure ends the local participant's sleep
+  EXPECT_FALSE(slept) << "now " << local.now().ns();
+  EXPECT_FALSE(local.ok()) << local.last_error();
 }
 
 // ---- two network namespaces --------------------------------------------------------------------

@@ -31,7 +31,8 @@ ConnectOptions fast_heartbeat() {
 class Ticker {
  public:
   Ticker(const std::string& endpoint, const std::string& name, ConnectOptions copts = fast_heartbeat())
-      : p_(connect_participant(endpoint, {.name = name}, copts)) {
+      : Ticker(connect_participant(endpoint, {.name = name}, copts)) {}
+  explicit Ticker(std::unique_ptr<Participant> p) : p_(std::move(p)) {
     thread_ = std::thread([this] {
       Rate rate(*p_, milliseconds(1));
       while (!stop_.load() && rate.sleep()) now_ns_.store(p_->now().ns());
@@ -172,16 +173,26 @@ TEST(Transport, CloseWakesABlockedReceive) {
   closer.join();
 }
 
+// The ticking participant of the fixtures below over ipc ("ipc") or on the server's local link
+// ("local": the engine's own participants in a run with stack processes).
+std::unique_ptr<Ticker> make_ticker(CoordinatorServer& server, const std::string& link) {
+  if (link == "local") {
+    return std::make_unique<Ticker>(std::make_unique<Participant>(
+        server.make_local_link(), ParticipantOptions{.name = "ticker"}));
+  }
+  return std::make_unique<Ticker>(server.endpoints()[0], "ticker");
+}
+
 // ---- control -----------------------------------------------------------------------------------
 
-class ControlTest : public ::testing::Test {
+class ControlTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ServerOptions o = server_options(dir_, &grants_);
     o.control = "ipc://control.sock";
     server_ = std::make_unique<CoordinatorServer>(std::move(o));
     client_ = std::make_unique<ControlClient>(server_->control_endpoint());
-    ticker_ = std::make_unique<Ticker>(server_->endpoints()[0], "ticker");
+    ticker_ = make_ticker(*server_, GetParam());
     ASSERT_TRUE(grants_.await_at_least(SimTime::from_ns(5'000'000)));
   }
   void TearDown() override {
@@ -202,7 +213,7 @@ class ControlTest : public ::testing::Test {
   std::unique_ptr<Ticker> ticker_;
 };
 
-TEST_F(ControlTest, PauseStopsGrants) {
+TEST_P(ControlTest, PauseStopsGrants) {
   request(pause_request());
   Status s = request(status_request()).status;
   EXPECT_TRUE(s.paused);
@@ -210,7 +221,7 @@ TEST_F(ControlTest, PauseStopsGrants) {
   EXPECT_EQ(request(status_request()).status.time, s.time);
 }
 
-TEST_F(ControlTest, ResumeRestartsGrants) {
+TEST_P(ControlTest, ResumeRestartsGrants) {
   request(pause_request());
   SimTime t = request(status_request()).status.time;
   request(resume_request());
@@ -218,7 +229,7 @@ TEST_F(ControlTest, ResumeRestartsGrants) {
   EXPECT_TRUE(grants_.await_at_least(t + milliseconds(10)));
 }
 
-TEST_F(ControlTest, StepAdvancesExactlyTheDurationThenPauses) {
+TEST_P(ControlTest, StepAdvancesExactlyTheDurationThenPauses) {
   request(pause_request());
   SimTime t = request(status_request()).status.time;
   request(step_request(milliseconds(7)));
@@ -229,7 +240,7 @@ TEST_F(ControlTest, StepAdvancesExactlyTheDurationThenPauses) {
   EXPECT_EQ(s.time, t + milliseconds(7));
 }
 
-TEST_F(ControlTest, RunUntilHoldsTheClockThere) {
+TEST_P(ControlTest, RunUntilHoldsTheClockThere) {
   SimTime now = request(status_request()).status.time;
   SimTime hold = now + milliseconds(30);
   request(run_until_request(hold));
@@ -243,26 +254,26 @@ TEST_F(ControlTest, RunUntilHoldsTheClockThere) {
   EXPECT_TRUE(grants_.await_at_least(hold + milliseconds(5)));
 }
 
-TEST_F(ControlTest, SetMaxRtfIsReportedInStatus) {
+TEST_P(ControlTest, SetMaxRtfIsReportedInStatus) {
   request(set_max_rtf_request(3.0));
   EXPECT_DOUBLE_EQ(request(status_request()).status.max_rtf, 3.0);
 }
 
-TEST_F(ControlTest, StatusListsTheParticipantWithItsRole) {
+TEST_P(ControlTest, StatusListsTheParticipantWithItsRole) {
   Status s = request(status_request()).status;
   ASSERT_FALSE(s.participants.empty());
   EXPECT_EQ(s.participants[0].participant, "ticker");
   EXPECT_EQ(s.participants[0].role, Role::kRegulating);
 }
 
-TEST_F(ControlTest, ControlFramesAreAlsoAnsweredOnTheMainEndpoint) {
+TEST_P(ControlTest, ControlFramesAreAlsoAnsweredOnTheMainEndpoint) {
   ControlClient main_client(server_->endpoints()[0]);
   ControlReply r = main_client.request(status_request());
   EXPECT_TRUE(r.ok) << r.error;
   EXPECT_FALSE(r.status.participants.empty());
 }
 
-TEST_F(ControlTest, ControlEndpointRefusesParticipantFrames) {
+TEST_P(ControlTest, ControlEndpointRefusesParticipantFrames) {
   auto link = connect(server_->control_endpoint(), fast_heartbeat());
   link->send(Frame{Announce{"intruder", "main", Role::kRegulating, SimTime::zero()}});
   auto f = link->receive(seconds(5));
@@ -323,14 +334,16 @@ class RawPeer {
   void* sock_;
 };
 
-class BadInputTest : public ::testing::Test {
+INSTANTIATE_TEST_SUITE_P(Links, ControlTest, ::testing::Values("ipc", "local"));
+
+class BadInputTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ServerOptions o = server_options(dir_, &grants_);
     o.core.max_message_bytes = 4096;
     o.log = [this](const std::string& line) { log_.push(line); };
     server_ = std::make_unique<CoordinatorServer>(std::move(o));
-    ticker_ = std::make_unique<Ticker>(server_->endpoints()[0], "ticker");
+    ticker_ = make_ticker(*server_, GetParam());
     ASSERT_TRUE(grants_.await_at_least(SimTime::from_ns(5'000'000)));
   }
   // Sends what `send` sends from a raw peer, expects an Error with `code`, then shows that the
@@ -359,23 +372,23 @@ class BadInputTest : public ::testing::Test {
   std::unique_ptr<Ticker> ticker_;
 };
 
-TEST_F(BadInputTest, MalformedFrameGetsAnErrorAndOthersKeepGoing) {
+TEST_P(BadInputTest, MalformedFrameGetsAnErrorAndOthersKeepGoing) {
   expect_refused([](RawPeer& p) { p.send_bytes("hello, coordinator"); }, ErrorCode::kMalformed);
   EXPECT_GE(server_->bad_frames(), 1u);
 }
 
-TEST_F(BadInputTest, TruncatedFrameGetsAnErrorAndOthersKeepGoing) {
+TEST_P(BadInputTest, TruncatedFrameGetsAnErrorAndOthersKeepGoing) {
   std::string b = encode_frame(Announce{"cut", "main", Role::kRegulating, SimTime::zero()});
   expect_refused([&](RawPeer& p) { p.send_bytes(b.substr(0, b.size() - 3)); },
                  ErrorCode::kMalformed);
 }
 
-TEST_F(BadInputTest, UnknownKindGetsAnErrorAndOthersKeepGoing) {
+TEST_P(BadInputTest, UnknownKindGetsAnErrorAndOthersKeepGoing) {
   expect_refused([](RawPeer& p) { p.send_bytes(std::string("\xF1\x63", 2)); },
                  ErrorCode::kUnknownKind);
 }
 
-TEST_F(BadInputTest, StampInThePastGetsAnErrorAndOthersKeepGoing) {
+TEST_P(BadInputTest, StampInThePastGetsAnErrorAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
         p.hello();
@@ -385,7 +398,7 @@ TEST_F(BadInputTest, StampInThePastGetsAnErrorAndOthersKeepGoing) {
       ErrorCode::kStampInPast);
 }
 
-TEST_F(BadInputTest, BackwardsAnnounceGetsAnErrorAndOthersKeepGoing) {
+TEST_P(BadInputTest, BackwardsAnnounceGetsAnErrorAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
         p.hello();
@@ -395,7 +408,7 @@ TEST_F(BadInputTest, BackwardsAnnounceGetsAnErrorAndOthersKeepGoing) {
       ErrorCode::kAnnounceBackwards);
 }
 
-TEST_F(BadInputTest, DuplicateNameGetsAnErrorAndOthersKeepGoing) {
+TEST_P(BadInputTest, DuplicateNameGetsAnErrorAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
         p.hello();
@@ -404,7 +417,7 @@ TEST_F(BadInputTest, DuplicateNameGetsAnErrorAndOthersKeepGoing) {
       ErrorCode::kDuplicateName);
 }
 
-TEST_F(BadInputTest, OversizedFrameGetsAnErrorAndOthersKeepGoing) {
+TEST_P(BadInputTest, OversizedFrameGetsAnErrorAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
         p.hello();
@@ -413,14 +426,14 @@ TEST_F(BadInputTest, OversizedFrameGetsAnErrorAndOthersKeepGoing) {
       ErrorCode::kOversized);
 }
 
-TEST_F(BadInputTest, CoordinatorToParticipantFrameIsRefused) {
+TEST_P(BadInputTest, CoordinatorToParticipantFrameIsRefused) {
   expect_refused([](RawPeer& p) { p.send(Frame{Grant{SimTime::infinite(), 1}}); },
                  ErrorCode::kUnknownKind);
 }
 
 // ---- the handshake (docs/protocol.md, 5.1) -----------------------------------------------------
 
-TEST_F(BadInputTest, HelloIsAnsweredWithWelcomeAndOpensTheConnection) {
+TEST_P(BadInputTest, HelloIsAnsweredWithWelcomeAndOpensTheConnection) {
   RawPeer peer(server_->endpoints()[0]);
   peer.hello();
   std::optional<Frame> f = peer.next();
@@ -436,7 +449,7 @@ TEST_F(BadInputTest, HelloIsAnsweredWithWelcomeAndOpensTheConnection) {
   EXPECT_TRUE(std::holds_alternative<Grant>(*f)) << "registration answered by index " << f->index();
 }
 
-TEST_F(BadInputTest, ParticipantFramesBeforeHelloAreRefusedAndNotRegistered) {
+TEST_P(BadInputTest, ParticipantFramesBeforeHelloAreRefusedAndNotRegistered) {
   expect_refused(
       [](RawPeer& p) {
         p.send(Frame{Announce{"rude", "main", Role::kRegulating, SimTime::zero()}});
@@ -458,7 +471,7 @@ TEST_F(BadInputTest, ParticipantFramesBeforeHelloAreRefusedAndNotRegistered) {
   }
 }
 
-TEST_F(BadInputTest, HelloOfAnotherVersionIsRefusedNamingBothVersionsAndOthersKeepGoing) {
+TEST_P(BadInputTest, HelloOfAnotherVersionIsRefusedNamingBothVersionsAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
         p.send(Frame{Hello{2, "fieldproof-future 9.0"}});
@@ -496,7 +509,7 @@ TEST_F(BadInputTest, HelloOfAnotherVersionIsRefusedNamingBothVersionsAndOthersKe
   EXPECT_TRUE(std::holds_alternative<Welcome>(*f)) << "reply index " << f->index();
 }
 
-TEST_F(BadInputTest, FrameOfAnotherVersionNibbleIsRefusedNamingBothVersions) {
+TEST_P(BadInputTest, FrameOfAnotherVersionNibbleIsRefusedNamingBothVersions) {
   std::string bytes = encode_frame(Announce{"v3", "main", Role::kRegulating, SimTime::zero()});
   bytes[0] = static_cast<char>(0xF3);
   expect_refused([&](RawPeer& p) { p.send_bytes(bytes); }, ErrorCode::kVersion);
@@ -509,7 +522,7 @@ TEST_F(BadInputTest, FrameOfAnotherVersionNibbleIsRefusedNamingBothVersions) {
             "protocol version 3 is not supported: this coordinator speaks version 1");
 }
 
-TEST_F(BadInputTest, ControlFramesNeedNoHello) {
+TEST_P(BadInputTest, ControlFramesNeedNoHello) {
   RawPeer peer(server_->endpoints()[0]);
   peer.send(Frame{status_request()});
   std::optional<Frame> f = peer.next();
@@ -518,8 +531,92 @@ TEST_F(BadInputTest, ControlFramesNeedNoHello) {
   EXPECT_TRUE(std::get<ControlReply>(*f).ok);
 }
 
-TEST_F(BadInputTest, WelcomeSentToTheCoordinatorIsRefused) {
+TEST_P(BadInputTest, WelcomeSentToTheCoordinatorIsRefused) {
   expect_refused([](RawPeer& p) { p.send(Frame{Welcome{1, "me", 1}}); }, ErrorCode::kUnknownKind);
+}
+
+INSTANTIATE_TEST_SUITE_P(Links, BadInputTest, ::testing::Values("ipc", "local"));
+
+// ---- local links (participants of the server's own process) ------------------------------------
+
+TEST(LocalLink, GrantsWithoutASocketAndReportsShutdownOnceWhenTheServerStops) {
+  TempDir dir;
+  auto server = std::make_unique<CoordinatorServer>(server_options(dir));
+  auto link = server->make_local_link();
+  link->send(Frame{Announce{"lonely", "main", Role::kRegulating, SimTime::infinite()}});
+  auto first = link->receive(seconds(5));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_TRUE(std::holds_alternative<Grant>(*first));
+  EXPECT_EQ(server->status().participants.size(), 1u);
+  server.reset();
+  int shutdowns = 0;
+  while (auto f = link->receive(milliseconds(200))) {
+    if (auto* e = std::get_if<Error>(&*f); e != nullptr && e->code == ErrorCode::kShutdown) {
+      ++shutdowns;
+    }
+  }
+  EXPECT_EQ(shutdowns, 1);
+  link->send(Frame{Announce{"lonely", "main", Role::kRegulating, SimTime::zero()}});  // a no-op
+  EXPECT_FALSE(link->receive(milliseconds(50)).has_value());
+}
+
+TEST(LocalLink, ACoordinatorToParticipantFrameIsRefusedToItsSenderOnly) {
+  TempDir dir;
+  GrantLog grants;
+  CoordinatorServer server(server_options(dir, &grants));
+  Ticker ticker(server.endpoints()[0], "ticker");
+  ASSERT_TRUE(grants.await_at_least(SimTime::from_ns(5'000'000)));
+  auto link = server.make_local_link();
+  link->send(Frame{Grant{SimTime::from_ns(1), 1}});
+  std::optional<Frame> f = link->receive(seconds(5));
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(std::holds_alternative<Error>(*f)) << "reply index " << f->index();
+  EXPECT_EQ(std::get<Error>(*f).code, ErrorCode::kUnknownKind);
+  const SimTime t = ticker.now();
+  EXPECT_TRUE(grants.await_at_least(t + milliseconds(20))) << "the ticker stalled";
+  EXPECT_EQ(ticker.participant().errors(), 0u);
+}
+
+TEST(LocalLink, ALocalAndASocketParticipantExchangeMessagesAtTheirStamps) {
+  TempDir dir;
+  ServerOptions o = server_options(dir);
+  o.core.max_rtf = 0;
+  CoordinatorServer server(std::move(o));
+  Participant local(server.make_local_link(), ParticipantOptions{.name = "local"});
+  auto remote = connect_participant(server.endpoints()[0], {.name = "remote"}, fast_heartbeat());
+  std::vector<std::string> at_remote, at_local;
+  remote->subscribe("/ping", [&](const Publish& m) {
+    at_remote.push_back(std::to_string(remote->now().ns()) + " " + m.payload);
+    remote->publish("/pong", "re:" + m.payload);
+  });
+  local.subscribe("/pong", [&](const Publish& m) {
+    at_local.push_back(std::to_string(local.now().ns()) + " " + m.payload);
+  });
+  std::thread rt([&] { remote->sleep_until(SimTime::from_ns(30'000'000)); });
+  for (int k = 1; k <= 3; ++k) {
+    ASSERT_TRUE(local.sleep_until(SimTime::from_ns(k * 5'000'000)));
+    local.publish("/ping", std::to_string(k));
+  }
+  ASSERT_TRUE(local.sleep_until(SimTime::from_ns(30'000'000)));
+  rt.join();
+  EXPECT_EQ(at_remote, (std::vector<std::string>{"5000000 1", "10000000 2", "15000000 3"}));
+  EXPECT_EQ(at_local, (std::vector<std::string>{"5000000 re:1", "10000000 re:2", "15000000 re:3"}));
+}
+
+TEST(LocalLink, AChildCoordinatorRefusesLocalLinks) {
+  TempDir dir;
+  CoordinatorServer root(server_options(dir));
+  ServerOptions o;
+  o.bind = {"ipc://child.sock"};
+  o.ipc_dir = dir.path();
+  o.parent = root.endpoints()[0];
+  CoordinatorServer child(std::move(o));
+  try {
+    child.make_local_link();
+    FAIL() << "a child made a local link";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("child coordinator"), std::string::npos) << e.what();
+  }
 }
 
 // A fake coordinator: a ROUTER that reads the client's first frame and answers with `reply`.
