@@ -11,6 +11,7 @@ packages=(
   libzstd-dev liblz4-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
+  libxml2-utils
   chromium
 )
 

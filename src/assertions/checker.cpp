@@ -257,6 +257,10 @@ Checker::Checker(PlannedAssertion planned)
 }
 void Checker::on_sample(const Sample&, double) {}
 void Checker::on_tick(double) {}
+std::optional<double> Checker::deadline() const {
+  if (!window_.has_end()) return std::nullopt;
+  return window_.end_s();
+}
 void Checker::on_action(const std::string&, ActionEvent, double, const std::string&) {}
 void Checker::on_verdict(const AssertionResult&, double) {}
 
@@ -472,6 +476,16 @@ void Evaluator::on_tick(double t) {
   collect(t);
 }
 
+std::optional<double> Evaluator::next_deadline() const {
+  std::optional<double> next;
+  for (size_t i : tick_) {
+    if (checkers_[i]->resolved()) continue;
+    const auto d = checkers_[i]->deadline();
+    if (d && (!next || *d < *next)) next = d;
+  }
+  return next;
+}
+
 void Evaluator::on_action(const std::string& label, ActionEvent event, double t,
                           const std::string& status) {
   for (size_t i : tick_) {
@@ -521,6 +535,18 @@ void Evaluator::skip_pending(const std::string& reason, double t) {
   }
   tick_.clear();
   for (auto& v : by_kind_) v.clear();
+}
+
+bool Evaluator::skip(const std::string& name, const std::string& reason, double t) {
+  for (size_t i = 0; i < checkers_.size(); ++i) {
+    if (checkers_[i]->planned().spec.name != name) continue;
+    if (!checkers_[i]->resolved()) {
+      checkers_[i]->resolve(Verdict::kSkipped, reason, t, sim_at(t));
+      collect(t);
+    }
+    return true;
+  }
+  return false;
 }
 
 std::vector<AssertionResult> Evaluator::results() const {

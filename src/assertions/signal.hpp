@@ -83,7 +83,7 @@ class StreamChecker : public Checker {
  public:
   explicit StreamChecker(const PlannedAssertion& p) : Checker(p) {}
   void on_tick(double t) override {
-    if (!resolved() && window().closed(t)) close(t, false);
+    if (!resolved() && window().closed(t)) close(window().end_s(), false);  // at the deadline
   }
   void on_finish(double t) override {
     if (!resolved()) close(t, true);
@@ -95,7 +95,7 @@ class StreamChecker : public Checker {
   // For a sample of this checker at t: closes the window when t is past it; true when t is in it.
   bool in_window(double t) {
     if (window().closed(t)) {
-      close(t, false);
+      close(window().end_s(), false);
       return false;
     }
     return t >= window().after_s() && t >= 0;

@@ -195,7 +195,7 @@ class GeofenceChecker : public Checker {
   }
   void on_tick(double t) override {
     if (window().closed(t))
-      settle(t, "when the window closed at " + seconds_text(window().end_s()));
+      settle(window().end_s(), "when the window closed at " + seconds_text(window().end_s()));
   }
   void on_finish(double t) override { settle(t, "at the end of the timeline"); }
   json metrics() const override {
@@ -328,7 +328,7 @@ class MinDistanceChecker : public Checker {
   }
   void on_tick(double t) override {
     if (window().closed(t))
-      settle(t, "when the window closed at " + seconds_text(window().end_s()));
+      settle(window().end_s(), "when the window closed at " + seconds_text(window().end_s()));
   }
   void on_finish(double t) override { settle(t, "at the end of the timeline"); }
   json metrics() const override { return meter_.metrics(); }
@@ -418,7 +418,7 @@ class PathEfficiencyChecker : public Checker {
   }
   void on_tick(double t) override {
     if (action_.empty() && window().closed(t))
-      judge(t, "the window closed at " + seconds_text(window().end_s()));
+      judge(window().end_s(), "the window closed at " + seconds_text(window().end_s()));
   }
   void on_finish(double t) override {
     if (!action_.empty() && meter_.poses() == 0 && !open_) {

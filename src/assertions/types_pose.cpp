@@ -66,7 +66,7 @@ class ReachPoseChecker : public Checker {
   }
   void on_tick(double t) override {
     if (window().has_end() && window().closed(t))
-      fail(t, "within " + seconds_text(window().end_s()));
+      fail(window().end_s(), "within " + seconds_text(window().end_s()));
   }
   void on_finish(double t) override { fail(t, "by the end of the timeline"); }
   json metrics() const override {

@@ -137,6 +137,15 @@ class SequenceChecker : public StreamChecker {
     StreamChecker::on_tick(t);
   }
 
+  std::optional<double> deadline() const override {
+    std::optional<double> d = StreamChecker::deadline();
+    if (max_gap_ >= 0 && current_ > 0 && !done()) {
+      const double gap = last_t_ + max_gap_ + 1e-8;  // past gap_passed's tolerance
+      if (!d || gap < *d) d = gap;
+    }
+    return d;
+  }
+
   std::vector<std::string> depends_on() const override {
     std::vector<std::string> out;
     for (const Step& s : steps_) {
@@ -170,8 +179,9 @@ class SequenceChecker : public StreamChecker {
   bool gap_passed(double t) {
     if (resolved()) return true;
     if (max_gap_ < 0 || current_ == 0 || done() || t <= last_t_ + max_gap_ + 1e-9) return false;
-    fail_missing(t, "within max_gap_s " + seconds_text(max_gap_) + " of step " +
-                        std::to_string(current_) + " (at " + seconds_text(last_t_) + ")");
+    fail_missing(last_t_ + max_gap_, "within max_gap_s " + seconds_text(max_gap_) + " of step " +
+                                         std::to_string(current_) + " (at " +
+                                         seconds_text(last_t_) + ")");
     return true;
   }
 

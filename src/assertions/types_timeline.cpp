@@ -51,7 +51,11 @@ class WithinTimeChecker : public Checker {
     }
   }
   void on_tick(double t) override {
-    if (start_ >= 0 && t - start_ > max_) over(t);
+    if (start_ >= 0 && t - start_ > max_) over(start_ + max_);  // judged at the limit itself
+  }
+  std::optional<double> deadline() const override {
+    if (start_ < 0 || duration_ >= 0) return std::nullopt;
+    return start_ + max_;
   }
   void on_finish(double t) override {
     if (start_ < 0) {
@@ -128,10 +132,15 @@ class MissionTimeChecker : public Checker {
   }
   void on_tick(double t) override {
     if (span_.started() && !span_.ended() && t - *span_.started() > max_) {
+      const double at = *span_.started() + max_;  // judged at the limit itself
       resolve(Verdict::kFailed,
-              span_text() + " has not completed " + seconds_text(max_) + " after its start", t,
-              sim_at(t), evidence(t));
+              span_text() + " has not completed " + seconds_text(max_) + " after its start", at,
+              sim_at(at), evidence(at));
     }
+  }
+  std::optional<double> deadline() const override {
+    if (!span_.started() || span_.ended()) return std::nullopt;
+    return *span_.started() + max_;
   }
   void on_finish(double t) override {
     span_.finish(t);

@@ -1,6 +1,7 @@
 // `fieldproof compare RUN_A RUN_B [--tolerance-m 0.25] [--json]`: the second run's ground-truth
 // trajectories against the first's (engine/compare.hpp). Exit 0 when every vehicle stays within
-// the tolerance, 1 otherwise, 2 on bad input (a missing run, no pose samples).
+// the tolerance over the same span, 1 otherwise, 2 on bad input (a missing run, no pose samples).
+// Only the runs' vehicles are compared (not the static models whose poses were watched).
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -16,6 +17,7 @@ struct CompareArgs {
   std::string run_a;
   std::string run_b;
   double tolerance_m = 0.25;
+  double span_tolerance_s = -1.0;
   bool json = false;
 };
 
@@ -24,11 +26,16 @@ int run_compare(const CompareArgs& a) {
     std::fprintf(stderr, "fieldproof compare: --tolerance-m must be a number >= 0\n");
     return kExitInvalid;
   }
+  if (!std::isfinite(a.span_tolerance_s) ||
+      (a.span_tolerance_s < 0 && a.span_tolerance_s != -1.0)) {
+    std::fprintf(stderr, "fieldproof compare: --span-tolerance-s must be a number >= 0\n");
+    return kExitInvalid;
+  }
   engine::CompareResult r;
   try {
     const engine::Trajectories ta = engine::load_trajectories(a.run_a);
     const engine::Trajectories tb = engine::load_trajectories(a.run_b);
-    r = engine::compare_trajectories(ta, tb, a.tolerance_m);
+    r = engine::compare_trajectories(ta, tb, a.tolerance_m, a.span_tolerance_s);
   } catch (const engine::CompareError& e) {
     std::fprintf(stderr, "fieldproof compare: %s\n", e.what());
     return kExitInvalid;
@@ -48,6 +55,9 @@ void add_compare_command(CLI::App& app, int* exit_code) {
   cmd->add_option("run_b", args->run_b, "the second run directory")->required();
   cmd->add_option("--tolerance-m", args->tolerance_m,
                   "largest deviation allowed per vehicle, metres (default 0.25)");
+  cmd->add_option("--span-tolerance-s", args->span_tolerance_s,
+                  "how far the runs' first and last pose samples may differ, seconds (default: "
+                  "1.5 sample periods); beyond it the vehicle is OUT");
   cmd->add_flag("--json", args->json, "print the comparison as JSON");
   cmd->callback([args, exit_code] { *exit_code = run_compare(*args); });
 }

@@ -140,47 +140,49 @@ void add_coordinator_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<CoordinatorArgs>();
   CLI::App* cmd = app.add_subcommand(
       "coordinator",
-      "Run a lock-step time coordinator (a root, or a child under --parent) until SIGINT/SIGTERM.\n"
-      "Participants connect to a --bind endpoint (e.g. FIELDPROOF_COORDINATOR=<endpoint>). The\n"
-      "bound endpoints are printed one per line ('bound EP'), then 'ready'.");
+      "Run a lock-step time coordinator (a root, or a child under --parent) until SIGINT or\n"
+      "SIGTERM; participants connect to a --bind endpoint (FIELDPROOF_COORDINATOR=<endpoint>),\n"
+      "and the bound endpoints are printed one per line ('bound EP'), then 'ready'");
   cmd->add_option("--bind", args->bind,
-                  "Endpoint to serve participants on: ipc://PATH (relative to --ipc-dir) or "
-                  "tcp://HOST:PORT (PORT * = any free port). Repeatable.")
+                  "an endpoint to serve participants on: ipc://PATH (relative to --ipc-dir) or "
+                  "tcp://HOST:PORT (PORT * = any free port); repeatable")
       ->required();
   cmd->add_option("--parent", args->parent,
-                  "Run as a child coordinator under the coordinator at this endpoint (cascade): "
-                  "announce the local minimum to it, forward publishes, republish its grants.");
+                  "run as a child coordinator under the coordinator at this endpoint (cascade): "
+                  "announce the local minimum to it, forward publishes, republish its grants");
   cmd->add_option("--max-rtf", args->max_rtf,
-                  "Pace cap: simulated time never runs faster than R x wall time (0 = unlimited).")
+                  "the pace cap: simulated time never runs faster than R x wall time (0 = "
+                  "unlimited; default 0)")
       ->default_val(0.0);
   cmd->add_option("--control", args->control,
-                  "Extra endpoint that accepts only control requests (pause, resume, step, "
-                  "run_until, rate, status). Control frames are also accepted on --bind.");
-  cmd->add_option("--ipc-dir", args->ipc_dir, "Directory relative ipc:// paths resolve against.")
+                  "an extra endpoint that takes control requests only (pause, resume, step, "
+                  "run_until, rate, status); --bind takes them too");
+  cmd->add_option("--ipc-dir", args->ipc_dir,
+                  "the directory relative ipc:// paths resolve against (default .)")
       ->default_val(".");
   cmd->add_option("--curve-secret-key", args->curve_secret_key_file,
-                  "File holding the server's Z85 CURVE secret key: every endpoint then requires "
-                  "CURVE, and peers need the printed public key.");
+                  "a file holding the server's Z85 CURVE secret key: every endpoint then requires "
+                  "CURVE, and peers need the printed public key");
   cmd->add_option("--authorized-keys", args->authorized_keys_file,
-                  "With --curve-secret-key: a file of the client public keys allowed in, one Z85 "
-                  "key per line (# comments); any other client is refused and logged.");
+                  "with --curve-secret-key: a file of the client public keys allowed in, one Z85 "
+                  "key per line (# comments); any other client is refused and logged");
   cmd->add_option("--parent-server-key", args->parent_server_key_file,
-                  "File holding the parent's Z85 CURVE public key (with --parent).");
+                  "with --parent: a file holding the parent's Z85 CURVE public key");
   cmd->add_option("--name", args->name,
-                  "The name a child announces to its parent (default cascade-<pid>).");
+                  "the name a child announces to its parent (default cascade-<pid>)");
   cmd->add_option("--ack-timeout", args->ack_timeout,
-                  "A regulating participant silent this long, or holding a step this long, "
-                  "fails the run (e.g. 30s, 500ms).")
+                  "a regulating participant silent this long, or holding a step this long, "
+                  "fails the run (\"30s\", \"500ms\"; default 30s)")
       ->default_val("30s");
   cmd->add_option("--follower-timeout", args->follower_timeout,
-                  "A following participant silent this long is dropped.")
+                  "a following participant silent this long is dropped (default 5s)")
       ->default_val("5s");
   cmd->add_option("--heartbeat", args->heartbeat,
-                  "Heartbeat interval towards the parent (with --parent).")
+                  "with --parent: the heartbeat interval towards the parent (default 0.5s)")
       ->default_val("0.5s");
   cmd->add_option("--max-message-bytes", args->max_message_bytes,
-                  "Frames larger than this are refused with an error.");
-  cmd->add_flag("--start-paused", args->start_paused, "Start paused (resume via control).");
+                  "frames larger than this are refused with an error");
+  cmd->add_flag("--start-paused", args->start_paused, "start paused (resume by a control request)");
   cmd->callback([args, exit_code] { *exit_code = run_coordinator(*args); });
 }
 

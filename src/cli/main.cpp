@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   CLI::App app{"fieldproof: simulated time as a controlled, repeatable variable for testing robot "
                "software",
                "fieldproof"};
+  app.set_version_flag("--version", "fieldproof " FIELDPROOF_VERSION,
+                       "print the version (fieldproof X.Y.Z) and exit");
   app.require_subcommand(1);
   int exit_code = fieldproof::cli::kExitOk;
   for (AddCommand add : kCommands) add(app, &exit_code);

@@ -1,5 +1,5 @@
 // `fieldproof play FILE.mcap [--rate R] [--start-paused] [--start-offset S]
-// [--playback-duration D] [--playback-until T] [--loop] [--topics T ...] [--echo]
+// [--playback-duration D] [--playback-until T] [--loop] [--topics T]... [--echo]
 // [--control EP]`: plays a recording with a record::Player (paced by a TimeControllerClock).
 //   --echo      one JSON line per message on standard output:
 //               {"topic":"/odom","log_time":1000000000,"size":42}
@@ -636,6 +636,15 @@ int run_play(const PlayArgs& a) {
 void add_play_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<PlayArgs>();
   CLI::App* cmd = app.add_subcommand("play", "Play a recording (MCAP), paced by the player clock");
+  cmd->footer(
+      "Keys (when standard input is a terminal):\n"
+      "  space          pause / resume\n"
+      "  right arrow    play the next message (while paused)\n"
+      "  up / down      rate x1.1 / /1.1\n"
+      "  left arrow ,   seek back 5 s (also shift+left)\n"
+      "  . shift+right  seek forward 5 s\n"
+      "  q              quit\n"
+      "Ctrl-C ends at once (exit 130). Exit 0 played, 1 the file could not be read, 2 bad input.");
   cmd->add_option("file", args->file, "the recording (.mcap)")->required();
   cmd->add_flag("--echo", args->echo,
                 "print each message as a JSON line {topic, log_time, size} on standard output");
@@ -648,7 +657,13 @@ void add_play_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--playback-until", args->playback_until,
                   "stop after messages stamped this long after the first message (inclusive)");
   cmd->add_flag("--loop", args->loop, "start again at the end");
-  cmd->add_option("--topics", args->topics, "play only these topics");
+  // One topic per --topics (repeat it, or separate with commas): a list that took every word
+  // would swallow the file named after it (play --topics /a FILE).
+  cmd->add_option("--topics", args->topics,
+                  "play only this topic; repeat the flag or separate with commas for more "
+                  "(--topics /a --topics /b, --topics /a,/b)")
+      ->allow_extra_args(false)
+      ->delimiter(',');
   cmd->add_option("--coordinator", args->coordinator,
                   "publish each message onto the lock-step coordinator at this endpoint "
                   "(ipc://PATH or tcp://HOST:PORT), stamped at its log time");
@@ -665,7 +680,7 @@ void add_play_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--name", args->name,
                   "participant name on the coordinator (default player, or player-follower)");
   cmd->add_option("--control", args->control,
-                  "ZeroMQ REP endpoint for control commands (e.g. ipc:///tmp/play.ipc)");
+                  "a ZeroMQ REP endpoint for control commands (e.g. ipc:///tmp/play.ipc)");
   cmd->callback([args, exit_code, clock_option] {
     if (clock_option->count() > 0) {
       if (args->clock_text.empty()) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <set>
 
 namespace fieldproof::engine {
 
@@ -12,10 +14,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double origin_of(const fs::path& dir) {
+json run_json_of(const fs::path& dir) {
   std::ifstream in(dir / "run.json");
-  if (!in) return 0.0;
-  const json run = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!in) return json();
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+double origin_of(const json& run) {
   if (!run.is_object() || !run.contains("clock") || !run["clock"].is_object()) return 0.0;
   const json& c = run["clock"];
   if (c.contains("origin_sim_s") && c["origin_sim_s"].is_number()) {
@@ -40,7 +45,19 @@ Trajectories load_trajectories(const fs::path& run_dir) {
   const fs::path file = run_dir / "samples.jsonl";
   std::ifstream in(file);
   if (!in) throw CompareError(file.string() + ": missing (not a run directory?)");
-  const double origin = origin_of(run_dir);
+  const json run = run_json_of(run_dir);
+  const double origin = origin_of(run);
+  // The vehicles of the run (run.json): the watched static models (a crate a geofence or
+  // min_distance asks for) are poses too, but no trajectory to compare.
+  std::optional<std::set<std::string>> vehicles;
+  if (run.is_object() && run.contains("vehicles") && run["vehicles"].is_array()) {
+    vehicles.emplace();
+    for (const json& v : run["vehicles"]) {
+      if (v.is_object() && v.contains("name") && v["name"].is_string()) {
+        vehicles->insert(v["name"].get<std::string>());
+      }
+    }
+  }
   Trajectories out;
   std::string line;
   while (std::getline(in, line)) {
@@ -50,7 +67,7 @@ Trajectories load_trajectories(const fs::path& run_dir) {
     for (const char* k : {"model", "vehicle"}) {
       if (j.contains(k) && j[k].is_string()) name = j[k].get<std::string>();
     }
-    if (name.empty()) continue;
+    if (name.empty() || (vehicles && !vehicles->count(name))) continue;
     const auto num = [&](const char* k, double* v) {
       if (!j.contains(k) || !j[k].is_number()) return false;
       *v = j[k].get<double>();
@@ -81,8 +98,16 @@ TrajectoryPoint interpolate(const std::vector<TrajectoryPoint>& tr, double t) {
   return {t, lo->x + f * (hi->x - lo->x), lo->y + f * (hi->y - lo->y)};
 }
 
-CompareResult compare_trajectories(const Trajectories& a, const Trajectories& b,
-                                   double tolerance_m) {
+namespace {
+// The mean time between two samples of a trajectory (0 with fewer than two).
+double sample_period(const std::vector<TrajectoryPoint>& tr) {
+  if (tr.size() < 2) return 0.0;
+  return (tr.back().t - tr.front().t) / static_cast<double>(tr.size() - 1);
+}
+}  // namespace
+
+CompareResult compare_trajectories(const Trajectories& a, const Trajectories& b, double tolerance_m,
+                                   double span_tolerance_s) {
   CompareResult r;
   r.tolerance_m = tolerance_m;
   r.within = !a.empty();
@@ -96,6 +121,14 @@ CompareResult compare_trajectories(const Trajectories& a, const Trajectories& b,
       d.note = "no samples in the first run";
     } else {
       const auto& tb = it->second;
+      d.span_a = {ta.front().t, ta.back().t};
+      d.span_b = {tb.front().t, tb.back().t};
+      d.span_diff_s = std::max(std::abs(d.span_a.first - d.span_b.first),
+                               std::abs(d.span_a.second - d.span_b.second));
+      d.span_tolerance_s = span_tolerance_s >= 0
+                               ? span_tolerance_s
+                               : 1.5 * std::max(sample_period(ta), sample_period(tb));
+      d.span_ok = d.span_diff_s <= d.span_tolerance_s + 1e-9;
       const double t0 = std::max(ta.front().t, tb.front().t);
       const double t1 = std::min(ta.back().t, tb.back().t);
       double sum = 0;
@@ -116,7 +149,7 @@ CompareResult compare_trajectories(const Trajectories& a, const Trajectories& b,
         d.note = "the runs' samples share no time span";
       } else {
         d.mean_m = sum / static_cast<double>(d.compared);
-        d.within = d.max_m <= tolerance_m;
+        d.within = d.max_m <= tolerance_m && d.span_ok;
       }
     }
     r.within = r.within && d.within;
@@ -135,6 +168,11 @@ json CompareResult::to_json() const {
       j["mean_m"] = d.mean_m;
       j["final_m"] = d.final_m;
       j["final_t_s"] = d.final_t_s;
+      j["span_a_s"] = {d.span_a.first, d.span_a.second};
+      j["span_b_s"] = {d.span_b.first, d.span_b.second};
+      j["span_diff_s"] = d.span_diff_s;
+      j["span_tolerance_s"] = d.span_tolerance_s;
+      j["span_within"] = d.span_ok;
     } else {
       j["note"] = d.note;
     }
@@ -153,7 +191,17 @@ std::string CompareResult::to_text() const {
     }
     s += "max " + fmt("%.3f", d.max_m) + " m at t=" + fmt("%.2f", d.max_t_s) + " s, mean " +
          fmt("%.3f", d.mean_m) + " m, final " + fmt("%.3f", d.final_m) + " m (" +
-         std::to_string(d.compared) + " samples)  " + (d.within ? "within" : "OUT") + "\n";
+         std::to_string(d.compared) + " samples)";
+    if (!d.span_ok) {
+      const double len_a = d.span_a.second - d.span_a.first;
+      const double len_b = d.span_b.second - d.span_b.first;
+      s += "; the runs cover different spans: the first " + fmt("%.2f", d.span_a.first) + ".." +
+           fmt("%.2f", d.span_a.second) + " s, the second " + fmt("%.2f", d.span_b.first) + ".." +
+           fmt("%.2f", d.span_b.second) + " s (" + fmt("%.2f", d.span_diff_s) +
+           " s apart; the second is " + fmt("%.2f", std::abs(len_b - len_a)) + " s " +
+           (len_b < len_a ? "shorter" : "longer") + ")";
+    }
+    s += std::string("  ") + (d.within ? "within" : "OUT") + "\n";
   }
   s += std::string(within ? "WITHIN" : "DIFFERENT") + " tolerance " + fmt("%.3f", tolerance_m) +
        " m\n";

@@ -211,6 +211,17 @@ ClockOutcome clock_command(const ClockRequest& req) {
         if (!p) return invalid("step: --seconds: " + p.error());
         if (p.value() <= Duration::zero()) return invalid("step: --seconds must be > 0");
         d = p.value();
+        // The world advances whole physics steps only (sim.step refuses the same durations).
+        if (step_ns > 0 && d.ns() % step_ns != 0) {
+          const Duration step = Duration::from_ns(step_ns);
+          const int64_t n = d.ns() / step_ns;
+          return invalid("step: --seconds: " + format_seconds(d) +
+                         " s is not a whole number of physics steps (the world's physics step "
+                         "is " +
+                         format_seconds(step) + " s; expected a multiple such as " +
+                         format_seconds(step * std::max<int64_t>(n, 1)) + " or " +
+                         format_seconds(step * (n + 1)) + ")");
+        }
       }
       c = lockstep::step_request(d);
       break;

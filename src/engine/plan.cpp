@@ -1,5 +1,6 @@
 #include "fieldproof/engine/plan.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -304,7 +305,29 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   for (const auto& w : v.warnings) r.warnings.push_back(w.to_string());
   r.notes = v.notes;
   if (!v.ok()) {
-    for (const auto& e : v.errors) r.errors.push_back(e.to_string());
+    // Every error in one round (issue 18, item 9): what was read despite the errors is checked
+    // against the world too (its frames, models and physics step), in file order.
+    std::vector<scenario::Diagnostic> all = v.errors;
+    if (v.partial && std::filesystem::exists(v.partial->world)) {
+      world::WorldOptions quiet;
+      auto loaded = world::World::load(v.partial->world.string(), quiet);
+      if (loaded.world) {
+        scenario::WorldFacts facts;
+        facts.physics_step = loaded.world->step_size();
+        for (const auto& [n, f] : loaded.world->frames()) facts.frames.push_back(n);
+        facts.models = loaded.world->static_models();
+        for (auto& d : scenario::validate_against_world(*v.partial, facts)) {
+          const std::string text = d.to_string();
+          const bool repeated = std::any_of(all.begin(), all.end(),
+                                            [&](const auto& e) { return e.to_string() == text; });
+          if (!repeated) all.push_back(std::move(d));
+        }
+      }
+    }
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      return a.pos.line != b.pos.line ? a.pos.line < b.pos.line : a.pos.column < b.pos.column;
+    });
+    for (const auto& e : all) r.errors.push_back(e.to_string());
     if (r.errors.empty()) r.errors.push_back(file.string() + ": the scenario did not load");
     return r;
   }
@@ -319,6 +342,10 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     }
     s.seed = *options.seed;
     s.seed_given = true;
+    // The validator's note spoke of the scenario's seed; the run uses this one.
+    for (std::string& n : r.notes) {
+      if (n.rfind("seed: ", 0) == 0) n = "seed: " + std::to_string(s.seed) + " (--seed).";
+    }
   }
 
   // The world's facts.

@@ -251,6 +251,24 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
       out.notes.push_back("the recording has no " + t + ": what watches it sees nothing");
     }
   }
+  // An assertion that needs a topic the recording lacks is skipped, saying so: judged on nothing
+  // it would pass vacuously (a no_collision without contacts "touched nothing").
+  for (const PlannedAssertion& a : plan.assertions) {
+    ObserverOptions ao;
+    ao.watch = a.watch;
+    ao.watch.resources.clear();
+    ao.pose_topic = pose_topic;
+    std::string missing;
+    for (const std::string& t : Observer(std::move(ao)).topics()) {
+      if (seen.count(t) || (t == pose_topic && poses_from_vehicles)) continue;
+      missing += (missing.empty() ? "" : ", ") + t;
+    }
+    if (missing.empty()) continue;
+    ev.skip(a.spec.name,
+            "the recording has no " + missing + " (the topic was not recorded): " + a.spec.name +
+                " cannot be judged on it",
+            0.0);
+  }
   if (!seen.count(std::string(kEvents))) {
     out.notes.push_back("the recording has no /fieldproof/events: no timeline events");
   }
@@ -389,9 +407,13 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   } else {
     out.status = "passed";
     out.verdict = "PASS";
-    out.reason = completed ? "every assertion passed"
-                           : "no assertion failed (the recorded run ended early: the pending "
-                             "ones were skipped)";
+    size_t skipped = 0;
+    for (const AssertionResult& a : out.assertions) skipped += a.status == Verdict::kSkipped;
+    out.reason = !completed    ? "no assertion failed (the recorded run ended early: the pending "
+                                 "ones were skipped)"
+                 : skipped > 0 ? "no assertion failed (" + std::to_string(skipped) +
+                                     " skipped: the recording lacks what they watch)"
+                               : "every assertion passed";
   }
 
   if (o.write_run_dir) {

@@ -440,6 +440,11 @@ RunOutcome run_scenario(const RunOptions& o) {
       kpis.on_tick(t_of(now));
       observer.on_tick(now);
       if (abort_reason) break;
+      // A failed action ends the run (seed 004, "Verdicts"); it may have ended in a delivery.
+      if (!timeline->failure().empty()) {
+        completed = timeline->complete();
+        break;
+      }
       poll_recorder();
       const SimTime w = wall_now();
       clock.set_paused_wall(session->paused_wall());
@@ -527,6 +532,10 @@ RunOutcome run_scenario(const RunOptions& o) {
         continue;
       }
       if (timeline->cancelled()) break;
+      if (!timeline->failure().empty()) {
+        completed = timeline->complete();
+        break;
+      }
       if (timeline->complete()) {
         completed = true;
         break;
@@ -566,6 +575,12 @@ RunOutcome run_scenario(const RunOptions& o) {
           next = due;
           if (lockstep_mode) event("clock.run_until", {{"sim_s", secs(due)}, {"level", "debug"}});
         }
+        // An assertion's deadline (within_s, a within_time's limit): 1 ns past it, so that the
+        // samples stamped at the deadline count and the verdict is given at the deadline itself.
+        if (const auto d = ev.next_deadline(); d && std::isfinite(*d) && *d < 9e9) {
+          const SimTime at = SimTime::from_ns(std::llround(*d * 1e9) + 1);
+          if (at > now && at < next) next = at;
+        }
       }
       const SimTime wait_from = wall_now();
       const bool slept = e.sleep_until(next);
@@ -585,6 +600,11 @@ RunOutcome run_scenario(const RunOptions& o) {
       event("timeline.complete", {});
     } else if (timeline->cancelled()) {
       ev.skip_pending(ev.abort_skip_reason(), t_of(end_sim));
+    } else if (!timeline->failure().empty()) {
+      // The pending assertions first: cancelling the rest of the timeline must not decide them.
+      ev.skip_pending("the run ended before the timeline completed (" + timeline->failure() + ")",
+                      t_of(end_sim));
+      timeline->cancel(timeline->failure(), end_sim);
     } else {
       timeline->abandon();
       ev.skip_pending("the run ended before the timeline completed (" + status + ")",
@@ -612,7 +632,16 @@ RunOutcome run_scenario(const RunOptions& o) {
     }
     session->stop();
     event("phase", {{"phase", "stopped"}});
-    if (timeline->cancelled()) {
+    if (abort_reason) {
+      status = "failed";
+      reason = *abort_reason;
+    } else if (!timeline->failure().empty() && status.empty()) {
+      status = "failed";
+      reason = timeline->failure();
+      if (const size_t n = ev.failed_count(); n > 0) {
+        reason += " (and " + std::to_string(n) + " failed assertion" + (n > 1 ? "s" : "") + ")";
+      }
+    } else if (timeline->cancelled()) {
       status = "failed";
       reason = abort_reason.value_or("the timeline was cancelled");
     } else if (completed) {

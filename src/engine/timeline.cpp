@@ -116,6 +116,7 @@ struct Timeline::Impl {
   // delivery (the engine has already announced its next wake) wait for that wake.
   bool in_control = false;
   std::vector<size_t> deferred;
+  std::string failure;  // the first entry that ended with a status other than ok
 
   Impl(const RunPlan& p, TimelineHooks h) : plan(p), hooks(std::move(h)) {
     st.resize(plan.timeline.size());
@@ -205,6 +206,10 @@ struct Timeline::Impl {
                                 {"detail", es.detail}});
     }
     const bool ok = ok_code(code);
+    if (!ok && failure.empty()) {
+      failure = "timeline entry " + label + " (" + te(i).action + ") ended " + code +
+                (es.detail.empty() ? "" : ": " + es.detail);
+    }
     for (size_t j : dependents(i)) {
       if (ok) {
         start(j);
@@ -594,6 +599,7 @@ void Timeline::cancel(const std::string& why, SimTime now) {
 }
 
 bool Timeline::cancelled() const { return impl_->cancelled; }
+const std::string& Timeline::failure() const { return impl_->failure; }
 
 void Timeline::abandon() {
   Impl& m = *impl_;

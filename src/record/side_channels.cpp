@@ -47,9 +47,19 @@ constexpr std::string_view kAssertionsSchema = R"({
     "t_s": {"type": ["number", "null"], "description": "seconds into the timeline"},
     "sim_s": {"type": ["number", "null"], "description": "simulation seconds"},
     "evidence": {},
-    "metrics": {"type": "object", "additionalProperties": {"type": ["number", "null", "string", "boolean"]}}
+    "metrics": {"type": "object", "description": "what the checker measured, by name", "additionalProperties": {"$ref": "#/$defs/metric"}}
   },
   "required": ["name", "status"],
+  "$defs": {
+    "metric": {
+      "type": "object",
+      "properties": {
+        "value": {"type": ["number", "null", "string", "boolean"]},
+        "unit": {"type": "string", "description": "m, s, Hz, %, MiB, or empty"}
+      },
+      "required": ["value", "unit"]
+    }
+  },
   "additionalProperties": true
 })";
 
@@ -99,16 +109,35 @@ constexpr std::string_view kKpisSchema = R"({
   "description": "At the end of the timeline: each collector's result, then the run's KPI map (kind: kpis).",
   "type": "object",
   "properties": {
-    "kind": {"type": "string", "description": "absent for a collector's result; \"kpis\" for the map"},
+    "kind": {"type": "string", "description": "\"kpi_collector\" for a collector's result; \"kpis\" for the map"},
     "name": {"type": "string"},
     "type": {"type": "string"},
     "status": {"type": "string"},
     "reason": {"type": "string"},
     "evidence": {},
-    "metrics": {"type": "object", "additionalProperties": {"type": ["number", "null", "string", "boolean"]}},
-    "kpis": {"type": "object", "additionalProperties": {"type": ["number", "null", "string", "boolean"]}}
+    "metrics": {"type": "object", "description": "a collector's measurements, by name", "additionalProperties": {"$ref": "#/$defs/metric"}},
+    "kpis": {"type": "object", "description": "the run's KPI map: <assertion or collector>.<metric>", "additionalProperties": {"$ref": "#/$defs/kpi"}}
   },
-  "additionalProperties": true
+  "additionalProperties": true,
+  "$defs": {
+    "metric": {
+      "type": "object",
+      "properties": {
+        "value": {"type": ["number", "null", "string", "boolean"]},
+        "unit": {"type": "string"}
+      },
+      "required": ["value", "unit"]
+    },
+    "kpi": {
+      "type": "object",
+      "properties": {
+        "value": {"type": ["number", "null", "string", "boolean"]},
+        "unit": {"type": "string"},
+        "source": {"type": "string", "description": "assertion <name> or collector <name>"}
+      },
+      "required": ["value", "unit", "source"]
+    }
+  }
 })";
 
 }  // namespace

@@ -659,8 +659,9 @@ class Builder {
             "time.mode sim: the world free-runs at " +
             (t.rtf ? "a real-time factor of " + format_number(*t.rtf)
                    : std::string("its own real-time factor (the world file's)")) +
-            "; the timeline is scheduled on the wall clock and the stacks follow the published "
-            "clock. RTF windows outside target +/- " +
+            "; the timeline runs in simulated time (its entries start at their exact simulated "
+            "due time) and the stacks follow the published clock. RTF windows outside target "
+            "+/- " +
             format_number(t.tolerance) + " are counted as violations.");
         break;
       case TimeMode::kRealtime:
@@ -804,7 +805,11 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
   Scenario s = builder.build(root, base_dir, walker.refs());
   sort_by_position(result.errors);
   sort_by_position(result.warnings);
-  if (result.errors.empty()) result.scenario = std::move(s);
+  if (result.errors.empty()) {
+    result.scenario = std::move(s);
+  } else {
+    result.partial = std::move(s);
+  }
   return result;
 }
 

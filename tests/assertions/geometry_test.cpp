@@ -127,7 +127,7 @@ TEST(Geofence, JudgesOnlyItsWindowAndPassesWhenItCloses) {
   s.tick(5.1);
   const auto r = s.result("late");
   EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
-  EXPECT_DOUBLE_EQ(r.t_s, 5.1);
+  EXPECT_DOUBLE_EQ(r.t_s, 5.0);  // judged at the window's end itself (issue 18, item 2)
   EXPECT_DOUBLE_EQ(s.metric("late", "samples"), 1);
 }
 
@@ -405,7 +405,7 @@ TEST(Geofence, FailsWhenItsWindowClosesWithoutAPose) {
   const auto r = s.result("early");
   ASSERT_EQ(r.status, Verdict::kFailed);
   EXPECT_EQ(r.reason, "no pose of ugv1 was seen in the window [0 s, 2 s]");
-  EXPECT_DOUBLE_EQ(r.t_s, 2.5);
+  EXPECT_DOUBLE_EQ(r.t_s, 2.0);
 }
 
 TEST(MinDistance, FailsWhenItsWindowClosesWithoutADistance) {
@@ -414,7 +414,7 @@ TEST(MinDistance, FailsWhenItsWindowClosesWithoutADistance) {
   s.tick(4.5);
   const auto r = s.result("apart");
   ASSERT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 4.5);
+  EXPECT_DOUBLE_EQ(r.t_s, 4.0);
 }
 
 TEST(PathEfficiency, IsJudgedWhenItsWindowClosesAndIgnoresLaterPoses) {
@@ -433,7 +433,7 @@ TEST(PathEfficiency, IsJudgedWhenItsWindowClosesAndIgnoresLaterPoses) {
   ASSERT_EQ(r.status, Verdict::kFailed);
   EXPECT_DOUBLE_EQ(s.metric("zigzag", "path_m"), 6.0);
   EXPECT_DOUBLE_EQ(s.metric("zigzag", "efficiency"), 0.0);
-  EXPECT_DOUBLE_EQ(r.t_s, 3.5);
+  EXPECT_DOUBLE_EQ(r.t_s, 3.0);  // at the window's end, whichever sample closed it
 }
 
 TEST(ReachPose, FailsWhenWithinPassesAndIgnoresPosesBeforeTheTimeline) {

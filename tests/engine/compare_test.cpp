@@ -71,7 +71,34 @@ TEST(CompareTest, OnlyTheCommonSpanIsCompared) {
   const CompareResult r = compare_trajectories(a, b, 0.01);
   EXPECT_EQ(r.vehicles[0].compared, 11u);  // 5.0 .. 10.0
   EXPECT_NEAR(r.vehicles[0].final_t_s, 10.0, 1e-9);
-  EXPECT_TRUE(r.within);
+  EXPECT_NEAR(r.vehicles[0].max_m, 0.0, 1e-9);
+  // The spans differ by 10 s: not within, unless that much is allowed.
+  EXPECT_FALSE(r.within);
+  EXPECT_TRUE(compare_trajectories(a, b, 0.01, 10.0).within);
+}
+
+// A run that ended early against a full one (issue 18, item 5): the same path as far as it goes,
+// but not the same run; the text says by how much the spans differ.
+TEST(CompareTest, ARunThatEndedEarlyIsOutAndTheTextSaysByHowMuch) {
+  const Trajectories full = {{"ugv1", line(0, 10, 0.1, 0.5)}};
+  const Trajectories early = {{"ugv1", line(0, 2.5, 0.1, 0.5)}};
+  const CompareResult r = compare_trajectories(full, early, 0.25);
+  EXPECT_FALSE(r.within);
+  EXPECT_NEAR(r.vehicles[0].max_m, 0.0, 1e-9);
+  EXPECT_NEAR(r.vehicles[0].span_diff_s, 7.5, 1e-9);
+  const std::string text = r.to_text();
+  EXPECT_NE(text.find("the first 0.00..10.00 s, the second 0.00..2.50 s (7.50 s apart; the "
+                      "second is 7.50 s shorter)  OUT"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("DIFFERENT"), std::string::npos) << text;
+  EXPECT_FALSE(r.to_json()["vehicles"][0]["span_within"].get<bool>());
+}
+
+TEST(CompareTest, SpansWithinASamplePeriodAreTheSame) {
+  const Trajectories a = {{"ugv1", line(0, 10, 0.1, 0.5)}};
+  const Trajectories b = {{"ugv1", line(0, 10.1, 0.1, 0.5)}};  // one more sample
+  EXPECT_TRUE(compare_trajectories(a, b, 0.25).within);
 }
 
 TEST(CompareTest, VehicleMissingFromSecondRunIsNotWithin) {
@@ -118,6 +145,20 @@ TEST_F(CompareFilesTest, LoadsPoseSamplesRelativeToTheOrigin) {
   EXPECT_DOUBLE_EQ(t.at("ugv1")[0].t, 0.0);
   EXPECT_DOUBLE_EQ(t.at("ugv1")[1].t, 0.5);
   EXPECT_DOUBLE_EQ(t.at("ugv1")[1].y, 2.0);
+}
+
+// A watched static model (a crate) has pose samples too; only the run's vehicles are compared.
+TEST_F(CompareFilesTest, LoadsOnlyTheVehiclesRunJsonLists) {
+  std::ofstream(dir_ / "run.json") << R"({"vehicles": [{"name": "ugv1"}]})";
+  std::ofstream(dir_ / "samples.jsonl")
+      << R"({"kind":"pose","sim":0.0,"model":"ugv1","x":0,"y":0,"yaw":0})"
+         "\n"
+      << R"({"kind":"pose","sim":0.0,"model":"crate","x":3,"y":1,"yaw":0})"
+         "\n";
+  const Trajectories t = load_trajectories(dir_);
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.count("ugv1"), 1u);
+  EXPECT_EQ(t.count("crate"), 0u);
 }
 
 TEST_F(CompareFilesTest, MissingRunDirectoryIsAnError) {

@@ -134,6 +134,18 @@ TEST(Evaluator, WithinTimeFailsTheMomentItsLimitPasses) {
   const auto r = f.result("quick");
   EXPECT_EQ(r.status, Verdict::kFailed);
   EXPECT_EQ(r.reason, "drive has not completed 5 s after its start");
+  EXPECT_DOUBLE_EQ(r.t_s, 6.0);  // at the limit itself
+}
+
+// The engine wakes just past the earliest pending deadline (issue 18, item 2).
+TEST(Evaluator, NextDeadlineIsTheEarliestPendingOne) {
+  Fixture f;
+  ASSERT_TRUE(f.ev->next_deadline().has_value());
+  EXPECT_DOUBLE_EQ(*f.ev->next_deadline(), 20.0);  // reached: within_s 20 s
+  f.ev->on_action("drive", ActionEvent::kStart, 1.0, "running");
+  EXPECT_DOUBLE_EQ(*f.ev->next_deadline(), 6.0);  // quick: 5 s after the drive's start
+  f.ev->on_action("drive", ActionEvent::kEnd, 2.0, "succeeded");
+  EXPECT_DOUBLE_EQ(*f.ev->next_deadline(), 20.0);
 }
 
 TEST(Evaluator, WithinTimeFailsWhenTheActionAborts) {

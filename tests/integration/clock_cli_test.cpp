@@ -192,6 +192,21 @@ TEST_F(ClockCli, StepWithoutASizeIsInvalid) {
   EXPECT_NE(r.out.find("--steps N or --seconds S"), std::string::npos) << r.out;
 }
 
+// sim.step refuses a duration off the physics grid; so does the live step (issue 18, item 3):
+// the world does not move.
+TEST_F(ClockCli, StepBySecondsOffThePhysicsGridIsRefusedAndTimeDoesNotMove) {
+  ASSERT_EQ(clock(run_->dir(), "pause").exit_code, 0);
+  const auto before = parse_status(clock(run_->dir(), "status").out);
+  const auto r = clock(run_->dir(), "step --seconds 1500us");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("0.0015 s is not a whole number of physics steps"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("expected a multiple such as 0.001 or 0.002"), std::string::npos) << r.out;
+  const auto after = parse_status(clock(run_->dir(), "status").out);
+  EXPECT_EQ(after.at("iteration"), before.at("iteration"));
+  ASSERT_EQ(clock(run_->dir(), "resume").exit_code, 0);
+}
+
 TEST_F(ClockCli, AnUnknownActionIsInvalid) {
   const auto r = clock(run_->dir(), "rewind");
   EXPECT_EQ(r.exit_code, 2) << r.out;

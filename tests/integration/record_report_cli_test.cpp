@@ -207,6 +207,36 @@ TEST(RecordCli, ARunsRecordingDecodesWithMcapCore) {
   }
 }
 
+// Every JSON side-channel message of a real recording validates against the JSON Schema its
+// channel carries (issue 18, item 12), checked by an independent validator (ajv, draft 2020-12,
+// tests/js/side_channels_check.mjs). ugv_full_set has eleven assertions and five KPI collectors:
+// metrics of every shape on /fieldproof/assertions and /fieldproof/kpis.
+TEST(RecordCli, EverySideChannelMessageMatchesItsChannelsSchema) {
+  ASSERT_TRUE(fs::exists(fs::path(FIELDPROOF_JS_DIR) / "node_modules" / "ajv"))
+      << "npm ci in tests/js first (scripts/install-deps.sh)";
+  const fs::path runs = fresh_runs_dir("schemas", "rec_runs_");
+  const auto r = run_cli("run examples/scenarios/ugv_full_set.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out;
+  const fs::path out_file = runs / "schemas.json";
+  const std::string cmd =
+      "node '" + std::string(FIELDPROOF_JS_DIR) + "/side_channels_check.mjs' '" +
+      (runs / "a" / "recording" / "recording.mcap").string() + "' > '" + out_file.string() + "'";
+  const int st = std::system(cmd.c_str());
+  const std::string out = read_file(out_file);
+  const json j = json::parse(out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << out.substr(0, 2000);
+  EXPECT_TRUE(j["errors"].empty()) << j["errors"].dump(2);
+  for (const char* topic : {"/fieldproof/events", "/fieldproof/assertions", "/fieldproof/metrics",
+                            "/fieldproof/kpis"}) {
+    ASSERT_TRUE(j["channels"].contains(topic)) << topic << "\n" << out.substr(0, 2000);
+    EXPECT_GT(j["channels"][topic]["count"].get<int>(), 0) << topic;
+    EXPECT_EQ(j["channels"][topic]["invalid"].get<int>(), 0)
+        << topic << ": " << j["channels"][topic]["errors"].dump(2).substr(0, 3000);
+  }
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out.substr(0, 3000);
+}
+
 TEST(CompareCli, TwoSameSeedRunsDeviateByZeroAndExitZero) {
   const fs::path runs = fresh_runs_dir("compare_same", "rec_runs_");
   const std::string cmd =

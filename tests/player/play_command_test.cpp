@@ -95,6 +95,37 @@ TEST(PlayCommandTest, topics_and_start_offset_select_messages) {
             (std::vector<std::string>{R"({"topic":"/a","log_time":1010000000,"size":1})"}));
 }
 
+// --topics takes one topic per flag (issue 18, item 17): the file after it is the file, not a
+// second topic.
+TEST(PlayCommandTest, topics_before_the_file_do_not_swallow_it) {
+  const std::string file = write_recording("before.mcap");
+  const Ran r = run("--echo --rate 100 --topics /a " + file);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.lines, (std::vector<std::string>{
+                         R"({"topic":"/a","log_time":1000000000,"size":2})",
+                         R"({"topic":"/a","log_time":1010000000,"size":1})",
+                     }));
+}
+
+TEST(PlayCommandTest, topics_repeated_or_comma_separated_select_several) {
+  const std::string file = write_recording("several.mcap");
+  for (const std::string& topics :
+       {std::string("--topics /a --topics /b"), std::string("--topics /a,/b")}) {
+    const Ran r = run(topics + " --echo --rate 100 " + file);
+    EXPECT_EQ(r.exit_code, 0) << topics << ": " << r.err;
+    EXPECT_EQ(r.lines.size(), 3u) << topics;
+  }
+}
+
+TEST(PlayCommandTest, help_lists_the_players_keys) {
+  const Ran r = run("--help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* key : {"space", "right arrow", "up / down", "seek back 5 s", "seek forward 5 s",
+                          "q              quit"}) {
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
+  }
+}
+
 TEST(PlayCommandTest, rate_zero_refused) {
   const Ran r = run(write_recording("rate.mcap") + " --echo --rate 0");
   EXPECT_EQ(r.exit_code, 2);

@@ -8,6 +8,7 @@
 
 #include "fieldproof/report/report.hpp"
 #include "report/fixture.hpp"
+#include "report/junit_schema.hpp"
 
 namespace fieldproof::report {
 namespace {
@@ -322,6 +323,42 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, JunitCountsTest,
                                            std::make_tuple("timeout", JunitCounts{3, 1, 1, 1}),
                                            std::make_tuple("interrupted", JunitCounts{3, 0, 1, 1})),
                          [](const auto& info) { return std::string(std::get<0>(info.param)); });
+
+// The common JUnit format (issue 18, item 14): each fixture's document validates against the
+// XSD written from the format's public description; <testsuites> has no skipped attribute.
+class JunitSchemaTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(JunitSchemaTest, ValidatesAgainstTheCommonJunitXsd) {
+  const std::string xml = load(GetParam()).to_junit();
+  EXPECT_EQ(xml.find("<testsuites name=\"fieldproof\" tests="), xml.find("<testsuites"));
+  const std::string root = xml.substr(
+      xml.find("<testsuites"), xml.find('>', xml.find("<testsuites")) - xml.find("<testsuites"));
+  EXPECT_EQ(root.find("skipped"), std::string::npos) << root;
+  const auto file = fresh_dir(std::string("junit_schema_") + GetParam()) / "junit.xml";
+  write_file(file, xml);
+  EXPECT_JUNIT_VALID(file);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, JunitSchemaTest,
+                         ::testing::Values("passed", "failed", "timeout", "interrupted", "plots"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// Every time is simulated seconds (docs/reports.md): the suite's is the run's simulated duration,
+// the run's case the same, an assertion's its verdict's t_s.
+TEST(ReportJunit, TimesAreSimulatedSecondsAndTheSuiteSpansTheRun) {
+  ParsedJunit p;
+  parse_junit(load("failed").to_junit(), &p);
+  const json m = model("failed");
+  const double sim = m["durations"]["sim_s"].get<double>();
+  EXPECT_NEAR(p.suite->DoubleAttribute("time"), sim, 5e-4);
+  EXPECT_NEAR(p.doc.FirstChildElement("testsuites")->DoubleAttribute("time"), sim, 5e-4);
+  const auto* run = testcase(p, "ugv_nav_fails_on_time", "run");
+  ASSERT_NE(run, nullptr);
+  EXPECT_NEAR(run->DoubleAttribute("time"), sim, 5e-4);
+  for (auto* c = p.suite->FirstChildElement("testcase"); c; c = c->NextSiblingElement("testcase")) {
+    EXPECT_LE(c->DoubleAttribute("time"), sim + 5e-4) << c->Attribute("name");
+  }
+}
 
 TEST(ReportJunit, SuiteIsNamedAfterTheScenarioWithTheRunsFactsAsProperties) {
   ParsedJunit p;

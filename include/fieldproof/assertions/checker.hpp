@@ -205,6 +205,12 @@ class Checker {
   // Assertions whose verdicts this one waits for (a sequence's steps): at the end of the timeline
   // they are settled first, so this checker's on_verdict sees them before its on_finish.
   virtual std::vector<std::string> depends_on() const { return {}; }
+  // The timeline time at which on_tick decides this checker unless the stream decides it first
+  // (within_s, a within_time's limit, a max_gap_s), or nullopt. Default: the window's end. The
+  // engine wakes just past it (samples stamped at the deadline still count), and the checker
+  // resolves with the deadline as its t: a deadline is judged at the deadline itself, not at the
+  // next periodic wake.
+  virtual std::optional<double> deadline() const;
 
   bool resolved() const { return result_.status != Verdict::kPending; }
   AssertionResult result() const;
@@ -272,10 +278,15 @@ class Evaluator {
   void on_sample(const Sample& sample, double t);
   void on_tick(double t);
   void on_action(const std::string& label, ActionEvent event, double t, const std::string& status);
+  // The earliest deadline() of the pending checkers (timeline seconds), or nullopt.
+  std::optional<double> next_deadline() const;
   // The timeline completed: every checker's on_finish.
   void finish(double t);
   // The run ended early: every pending assertion is skipped with `reason`.
   void skip_pending(const std::string& reason, double t);
+  // One assertion cannot be judged (a re-judged recording lacks a topic it needs): it is skipped
+  // with `reason` now, unless it has resolved already. False when no assertion has that name.
+  bool skip(const std::string& name, const std::string& reason, double t);
 
   std::vector<AssertionResult> results() const;
   // The first failed assertion in the order they resolved, or nullptr.

@@ -10,13 +10,18 @@
 // Times are timeline seconds: a pose sample's simulated time minus the run's clock.origin_sim_s
 // (run.json; 0 when absent). Each vehicle of the first run is compared over the span both runs
 // cover: the second run's trajectory is interpolated linearly at the first run's sample times
-// there. A vehicle missing from the second run, or without a common span, is not within.
+// there. A vehicle missing from the second run, or without a common span, is not within; nor is
+// one whose runs cover different spans (a run that ended early against a full one): the start or
+// end differs by more than span_tolerance_s (default: 1.5 sample periods), and the text says by
+// how much. Only the run's vehicles (run.json vehicles) are compared, not the static models
+// whose poses were watched.
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,7 +42,8 @@ struct TrajectoryPoint {
 // Per vehicle, sorted by t.
 using Trajectories = std::map<std::string, std::vector<TrajectoryPoint>>;
 
-// The pose samples of a run directory's samples.jsonl. CompareError when the directory or
+// The pose samples of a run directory's samples.jsonl, of the vehicles run.json lists (every
+// pose when run.json or its vehicles are absent). CompareError when the directory or
 // samples.jsonl is missing, or it holds no pose sample.
 Trajectories load_trajectories(const std::filesystem::path& run_dir);
 
@@ -49,6 +55,11 @@ struct VehicleDeviation {
   double mean_m = 0.0;
   double final_m = 0.0;  // at the last compared sample
   double final_t_s = 0.0;
+  std::pair<double, double> span_a{0.0, 0.0};  // the first run's first and last sample times
+  std::pair<double, double> span_b{0.0, 0.0};
+  double span_diff_s = 0.0;       // the larger of the start and end differences
+  double span_tolerance_s = 0.0;  // what was allowed
+  bool span_ok = true;
   bool within = false;
   std::string note;  // why not compared ("" when compared)
 };
@@ -66,7 +77,8 @@ struct CompareResult {
 // the trajectory must not be empty.
 TrajectoryPoint interpolate(const std::vector<TrajectoryPoint>& trajectory, double t);
 
-CompareResult compare_trajectories(const Trajectories& a, const Trajectories& b,
-                                   double tolerance_m);
+// span_tolerance_s < 0: 1.5 times the larger mean sample period of the two trajectories.
+CompareResult compare_trajectories(const Trajectories& a, const Trajectories& b, double tolerance_m,
+                                   double span_tolerance_s = -1.0);
 
 }  // namespace fieldproof::engine

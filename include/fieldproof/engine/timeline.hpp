@@ -15,10 +15,10 @@
 // Triggers: `at` (the entry's due time), `every` (from at, each period, until until_s, exclusive;
 // without until_s until the rest of the timeline has ended), `after` (the moment the named entry
 // ends ok, at that exact simulated time; skipped with its dependents when it ended otherwise) and
-// `when` (armed from at until until_s: the first sample whose signal satisfies the condition
-// starts the entry at that sample's time; on_sample() is fed by the observer and the clock
-// monitor; sim_time is also checked at every advance()). A when entry still waiting at until_s is
-// skipped; every and when entries without until_s end once every other entry has ended.
+// `when` (armed from the timeline's start until until_s: the first sample whose signal satisfies
+// the condition starts the entry at that sample's time; on_sample() is fed by the observer and the
+// clock monitor; sim_time is also checked at every advance()). A when entry still waiting at
+// until_s is skipped; every and when entries without until_s end once every other entry has ended.
 //
 // Actions: navigate_to_pose (a goal on /model/<v>/navigate_to_pose/goal, ends with the final
 // status: on_nav_status), cmd_vel (a Twist; with duration_s a zero Twist after that much simulated
@@ -106,6 +106,10 @@ class Timeline {
   // on_fail: abort: running entries end "cancelled", pending ones are "skipped" (detail `why`).
   void cancel(const std::string& why, SimTime now);
   bool cancelled() const;
+  // A failed action: the first entry that ended with a status other than ok ("timeline entry
+  // into_crate (navigate_to_pose) ended rejected: <detail>"), empty while there is none. The
+  // engine ends the run failed with it as the reason (seed 004, "Verdicts").
+  const std::string& failure() const;
   // The run ended early (timeout, interrupt, error): the same statuses, without events.
   void abandon();
 

@@ -222,6 +222,9 @@ struct Scenario {
 
 struct ValidationResult {
   std::optional<Scenario> scenario;  // set when there is no error
+  // With errors: what could be read all the same (the entries and fields that were valid), so the
+  // checks against the world (frames, models, the physics step) report in the same round.
+  std::optional<Scenario> partial;
   std::vector<Diagnostic> errors;
   std::vector<Diagnostic> warnings;  // accepted, but probably not what was meant
   std::vector<std::string> notes;    // what the time mode means for the run, etc.
