@@ -168,7 +168,8 @@ std::unique_ptr<Session> Session::create(SessionOptions options, std::string* er
   impl->world = std::move(loaded.world);
   world::World& w = *impl->world;
   for (const VehicleSetup& v : options.vehicles) {
-    world::Status s = v.pose ? w.spawn_vehicle(v.name, *v.pose) : w.spawn_vehicle(v.name, v.frame);
+    world::Status s = v.pose ? w.spawn_vehicle(v.name, *v.pose, v.params)
+                             : w.spawn_vehicle(v.name, v.frame, v.params);
     if (!s) {
       *error = "vehicle " + v.name + ": " + s.message;
       return nullptr;

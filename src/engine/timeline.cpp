@@ -318,7 +318,8 @@ struct Timeline::Impl {
       const auto* shape = e.params.get("shape");
       double z = 0;
       if (shape && shape->string == "vehicle") {
-        f.set_sdf_filename("ugv");
+        // The robot model's file, resolved when the run was planned.
+        f.set_sdf_filename(pe.vehicle_model_file.empty() ? "ugv" : pe.vehicle_model_file);
       } else {
         f.set_sdf(shape_sdf(name, e.params, &z));
       }

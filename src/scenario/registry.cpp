@@ -653,7 +653,7 @@ std::vector<TypeSpec> builtin_actions() {
                     .fields({P("edge", ParamKind::kNumber, "m").min(0, true)}),
                 P("radius_m", ParamKind::kNumber, "cylinder and sphere radius").min(0, true),
                 P("length_m", ParamKind::kNumber, "cylinder length").min(0, true),
-                P("vehicle_model", ParamKind::kString, "shape vehicle: the vehicle model (ugv)"),
+                P("vehicle_model", ParamKind::kString, "shape vehicle: its robot model (default ugv; a path, model://NAME or a short name, as a vehicle's model)"),
                 placement("pose", "where: a frame of the world or x, y, optional yaw", true)},
                {},
                {},
@@ -759,7 +759,10 @@ ParamSpec make_root() {
   ParamSpec vehicle_item =
       P("vehicle", ParamKind::kObject, "a vehicle of the run")
           .fields({P("name", ParamKind::kName, "unique name; the model's name in the world").req(),
-                   P("model", ParamKind::kString, "the vehicle model of the world").def("ugv"),
+                   P("model", ParamKind::kString,
+                     "the vehicle's robot model: an SDF model file, a model folder, model://NAME "
+                     "or a short name (docs/robots.md)")
+                       .def("ugv"),
                    placement("spawn", "where it starts: a frame of the world or x, y, yaw", true),
                    stack,
                    map_of("parameters", P("value", ParamKind::kScalar, "a parameter value"),

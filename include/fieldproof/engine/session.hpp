@@ -52,6 +52,7 @@ struct VehicleSetup {
   std::string name;
   std::string frame;                  // spawn at this world frame, or
   std::optional<world::Pose2D> pose;  // at this pose
+  world::VehicleParams params;        // from its model file (the defaults: the reference UGV's)
   StackSpec stack;                    // the vehicle's software (kNone: driven by cmd_vel only)
 };
 
