@@ -342,6 +342,7 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     pv.model = sv.model;
     pv.model_file = model.file.string();
     pv.setup.params = model.params;
+    pv.setup.model_file = std::filesystem::absolute(model.file).lexically_normal().string();
     if (auto st = w.spawn_vehicle(sv.name, pv.spawn, model.params); !st) {
       r.errors.push_back(pos_prefix(s, sv.spawn.pos, path + ".spawn") + st.message);
       continue;

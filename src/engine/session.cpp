@@ -387,6 +387,7 @@ bool Session::Impl::start_stacks(Impl& m, std::string* error) {
     c.seed = m.opts.seed;
     c.world_file = world_file;
     c.world_name = m.world_name;
+    c.model_file = v.model_file;
     c.run_dir = m.opts.run_dir;
     c.endpoint = m.endpoint;
     c.map = &m.grid;

@@ -34,6 +34,7 @@ class ProcessHost final : public StackHost {
         {"FIELDPROOF_WORLD_FILE", c.world_file},
         {"FIELDPROOF_WORLD", c.world_name}};
     if (!c.run_dir.empty()) env.emplace_back("FIELDPROOF_RUN_DIR", c.run_dir);
+    if (!c.model_file.empty()) env.emplace_back("FIELDPROOF_MODEL_FILE", c.model_file);
     if (!c.params_file.empty()) env.emplace_back("FIELDPROOF_PARAMS_FILE", c.params_file);
     // The scenario's own entries come last: they win over the engine's defaults, except the
     // coordinator and the participant name, without which the run cannot work.

@@ -801,7 +801,7 @@ class Reader {
           }
           v.imu = true;
           v.imu_sensor = name;
-          v.imu_period = rate(s, what, milliseconds(100) 0);
+          v.imu_period = rate(s, what, milliseconds(10));
           check_topic(s, what, "imu");
           check_placement(link, s, what);
           const tinyxml2::XMLElement* imu = s->FirstChildElement("imu");
