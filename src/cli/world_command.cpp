@@ -1,5 +1,6 @@
-// `fieldproof world WORLD.sdf`: the embedded world with the reference stack per vehicle, a goal
-// sent at t = 0; prints where each vehicle went, whether it arrived, the simulated time and RTF.
+// `fieldproof world WORLD.sdf`: the embedded world with a stack per vehicle (the reference stack
+// unless --stack or --stack-command names another), a goal sent at t = 0; prints where each
+// vehicle went, whether it arrived, the simulated time and RTF.
 // Exit 0 every vehicle arrived, 1 not, 2 bad input.
 #include <cctype>
 #include <cmath>
@@ -24,6 +25,8 @@ struct WorldArgs {
   std::string until = "60s";
   int64_t seed = 0;
   bool process = false;
+  std::string stack = "fieldproof_ugv_nav_plugin";
+  std::string stack_command;
   double max_rtf = 0.0;
   std::string model;  // empty: the reference UGV (`ugv`)
 };
@@ -77,7 +80,9 @@ int run_world(const WorldArgs& a) {
     return kExitInvalid;
   }
   std::string stack_error;
-  const std::optional<engine::StackSpec> stack = reference_stack(a.process, &stack_error);
+  const std::string command =
+      !a.stack_command.empty() ? a.stack_command : (a.process ? "fieldproof-ugv-nav" : "");
+  const std::optional<engine::StackSpec> stack = resolve_stack(a.stack, command, &stack_error);
   if (!stack) {
     std::fprintf(stderr, "fieldproof world: %s\n", stack_error.c_str());
     return kExitFailed;
@@ -178,7 +183,8 @@ int run_world(const WorldArgs& a) {
 void add_world_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<WorldArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "world", "Drive vehicles of an SDF world to a goal with the reference stack");
+      "world",
+      "Drive vehicles of an SDF world to a goal with a stack (the reference stack by default)");
   cmd->add_option("world", args->world, "the SDF world file")->required();
   cmd->add_option("--spawn", args->spawns,
                   "a vehicle at a frame of the world or at a pose: NAME@FRAME or NAME@X,Y[,YAW] "
@@ -187,8 +193,16 @@ void add_world_command(CLI::App& app, int* exit_code) {
                   "the goal: X,Y[,YAW] (metres, radians) or a frame of the world");
   cmd->add_option("--until", args->until, "simulated time limit (default 60s)");
   cmd->add_option("--seed", args->seed, "the world's seed (0 to 2^31-1)");
+  cmd->add_option("--stack", args->stack,
+                  "each vehicle's stack plugin: a path, or a name found as N, libN.so or N.so "
+                  "here, on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (default "
+                  "fieldproof_ugv_nav_plugin, the reference stack)");
+  cmd->add_option("--stack-command", args->stack_command,
+                  "run each vehicle's stack as this program instead (argv split at spaces; "
+                  "found here, on PATH or beside fieldproof)");
   cmd->add_flag("--process", args->process,
-                "run each stack as the fieldproof-ugv-nav process (ipc), not in-process");
+                "the same as --stack-command fieldproof-ugv-nav: the reference stack as a "
+                "process (ipc), not in-process");
   cmd->add_option("--max-rtf", args->max_rtf, "pace cap (simulated / wall time; 0 = unpaced)");
   cmd->add_option("--model", args->model,
                   "the vehicles' robot model: a model.sdf, a model folder, model://NAME or a "

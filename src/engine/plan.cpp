@@ -96,6 +96,47 @@ std::string placement_label(const scenario::Placement& p, const world::Pose2D& p
   return buf;
 }
 
+// The map the stacks plan on: the scenario's map section when written (exactly at its
+// resolution, refused above scenario::kMaxMapCells cells: the world's extent is only known here),
+// else the world's default. A vehicle spawned outside the map is a warning.
+world::MapOptions plan_map(const scenario::Scenario& s, const world::World& w,
+                           const std::vector<PlannedVehicle>& vehicles,
+                           std::vector<std::string>& errors, std::vector<std::string>& warnings) {
+  world::MapOptions map;
+  const scenario::MapSection& ms = s.map;
+  if (!ms.given) return map;
+  map.resolution = ms.resolution;
+  map.max_cells = static_cast<int64_t>(scenario::kMaxMapCells);
+  if (ms.bounds) {
+    map.bounds =
+        world::MapBounds{ms.bounds->x_min, ms.bounds->y_min, ms.bounds->x_max, ms.bounds->y_max};
+  }
+  const world::MapBounds b = w.map_bounds(map);
+  const double cells = std::ceil((b.max_x - b.min_x) / map.resolution) *
+                       std::ceil((b.max_y - b.min_y) / map.resolution);
+  if (cells > scenario::kMaxMapCells) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "the world's extent, %.6g x %.6g m, at %.6g m per cell is %.6g cells, more than "
+                  "the %.6g a map may have: give map.resolution a coarser value or map.bounds",
+                  b.max_x - b.min_x, b.max_y - b.min_y, map.resolution, cells,
+                  scenario::kMaxMapCells);
+    errors.push_back(pos_prefix(s, ms.pos, "map") + buf);
+    return map;
+  }
+  for (const PlannedVehicle& v : vehicles) {
+    if (v.spawn.x < b.min_x || v.spawn.x > b.max_x || v.spawn.y < b.min_y || v.spawn.y > b.max_y) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "vehicle %s spawns at (%.2f, %.2f), outside the map [%.2f, %.2f] x [%.2f, "
+                    "%.2f]: its stack cannot plan from there",
+                    v.name.c_str(), v.spawn.x, v.spawn.y, b.min_x, b.max_x, b.min_y, b.max_y);
+      warnings.push_back(pos_prefix(s, ms.pos, "map.bounds") + buf);
+    }
+  }
+  return map;
+}
+
 // A vehicle's stack, resolved: the program or the library found and checked (a plugin by its ELF
 // symbols, nothing loaded). Problems go to errors with the scenario's file:line:column.
 StackSpec plan_stack(const scenario::Scenario& s, const scenario::Vehicle& v,
@@ -353,6 +394,8 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     pv.stack = pv.setup.stack.describe();
     plan.vehicles.push_back(pv);
   }
+
+  plan.map = plan_map(s, w, plan.vehicles, r.errors, r.warnings);
 
   // The timeline.
   for (const scenario::TimelineEntry& e : s.timeline) {

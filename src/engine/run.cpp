@@ -230,6 +230,7 @@ RunOutcome run_scenario(const RunOptions& o) {
   so.wall_now = wall_now;
   so.on_warning = [&](const std::string& w) { event("warning", {{"message", w}}); };
   for (const PlannedVehicle& v : plan.vehicles) so.vehicles.push_back(v.setup);
+  so.map = plan.map;
   if (recording) {
     so.tap = [&recorder](const lockstep::Publish& p) { (void)recorder.on_message(p); };
   }

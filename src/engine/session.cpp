@@ -54,6 +54,7 @@ struct Session::Impl {
   std::vector<VehicleStack> stacks;
   // The map handed to stack plugins (they copy it at create).
   world::OccupancyGrid grid;
+  world::MapBounds map_bounds;  // grid's, as FIELDPROOF_MAP_BOUNDS gives them
 
   std::mutex mu;
   std::condition_variable cv;
@@ -265,7 +266,17 @@ bool Session::start(std::string* error) {
   m.glue = std::make_unique<world::WorldParticipant>(*m.world, *m.world_p);
   m.glue->refresh_subscriptions();
 
-  m.grid = m.world->occupancy_grid(0.05);
+  try {
+    m.grid = m.world->occupancy_grid(m.opts.map);
+  } catch (const std::invalid_argument& e) {
+    *error = e.what();
+    return false;
+  }
+  // Bounds from which occupancy_grid makes exactly this grid (its corner, and half a cell short
+  // of its far edges, so rounding cannot add a row): what a process stack is told.
+  m.map_bounds = world::MapBounds{m.grid.origin_x, m.grid.origin_y,
+                                  m.grid.origin_x + (m.grid.width - 0.5) * m.grid.resolution,
+                                  m.grid.origin_y + (m.grid.height - 0.5) * m.grid.resolution};
   if (!Impl::start_stacks(m, error)) return false;
   m.world_thread = std::thread([&m] { m.glue->run_until(SimTime::from_ns(kHorizonNs)); });
   if (!Impl::wait_for_processes(m, error)) return false;
@@ -391,6 +402,7 @@ bool Session::Impl::start_stacks(Impl& m, std::string* error) {
     c.run_dir = m.opts.run_dir;
     c.endpoint = m.endpoint;
     c.map = &m.grid;
+    c.map_bounds = m.map_bounds;
     c.wall_now = m.opts.wall_now;
     c.participant = [&m](const std::string& name, lockstep::Role role) {
       return m.participant(name, role);

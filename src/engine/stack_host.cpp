@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -35,6 +36,17 @@ class ProcessHost final : public StackHost {
         {"FIELDPROOF_WORLD", c.world_name}};
     if (!c.run_dir.empty()) env.emplace_back("FIELDPROOF_RUN_DIR", c.run_dir);
     if (!c.model_file.empty()) env.emplace_back("FIELDPROOF_MODEL_FILE", c.model_file);
+    if (c.map != nullptr) {
+      const auto num = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+        return std::string(buf);
+      };
+      const world::MapBounds& b = c.map_bounds;
+      env.emplace_back("FIELDPROOF_MAP_BOUNDS",
+                       num(b.min_x) + "," + num(b.min_y) + "," + num(b.max_x) + "," + num(b.max_y));
+      env.emplace_back("FIELDPROOF_MAP_RESOLUTION", num(c.map->resolution));
+    }
     if (!c.params_file.empty()) env.emplace_back("FIELDPROOF_PARAMS_FILE", c.params_file);
     // The scenario's own entries come last: they win over the engine's defaults, except the
     // coordinator and the participant name, without which the run cannot work.

@@ -318,10 +318,18 @@ struct Timeline::Impl {
       const auto* shape = e.params.get("shape");
       double z = 0;
       if (shape && shape->string == "vehicle") {
-        // The robot model's file, resolved when the run was planned.
-        f.set_sdf_filename(pe.vehicle_model_file.empty() ? "ugv" : pe.vehicle_model_file);
+        // The robot model's file, resolved when the run was planned (else as the scenario names
+        // it: the world resolves it like vehicles[].model).
+        const auto* vm = e.params.get("vehicle_model");
+        f.set_sdf_filename(!pe.vehicle_model_file.empty() ? pe.vehicle_model_file
+                                                          : (vm ? vm->string : ""));
       } else {
-        f.set_sdf(shape_sdf(name, e.params, &z));
+        f.set_sdf(shape_sdf(name, e.params, &z));  // z: resting on the ground
+      }
+      // A pose's z, when written, places the model at that height (its centre for a shape).
+      if (const auto* at = e.params.get("pose");
+          at && at->kind == scenario::ParamValue::Kind::kPlacement && at->placement.z) {
+        z = *at->placement.z;
       }
       auto* p = f.mutable_pose();
       p->mutable_position()->set_x(pose.x);
@@ -330,7 +338,7 @@ struct Timeline::Impl {
       p->mutable_orientation()->set_w(std::cos(pose.yaw / 2));
       p->mutable_orientation()->set_z(std::sin(pose.yaw / 2));
       publish("/world/" + plan.world_name + "/create", msgs::serialize(f), msgs::kEntityFactory);
-      params = {{"model", name}, {"x", pose.x}, {"y", pose.y}, {"yaw", pose.yaw}};
+      params = {{"model", name}, {"x", pose.x}, {"y", pose.y}, {"z", z}, {"yaw", pose.yaw}};
       ends = "";
     } else if (e.action == "remove_model") {
       const auto* m = e.params.get("model");

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -187,6 +188,9 @@ class Builder {
       s.seed_source = SeedSource::kScenario;
     }
     build_time(get_or_empty(root, "time"), s);
+    if (const ParamValue* m = root.get("map"); m && m->kind == ParamValue::Kind::kMap) {
+      build_map(*m, s);
+    }
     for (const auto& v : get_or_empty(root, "vehicles").items) build_vehicle(v, s);
     for (const auto& [i, v] : enumerate(get_or_empty(root, "timeline"))) {
       build_entry(v, "timeline[" + std::to_string(i) + "]", s);
@@ -278,6 +282,55 @@ class Builder {
       unused("step_s", "lockstep");
       unused("ack_timeout_s", "lockstep");
     }
+  }
+
+  // The map section: bounds that are a rectangle, and not more than kMaxMapCells cells (the
+  // world's extent is checked against the cell limit when the world is loaded).
+  void build_map(const ParamValue& m, Scenario& s) {
+    MapSection& ms = s.map;
+    ms.given = true;
+    ms.pos = m.pos;
+    if (const ParamValue* r = m.get("resolution"); r && r->kind == ParamValue::Kind::kNumber) {
+      ms.resolution = r->number;
+    }
+    ms.resolution_pos = pos(m, "resolution", m.pos);
+    const ParamValue* b = m.get("bounds");
+    if (b == nullptr || b->kind != ParamValue::Kind::kMap) return;
+    const auto num = [&](const char* key) {
+      const ParamValue* v = b->get(key);
+      return v != nullptr && v->kind == ParamValue::Kind::kNumber ? v->number : 0.0;
+    };
+    MapSection::Bounds bounds{num("x_min"), num("x_max"), num("y_min"), num("y_max")};
+    bool ok = true;
+    for (const char* axis : {"x", "y"}) {
+      const std::string lo = std::string(axis) + "_min", hi = std::string(axis) + "_max";
+      const double vlo = num(lo.c_str()), vhi = num(hi.c_str());
+      if (!(vlo < vhi)) {
+        error(
+            pos(*b, hi, b->pos), "map.bounds." + hi,
+            "must be greater than " + lo + " (" + number_text(vlo) + "), got " + number_text(vhi));
+        ok = false;
+      }
+    }
+    if (!ok) return;
+    ms.bounds = bounds;
+    const double cells = std::ceil((bounds.x_max - bounds.x_min) / ms.resolution) *
+                         std::ceil((bounds.y_max - bounds.y_min) / ms.resolution);
+    if (cells > kMaxMapCells) {
+      error(b->pos, "map",
+            number_text(bounds.x_max - bounds.x_min) + " x " +
+                number_text(bounds.y_max - bounds.y_min) + " m at " + number_text(ms.resolution) +
+                " m per cell is " + number_text(cells) + " cells, more than the " +
+                number_text(kMaxMapCells) +
+                " a map may have: use a coarser resolution or smaller bounds");
+    }
+  }
+
+  static std::string number_text(double v) {
+    std::ostringstream o;
+    o.precision(6);
+    o << v;
+    return o.str();
   }
 
   void build_vehicle(const ParamValue& v, Scenario& s) {

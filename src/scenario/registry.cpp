@@ -653,8 +653,14 @@ std::vector<TypeSpec> builtin_actions() {
                     .fields({P("edge", ParamKind::kNumber, "m").min(0, true)}),
                 P("radius_m", ParamKind::kNumber, "cylinder and sphere radius").min(0, true),
                 P("length_m", ParamKind::kNumber, "cylinder length").min(0, true),
-                P("vehicle_model", ParamKind::kString, "shape vehicle: its robot model (default ugv; a path, model://NAME or a short name, as a vehicle's model)"),
-                placement("pose", "where: a frame of the world or x, y, optional yaw", true)},
+                P("vehicle_model", ParamKind::kString,
+                  "shape vehicle: its robot model, named as vehicles[].model names it (a path, "
+                  "model://NAME or a short name)")
+                    .def("ugv"),
+                placement("pose",
+                          "where: a frame of the world or a pose x, y, optional z (a shape's "
+                          "centre height; resting on the ground when absent) and yaw",
+                          true)},
                {},
                {},
                {},
@@ -768,6 +774,20 @@ ParamSpec make_root() {
                    map_of("parameters", P("value", ParamKind::kScalar, "a parameter value"),
                           "parameters given to the stack")});
   ParamSpec vehicles = list_of("vehicles", vehicle_item, "the vehicles of the run");
+  ParamSpec map =
+      P("map", ParamKind::kObject,
+        "the map a stack plans on: its bounds and resolution (the world's extent at 0.05 m when "
+        "absent); at most 1e8 cells")
+          .fields({P("bounds", ParamKind::kObject,
+                     "the rectangle the map covers, in the world frame (m); the world's extent "
+                     "when absent")
+                       .fields({P("x_min", ParamKind::kNumber, "m").req(),
+                                P("x_max", ParamKind::kNumber, "m").req(),
+                                P("y_min", ParamKind::kNumber, "m").req(),
+                                P("y_max", ParamKind::kNumber, "m").req()}),
+                   P("resolution", ParamKind::kNumber, "metres per cell")
+                       .def("0.05")
+                       .min(0, true)});
   vehicles.required = true;
   vehicles.min_items = 1;
 
@@ -811,7 +831,7 @@ ParamSpec make_root() {
                  "the run's random numbers; 0 when absent (and the record says so)")
                    .min(0)
                    .max(static_cast<double>(kMaxSeed)),
-               time, vehicles, list_of("timeline", entry, "what happens, and when"),
+               time, map, vehicles, list_of("timeline", entry, "what happens, and when"),
                list_of("assertions", assertion, "what must hold"),
                list_of("kpis", kpi, "what is measured without judging"), outputs,
                list_of("plugins", P("path", ParamKind::kString, "a shared library"),

@@ -62,7 +62,7 @@ class SchemaBuilder {
         {"anyOf", Json::array({{{"type", "number"}, {"minimum", 0}},
                                {{"type", "string"}, {"pattern", kDurationPattern}}})}};
     defs["placement"] = {
-        {"description", "a frame of the world (a string or {frame}) or {x, y, yaw?}"},
+        {"description", "a frame of the world (a string or {frame}) or {x, y, z?, yaw?}"},
         {"oneOf", Json::array({{{"type", "string"}, {"minLength", 1}},
                                {{"type", "object"},
                                 {"properties", {{"frame", {{"type", "string"}, {"minLength", 1}}}}},
@@ -72,6 +72,7 @@ class SchemaBuilder {
                                 {"properties",
                                  {{"x", {{"type", "number"}}},
                                   {"y", {{"type", "number"}}},
+                                  {"z", {{"type", "number"}, {"description", "metres"}}},
                                   {"yaw", {{"type", "number"}, {"description", "radians"}}}}},
                                 {"required", Json::array({"x", "y"})},
                                 {"additionalProperties", false}}})}};

@@ -130,7 +130,7 @@ std::string accepted(const ParamSpec& spec) {
     case ParamKind::kCondition:
       return "expected a condition such as value < 1.5";
     case ParamKind::kPlacement:
-      return "expected a placement: a frame name, {frame: NAME} or {x: X, y: Y, yaw: YAW}";
+      return "expected a placement: a frame name, {frame: NAME} or {x: X, y: Y, z: Z, yaw: YAW}";
     case ParamKind::kScalar:
       return "expected a string, number or bool";
     case ParamKind::kObject:
@@ -550,7 +550,7 @@ ParamValue Walker::walk_placement(const YAML::Node& node, const std::string& pat
   v.placement.pos = v.pos;
   if (node.IsScalar()) {
     if (node.Scalar().empty()) {
-      error(v.pos, path, "expected a frame name, {frame: NAME} or {x: X, y: Y, yaw: YAW}");
+      error(v.pos, path, "expected a frame name, {frame: NAME} or {x: X, y: Y, z: Z, yaw: YAW}");
       return {};
     }
     v.placement.frame = node.Scalar();
@@ -567,17 +567,22 @@ ParamValue Walker::walk_placement(const YAML::Node& node, const std::string& pat
     x.description = "metres";
     ParamSpec y = x;
     y.name = "y";
+    ParamSpec z = x;
+    z.name = "z";
+    z.description = "metres (height)";
     ParamSpec yaw = x;
     yaw.name = "yaw";
     yaw.description = "radians";
-    return std::vector<ParamSpec>{frame, x, y, yaw};
+    return std::vector<ParamSpec>{frame, x, y, z, yaw};
   }();
-  ParamValue m = walk_object(node, kFields, {"frame", "x"}, {},
-                             {{"x", {"y"}}, {"y", {"x"}}, {"yaw", {"x"}}}, path, "placement");
+  ParamValue m =
+      walk_object(node, kFields, {"frame", "x"}, {},
+                  {{"x", {"y"}}, {"y", {"x"}}, {"z", {"x"}}, {"yaw", {"x"}}}, path, "placement");
   if (m.kind != ParamValue::Kind::kMap) return {};
   if (const auto* f = m.get("frame")) v.placement.frame = f->string;
   if (const auto* x = m.get("x")) v.placement.x = x->number;
   if (const auto* y = m.get("y")) v.placement.y = y->number;
+  if (const auto* z = m.get("z")) v.placement.z = z->number;
   if (const auto* yaw = m.get("yaw")) v.placement.yaw = yaw->number;
   if (!v.placement.is_frame() && !m.get("x")) return {};
   return v;

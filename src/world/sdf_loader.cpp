@@ -1,5 +1,7 @@
 #include "sdf_loader.hpp"
 
+#include "mesh_bounds.hpp"
+
 #include <tinyxml2.h>
 #include <sdf/Box.hh>
 #include <sdf/Collision.hh>
@@ -8,8 +10,11 @@
 #include <sdf/Error.hh>
 #include <sdf/Frame.hh>
 #include <sdf/Geometry.hh>
+#include <sdf/Heightmap.hh>
 #include <sdf/Link.hh>
+#include <sdf/Mesh.hh>
 #include <sdf/Model.hh>
+#include <sdf/ParserConfig.hh>
 #include <sdf/Physics.hh>
 #include <sdf/Plane.hh>
 #include <sdf/Root.hh>
@@ -18,12 +23,16 @@
 #include <sdf/World.hh>
 #include <ignition/math/SphericalCoordinates.hh>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <locale>
+#include <map>
 #include <numbers>
 #include <optional>
 #include <set>
@@ -198,6 +207,10 @@ struct Walker {
       ground(c, g, world_T_model);
       return;
     }
+    if (g.Type() == sdf::GeometryType::MESH || g.Type() == sdf::GeometryType::HEIGHTMAP) {
+      bounding_box(c, g, world_T_model, model, link, prefix, label);
+      return;
+    }
     if (g.Type() != sdf::GeometryType::BOX && g.Type() != sdf::GeometryType::CYLINDER &&
         g.Type() != sdf::GeometryType::SPHERE) {
       std::string type = geometry_name(g);
@@ -239,6 +252,83 @@ struct Walker {
       half_z = s.radius;
     }
     add_shape(std::move(s), p, half_z, prefix, label);
+  }
+
+  // A mesh or a heightmap: an obstacle by its bounding box (a box at the collision's pose, its
+  // yaw kept), with a warning naming it; left out with a warning when its file cannot be read.
+  void bounding_box(const sdf::Collision& c, const sdf::Geometry& g, const Pose3d& world_T_model,
+                    const std::string& model, const std::string& link, const std::string& prefix,
+                    const std::string& label) {
+    Pose3d model_T_collision;
+    if (const sdf::Errors errs = c.SemanticPose().Resolve(model_T_collision, "__model__");
+        !errs.empty()) {
+      error(errs);
+      return;
+    }
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    std::string what;
+    if (const sdf::Heightmap* h = g.HeightmapShape()) {
+      // Gazebo centres a heightmap on <pos> in x and y, its heights from <pos> z up by size z.
+      const auto size = h->Size(), at = h->Position();
+      lo[0] = at.X() - size.X() / 2, hi[0] = at.X() + size.X() / 2;
+      lo[1] = at.Y() - size.Y() / 2, hi[1] = at.Y() + size.Y() / 2;
+      lo[2] = at.Z(), hi[2] = at.Z() + size.Z();
+      what = "heightmap";
+    } else if (const sdf::Mesh* m = g.MeshShape()) {
+      // Relative URIs against the file the mesh is written in.
+      const std::string base =
+          m->FilePath().empty() || m->FilePath() == "<data-string>" ? source : m->FilePath();
+      const std::string dir = std::filesystem::path(base).parent_path().string();
+      const std::string file = resolve_resource(m->Uri(), dir);
+      std::string why;
+      std::optional<MeshBounds> b;
+      if (file.empty()) {
+        why = is_fuel_uri(m->Uri()) ? fuel_advice(m->Uri())
+                                    : "its file '" + m->Uri() +
+                                          "' is not found (model:// URIs are looked up on "
+                                          "FIELDPROOF_RESOURCE_PATH, GZ_SIM_RESOURCE_PATH, "
+                                          "SDF_PATH; relative ones against the SDF file's folder)";
+      } else {
+        b = read_mesh_bounds(file, &why);
+      }
+      if (!b) {
+        out->warnings.push_back(prefix + label + " is a mesh the world cannot read: left out (" +
+                                why + ")");
+        ++dropped;
+        return;
+      }
+      const auto scale = m->Scale();
+      const double k[3] = {scale.X(), scale.Y(), scale.Z()};
+      for (int i = 0; i < 3; ++i) {
+        lo[i] = std::min(b->min[i] * k[i], b->max[i] * k[i]);
+        hi[i] = std::max(b->min[i] * k[i], b->max[i] * k[i]);
+      }
+      what = "mesh '" + m->Uri() + "'";
+    } else {
+      return;
+    }
+    // The box's centre in the collision frame, carried into the world.
+    const Pose3d local(
+        ignition::math::Vector3d((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2),
+        ignition::math::Quaterniond::Identity);
+    const Pose3d p = world_T_model * model_T_collision * local;
+    StaticShape s;
+    s.model = model;
+    s.link = link;
+    s.collision = c.Name();
+    s.type = ShapeType::kBox;
+    s.size_x = hi[0] - lo[0];
+    s.size_y = hi[1] - lo[1];
+    const size_t shapes_before = out->world.shapes.size();
+    const int dropped_before = dropped;
+    add_shape(std::move(s), p, (hi[2] - lo[2]) / 2, prefix, label);
+    if (dropped == dropped_before && out->world.shapes.size() > shapes_before) {
+      char size[96];
+      std::snprintf(size, sizeof size, "%.2f x %.2f x %.2f m", hi[0] - lo[0], hi[1] - lo[1],
+                    hi[2] - lo[2]);
+      out->warnings.push_back(prefix + label + " is a " + what +
+                              ": simulated as an obstacle by its bounding box (" + size + ")");
+    }
   }
 
   // A plain model read without sdformat (split_plain_models): as model() would walk it.
@@ -594,6 +684,101 @@ std::optional<std::string> split_plain_models(const std::string& text, size_t th
   return rest;
 }
 
+// Where includes are found: model:// on resource_paths() (sdformat itself reads SDF_PATH), a Fuel
+// URI from a local folder or Gazebo's cache; a Fuel URI found nowhere goes to *missing.
+sdf::ParserConfig parser_config(std::set<std::string>* missing) {
+  sdf::ParserConfig config;
+  for (const std::string& dir : resource_paths()) config.AddURIPath("model://", dir);
+  config.SetFindCallback([missing](const std::string& uri) -> std::string {
+    if (is_fuel_uri(uri)) {
+      std::string found = find_fuel_model(uri);
+      if (found.empty()) missing->insert(uri);
+      return found;
+    }
+    return resolve_resource(uri, "");
+  });
+  return config;
+}
+
+// "file:line: " of every <include> whose <uri> is `uri` in the file's text.
+std::vector<std::string> include_locations(const std::string& source, const std::string& text,
+                                           const std::string& uri) {
+  std::vector<std::string> out;
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS) return out;
+  std::vector<const tinyxml2::XMLElement*> stack{doc.RootElement()};
+  while (!stack.empty()) {
+    const tinyxml2::XMLElement* e = stack.back();
+    stack.pop_back();
+    if (!e) continue;
+    if (std::string_view(e->Name()) == "include") {
+      const auto* u = e->FirstChildElement("uri");
+      if (u && u->GetText()) {
+        std::string t = u->GetText();
+        const auto b = t.find_first_not_of(" \t\r\n"), f = t.find_last_not_of(" \t\r\n");
+        t = b == std::string::npos ? "" : t.substr(b, f - b + 1);
+        if (t == uri) out.push_back(source + ":" + std::to_string(u->GetLineNum()) + ": ");
+      }
+    }
+    for (const auto* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) stack.push_back(c);
+  }
+  return out;
+}
+
+// sdformat 12 refuses an unknown sensor type without saying which sensor: find each <sensor> of
+// the text whose type it refuses (each tried alone) and name it with its file and line.
+std::vector<std::string> bad_sensors(const std::string& source, const std::string& text) {
+  std::vector<std::string> out;
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS) return out;
+  std::map<std::string, bool> known;  // type -> sdformat accepts it
+  const auto accepts = [&known](const std::string& type) {
+    auto it = known.find(type);
+    if (it != known.end()) return it->second;
+    sdf::Root probe;
+    const std::string sdf =
+        "<sdf version=\"1.9\"><model name=\"m\"><link name=\"l\"><sensor "
+        "name=\"s\" type=\"" +
+        type + "\"/></link></model></sdf>";
+    bool ok = true;
+    for (const auto& e : probe.LoadSdfString(sdf)) {
+      if (e.Message().find("sensor type") != std::string::npos) ok = false;
+    }
+    known[type] = ok;
+    return ok;
+  };
+  std::vector<std::pair<const tinyxml2::XMLElement*, std::string>> stack{{doc.RootElement(), ""}};
+  while (!stack.empty()) {
+    auto [e, scope] = stack.back();
+    stack.pop_back();
+    if (!e) continue;
+    const std::string_view name = e->Name();
+    const char* n = e->Attribute("name");
+    std::string inner = scope;
+    if (name == "model" || name == "link") {
+      inner = (scope.empty() ? "" : scope + "::") + (n ? n : "?");
+    }
+    if (name == "sensor") {
+      const char* type = e->Attribute("type");
+      const std::string t = type ? type : "";
+      // Quotes and markup cannot be in a type sdformat knows; the probe would not parse them.
+      const bool plain = t.find_first_of("\"<>&") == std::string::npos;
+      if (t.empty() || !plain || !accepts(t)) {
+        out.push_back(source + ":" + std::to_string(e->GetLineNum()) + ": sensor '" + (n ? n : "") +
+                      "'" + (scope.empty() ? "" : " of " + scope) +
+                      (t.empty() ? " has no type" : " has type '" + t + "'") +
+                      ", which libsdformat does not know (e.g. lidar, gpu_lidar, imu, contact, "
+                      "navsat, camera, altimeter, magnetometer, air_pressure, force_torque)");
+      }
+    }
+    for (const auto* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) {
+      stack.emplace_back(c, inner);
+    }
+  }
+  std::reverse(out.begin(), out.end());  // file order (the stack walks it backwards)
+  return out;
+}
+
 }  // namespace
 
 double normalize_angle(double a) {
@@ -627,14 +812,52 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
       rest = split_plain_models(whole.str(), plain_threshold, &plain);
     }
   }
-  const sdf::Errors errs =
-      rest ? root.LoadSdfString(*rest) : (text ? root.LoadSdfString(*text) : root.Load(source));
+  std::set<std::string> missing_fuel;
+  const sdf::ParserConfig config = parser_config(&missing_fuel);
+  const sdf::Errors errs = rest   ? root.LoadSdfString(*rest, config)
+                           : text ? root.LoadSdfString(*text, config)
+                                  : root.Load(source, config);
+  bool sensor_type_error = false;
   for (const auto& e : errs) {
+    if (e.Message().find("provided sensor type is missing or invalid") != std::string::npos) {
+      sensor_type_error = true;
+      continue;
+    }
+    // A Fuel URI not found offline: said once, with how to make it available, below.
+    bool fuel = false;
+    for (const auto& uri : missing_fuel) fuel = fuel || e.Message().find(uri) != std::string::npos;
+    if (fuel) continue;
     std::string m = describe(e, source);
     if (m.starts_with("<data-string>")) {
       m = source + m.substr(std::string_view("<data-string>").size());
     }
     out.errors.push_back(std::move(m));
+  }
+  if (sensor_type_error || !missing_fuel.empty()) {
+    std::string whole;
+    if (text) {
+      whole = *text;
+    } else {
+      std::ifstream in(source, std::ios::binary);
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      whole = ss.str();
+    }
+    for (const auto& uri : missing_fuel) {
+      std::vector<std::string> at = include_locations(source, whole, uri);
+      if (at.empty()) at.push_back(source + ": (an included model) ");
+      for (const auto& where : at) out.errors.push_back(where + "<include> " + fuel_advice(uri));
+    }
+    if (sensor_type_error) {
+      std::vector<std::string> bad = bad_sensors(source, whole);
+      if (bad.empty()) {
+        bad.push_back(source +
+                      ": a sensor of an included model has a type libsdformat does not know "
+                      "(Attempting to load a Sensor, but the provided sensor type is missing or "
+                      "invalid)");
+      }
+      for (auto& b : bad) out.errors.push_back(std::move(b));
+    }
   }
   if (!out.errors.empty()) return out;
   if (root.WorldCount() == 0) {

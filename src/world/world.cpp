@@ -951,10 +951,12 @@ OccupancyGrid World::occupancy_grid(const MapOptions& options) const {
   OccupancyGrid g;
   double res = options.resolution;
   double w = 0, h = 0;
-  // Snapped to the resolution's multiples; coarsened until the cell count fits.
+  // Coarsened until the cell count fits.
   while (true) {
-    g.origin_x = std::floor(b.min_x / res) * res;
-    g.origin_y = std::floor(b.min_y / res) * res;
+    // Explicit bounds are the map's corner exactly; the world's extent snaps to the origin's
+    // cell edges.
+    g.origin_x = options.bounds ? b.min_x : std::floor(b.min_x / res) * res;
+    g.origin_y = options.bounds ? b.min_y : std::floor(b.min_y / res) * res;
     w = std::max(1.0, std::ceil((b.max_x - g.origin_x) / res));
     h = std::max(1.0, std::ceil((b.max_y - g.origin_y) / res));
     const double cells = w * h;

@@ -7,7 +7,8 @@
 // Started by fieldproof as a vehicle's stack, it needs no argument: each flag defaults to the
 // variable the engine sets (docs/vehicle-interface.md): --vehicle $FIELDPROOF_VEHICLE, --world
 // $FIELDPROOF_WORLD_FILE, --params-file $FIELDPROOF_PARAMS_FILE, --name $FIELDPROOF_PARTICIPANT,
-// the role from $FIELDPROOF_ROLE.
+// --map-bounds $FIELDPROOF_MAP_BOUNDS, --map-resolution $FIELDPROOF_MAP_RESOLUTION, the role from
+// $FIELDPROOF_ROLE.
 //
 // Exit codes: 0 stopped (SIGINT/SIGTERM) or the run ended, 1 the coordinator failed the run or
 // could not be reached, 2 bad arguments, world file or params.
@@ -42,6 +43,7 @@ int run(int argc, char** argv) {
   std::string params_file;
   std::string name;
   double resolution = 0.05;
+  std::string map_bounds;
   bool no_watchdog_thread = false;
   const auto env = [](const char* name) {
     const char* v = std::getenv(name);
@@ -51,6 +53,10 @@ int run(int argc, char** argv) {
   world_file = env("FIELDPROOF_WORLD_FILE");
   params_file = env("FIELDPROOF_PARAMS_FILE");
   name = env("FIELDPROOF_PARTICIPANT");
+  map_bounds = env("FIELDPROOF_MAP_BOUNDS");
+  if (const std::string r = env("FIELDPROOF_MAP_RESOLUTION"); !r.empty()) {
+    resolution = std::strtod(r.c_str(), nullptr);
+  }
   app.add_option("--vehicle", vehicle,
                  "the vehicle (model name) to drive (default $FIELDPROOF_VEHICLE)");
   app.add_option("--world", world_file,
@@ -62,8 +68,11 @@ int run(int argc, char** argv) {
   app.add_option("--params", params, "stack options as JSON (see ugv_nav_stack.hpp)");
   app.add_option("--params-file", params_file,
                  "stack options from a JSON file (default $FIELDPROOF_PARAMS_FILE)");
-  app.add_option("--map-resolution", resolution, "map cell size in metres")
-      ->check(CLI::Range(0.01, 1.0));
+  app.add_option("--map-resolution", resolution,
+                 "map cell size in metres (default $FIELDPROOF_MAP_RESOLUTION, else 0.05)");
+  app.add_option("--map-bounds", map_bounds,
+                 "what the map covers: X_MIN,Y_MIN,X_MAX,Y_MAX in metres (default "
+                 "$FIELDPROOF_MAP_BOUNDS, else the world's extent)");
   app.add_option("--name", name,
                  "participant name (default $FIELDPROOF_PARTICIPANT, else <vehicle>_nav)");
   app.add_flag("--no-wall-watchdog-thread", no_watchdog_thread,
@@ -98,6 +107,25 @@ int run(int argc, char** argv) {
   stacks::UgvNavOptions o = options.value();
   o.vehicle = vehicle;
 
+  world::MapOptions map;
+  map.resolution = resolution;
+  if (!map_bounds.empty()) {
+    world::MapBounds b;
+    char tail = 0;
+    if (std::sscanf(map_bounds.c_str(), "%lf,%lf,%lf,%lf%c", &b.min_x, &b.min_y, &b.max_x, &b.max_y,
+                    &tail) != 4) {
+      std::fprintf(stderr,
+                   "fieldproof-ugv-nav: --map-bounds '%s': expected X_MIN,Y_MIN,X_MAX,Y_MAX\n",
+                   map_bounds.c_str());
+      return 2;
+    }
+    map.bounds = b;
+    map.max_cells = 100'000'000;  // the engine checked the cell count
+  }
+  if (const world::Status s = map.validate(); !s) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", s.message.c_str());
+    return 2;
+  }
   auto loaded = world::World::load(world_file);
   if (!loaded.world) {
     for (const auto& e : loaded.errors) std::fprintf(stderr, "%s\n", e.c_str());
@@ -124,8 +152,8 @@ int run(int argc, char** argv) {
     no_watchdog_thread = true;  // simulated time moves only with ticks
   }
   std::string error;
-  auto node = stacks::UgvNavNode::create(o, loaded.world->occupancy_grid(resolution),
-                                         watchdog_clock, &error);
+  auto node =
+      stacks::UgvNavNode::create(o, loaded.world->occupancy_grid(map), watchdog_clock, &error);
   if (!node) {
     std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", error.c_str());
     return 2;

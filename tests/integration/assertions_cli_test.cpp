@@ -36,6 +36,7 @@ fs::path write_scenario(const std::string& name, const std::string& plugins,
   const fs::path file = dir / (name + ".yaml");
   std::ofstream(file) << "name: " << name << "\nworld: " << FIELDPROOF_SOURCE_DIR
                       << "/examples/worlds/depot.sdf\nseed: 7\n"
+                      << "map: {bounds: {x_min: -15.6, x_max: 15.6, y_min: -10.6, y_max: 10.6}}\n"
                       << (plugins.empty() ? "" : "plugins: " + plugins + "\n")
                       << "vehicles:\n  - {name: ugv1, spawn: dock, stack: {plugin: fieldproof_ugv_nav_plugin}}\n"
                          "timeline:\n"

@@ -126,7 +126,7 @@ const Refusal kRefusals[] = {
      "assertions[0].target", "missing required key 'target'"},
     {"ReachTargetBadPlacement",
      "assertions: [{name: a, type: reach_pose, vehicle: ugv1, target: [1, 2]}]\n", 7, "[1, 2]",
-     "assertions[0].target", "expected a mapping (placement: frame, x, y, yaw)"},
+     "assertions[0].target", "expected a mapping (placement: frame, x, y, z, yaw)"},
     {"WithinTimeNeedsMaxS", "assertions: [{name: a, type: within_time, action: x}]\n", 7, "{name",
      "assertions[0].max_s", "missing required key 'max_s'"},
     {"TopicRateNeedsMinHz", "assertions: [{name: a, type: topic_rate, topic: scan}]\n", 7, "{name",

@@ -1,6 +1,6 @@
 // The stack driving the world's reference UGV in examples/worlds/depot.sdf, in closed loop and in
 // process (no coordinator): world.step() at the physics step, the stack ticked when due, bus
-// payloads passed both ways. The stack's map is the world's static geometry.
+// payloads passed both ways. The stack's map is the world's static geometry over the yard.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +14,14 @@
 
 namespace fieldproof::stacks {
 namespace {
+
+// The map of the walled yard (its walls plus 0.5 m, at 5 cm), as the depot's example scenarios
+// state it in their map section; the world's own extent would be its 40 x 30 m ground.
+world::MapOptions yard_map() {
+  world::MapOptions m;
+  m.bounds = world::MapBounds{-15.6, -10.6, 15.6, 10.6};
+  return m;
+}
 
 struct DepotRun {
   std::unique_ptr<world::World> world;
@@ -34,7 +42,7 @@ struct DepotRun {
     EXPECT_TRUE(spawned.ok) << spawned.message;
     options.world = world->name();
     std::string error;
-    node = UgvNavNode::create(options, world->occupancy_grid(0.05), wall.fn(), &error);
+    node = UgvNavNode::create(options, world->occupancy_grid(yard_map()), wall.fn(), &error);
     EXPECT_TRUE(node) << error;
   }
 

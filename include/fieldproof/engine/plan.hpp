@@ -54,6 +54,9 @@ struct RunPlan {
   double world_rtf = 1.0;
   double target_rtf = 1.0;
   std::map<std::string, world::Pose2D> frames;
+  // The map the stacks plan on: the scenario's map section (exactly as written, at most
+  // scenario::kMaxMapCells cells), else the world's extent at 5 cm.
+  world::MapOptions map;
   std::vector<PlannedVehicle> vehicles;
   std::vector<PlannedEntry> timeline;
   std::vector<PlannedAssertion> assertions;

@@ -71,6 +71,10 @@ struct SessionOptions {
   std::string world_file;
   uint64_t seed = 0;
   std::vector<VehicleSetup> vehicles;
+  // The map every stack plans on (a scenario's map section): a plugin gets it as its grid, a
+  // process learns its bounds and resolution from FIELDPROOF_MAP_BOUNDS and
+  // FIELDPROOF_MAP_RESOLUTION. Default: the world's extent at 5 cm.
+  world::MapOptions map;
   // Pace cap of the coordinator (simulated / wall time); 0 = unpaced.
   double max_rtf = 0.0;
   // A regulating participant silent this long fails the run.

@@ -96,7 +96,11 @@ struct StackContext {
   // The plugin host's participant (in-process or over the session's endpoint).
   std::function<std::unique_ptr<lockstep::Participant>(const std::string& name, lockstep::Role)>
       participant;
-  const world::OccupancyGrid* map = nullptr;           // the plugin's static map
+  const world::OccupancyGrid* map = nullptr;  // the plugin's static map
+  // Bounds from which World::occupancy_grid at map->resolution makes `map` again: a process
+  // gets them as FIELDPROOF_MAP_BOUNDS ("x_min,y_min,x_max,y_max", metres) and the resolution as
+  // FIELDPROOF_MAP_RESOLUTION.
+  world::MapBounds map_bounds;
   WallNow wall_now;                                    // the plugin's wall clock
   std::function<void(const std::string&)> on_problem;  // a plugin's refused input, one line each
 };

@@ -40,11 +40,12 @@ struct Diagnostic {
   std::string to_string() const;
 };
 
-// A place in the world: a named frame of the world file, or x, y and an optional yaw.
+// A place in the world: a named frame of the world file, or x, y and an optional z and yaw.
 struct Placement {
   std::string frame;  // non-empty: a frame (resolved by the world)
   double x = 0;
   double y = 0;
+  std::optional<double> z;    // metres: a spawned shape's centre height; vehicles drive on z = 0
   std::optional<double> yaw;  // radians
   SourcePos pos;
   bool is_frame() const { return !frame.empty(); }
@@ -182,6 +183,22 @@ std::string_view to_string(SeedSource s);
 
 constexpr int64_t kMaxSeed = 2147483647;  // 2^31 - 1: the simulator's launcher takes a C int
 
+// The `map:` section: what the map a stack plans on covers and how finely. Absent: the world's
+// extent at 5 cm (coarsened with a warning when that would exceed 16 M cells).
+struct MapSection {
+  bool given = false;
+  struct Bounds {
+    double x_min = 0, x_max = 0, y_min = 0, y_max = 0;
+  };
+  std::optional<Bounds> bounds;  // absent: the world's extent
+  double resolution = 0.05;      // metres per cell, > 0
+  SourcePos pos;                 // the section
+  SourcePos resolution_pos;
+};
+
+// The most cells a scenario's map may have (1e8: about 1.7 GB for the reference stack's planner).
+constexpr double kMaxMapCells = 1e8;
+
 struct Scenario {
   std::string file;  // as given to the loader
   std::string name;
@@ -192,6 +209,7 @@ struct Scenario {
   bool seed_given = false;  // false: the seed defaulted to 0 (the record says so)
   SeedSource seed_source = SeedSource::kDefault;
   TimeSection time;
+  MapSection map;
   std::vector<Vehicle> vehicles;
   std::vector<TimelineEntry> timeline;
   std::vector<AssertionSpec> assertions;

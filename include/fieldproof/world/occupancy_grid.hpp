@@ -15,6 +15,14 @@
 
 namespace fieldproof::world {
 
+// A rectangle of the world frame (metres), min < max on both axes: what a map covers.
+struct MapBounds {
+  double min_x = 0.0;
+  double min_y = 0.0;
+  double max_x = 0.0;
+  double max_y = 0.0;
+};
+
 struct OccupancyGrid {
   static constexpr uint8_t kFree = 0;
   static constexpr uint8_t kOccupied = 100;

@@ -170,21 +170,15 @@ struct WorldOptions {
   size_t direct_read_threshold = 64;
 };
 
-// A rectangle of the world frame (metres), min < max on both axes.
-struct MapBounds {
-  double min_x = 0.0;
-  double min_y = 0.0;
-  double max_x = 0.0;
-  double max_y = 0.0;
-};
-
 // What World::occupancy_grid covers and how finely. The world's extent is the union of its
 // ground planes of stated size (<plane><size>), every static collision shape, every world
 // <frame> and every vehicle's chassis; the map is that extent plus `margin` on each side, or, in
 // a world whose ground is not bounded (no plane with a <size>: an infinite plane or none), plus
 // `open_margin` (free space assumed around what stands in it). A world with nothing at all is
-// open_margin around the origin. Cells are aligned to the world's origin (the grid's origin is a
-// multiple of the resolution), so two maps of one world at one resolution share cell edges.
+// open_margin around the origin. Such a map's cells are aligned to the world's origin (the grid's
+// origin is a multiple of the resolution), so two maps of one world at one resolution share cell
+// edges; a map of explicit bounds starts exactly at their lower corner (min_x, min_y) and covers
+// them with whole cells (its last row and column may reach past max_x, max_y).
 struct MapOptions {
   double resolution = 0.05;   // metres per cell (> 0, finite)
   double margin = 0.5;        // metres added around a bounded world's extent (>= 0, finite)
