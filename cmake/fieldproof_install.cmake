@@ -8,6 +8,7 @@
 #   P/<libdir>/cmake/fieldproof/   find_package(fieldproof 0.2 CONFIG REQUIRED)
 #   P/<libdir>/pkgconfig/fieldproof.pc
 #   P/share/fieldproof/            worlds, scenarios, example stacks' sources, the .proto files
+#   P/share/fieldproof/models/     robot models (model://fieldproof_ugv, model://fieldproof_tug)
 #
 # Only the parts a user's stack needs are installed as libraries and headers: a header without
 # its library would be a trap. The libraries are static (PIC); their link interface carries the
@@ -96,6 +97,10 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/examples/stacks)
     PATTERN "build" EXCLUDE
     PATTERN "__pycache__" EXCLUDE)
 endif()
+# Robot models (examples/models: the reference UGV and the tug), on an installed fieldproof's
+# resource path (<prefix>/share/fieldproof/models, include/fieldproof/world/robot_model.hpp).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/models/
+  DESTINATION ${FIELDPROOF_SHARE_DIR}/models)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/msgs/proto/fieldproof
   DESTINATION ${FIELDPROOF_SHARE_DIR}/proto
   FILES_MATCHING PATTERN "*.proto")

@@ -4,13 +4,16 @@
 // Exit 0 every vehicle arrived, 1 not, 2 bad input.
 #include <cctype>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "fieldproof/engine/world_drive.hpp"
+#include "fieldproof/world/robot_model.hpp"
 
 namespace fieldproof::cli {
 namespace {
@@ -25,6 +28,7 @@ struct WorldArgs {
   std::string stack = "fieldproof_ugv_nav_plugin";
   std::string stack_command;
   double max_rtf = 0.0;
+  std::string model;  // empty: the reference UGV (`ugv`)
 };
 
 bool parse_number(const std::string& text, double* out) {
@@ -83,6 +87,29 @@ int run_world(const WorldArgs& a) {
     std::fprintf(stderr, "fieldproof world: %s\n", stack_error.c_str());
     return kExitFailed;
   }
+  // The vehicles' model; one given explicitly also sets the reference stack's footprint radius
+  // and speed limits from it (capped at the stack's own defaults, 0.5 m/s and 1 rad/s).
+  const world::RobotModel model = world::load_robot_model(
+      a.model.empty() ? "ugv" : a.model, std::filesystem::current_path(),
+      world::model_search_path(engine::executable_dir()));
+  for (const std::string& w : model.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (!model.ok()) {
+    for (const std::string& e : model.errors) {
+      std::fprintf(stderr, "fieldproof world: --model: %s\n", e.c_str());
+    }
+    return kExitInvalid;
+  }
+  engine::StackSpec vehicle_stack = *stack;
+  if (!a.model.empty()) {
+    const world::VehicleParams& p = model.params;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "{\"inflation\":{\"robot_radius\":%.17g},\"controller\":{\"max_linear\":%.17g,"
+                  "\"max_angular\":%.17g}}",
+                  std::hypot(p.length / 2, p.width / 2), std::min(0.5, p.max_linear),
+                  std::min(1.0, p.max_angular));
+    vehicle_stack.params_json = buf;
+  }
   for (const std::string& s : a.spawns) {
     const auto at = s.find('@');
     engine::VehicleSetup v;
@@ -105,7 +132,8 @@ int run_world(const WorldArgs& a) {
                    s.c_str());
       return kExitInvalid;
     }
-    v.stack = *stack;
+    v.stack = vehicle_stack;
+    v.params = model.params;
     o.session.vehicles.push_back(v);
   }
   if (!a.goal.empty()) {
@@ -176,6 +204,9 @@ void add_world_command(CLI::App& app, int* exit_code) {
                 "the same as --stack-command fieldproof-ugv-nav: the reference stack as a "
                 "process (ipc), not in-process");
   cmd->add_option("--max-rtf", args->max_rtf, "pace cap (simulated / wall time; 0 = unpaced)");
+  cmd->add_option("--model", args->model,
+                  "the vehicles' robot model: a model.sdf, a model folder, model://NAME or a "
+                  "short name (default ugv, the reference UGV; docs/robots.md)");
   cmd->callback([args, exit_code] { *exit_code = run_world(*args); });
 }
 

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fieldproof/assertions/plugin.hpp"
+#include "fieldproof/world/robot_model.hpp"
 
 namespace fieldproof::engine {
 
@@ -237,6 +238,7 @@ json RunPlan::to_json() const {
     vs.push_back({{"name", v.name},
                   {"spawn", v.spawn_label},
                   {"pose", {{"x", v.spawn.x}, {"y", v.spawn.y}, {"yaw", v.spawn.yaw}}},
+                  {"model", {{"uri", v.model}, {"file", v.model_file}}},
                   {"stack", v.stack}});
   }
   j["vehicles"] = vs;
@@ -378,6 +380,9 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   if (!r.errors.empty()) return r;
 
   PlanContext ctx{s, plan.frames};
+  const std::filesystem::path base = std::filesystem::absolute(s.file).parent_path();
+  const std::vector<std::filesystem::path> search = world::model_search_path(options.tool_dir);
+  std::map<std::string, world::RobotModel> models;
   // Vehicles: placed in the world (a spawn inside an obstacle is refused here, nothing started).
   for (const scenario::Vehicle& sv : s.vehicles) {
     PlannedVehicle pv;
@@ -390,10 +395,24 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
       continue;
     }
     pv.spawn_label = placement_label(sv.spawn, pv.spawn);
-    if (sv.model != "ugv") {
-      plan.unsupported.push_back(path + ".model: only the reference model 'ugv' is simulated");
+    // The robot model, read once per URI (a fleet of one model shares it).
+    auto cached = models.find(sv.model);
+    if (cached == models.end()) {
+      cached = models.emplace(sv.model, world::load_robot_model(sv.model, base, search)).first;
+      for (const auto& warning : cached->second.warnings) r.warnings.push_back(warning);
     }
-    if (auto st = w.spawn_vehicle(sv.name, pv.spawn); !st) {
+    const world::RobotModel& model = cached->second;
+    if (!model.ok()) {
+      for (const auto& e : model.errors) {
+        r.errors.push_back(pos_prefix(s, sv.model_pos, path + ".model") + e);
+      }
+      continue;
+    }
+    pv.model = sv.model;
+    pv.model_file = model.file.string();
+    pv.setup.params = model.params;
+    pv.setup.model_file = std::filesystem::absolute(model.file).lexically_normal().string();
+    if (auto st = w.spawn_vehicle(sv.name, pv.spawn, model.params); !st) {
       r.errors.push_back(pos_prefix(s, sv.spawn.pos, path + ".spawn") + st.message);
       continue;
     }
@@ -429,6 +448,16 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
         pe.step = d->duration;
       }
     } else if (e.action == "spawn_model") {
+      if (const auto* shape = e.params.get("shape"); shape && shape->string == "vehicle") {
+        const auto* vm = e.params.get("vehicle_model");
+        const world::RobotModel model =
+            world::load_robot_model(vm ? vm->string : "ugv", base, search);
+        for (const auto& warning : model.warnings) r.warnings.push_back(warning);
+        for (const auto& err : model.errors) {
+          r.errors.push_back(pos_prefix(s, vm ? vm->pos : e.pos, e.path + ".vehicle_model") + err);
+        }
+        pe.vehicle_model_file = model.file.string();
+      }
       if (const auto* p = e.params.get("pose")) {
         try {
           pe.pose = ctx.place(p->placement, e.path + ".pose");

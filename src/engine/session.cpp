@@ -171,7 +171,8 @@ std::unique_ptr<Session> Session::create(SessionOptions options, std::string* er
   impl->world = std::move(loaded.world);
   world::World& w = *impl->world;
   for (const VehicleSetup& v : options.vehicles) {
-    world::Status s = v.pose ? w.spawn_vehicle(v.name, *v.pose) : w.spawn_vehicle(v.name, v.frame);
+    world::Status s = v.pose ? w.spawn_vehicle(v.name, *v.pose, v.params)
+                             : w.spawn_vehicle(v.name, v.frame, v.params);
     if (!s) {
       *error = "vehicle " + v.name + ": " + s.message;
       return nullptr;
@@ -399,6 +400,7 @@ bool Session::Impl::start_stacks(Impl& m, std::string* error) {
     c.seed = m.opts.seed;
     c.world_file = world_file;
     c.world_name = m.world_name;
+    c.model_file = v.model_file;
     c.run_dir = m.opts.run_dir;
     c.endpoint = m.endpoint;
     c.map = &m.grid;

@@ -35,6 +35,7 @@ class ProcessHost final : public StackHost {
         {"FIELDPROOF_WORLD_FILE", c.world_file},
         {"FIELDPROOF_WORLD", c.world_name}};
     if (!c.run_dir.empty()) env.emplace_back("FIELDPROOF_RUN_DIR", c.run_dir);
+    if (!c.model_file.empty()) env.emplace_back("FIELDPROOF_MODEL_FILE", c.model_file);
     if (c.map != nullptr) {
       const auto num = [](double v) {
         char buf[32];

@@ -323,10 +323,11 @@ struct Timeline::Impl {
       const auto* shape = e.params.get("shape");
       double z = 0;
       if (shape && shape->string == "vehicle") {
-        // The vehicle model as the scenario names it (its table's default included): the world
-        // resolves it like vehicles[].model.
+        // The robot model's file, resolved when the run was planned (else as the scenario names
+        // it: the world resolves it like vehicles[].model).
         const auto* vm = e.params.get("vehicle_model");
-        f.set_sdf_filename(vm ? vm->string : "");
+        f.set_sdf_filename(!pe.vehicle_model_file.empty() ? pe.vehicle_model_file
+                                                          : (vm ? vm->string : ""));
       } else {
         f.set_sdf(shape_sdf(name, e.params, &z));  // z: resting on the ground
       }

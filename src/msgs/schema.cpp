@@ -26,6 +26,7 @@ const std::vector<std::pair<std::string_view, DescriptorFn>>& table() {
       {kContacts, &ignition::msgs::Contacts::descriptor},
       {kTwist, &ignition::msgs::Twist::descriptor},
       {kImu, &ignition::msgs::IMU::descriptor},
+      {kNavSat, &ignition::msgs::NavSat::descriptor},
       {kWorldStatistics, &ignition::msgs::WorldStatistics::descriptor},
       {kWorldControl, &ignition::msgs::WorldControl::descriptor},
       {kNavigateToPoseGoal, &fieldproof::msgs::NavigateToPoseGoal::descriptor},

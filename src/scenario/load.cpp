@@ -339,6 +339,7 @@ class Builder {
     out.name = str(v, "name");
     out.model = str(v, "model");
     out.pos = v.pos;
+    out.model_pos = v.get("model") ? v.get("model")->pos : v.pos;
     if (const ParamValue* sp = v.get("spawn"); sp && sp->kind == ParamValue::Kind::kPlacement) {
       out.spawn = sp->placement;
     }

@@ -654,7 +654,8 @@ std::vector<TypeSpec> builtin_actions() {
                 P("radius_m", ParamKind::kNumber, "cylinder and sphere radius").min(0, true),
                 P("length_m", ParamKind::kNumber, "cylinder length").min(0, true),
                 P("vehicle_model", ParamKind::kString,
-                  "shape vehicle: the vehicle model, named as vehicles[].model names it")
+                  "shape vehicle: its robot model, named as vehicles[].model names it (a path, "
+                  "model://NAME or a short name)")
                     .def("ugv"),
                 placement("pose",
                           "where: a frame of the world or a pose x, y, optional z (a shape's "
@@ -764,7 +765,10 @@ ParamSpec make_root() {
   ParamSpec vehicle_item =
       P("vehicle", ParamKind::kObject, "a vehicle of the run")
           .fields({P("name", ParamKind::kName, "unique name; the model's name in the world").req(),
-                   P("model", ParamKind::kString, "the vehicle model of the world").def("ugv"),
+                   P("model", ParamKind::kString,
+                     "the vehicle's robot model: an SDF model file, a model folder, model://NAME "
+                     "or a short name (docs/robots.md)")
+                       .def("ugv"),
                    placement("spawn", "where it starts: a frame of the world or x, y, yaw", true),
                    stack,
                    map_of("parameters", P("value", ParamKind::kScalar, "a parameter value"),

@@ -21,6 +21,7 @@
 #include <sdf/SemanticPose.hh>
 #include <sdf/Sphere.hh>
 #include <sdf/World.hh>
+#include <ignition/math/SphericalCoordinates.hh>
 
 #include <algorithm>
 #include <cctype>
@@ -881,6 +882,12 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
   }
   // 0 in Gazebo means "as fast as possible".
   out.world.real_time_factor = rtf > 0 ? rtf : std::numeric_limits<double>::infinity();
+  if (const ignition::math::SphericalCoordinates* sc = w.SphericalCoordinates()) {
+    out.world.spherical.latitude_deg = sc->LatitudeReference().Degree();
+    out.world.spherical.longitude_deg = sc->LongitudeReference().Degree();
+    out.world.spherical.elevation = sc->ElevationReference();
+    out.world.spherical.heading_rad = sc->HeadingOffset().Radian();
+  }
 
   Walker walker{plane_z_min, plane_z_max, &out, source, 0};
   for (uint64_t fi = 0; fi < w.FrameCount(); ++fi) {
@@ -966,7 +973,8 @@ ModelOutcome load_model_sdf(const std::string& text, const std::string& source, 
   return out;
 }
 
-bool ugv_include(const std::string& text, std::string* name, std::optional<Pose2D>* pose) {
+bool model_include(const std::string& text, std::string* uri_out, std::string* name,
+                   std::optional<Pose2D>* pose) {
   tinyxml2::XMLDocument doc;
   if (doc.Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS) return false;
   const tinyxml2::XMLElement* el = doc.RootElement();
@@ -979,8 +987,11 @@ bool ugv_include(const std::string& text, std::string* name, std::optional<Pose2
   if (std::string_view(el->Name()) != "include") return false;
   const tinyxml2::XMLElement* uri = el->FirstChildElement("uri");
   if (!uri || !uri->GetText()) return false;
-  const std::string u = uri->GetText();
-  if (u != "ugv" && u != "model://ugv") return false;
+  std::string u = uri->GetText();
+  u.erase(0, u.find_first_not_of(" \t\r\n"));
+  u.erase(u.find_last_not_of(" \t\r\n") + 1);
+  if (u.empty()) return false;
+  *uri_out = u;
   if (const auto* n = el->FirstChildElement("name"); n && n->GetText()) *name = n->GetText();
   if (const auto* p = el->FirstChildElement("pose"); p && p->GetText()) {
     std::istringstream in(p->GetText());

@@ -8,6 +8,7 @@
 
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/world/geometry.hpp"
+#include "fieldproof/world/world.hpp"
 
 namespace fieldproof::world::detail {
 
@@ -23,6 +24,7 @@ struct WorldDescription {
   double real_time_factor = 1.0;
   std::vector<StaticShape> shapes;
   std::map<std::string, Pose2D> frames;
+  SphericalCoordinates spherical;  // <spherical_coordinates>, navsat's reference
   std::vector<std::string> models;            // every top-level model, in file order
   std::map<std::string, Pose2D> model_poses;  // top-level models' poses in the world
   // Horizontal ground planes with a <size> in the file; a plane without one is unbounded.
@@ -58,9 +60,10 @@ struct ModelOutcome {
 ModelOutcome load_model_sdf(const std::string& text, const std::string& source, const Pose2D* pose,
                             double plane_z_min, double plane_z_max);
 
-// When `text` is an <include> of the built-in UGV (<uri> "ugv" or "model://ugv", with or
-// without an <sdf> root): true, with its <name> and <pose> (x y z roll pitch yaw) when given.
-bool ugv_include(const std::string& text, std::string* name, std::optional<Pose2D>* pose);
+// When `text` is just an <include> (with or without an <sdf> root): true, with its <uri>, its
+// <name> and <pose> (x y z roll pitch yaw) when given.
+bool model_include(const std::string& text, std::string* uri, std::string* name,
+                   std::optional<Pose2D>* pose);
 
 double normalize_angle(double a);
 

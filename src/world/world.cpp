@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <numbers>
 #include <set>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <ignition/msgs/entity_factory.pb.h>
 
 #include "collide.hpp"
+#include "fieldproof/world/robot_model.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/time/random_source.hpp"
 #include "sdf_loader.hpp"
@@ -88,8 +90,19 @@ Status check_params(const UgvParams& p) {
                   p.lidar_range_max <= p.lidar_range_min || p.lidar_period.ns() <= 0)) {
     return Status::error("UGV lidar: rays in [1, 100000], range_max > range_min, period > 0");
   }
+  if (p.lidar && !p.lidar_full_turn &&
+      !(finite(p.lidar_angle_min) && finite(p.lidar_angle_max) &&
+        p.lidar_angle_min <= p.lidar_angle_max)) {
+    return Status::error("lidar angles must be finite with angle_min <= angle_max");
+  }
   if (p.odometry_period.ns() <= 0 || p.imu_period.ns() <= 0) {
     return Status::error("UGV odometry and IMU periods must be > 0");
+  }
+  if (p.navsat && (p.navsat_period.ns() <= 0 || !finite(p.navsat_horizontal_stddev) ||
+                   !finite(p.navsat_vertical_stddev) || !finite(p.navsat_velocity_stddev) ||
+                   p.navsat_horizontal_stddev < 0 || p.navsat_vertical_stddev < 0 ||
+                   p.navsat_velocity_stddev < 0)) {
+    return Status::error("navsat: period > 0 and noise finite and >= 0");
   }
   return Status::success();
 }
@@ -144,14 +157,14 @@ struct Vehicle {
   UgvParams params;
   VehicleState state;
   std::string chassis_name;
-  std::string topic_odom, topic_imu, topic_scan, topic_contacts, topic_cmd_vel;
-  std::string frame_odom, frame_imu, entity_imu, frame_lidar_link, frame_lidar;
-  RandomSource lidar_rng, odom_rng, imu_rng;
+  std::string topic_odom, topic_imu, topic_scan, topic_contacts, topic_cmd_vel, topic_navsat;
+  std::string frame_odom, frame_imu, entity_imu, frame_lidar_link, frame_lidar, frame_navsat;
+  RandomSource lidar_rng, odom_rng, imu_rng, navsat_rng;
   double odom_scale_linear = 1.0, odom_scale_angular = 1.0;
   double odom_ds = 0.0, odom_dth = 0.0;
   SimTime last_odom, last_imu;
   double imu_last_v = 0.0;
-  SimTime next_odom, next_imu, next_scan, next_contact_repeat;
+  SimTime next_odom, next_imu, next_scan, next_contact_repeat, next_navsat;
   double depth = 0.0;  // current penetration (0 unless something was spawned onto it)
   std::vector<ContactInfo> contacts;
   std::vector<int64_t> published_keys;
@@ -179,6 +192,7 @@ struct World::Impl {
   std::vector<Collider> colliders;
   detail::Grid grid;
   std::map<std::string, Pose2D> frames;
+  SphericalCoordinates spherical;
   std::vector<detail::GroundPatch> grounds;  // the map's extent
   bool unbounded_ground = true;
   std::map<std::string, Pose2D> static_models;  // name → pose (reported in pose/info)
@@ -423,9 +437,10 @@ struct World::Impl {
     for (Vehicle* vp : order) {
       Vehicle& v = *vp;
       if (due(now, &v.next_odom, v.params.odometry_period)) emit_odometry(v);
-      if (due(now, &v.next_imu, v.params.imu_period)) emit_imu(v);
+      if (v.params.imu && due(now, &v.next_imu, v.params.imu_period)) emit_imu(v);
       if (v.params.lidar && due(now, &v.next_scan, v.params.lidar_period)) emit_scan(v);
-      emit_contacts_if_due(v);
+      if (v.params.contact) emit_contacts_if_due(v);
+      if (v.params.navsat && due(now, &v.next_navsat, v.params.navsat_period)) emit_navsat(v);
     }
   }
 
@@ -516,6 +531,11 @@ struct World::Impl {
     // Every field is set again below (or cleared), so the encoding is that of a fresh message.
     ignition::msgs::Odometry& m = odom_msg;
     stamp(m.mutable_header(), v.frame_odom);
+    if (!p.odometry_child_frame.empty() && m.header().data_size() == 1) {
+      auto* child = m.mutable_header()->add_data();
+      child->set_key("child_frame_id");
+      child->add_value(p.odometry_child_frame);
+    }
     msgs::set_planar_pose(m.mutable_pose(), o.x, o.y, o.yaw);
     if (elapsed > 0) {
       m.mutable_twist()->mutable_linear()->set_x(ds / elapsed);
@@ -631,7 +651,7 @@ struct World::Impl {
       const double ey = std::max({col.bounds.min_y - oy, 0.0, oy - col.bounds.max_y});
       if (ex * ex + ey * ey > range * range) return;
       int first = 0, count = n;
-      ray_span(col, ox, oy, yaw, n, &first, &count);
+      if (p.lidar_full_turn) ray_span(col, ox, oy, yaw, n, &first, &count);
       if (col.is_box) {
         const Obb& b = col.box;
         const double rx = ox - b.cx, ry = oy - b.cy;
@@ -659,7 +679,7 @@ struct World::Impl {
       const double d = std::sqrt(rx * rx + ry * ry);
       if (d - rb > range) return;
       int first = 0, count = n;
-      if (d > rb) {
+      if (d > rb && p.lidar_full_turn) {
         const double half = std::asin(rb / d);
         const double bearing = std::atan2(ry, rx) - yaw;
         // Ray i points at angle_min + i * step = -pi + i * step (body frame).
@@ -685,10 +705,18 @@ struct World::Impl {
     stamp(m.mutable_header(), v.frame_lidar_link);
     m.set_frame(v.frame_lidar);
     msgs::set_planar_pose(m.mutable_world_pose(), v.state.pose.x, v.state.pose.y, v.state.pose.yaw);
-    const double step = 2 * kPi / p.lidar_rays;
-    m.set_angle_min(-kPi);
-    m.set_angle_max(-kPi + step * (p.lidar_rays - 1));
-    m.set_angle_step(step);
+    if (p.lidar_full_turn) {
+      const double step = 2 * kPi / p.lidar_rays;
+      m.set_angle_min(-kPi);
+      m.set_angle_max(-kPi + step * (p.lidar_rays - 1));
+      m.set_angle_step(step);
+    } else {
+      m.set_angle_min(p.lidar_angle_min);
+      m.set_angle_max(p.lidar_angle_max);
+      m.set_angle_step(p.lidar_rays > 1
+                           ? (p.lidar_angle_max - p.lidar_angle_min) / (p.lidar_rays - 1)
+                           : 0.0);
+    }
     m.set_range_min(p.lidar_range_min);
     m.set_range_max(p.lidar_range_max);
     m.set_count(static_cast<uint32_t>(p.lidar_rays));
@@ -746,6 +774,36 @@ struct World::Impl {
     emit(v.topic_contacts, msgs::kContacts, msgs::serialize(m));
   }
 
+  // WGS84 around the world's origin (small distances: the local tangent plane).
+  void emit_navsat(Vehicle& v) {
+    const VehicleParams& p = v.params;
+    const SphericalCoordinates& sc = spherical;
+    const double x = v.state.pose.x + v.navsat_rng.normal(0.0, p.navsat_horizontal_stddev);
+    const double y = v.state.pose.y + v.navsat_rng.normal(0.0, p.navsat_horizontal_stddev);
+    const double up = v.navsat_rng.normal(0.0, p.navsat_vertical_stddev);
+    const double ch = std::cos(sc.heading_rad), sh = std::sin(sc.heading_rad);
+    const double east = ch * x - sh * y, north = sh * x + ch * y;
+    constexpr double kA = 6378137.0, kE2 = 6.69437999014e-3;
+    const double lat0 = sc.latitude_deg * kPi / 180;
+    const double sl = std::sin(lat0);
+    const double w = 1 - kE2 * sl * sl;
+    const double rn = kA / std::sqrt(w), rm = kA * (1 - kE2) / (w * std::sqrt(w));
+    const double h = sc.elevation;
+    ignition::msgs::NavSat m;
+    msgs::set_stamp(m.mutable_header(), now, v.frame_navsat);
+    m.set_latitude_deg(sc.latitude_deg + north / (rm + h) * 180 / kPi);
+    m.set_longitude_deg(sc.longitude_deg + east / ((rn + h) * std::cos(lat0)) * 180 / kPi);
+    m.set_altitude(h + up);
+    const double yaw = v.state.pose.yaw, lin = v.state.velocity.linear_x;
+    const double vx_w = lin * std::cos(yaw), vy_w = lin * std::sin(yaw);
+    m.set_velocity_east(ch * vx_w - sh * vy_w + v.navsat_rng.normal(0.0, p.navsat_velocity_stddev));
+    m.set_velocity_north(sh * vx_w + ch * vy_w +
+                         v.navsat_rng.normal(0.0, p.navsat_velocity_stddev));
+    m.set_velocity_up(v.navsat_rng.normal(0.0, p.navsat_velocity_stddev));
+    m.set_frame_id(v.frame_navsat);
+    emit(v.topic_navsat, msgs::kNavSat, msgs::serialize(m));
+  }
+
   bool name_taken(const std::string& n) const {
     return vehicles.count(n) > 0 || static_models.count(n) > 0;
   }
@@ -768,6 +826,7 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
   impl->target_rtf = outcome.world.real_time_factor;
   impl->shapes = std::move(outcome.world.shapes);
   impl->frames = std::move(outcome.world.frames);
+  impl->spherical = outcome.world.spherical;
   impl->grounds = std::move(outcome.world.grounds);
   impl->unbounded_ground = outcome.world.unbounded_ground || impl->grounds.empty();
   impl->static_models = std::move(outcome.world.model_poses);
@@ -828,6 +887,7 @@ uint64_t World::iterations() const { return impl_->iterations; }
 bool World::paused() const { return impl_->paused && !impl_->run_to; }
 const std::vector<StaticShape>& World::static_shapes() const { return impl_->shapes; }
 const std::map<std::string, Pose2D>& World::frames() const { return impl_->frames; }
+const SphericalCoordinates& World::spherical_coordinates() const { return impl_->spherical; }
 
 std::optional<Pose2D> World::frame(std::string_view name) const {
   auto it = impl_->frames.find(std::string(name));
@@ -954,7 +1014,7 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
   pose.yaw = detail::normalize_angle(pose.yaw);
   v.state.pose = pose;
   v.state.odometry = pose;
-  v.chassis_name = name + "::chassis::collision";
+  v.chassis_name = name + "::" + params.chassis_link + "::" + params.chassis_collision;
   v.box = v.chassis(pose);
   v.radius = v.box.bounding_radius();
   std::vector<ContactInfo> touching;
@@ -973,28 +1033,39 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
   v.topic_scan = "/model/" + name + "/scan";
   v.topic_contacts = "/model/" + name + "/contacts";
   v.topic_cmd_vel = "/model/" + name + "/cmd_vel";
-  v.frame_odom = name + "/odom";
+  v.topic_navsat = "/model/" + name + "/navsat";
+  v.frame_odom = params.odometry_frame.empty() ? name + "/odom" : params.odometry_frame;
   v.frame_imu = name + "/imu_link";
-  v.entity_imu = name + "::chassis::imu";
+  v.entity_imu = name + "::" + params.chassis_link + "::" + params.imu_sensor;
   v.frame_lidar_link = name + "/lidar_link";
-  v.frame_lidar = name + "::chassis::lidar";
+  v.frame_lidar = name + "::" + params.chassis_link + "::" + params.lidar_sensor;
+  v.frame_navsat = name + "/navsat_link";
   const RandomSource root(w.opts.seed);
   v.lidar_rng = root.child("/vehicles/" + name + "/lidar/noise");
   v.odom_rng = root.child("/vehicles/" + name + "/odometry/noise");
   v.imu_rng = root.child("/vehicles/" + name + "/imu/noise");
+  v.navsat_rng = root.child("/vehicles/" + name + "/navsat/noise");
   v.odom_scale_linear = 1.0 + v.odom_rng.normal(0.0, params.odometry_linear_scale_stddev);
   v.odom_scale_angular = 1.0 + v.odom_rng.normal(0.0, params.odometry_angular_scale_stddev);
   v.last_odom = v.last_imu = w.now;
   v.next_odom = next_on_grid(w.now, params.odometry_period);
   v.next_imu = next_on_grid(w.now, params.imu_period);
   v.next_scan = next_on_grid(w.now, params.lidar_period);
+  v.next_navsat = next_on_grid(w.now, params.navsat_period);
   v.contacts = std::move(touching);
   v.state.touching = !v.contacts.empty();
-  if (params.lidar) {
+  if (params.lidar && params.lidar_full_turn) {
     const double step = 2 * kPi / params.lidar_rays;
     for (int i = 0; i < params.lidar_rays; ++i) {
       v.ray_c.push_back(std::cos(-kPi + i * step));
       v.ray_s.push_back(std::sin(-kPi + i * step));
+    }
+  } else if (params.lidar) {
+    const int n = params.lidar_rays;
+    const double step = n > 1 ? (params.lidar_angle_max - params.lidar_angle_min) / (n - 1) : 0.0;
+    for (int i = 0; i < n; ++i) {
+      v.ray_c.push_back(std::cos(params.lidar_angle_min + i * step));
+      v.ray_s.push_back(std::sin(params.lidar_angle_min + i * step));
     }
   }
   w.vehicles.emplace(name, std::move(v));
@@ -1242,19 +1313,32 @@ Status World::create_from_bus(std::string_view payload) {
   }
   const std::string& file = m->sdf_filename();
   const std::string& text = m->sdf();
-  bool ugv = false;
+  // A vehicle: a robot model file (sdf_filename, or an <include> of one in `sdf`), resolved on
+  // the resource path; nothing at all is the reference UGV (its short name `ugv`).
+  std::optional<std::string> vehicle_uri;
   std::string include_name;
   std::optional<Pose2D> include_pose;
   if (!file.empty()) {
-    if (file != "ugv" && file != "model://ugv") {
-      return Status::error(where + "sdf_filename '" + file +
-                           "': the world loads no model files; use \"ugv\" for the reference "
-                           "UGV or give the model as SDF text in `sdf`");
-    }
-    ugv = true;
-  } else {
-    ugv = text.empty() || detail::ugv_include(text, &include_name, &include_pose);
+    vehicle_uri = file;
+  } else if (text.empty()) {
+    vehicle_uri = "ugv";
+  } else if (std::string uri; detail::model_include(text, &uri, &include_name, &include_pose)) {
+    vehicle_uri = uri;
   }
+  std::optional<VehicleParams> vehicle_params;
+  if (vehicle_uri) {
+    RobotModel model = load_robot_model(*vehicle_uri, std::filesystem::current_path(),
+                                        model_search_path());
+    if (!model.ok()) {
+      std::string all;
+      for (const auto& e : model.errors) all += (all.empty() ? "" : "; ") + e;
+      return Status::error(where + "model '" + *vehicle_uri + "': " + all +
+                           "; nothing was spawned");
+    }
+    for (const auto& warning : model.warnings) impl_->warn(where + warning);
+    vehicle_params = model.params;
+  }
+  const bool ugv = vehicle_params.has_value();
   // The pose asked for, in the world frame (nullopt: the SDF's own).
   std::optional<Pose2D> pose;
   if (m->has_pose()) {
@@ -1286,7 +1370,7 @@ Status World::create_from_bus(std::string_view payload) {
   if (ugv) {
     const std::string name = !m->name().empty() ? m->name() : include_name;
     if (name.empty()) return Status::error(where + "a UGV needs a `name`; nothing was spawned");
-    Status s = spawn_vehicle(name, *pose);
+    Status s = spawn_vehicle(name, *pose, *vehicle_params);
     if (!s) s.message = where + s.message;
     return s;
   }

@@ -250,6 +250,16 @@ TEST(CppGoalFollower, RealtimeDrivesRoundTheCrateToGoalA) {
   expect_every_assertion_passed(run);
 }
 
+// The second robot, found where the SDK installs its models (share/fieldproof/models): the
+// installed fieldproof resolves model://fieldproof_tug with no resource path set.
+TEST(CppGoalFollower, DrivesTheTugFromTheInstalledModelsToGoalA) {
+  ASSERT_TRUE(fs::exists(kPrefix / "share/fieldproof/models/fieldproof_tug/model.sdf"));
+  ASSERT_TRUE(fs::exists(kPrefix / "share/fieldproof/models/fieldproof_ugv/model.config"));
+  const ScenarioRun run = run_scenario("tug", "--max-rtf 0");
+  SKIP_IF_THE_ENGINE_HAS_NO_STACK_HOSTS(run);
+  expect_every_assertion_passed(run);
+}
+
 TEST(CppGoalFollower, WithoutAvoidanceItStopsShortOfTheCrateAndTheRunFails) {
   const ScenarioRun run = run_scenario("blocked", "--max-rtf 0");
   SKIP_IF_THE_ENGINE_HAS_NO_STACK_HOSTS(run);

@@ -78,6 +78,8 @@ TEST(DebianPackage, ContentsHoldTheProgramsTheSdkAndTheExamples) {
            "./usr/share/fieldproof/examples/scenarios/cpp_goal_follower_lockstep.yaml",
            "./usr/share/fieldproof/examples/stacks/cpp_goal_follower/CMakeLists.txt",
            "./usr/share/fieldproof/proto/fieldproof/msgs/navigation.proto",
+           "./usr/share/fieldproof/models/fieldproof_ugv/model.sdf",
+           "./usr/share/fieldproof/models/fieldproof_tug/model.config",
        }) {
     EXPECT_NE(r.out.find(std::string(path) + "\n"), std::string::npos) << path << " missing";
   }

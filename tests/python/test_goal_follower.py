@@ -205,6 +205,12 @@ class ThroughTheEngine(unittest.TestCase):
         run = self.check_passes("python_goal_follower_lockstep.yaml", "--max-rtf", "0")
         self.assertEqual(run["clock"]["mode"], "lockstep")
 
+    def test_lockstep_drives_the_tug(self):
+        # The second robot (examples/models/fieldproof_tug): its own footprint, limits and a
+        # 270-degree front lidar, the same program told its size by its parameters.
+        run = self.check_passes("tug_python_goal_follower_lockstep.yaml", "--max-rtf", "0")
+        self.assertEqual(run["clock"]["mode"], "lockstep")
+
     def test_a_too_tight_within_time_fails_and_shows_its_evidence(self):
         r, run, log = self.run_scenario("python_goal_follower_fails_on_time.yaml")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)

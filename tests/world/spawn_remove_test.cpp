@@ -264,8 +264,9 @@ TEST(SpawnOverTheBus, RefusalsSayWhyAndChangeNothing) {
        "not 3 or 6 finite"},
       {"a UGV without a name", kCreate, std::string(msgs::kEntityFactory), factory("", ""),
        "needs a `name`"},
-      {"a model file", kCreate, std::string(msgs::kEntityFactory),
-       factory("m", "", "model://forklift"), "loads no model files"},
+      // Model files load (robot_model.hpp); one that is nowhere on the resource path is refused.
+      {"a model file not found", kCreate, std::string(msgs::kEntityFactory),
+       factory("m", "", "model://forklift"), "not in any folder of the resource path"},
       {"an unknown frame", kCreate, std::string(msgs::kEntityFactory),
        [] {
          ignition::msgs::EntityFactory f;

@@ -29,6 +29,8 @@ struct PlannedVehicle {
   world::Pose2D spawn;
   std::string spawn_label;  // the frame, or "(x, y)"
   std::string stack;        // "<library> (plugin)", "<program> (process)", "none"
+  std::string model;        // the model as written (`ugv`, model://NAME, a path)
+  std::string model_file;   // the model file it resolved to
   VehicleSetup setup;
 };
 
@@ -37,6 +39,7 @@ struct PlannedEntry {
   std::optional<world::Pose2D> goal;               // navigate_to_pose
   std::string goal_label;
   std::optional<world::Pose2D> pose;  // spawn_model: where, resolved in the world
+  std::string vehicle_model_file;     // spawn_model of shape vehicle: its robot model's file
   Duration step;                      // sim.step: the simulated time it advances
   // when: the signal resolved (the absolute topic of a topic signal; the vehicle of a pose
   // metric; the target of distance_to).

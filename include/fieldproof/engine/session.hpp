@@ -52,6 +52,8 @@ struct VehicleSetup {
   std::string name;
   std::string frame;                  // spawn at this world frame, or
   std::optional<world::Pose2D> pose;  // at this pose
+  world::VehicleParams params;        // from its model file (the defaults: the reference UGV's)
+  std::string model_file;             // that file, absolute (FIELDPROOF_MODEL_FILE); may be empty
   StackSpec stack;                    // the vehicle's software (kNone: driven by cmd_vel only)
 };
 

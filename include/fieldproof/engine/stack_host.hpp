@@ -88,6 +88,7 @@ struct StackContext {
   uint64_t seed = 0;
   std::string world_file;  // absolute
   std::string world_name;
+  std::string model_file;   // FIELDPROOF_MODEL_FILE: the vehicle's robot model; may be empty
   std::string run_dir;      // FIELDPROOF_RUN_DIR; may be empty
   std::string params_file;  // FIELDPROOF_PARAMS_FILE (the process host); may be empty
   std::string log_file;     // the process's stdout and stderr; empty: inherited

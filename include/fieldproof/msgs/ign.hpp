@@ -14,6 +14,7 @@
 #include <ignition/msgs/header.pb.h>
 #include <ignition/msgs/imu.pb.h>
 #include <ignition/msgs/laserscan.pb.h>
+#include <ignition/msgs/navsat.pb.h>
 #include <ignition/msgs/odometry.pb.h>
 #include <ignition/msgs/pose_v.pb.h>
 #include <ignition/msgs/time.pb.h>

@@ -13,6 +13,7 @@ inline constexpr std::string_view kLaserScan = "ignition.msgs.LaserScan";
 inline constexpr std::string_view kContacts = "ignition.msgs.Contacts";
 inline constexpr std::string_view kTwist = "ignition.msgs.Twist";
 inline constexpr std::string_view kImu = "ignition.msgs.IMU";
+inline constexpr std::string_view kNavSat = "ignition.msgs.NavSat";
 inline constexpr std::string_view kWorldStatistics = "ignition.msgs.WorldStatistics";
 inline constexpr std::string_view kWorldControl = "ignition.msgs.WorldControl";
 inline constexpr std::string_view kEntityFactory = "ignition.msgs.EntityFactory";

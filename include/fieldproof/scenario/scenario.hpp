@@ -110,6 +110,7 @@ struct Stack {
 struct Vehicle {
   std::string name;
   std::string model = "ugv";
+  SourcePos model_pos;  // of `model` (the vehicle's when absent)
   Placement spawn;
   Stack stack;
   ParamValue parameters;  // kMap of scalars (empty map when absent)

@@ -18,10 +18,11 @@
 // Sensor rates (simulation time, phase 0 on the world's time grid, first output one period after
 // spawn at the earliest): /clock 100 Hz, /world/<w>/stats 5 Hz (and at once on every control
 // change), /world/<w>/pose/info 10 Hz (every vehicle then every static model, each by name),
-// /model/<n>/odometry 50 Hz, /model/<n>/imu 100 Hz, /model/<n>/scan 10 Hz, /model/<n>/contacts
-// whenever the set of touching collisions changes (an empty message when contact ends) and every
-// 100 ms while touching. Within one step the order is: clock, stats, poses, then each vehicle by
-// name with odometry, imu, scan, contacts.
+// and each vehicle's sensors at its model's rates (VehicleParams; the reference UGV's:
+// /model/<n>/odometry 50 Hz, /model/<n>/imu 100 Hz, /model/<n>/scan 10 Hz, no navsat);
+// /model/<n>/contacts whenever the set of touching collisions changes (an empty message when
+// contact ends) and every 100 ms while touching. Within one step the order is: clock, stats,
+// poses, then each vehicle by name with odometry, imu, scan, contacts, navsat.
 //
 // Lidar convention (REP 117, as Gazebo): a ray that hits nothing within range_max reports +inf;
 // a hit closer than range_min reports -inf; a hit's range gets Gaussian noise and is clamped into
@@ -74,8 +75,11 @@ struct Twist2D {
   double angular_z = 0.0;  // rad/s, counter-clockwise
 };
 
-// The reference UGV. Every field has a default; all must be finite and non-negative.
-struct UgvParams {
+// What the world simulates of a vehicle: its chassis footprint, differential drive and sensors.
+// A run reads them from the vehicle's SDF model file (robot_model.hpp); the defaults here are
+// the reference UGV's (examples/models/fieldproof_ugv, a test holds the two equal), for tests and
+// tools that spawn one without a file. All numbers must be finite and non-negative.
+struct VehicleParams {
   double length = 0.6;             // chassis footprint along x (m)
   double width = 0.4;              // chassis footprint along y (m)
   double height = 0.3;             // chassis height (m), for information
@@ -83,9 +87,14 @@ struct UgvParams {
   double max_angular = 1.5;        // |w| limit (rad/s)
   double max_linear_accel = 1.0;   // |dv/dt| limit (m/s²); +inf for none
   double max_angular_accel = 3.0;  // |dw/dt| limit (rad/s²); +inf for none
-  // Lidar (at the chassis centre).
+  // Lidar (at the chassis centre). A full turn: angle_min = -pi, step = 2 pi / rays. Otherwise
+  // (lidar_full_turn false) rays from lidar_angle_min to lidar_angle_max inclusive, step
+  // (max - min) / (rays - 1), as Gazebo's.
   bool lidar = true;
-  int lidar_rays = 360;  // over a full turn, angle_min = -pi, step = 2 pi / rays
+  int lidar_rays = 360;
+  bool lidar_full_turn = true;
+  double lidar_angle_min = -3.141592653589793;
+  double lidar_angle_max = 3.141592653589793;
   double lidar_range_min = 0.12;
   double lidar_range_max = 12.0;
   double lidar_noise_stddev = 0.01;
@@ -98,10 +107,36 @@ struct UgvParams {
   double odometry_angular_noise = 0.02;         // stddev as a fraction of the angle turned
   double odometry_linear_scale_stddev = 0.01;   // drift: wheel radius error
   double odometry_angular_scale_stddev = 0.02;  // drift: track width error
+  std::string odometry_frame;        // header frame_id; empty: "<vehicle>/odom"
+  std::string odometry_child_frame;  // header child_frame_id; empty: none
   // IMU.
+  bool imu = true;
   Duration imu_period = milliseconds(10);
   double imu_angular_velocity_stddev = 0.002;    // rad/s
   double imu_linear_acceleration_stddev = 0.02;  // m/s²
+  // Contacts of the chassis (the physics refuses penetration either way).
+  bool contact = true;
+  // Satellite navigation (/model/<v>/navsat), from the world's <spherical_coordinates>.
+  bool navsat = false;
+  Duration navsat_period = seconds(1);
+  double navsat_horizontal_stddev = 0.0;  // m
+  double navsat_vertical_stddev = 0.0;    // m
+  double navsat_velocity_stddev = 0.0;    // m/s
+  // Names in messages: contacts "<v>::<chassis_link>::<chassis_collision>", the IMU entity
+  // "<v>::<chassis_link>::<imu_sensor>", the scan's frame "<v>::<chassis_link>::<lidar_sensor>".
+  std::string chassis_link = "chassis";
+  std::string chassis_collision = "collision";
+  std::string lidar_sensor = "lidar";
+  std::string imu_sensor = "imu";
+};
+using UgvParams = VehicleParams;  // the name before robot models
+
+// Where the world is on the Earth (SDF <spherical_coordinates>): navsat's reference.
+struct SphericalCoordinates {
+  double latitude_deg = 0.0;
+  double longitude_deg = 0.0;
+  double elevation = 0.0;    // m
+  double heading_rad = 0.0;  // the world's x axis, counter-clockwise from east
 };
 
 struct WorldOptions {
@@ -211,6 +246,8 @@ class World {
   const std::vector<StaticShape>& static_shapes() const;
   // World-level <frame>s resolved to the world frame, by name.
   const std::map<std::string, Pose2D>& frames() const;
+  // The world's <spherical_coordinates> (navsat's reference; the origin of the Earth if none).
+  const SphericalCoordinates& spherical_coordinates() const;
   std::optional<Pose2D> frame(std::string_view name) const;
   // Names of the static models, sorted.
   std::vector<std::string> static_models() const;
@@ -269,17 +306,18 @@ class World {
   // Anything else, or a payload that does not parse, is an error.
   //
   // /world/<w>/create takes an ignition.msgs.EntityFactory, as Gazebo's create service:
-  //  * a reference UGV (default UgvParams) when `sdf` and `sdf_filename` are both empty, when
-  //    `sdf_filename` is "ugv" or "model://ugv", or when `sdf` is just an
-  //    <include><uri>ugv</uri></include> (model://ugv too; with or without an <sdf> root; its
-  //    <name> and <pose> are used when the factory's are unset);
+  //  * a vehicle from a robot model (robot_model.hpp) when `sdf_filename` names one (`ugv`,
+  //    model://NAME, a path against the working directory), when `sdf` is just an
+  //    <include><uri>...</uri></include> of one (with or without an <sdf> root; its <name> and
+  //    <pose> are used when the factory's are unset), or the reference UGV (`ugv`) when `sdf`
+  //    and `sdf_filename` are both empty; a model that does not load is refused;
   //  * otherwise a static model given as SDF text in `sdf` (one <model>; box, cylinder and sphere
   //    collisions, read like the world file's models). Any collision the world cannot simulate
   //    refuses the whole model.
   //  The name is the factory's `name`, else the include's or the <model>'s (a UGV needs one).
   //  The pose is the factory's `pose` (overriding the SDF's), else the SDF's, else the origin;
   //  `relative_to` may name a world <frame> (the pose, or the frame itself, is then taken in
-  //  it). `model`, `light`, `clone_name`, other files and `allow_renaming` are not supported: a
+  //  it). `model`, `light`, `clone_name` and `allow_renaming` are not supported: a
   //  taken name is refused.
   // /world/<w>/remove takes an ignition.msgs.Entity and removes the model of that `name`.
   // Refusals (a name taken or unknown, a spawn inside an obstacle, unsupported geometry, SDF that
