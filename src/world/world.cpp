@@ -14,6 +14,7 @@
 #include "collide.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/time/random_source.hpp"
+#include "include_check.hpp"
 #include "sdf_loader.hpp"
 
 namespace fieldproof::world {
@@ -588,6 +589,11 @@ Status check_options(const WorldOptions& o) {
 
 LoadResult World::load(const std::string& path, WorldOptions options) {
   if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
+  // A FIFO, a device or a huge file (the world or one it includes) would hang or exhaust the SDF
+  // parser, and an include cycle would make it recurse until it aborts: refused unread.
+  if (std::string e = detail::check_sdf_includes(path); !e.empty()) {
+    return LoadResult{nullptr, {std::move(e)}, {}};
+  }
   auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max);
   return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {
     return std::unique_ptr<World>(new World(std::move(impl)));
