@@ -9,8 +9,10 @@ pipe against its edge-style signal and measured slower from Python.)
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time as _walltime
+import weakref
 from typing import Optional
 
 import zmq
@@ -21,6 +23,19 @@ from .errors import ConnectionLost, TransportError
 _MAX_IPC_PATH = 107
 # The longest one zmq_poll lasts while holding the socket's lock (ms).
 _SLICE_MS = 10
+
+# Every link not yet closed: closed at interpreter exit, so no heartbeat thread is still sending
+# on a socket while the interpreter and ZeroMQ's context are torn down.
+_open_links: "weakref.WeakSet[Link]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_links() -> None:
+    for link in list(_open_links):
+        try:
+            link.close()
+        except Exception:  # best effort at exit
+            pass
 
 
 def resolve_endpoint(endpoint: str) -> str:
@@ -97,6 +112,7 @@ class Link:
         self._poller.register(s, zmq.POLLIN)
         self._hb_stop = threading.Event()
         self._hb_thread: Optional[threading.Thread] = None
+        _open_links.add(self)
 
     # ---- sending ----
 
@@ -132,7 +148,10 @@ class Link:
                 sent, self._sent = self._sent, False
             if sent or not self.name:
                 continue
-            self.send(codec.Heartbeat(self.name))
+            try:
+                self.send(codec.Heartbeat(self.name))
+            except Exception:  # the socket went away under us (closing, exiting): stop quietly
+                return
 
     # ---- receiving ----
 
@@ -200,6 +219,7 @@ class Link:
                 return
             self._closed = True
             self._hb_stop.set()
+            _open_links.discard(self)
             try:
                 self._sock.disable_monitor()
             except zmq.ZMQError:

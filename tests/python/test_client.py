@@ -3,6 +3,7 @@ fresh ipc endpoint) and beside a C++ participant (tests/python/cpp_peer.cpp)."""
 
 import os
 import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -256,6 +257,28 @@ class Heartbeats(CoordinatorTest):
         with self.assertRaises(fieldproof.RunFailedError) as cm:
             p.sleep_until(milliseconds(20))
         self.assertIn("py_silent", str(cm.exception))
+
+
+@needs_fieldproof
+class Exiting(unittest.TestCase):
+    def test_a_program_that_exits_without_leaving_exits_cleanly(self):
+        # Heartbeats running, a control client open, no leave(): the interpreter's exit closes
+        # the links (the heartbeat thread must not be sending while ZeroMQ is torn down).
+        for _ in range(3):
+            coord = Coordinator()
+            self.addCleanup(coord.stop)
+            prog = ("import fieldproof, sys\n"
+                    "from fieldproof.control import ControlClient\n"
+                    "from fieldproof.time import milliseconds\n"
+                    f"p = fieldproof.connect(name='py_exit', endpoint={coord.endpoint!r},\n"
+                    "                        connect_timeout=10, heartbeat_interval=0.001)\n"
+                    f"c = ControlClient({coord.endpoint!r})\n"
+                    "c.status()\n"
+                    "p.sleep_until(milliseconds(10))\n")
+            r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stderr, "")
 
 
 @needs_fieldproof
