@@ -781,7 +781,11 @@ ValidationResult load_scenario_file(const std::filesystem::path& path, const Loa
   const util::InputFile in = util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
   if (!in.ok()) {
     ValidationResult r;
-    r.errors.push_back({path.string(), {}, "", in.error});
+    std::error_code ec;
+    r.errors.push_back({path.string(), {}, "",
+                        std::filesystem::exists(std::filesystem::symlink_status(path, ec))
+                            ? in.error
+                            : "cannot read the scenario file (does it exist?)"});
     return r;
   }
   std::filesystem::path base = path.parent_path();
