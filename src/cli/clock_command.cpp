@@ -5,6 +5,7 @@
 // or a refusal (a lockstep run, a key the coordinator does not accept), 1 another failure.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "fieldproof/engine/clock_control.hpp"
 #include "fieldproof/lockstep/zmq_server.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::cli {
 namespace {
@@ -37,10 +39,13 @@ bool is_endpoint(const std::string& s) {
 
 // A Z85 key given as a file (its first line) or as the 40 characters themselves.
 std::string key_arg(const std::string& arg, const char* option) {
-  std::ifstream in(arg);
   std::string key = arg;
-  if (in) {
-    std::getline(in, key);
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec)) {
+    const util::InputFile in =
+        util::read_input_file(arg, util::kMaxSmallFileBytes, std::string(option) + " key file");
+    if (!in.ok()) throw std::invalid_argument(in.error);
+    key = in.text.substr(0, in.text.find('\n'));
     while (!key.empty() && (key.back() == '\r' || key.back() == ' ')) key.pop_back();
   }
   if (key.size() != 40) {

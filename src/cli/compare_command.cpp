@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "fieldproof/engine/compare.hpp"
@@ -33,8 +34,10 @@ int run_compare(const CompareArgs& a) {
   }
   engine::CompareResult r;
   try {
-    const engine::Trajectories ta = engine::load_trajectories(a.run_a);
-    const engine::Trajectories tb = engine::load_trajectories(a.run_b);
+    std::vector<std::string> warnings;
+    const engine::Trajectories ta = engine::load_trajectories(a.run_a, &warnings);
+    const engine::Trajectories tb = engine::load_trajectories(a.run_b, &warnings);
+    for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     r = engine::compare_trajectories(ta, tb, a.tolerance_m, a.span_tolerance_s);
   } catch (const engine::CompareError& e) {
     std::fprintf(stderr, "fieldproof compare: %s\n", e.what());

@@ -15,6 +15,7 @@
 #include "fieldproof/lockstep/cascade.hpp"
 #include "fieldproof/lockstep/zmq_server.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::cli {
 namespace {
@@ -32,22 +33,38 @@ struct CoordinatorArgs {
   std::string follower_timeout = "5s";
   std::string heartbeat = "0.5s";
   std::string name;
-  size_t max_message_bytes = size_t{64} << 20;
+  std::string max_message_bytes = "67108864";
   bool start_paused = false;
 };
 
 // Reads a Z85 key (40 characters) from the first line of a file.
 std::string read_key(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(std::string(what) + " file '" + path + "' cannot be read");
-  std::string line;
-  std::getline(in, line);
+  const util::InputFile in = util::read_input_file(path, util::kMaxSmallFileBytes,
+                                                   std::string(what) + " file");
+  if (!in.ok()) throw std::invalid_argument(in.error);
+  std::string line = in.text.substr(0, in.text.find('\n'));
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   if (line.size() != 40) {
     throw std::invalid_argument(std::string(what) + " file '" + path +
                                 "' must hold a 40-character Z85 key on its first line");
   }
   return line;
+}
+
+// --max-message-bytes: a whole number of bytes from 1 to 4294967295 (the protocol's lengths are
+// u32). 0, negative, fractional, NaN or anything else is refused (no value means "no limit").
+size_t max_message_bytes_arg(const std::string& text) {
+  const std::string what = "--max-message-bytes '" + text + "': ";
+  if (text.empty() || text.size() > 10 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    throw std::invalid_argument(what + "must be a whole number of bytes from 1 to 4294967295");
+  }
+  const unsigned long long v = std::stoull(text);
+  if (v == 0 || v > 4294967295ULL) {
+    throw std::invalid_argument(what + "must be from 1 to 4294967295 bytes (there is no "
+                                       "unlimited: the default is 67108864, 64 MiB)");
+  }
+  return static_cast<size_t>(v);
 }
 
 Duration duration_arg(const std::string& text, const char* option) {
@@ -67,7 +84,7 @@ int run_coordinator(const CoordinatorArgs& a) {
     o.core.max_rtf = a.max_rtf;
     o.core.ack_timeout = duration_arg(a.ack_timeout, "--ack-timeout");
     o.core.follower_timeout = duration_arg(a.follower_timeout, "--follower-timeout");
-    o.core.max_message_bytes = a.max_message_bytes;
+    o.core.max_message_bytes = max_message_bytes_arg(a.max_message_bytes);
     o.core.start_paused = a.start_paused;
     if (!a.curve_secret_key_file.empty()) {
       o.curve_secret_key = read_key(a.curve_secret_key_file, "--curve-secret-key");
@@ -181,7 +198,9 @@ void add_coordinator_command(CLI::App& app, int* exit_code) {
                   "with --parent: the heartbeat interval towards the parent (default 0.5s)")
       ->default_val("0.5s");
   cmd->add_option("--max-message-bytes", args->max_message_bytes,
-                  "frames larger than this are refused with an error");
+                  "frames larger than this many bytes are refused with an error (1 to "
+                  "4294967295; one more than 64 KiB over it ends the sender's connection)")
+      ->default_val("67108864");
   cmd->add_flag("--start-paused", args->start_paused, "start paused (resume by a control request)");
   cmd->callback([args, exit_code] { *exit_code = run_coordinator(*args); });
 }

@@ -1,4 +1,7 @@
 // `fieldproof`: one executable, one subcommand per file (commands.hpp).
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -22,6 +25,23 @@ constexpr AddCommand kCommands[] = {
     &fieldproof::cli::add_runs_command,
 };
 
+// An exception that escapes a thread (or a noexcept function) ends the program here instead of
+// in an abort: the message, and exit 1 (a stated failure), never 134.
+[[noreturn]] void on_terminate() {
+  std::string what = "an unknown error";
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      what = ex.what();
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr, "fieldproof: internal error: %s (please report it)\n", what.c_str());
+  std::fflush(stderr);
+  std::_Exit(fieldproof::cli::kExitFailed);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -33,11 +53,20 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = fieldproof::cli::kExitOk;
   for (AddCommand add : kCommands) add(app, &exit_code);
+  std::set_terminate(on_terminate);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? fieldproof::cli::kExitOk : fieldproof::cli::kExitInvalid;
+  } catch (const std::exception& e) {
+    // Whatever a command did not catch: a message and exit 1, never an abort. (`run` writes its
+    // run.json with status error itself, engine/run.cpp.)
+    std::fprintf(stderr, "fieldproof: internal error: %s (please report it)\n", e.what());
+    return fieldproof::cli::kExitFailed;
+  } catch (...) {
+    std::fprintf(stderr, "fieldproof: internal error (please report it)\n");
+    return fieldproof::cli::kExitFailed;
   }
   return exit_code;
 }

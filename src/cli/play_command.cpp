@@ -628,6 +628,13 @@ int run_play(const PlayArgs& a) {
     std::fprintf(stderr, "fieldproof play: interrupted\n");
     return kExitInterrupted;
   }
+  if (!p.complete() && played == 0) {
+    // Nothing at all came out of a damaged file: a stated failure, not a quiet success.
+    std::fprintf(stderr,
+                 "fieldproof play: no message could be played: the damage (above) hides every "
+                 "message of the recording\n");
+    return kExitFailed;
+  }
   return kExitOk;
 }
 

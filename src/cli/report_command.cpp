@@ -35,6 +35,14 @@ int run_report(const ReportArgs& a) {
     std::fprintf(stderr, "fieldproof report: %s\n", e.what());
     return kExitInvalid;
   }
+  if (!r->is_run_record()) {
+    std::fprintf(stderr,
+                 "fieldproof report: %s: not a run record (a JSON object with run_id and status, "
+                 "as `fieldproof run` writes it)\n",
+                 file.string().c_str());
+    return kExitInvalid;
+  }
+  for (const std::string& w : r->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const std::string text = r->render(format);
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (a.write) {

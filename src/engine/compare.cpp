@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "fieldproof/util/input_file.hpp"
+
 namespace fieldproof::engine {
 
 using nlohmann::json;
@@ -14,17 +16,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// run.json of a run directory (null when absent). CompareError when it is there but is no run
+// record.
 json run_json_of(const fs::path& dir) {
-  std::ifstream in(dir / "run.json");
-  if (!in) return json();
-  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const fs::path file = dir / "run.json";
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return json();
+  const util::InputFile in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
+  if (!in.ok()) throw CompareError(in.error);
+  const json run = json::parse(in.text, nullptr, /*allow_exceptions=*/false);
+  if (!run.is_object() || !run.contains("run_id") || !run["run_id"].is_string() ||
+      !run.contains("status") || !run["status"].is_string()) {
+    throw CompareError(file.string() +
+                       ": not a run record (a JSON object with run_id and status, as `fieldproof "
+                       "run` writes it)");
+  }
+  return run;
 }
 
+// The run's clock.origin_sim_s (0 when run.json or the field is absent).
 double origin_of(const json& run) {
   if (!run.is_object() || !run.contains("clock") || !run["clock"].is_object()) return 0.0;
   const json& c = run["clock"];
   if (c.contains("origin_sim_s") && c["origin_sim_s"].is_number()) {
-    return c["origin_sim_s"].get<double>();
+    const double o = c["origin_sim_s"].get<double>();
+    if (std::isfinite(o)) return o;
   }
   return 0.0;
 }
@@ -37,14 +53,15 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-Trajectories load_trajectories(const fs::path& run_dir) {
+Trajectories load_trajectories(const fs::path& run_dir, std::vector<std::string>* warnings) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) {
     throw CompareError(run_dir.string() + ": no such run directory");
   }
   const fs::path file = run_dir / "samples.jsonl";
-  std::ifstream in(file);
-  if (!in) throw CompareError(file.string() + ": missing (not a run directory?)");
+  if (!fs::exists(file, ec)) throw CompareError(file.string() + ": missing (not a run directory?)");
+  util::CheckedFile in(file, util::kNoSizeLimit, "samples.jsonl");
+  if (!in.ok()) throw CompareError(in.error());
   const json run = run_json_of(run_dir);
   const double origin = origin_of(run);
   // The vehicles of the run (run.json): the watched static models (a crate a geofence or
@@ -59,10 +76,22 @@ Trajectories load_trajectories(const fs::path& run_dir) {
     }
   }
   Trajectories out;
+  util::LineReader lines(in.fd());
   std::string line;
-  while (std::getline(in, line)) {
-    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || j.value("kind", std::string()) != "pose") continue;
+  bool too_long = false;
+  size_t garbage = 0;
+  int first_garbage = 0;
+  while (lines.next(&line, &too_long)) {
+    const json j = too_long ? json(json::value_t::discarded)
+                            : json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() && (too_long || !line.empty())) {
+      if (garbage++ == 0) first_garbage = lines.line_number();
+      continue;
+    }
+    if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string() ||
+        j["kind"].get<std::string>() != "pose") {
+      continue;
+    }
     std::string name;
     for (const char* k : {"model", "vehicle"}) {
       if (j.contains(k) && j[k].is_string()) name = j[k].get<std::string>();
@@ -78,6 +107,11 @@ Trajectories load_trajectories(const fs::path& run_dir) {
     if (!num("sim", &sim) || !num("x", &p.x) || !num("y", &p.y)) continue;
     p.t = sim - origin;
     out[name].push_back(p);
+  }
+  if (garbage > 0 && warnings != nullptr) {
+    warnings->push_back(file.string() + ":" + std::to_string(first_garbage) + ": " +
+                        std::to_string(garbage) + (garbage == 1 ? " line that is" : " lines that are") +
+                        " not JSON skipped (the first here)");
   }
   if (out.empty()) throw CompareError(file.string() + ": no ground-truth pose samples");
   for (auto& [name, v] : out) {

@@ -14,12 +14,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "fieldproof/engine/clock_control.hpp"
 #include "fieldproof/lockstep/codec.hpp"
 #include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::engine {
 
@@ -166,19 +169,38 @@ ClockOutcome clock_command(const ClockRequest& req) {
                                                            : "no control endpoint") +
       "); fieldproof clock acts only on a run in progress";
   if (!fs::exists(info_file, ec)) return invalid(not_live);
-  nlohmann::json info;
-  try {
-    std::ifstream in(info_file);
-    info = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    return invalid(info_file.string() + ": unreadable: " + e.what());
+  const util::InputFile text =
+      util::read_input_file(info_file, util::kMaxSmallFileBytes, "the run's control.json");
+  if (!text.ok()) return invalid(text.error);
+  const nlohmann::json info = nlohmann::json::parse(text.text, nullptr, /*allow_exceptions=*/false);
+  if (!info.is_object()) {
+    return invalid(info_file.string() + ": not a JSON object (the run writes it; is it damaged?)");
   }
-  const int64_t step_ns = info.value("physics_step_ns", int64_t{0});
-  const std::string mode = info.value("mode", std::string("sim"));
+  // Each field has its type, or the file is refused naming it (a value of another type used to
+  // abort the command).
+  const auto field_error = [&](const char* key, const char* type) -> std::string {
+    return info_file.string() + ": " + key + " must be " + type + ", got " + info[key].dump();
+  };
+  int64_t step_ns = 0;
+  if (info.contains("physics_step_ns")) {
+    if (!info["physics_step_ns"].is_number_integer()) {
+      return invalid(field_error("physics_step_ns", "a whole number of nanoseconds"));
+    }
+    step_ns = info["physics_step_ns"].get<int64_t>();
+  }
+  std::string mode = "sim";
+  if (info.contains("mode")) {
+    if (!info["mode"].is_string()) return invalid(field_error("mode", "a string"));
+    mode = info["mode"].get<std::string>();
+  }
+  std::string endpoint;
+  if (info.contains("endpoint")) {
+    if (!info["endpoint"].is_string()) return invalid(field_error("endpoint", "a string"));
+    endpoint = info["endpoint"].get<std::string>();
+  }
   // The socket is in the run directory, or (a run directory too deep for a Unix socket's path)
   // where control.json's endpoint says.
   std::string sock_path = fs::absolute(sock).string();
-  const std::string endpoint = info.value("endpoint", std::string());
   if (endpoint.rfind("ipc://", 0) == 0) sock_path = endpoint.substr(6);
   if (!fs::exists(sock_path, ec)) return invalid(not_live);
   if (!socket_accepts(sock_path)) return invalid(not_live);
@@ -205,6 +227,11 @@ ClockOutcome clock_command(const ClockRequest& req) {
       if (req.steps) {
         if (*req.steps <= 0) return invalid("step: --steps must be a whole number > 0");
         if (step_ns <= 0) return invalid(info_file.string() + ": no physics_step_ns");
+        if (*req.steps > (INT64_MAX - 1) / step_ns) {
+          return invalid("step: --steps " + std::to_string(*req.steps) +
+                         " steps of " + format_seconds(Duration::from_ns(step_ns)) +
+                         " s overflow simulated time (about 292 years at most)");
+        }
         d = Duration::from_ns(*req.steps) * step_ns;
       } else {
         const auto p = parse_duration(*req.seconds);
@@ -228,9 +255,27 @@ ClockOutcome clock_command(const ClockRequest& req) {
     }
   }
   lockstep::ControlReply r;
+  std::string background;
   try {
     lockstep::ControlClient client("ipc://" + sock_path);
     r = client.request(c, req.timeout);
+    if (r.ok && req.action == ClockAction::kStep) {
+      // The engine answers a step at once and completes it in the background: follow it with
+      // status requests (they keep being answered) for up to the reply timeout.
+      const SimTime target = r.status.time + c.duration;
+      const WallNow wall = SystemClock::wall_now();
+      const SimTime give_up = wall() + req.timeout;
+      while (!(r.status.paused && r.status.time >= target) && wall() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        const lockstep::ControlReply s = client.request(lockstep::status_request(), req.timeout);
+        if (!s.ok) break;
+        r = s;
+      }
+      if (r.status.time < target) {
+        background = " (continuing in the background to " + format_seconds(target) +
+                     " s; `fieldproof clock " + run + " status` follows it)";
+      }
+    }
   } catch (const std::exception& e) {
     return invalid(run + ": cannot reach the run's control endpoint: " + e.what());
   }
@@ -259,7 +304,7 @@ ClockOutcome clock_command(const ClockRequest& req) {
              (p.role == lockstep::Role::kFollowing ? "following" : "regulating") + ")";
   }
   out << "participants: " << parts << "\n";
-  if (what != "status") out << "done: " << what << "\n";
+  if (what != "status") out << "done: " << what << background << "\n";
   return {0, out.str()};
 }
 

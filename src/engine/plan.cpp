@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fieldproof/assertions/plugin.hpp"
+#include "fieldproof/util/input_file.hpp"
 #include "fieldproof/world/robot_model.hpp"
 
 namespace fieldproof::engine {
@@ -20,7 +21,9 @@ double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
 // Whether the scenario document says outputs.record at all (it loaded already, so it parses).
 bool record_key_given(const std::string& file) {
   try {
-    const YAML::Node root = YAML::LoadFile(file);
+    const util::InputFile in = util::read_input_file(file, util::kMaxScenarioBytes, "the scenario");
+    if (!in.ok()) return false;
+    const YAML::Node root = YAML::Load(in.text);
     const YAML::Node out = root["outputs"];
     return out && out.IsMap() && out["record"];
   } catch (const std::exception&) {
@@ -358,10 +361,17 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
                        " does not exist (a path relative to the scenario's directory)");
     return r;
   }
+  // A FIFO, a device or a huge file would hang or exhaust the loader: refused unread.
+  if (const std::string e = util::check_input_file(s.world, util::kMaxWorldBytes, "the world file");
+      !e.empty()) {
+    r.errors.push_back(pos_prefix(s, {}, "world") + e);
+    return r;
+  }
   auto loaded = world::World::load(s.world.string(), wo);
   for (const auto& w : loaded.warnings) r.warnings.push_back(w);
   if (!loaded.world) {
-    for (const auto& e : loaded.errors) r.errors.push_back(e);
+    // Named as the scenario's world: key, so the scenario file is named too.
+    for (const auto& e : loaded.errors) r.errors.push_back(pos_prefix(s, {}, "world") + e);
     return r;
   }
   world::World& w = *loaded.world;
@@ -440,12 +450,41 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
         }
       }
     } else if (e.action == "sim.step") {
+      scenario::SourcePos at = e.pos;
+      std::string field = e.path;
       if (const auto* n = e.params.get("steps");
           n && n->kind == scenario::ParamValue::Kind::kInteger) {
-        pe.step = plan.physics_step * n->integer;
+        at = n->pos;
+        field = e.path + ".steps";
+        const int64_t ps = plan.physics_step.ns();
+        if (ps > 0 && n->integer > (INT64_MAX - 1) / ps) {
+          r.errors.push_back(pos_prefix(s, at, field) + std::to_string(n->integer) +
+                             " steps of " + format_seconds(plan.physics_step) +
+                             " s overflow simulated time (at most about 292 years)");
+        } else {
+          pe.step = plan.physics_step * n->integer;
+        }
       } else if (const auto* d = e.params.get("duration_s");
                  d && d->kind == scenario::ParamValue::Kind::kDuration) {
+        at = d->pos;
+        field = e.path + ".duration_s";
         pe.step = d->duration;
+      }
+      // Paced at the target real-time factor, a step longer than the run's wall-clock budget
+      // would only end in a timeout, after writing a recording of all of it: refused here.
+      if (plan.target_rtf > 0 && std::isfinite(plan.target_rtf) && pe.step.ns() > 0) {
+        const double wall_s = secs(pe.step) / plan.target_rtf;
+        if (wall_s > secs(s.time.timeout)) {
+          char rtf[32];
+          std::snprintf(rtf, sizeof rtf, "%g", plan.target_rtf);
+          r.errors.push_back(pos_prefix(s, at, field) + "a step of " + format_seconds(pe.step) +
+                             " s at the run's real-time factor " + rtf + " takes " +
+                             format_seconds(Duration::from_ns(static_cast<int64_t>(
+                                 std::min(wall_s, 9.2e9) * 1e9))) +
+                             " s of wall time, more than time.timeout_s " +
+                             format_seconds(s.time.timeout) +
+                             " s: shorten it or raise time.timeout_s");
+        }
       }
     } else if (e.action == "spawn_model") {
       if (const auto* shape = e.params.get("shape"); shape && shape->string == "vehicle") {

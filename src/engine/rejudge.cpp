@@ -18,6 +18,7 @@
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/report/report.hpp"
+#include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::engine {
 namespace {
@@ -151,8 +152,12 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   }
   json live_run;  // the recorded run's run.json, when a run directory was given
   if (fs::is_directory(o.recording, ec)) {
-    std::ifstream in(o.recording / "run.json");
-    if (in) live_run = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    const fs::path file = o.recording / "run.json";
+    if (fs::exists(fs::symlink_status(file, ec))) {
+      const util::InputFile in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
+      if (!in.ok()) return invalid(out, in.error);
+      live_run = json::parse(in.text, nullptr, /*allow_exceptions=*/false);
+    }
     if (live_run.is_discarded()) live_run = json();
   }
   record::McapReader reader;

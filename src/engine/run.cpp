@@ -89,6 +89,11 @@ std::string check_run_id(const std::string& id) {
   for (const char c : id) {
     if (static_cast<unsigned char>(c) < 0x20) return "a run id must not contain control characters";
   }
+  // It names a directory: one file name (NAME_MAX), or creating it fails with a filesystem error.
+  if (id.size() > 200) {
+    return "a run id is at most 200 bytes (it names a directory), got " +
+           std::to_string(id.size());
+  }
   return "";
 }
 
@@ -96,7 +101,9 @@ static bool status_ok_for_clock(const std::string& status) {
   return status == "passed" || status == "failed";
 }
 
-RunOutcome run_scenario(const RunOptions& o) {
+namespace {
+
+RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
   RunOutcome out;
   const auto invalid = [&out](std::vector<std::string> errors) {
     out.exit_code = 2;
@@ -141,21 +148,28 @@ RunOutcome run_scenario(const RunOptions& o) {
     for (const char c : sc.name)
       base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
     if (base.empty()) base = "run";
+    if (base.size() > 180) base.resize(180);  // a long scenario name still makes a file name
     for (int n = 1;; ++n) {
       const std::string candidate = base + "-" + std::to_string(n);
-      if (!fs::exists(o.runs_dir / candidate)) {
+      if (!fs::exists(o.runs_dir / candidate, ec)) {
         id = candidate;
         break;
       }
     }
   }
   const fs::path dir = o.runs_dir / id;
-  if (fs::exists(dir) || !fs::create_directory(dir, ec) || ec) {
+  if (fs::exists(dir, ec)) {
     return invalid({dir.string() + ": the run directory exists already; a run directory is never "
                                    "overwritten (choose another --run-id)"});
   }
+  if (!fs::create_directory(dir, ec) || ec) {
+    return invalid({dir.string() + ": the run directory cannot be created: " +
+                    (ec ? ec.message() : std::string("unknown error")) +
+                    " (is --runs-dir " + o.runs_dir.string() + " writable?)"});
+  }
   out.run_dir = dir;
   out.run_id = id;
+  *started_dir = dir;
   fs::copy_file(o.scenario_file, dir / "scenario.yaml", ec);
 
   JsonLines log, samples, verdicts, clock_lines, resource_lines;
@@ -319,7 +333,11 @@ RunOutcome run_scenario(const RunOptions& o) {
       obstacles.push_back(j);
     }
   }
-  if (!session) {
+  if (!recording_error.empty()) {
+    // Evidence is not lost quietly: a run asked to record that cannot is an error, not a pass.
+    status = "error";
+    reason = "outputs.record: cannot write " + recording_rel + ": " + recording_error;
+  } else if (!session) {
     status = "error";
     reason = "the world could not be set up: " + error;
   } else if (event("phase", {{"phase", "starting"}}), !session->start(&error)) {
@@ -557,15 +575,18 @@ RunOutcome run_scenario(const RunOptions& o) {
         break;
       }
       SimTime next;
+      std::optional<SimTime> step_to;
       if (timeline->held()) {
-        const auto target = timeline->step_target();
-        if (!target) {
+        step_to = timeline->step_target();
+        if (!step_to) {
           // Paused: the world stands still; poll the wall clock.
           poll_recorder();
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
           continue;
         }
-        next = *target;  // a sim.step: exactly there
+        // A sim.step: exactly there, a tick at a time, so that SIGINT, SIGTERM and
+        // time.timeout_s (checked above between ticks) are honoured inside a long step.
+        next = std::min(*step_to, SimTime::from_ns((now.ns() / tick.ns() + 1) * tick.ns()));
         session->set_paused(false);
       } else {
         // Wake at the next tick or the next due time, whichever comes first.
@@ -584,7 +605,9 @@ RunOutcome run_scenario(const RunOptions& o) {
       }
       const SimTime wait_from = wall_now();
       const bool slept = e.sleep_until(next);
-      if (timeline->held()) session->set_paused(true);
+      if (timeline->held() && (!step_to || !slept || e.now() >= *step_to)) {
+        session->set_paused(true);
+      }
       lockstep_stats.max_wait = std::max(lockstep_stats.max_wait, wall_now() - wait_from);
       if (!slept) {
         status = "error";
@@ -799,6 +822,38 @@ RunOutcome run_scenario(const RunOptions& o) {
     fs::remove(dir / "logs", ec);  // only when empty
   }
   return out;
+}
+
+}  // namespace
+
+RunOutcome run_scenario(const RunOptions& o) {
+  fs::path dir;
+  try {
+    return run_scenario_unguarded(o, &dir);
+  } catch (const std::exception& e) {
+    // A bug, or an input no check caught: a stated failure (exit 1), never an abort. A run that
+    // had started keeps a run.json saying so.
+    RunOutcome out;
+    out.exit_code = 1;
+    out.status = "error";
+    out.verdict = "ERROR";
+    out.reason = std::string("internal error: ") + e.what();
+    out.run_dir = dir;
+    out.run_id = dir.filename().string();
+    std::error_code ec;
+    if (!dir.empty() && !fs::exists(dir / "run.json", ec)) {
+      const json run = {{"run_id", out.run_id},
+                        {"scenario", {{"file", o.scenario_file.string()}}},
+                        {"engine_version", FIELDPROOF_ENGINE_VERSION},
+                        {"status", out.status},
+                        {"verdict", out.verdict},
+                        {"reason", out.reason},
+                        {"exit_code", out.exit_code}};
+      std::ofstream(dir / "run.json") << run.dump(2, ' ', false, json::error_handler_t::replace)
+                                      << '\n';
+    }
+    return out;
+  }
 }
 
 }  // namespace fieldproof::engine

@@ -76,6 +76,12 @@ struct Session::Impl {
   std::unique_ptr<ControlEndpoint> control_ep;
   std::atomic<bool> stopping{false};
   std::mutex control_mu;  // one control request at a time (endpoint thread, sim.pause)
+  // A `fieldproof clock step` in progress: answered at once, followed here until the clock
+  // reaches its target (the pause accounting), while status and the other requests keep being
+  // answered.
+  std::thread step_thread;
+  std::atomic<bool> stepping{false};
+  SimTime step_target;  // guarded by control_mu
 
   void note_paused(bool now_paused) {
     std::lock_guard<std::mutex> lk(pause_mu);
@@ -93,6 +99,7 @@ struct Session::Impl {
     return r;
   }
   lockstep::ControlReply handle_control(const lockstep::Control& c);
+  void follow_step(SimTime target);
   void on_idle();
 
   // The session's temporary directory (created on first use, removed by stop()).
@@ -536,6 +543,10 @@ lockstep::ControlReply Session::Impl::handle_control(const lockstep::Control& c)
     if (c.duration <= Duration::zero()) {
       r.ok = false;
       r.error = "refused: step: the duration must be > 0";
+    } else if (stepping.load()) {
+      r.ok = false;
+      r.error = "refused: a step to " + format_seconds(step_target) +
+                " s is in progress (status shows it; pause ends it)";
     } else {
       // Paused first, so the target is exact; the step's own wall time is running time.
       r = core_control(lockstep::pause_request());
@@ -545,15 +556,15 @@ lockstep::ControlReply Session::Impl::handle_control(const lockstep::Control& c)
         note_paused(false);
         r = core_control(c);
       }
-      const SimTime give_up = opts.wall_now() + seconds(60);
-      while (r.ok && r.status.time < target && opts.wall_now() < give_up && !stopping.load()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        r = core_control(lockstep::status_request());
-      }
-      note_paused(true);
-      if (r.ok && r.status.time < target) {
-        r.ok = false;
-        r.error = "step: the clock did not reach " + format_seconds(target) + " s within 60 s";
+      if (r.ok) {
+        // Answered now; the step completes in the background (a long one used to hold this
+        // endpoint, and every other request was told the run was not live).
+        if (step_thread.joinable()) step_thread.join();
+        step_target = target;
+        stepping.store(true);
+        step_thread = std::thread([this, target] { follow_step(target); });
+      } else {
+        note_paused(true);
       }
     }
   } else {
@@ -565,8 +576,25 @@ lockstep::ControlReply Session::Impl::handle_control(const lockstep::Control& c)
   cmd.error = r.error;
   cmd.sim = r.status.time;
   cmd.paused = r.status.paused;
-  if (opts.on_clock_command) opts.on_clock_command(cmd);
+  // A status request changes nothing (and `fieldproof clock step` sends them while it follows a
+  // step): only what acts on the clock is recorded.
+  if (opts.on_clock_command && cmd.op != "status") opts.on_clock_command(cmd);
   return r;
+}
+
+void Session::Impl::follow_step(SimTime target) {
+  while (!stopping.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    lockstep::ControlReply r;
+    {
+      std::lock_guard<std::mutex> lk(control_mu);
+      r = core_control(lockstep::status_request());
+    }
+    // Reached, or paused by someone else (a pause, the timeline), or the run is ending.
+    if (!r.ok || r.status.time >= target || r.status.paused) break;
+  }
+  note_paused(true);
+  stepping.store(false);
 }
 
 void Session::Impl::on_idle() {
@@ -603,6 +631,7 @@ void Session::stop() {
   if (m.control_ep) {
     m.stopping.store(true);
     m.control_ep->stop();
+    if (m.step_thread.joinable()) m.step_thread.join();
     std::error_code ec;
     std::filesystem::remove(std::filesystem::path(m.opts.control_dir) / kControlInfoFile, ec);
   }

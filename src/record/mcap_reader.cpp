@@ -1,4 +1,5 @@
 #include "fieldproof/record/mcap_reader.hpp"
+#include "fieldproof/util/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -259,15 +260,15 @@ void McapReader::problem(uint64_t offset, std::string message) {
 }
 
 Status McapReader::open(const std::string& path, McapReaderOptions options) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {StatusCode::kIoError, "cannot open " + path + ": " + std::strerror(errno)};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return {StatusCode::kIoError, "cannot stat " + path + ": " + std::strerror(errno)};
+  // A FIFO or a device (/dev/zero, /dev/urandom) is refused unread: a recording is a regular file
+  // (read in place, never whole, so no size limit).
+  util::CheckedFile f(path, util::kNoSizeLimit, "the recording");
+  if (!f.ok()) {
+    // Opened but not a regular file: bad input (play exits 2); not there: an I/O error.
+    return {f.fd() >= 0 ? StatusCode::kInvalidArgument : StatusCode::kIoError, f.error()};
   }
-  Status s = open_source(std::make_unique<FileSource>(fd, static_cast<uint64_t>(st.st_size)),
-                         std::move(options));
+  const uint64_t size = f.size();
+  Status s = open_source(std::make_unique<FileSource>(f.release(), size), std::move(options));
   if (!s.ok()) return Status(s.code(), path + ": " + s.message());
   return s;
 }
@@ -300,15 +301,24 @@ Status McapReader::open_source(std::unique_ptr<Source> source, McapReaderOptions
   }
   Cursor hc(buf.data(), buf.size());
   const uint8_t op = hc.u8();
-  const uint64_t len = hc.u64();
+  uint64_t len = hc.u64();
   if (op != static_cast<uint8_t>(Opcode::kHeader)) {
     problem(wire::kMagicSize, "first record is " + opcode_name(op) + ", not a Header");
     return {};
   }
   if (!source_->in_range(wire::kMagicSize + wire::kRecordPrefix, len) || len > (1u << 20)) {
-    problem(wire::kMagicSize, "Header record of " + std::to_string(len) +
-                                  " bytes runs past the end of the file (cut short?)");
-    return {};
+    // A damaged length field: the Header's own fields (two strings) say where it ends; when the
+    // next record starts there, reading resynchronises on it instead of giving up on the file.
+    const std::optional<uint64_t> real = header_length_from_fields();
+    if (!real) {
+      problem(wire::kMagicSize, "Header record of " + std::to_string(len) +
+                                    " bytes runs past the end of the file (cut short?)");
+      return {};
+    }
+    problem(wire::kMagicSize, "Header record's length field says " + std::to_string(len) +
+                                  " bytes, its fields take " + std::to_string(*real) +
+                                  ": resynchronised on the record after them");
+    len = *real;
   }
   if (!source_->read(wire::kMagicSize + wire::kRecordPrefix, len, buf)) {
     return {StatusCode::kIoError, "read failed" + at(wire::kMagicSize)};
@@ -322,6 +332,28 @@ Status McapReader::open_source(std::unique_ptr<Source> source, McapReaderOptions
   has_footer_ = ends_with_footer(*source_, data_start_);
   if (!(options_.use_summary && has_footer_ && read_summary())) scan();
   return {};
+}
+
+std::optional<uint64_t> McapReader::header_length_from_fields() const {
+  const uint64_t body_at = wire::kMagicSize + wire::kRecordPrefix;
+  std::vector<uint8_t> b;
+  uint64_t off = 0;
+  for (int i = 0; i < 2; ++i) {  // profile, library
+    if (!source_->read(body_at + off, 4, b)) return std::nullopt;
+    const uint64_t n = uint64_t{b[0]} | uint64_t{b[1]} << 8 | uint64_t{b[2]} << 16 |
+                       uint64_t{b[3]} << 24;
+    if (n > (1u << 16)) return std::nullopt;
+    off += 4 + n;
+  }
+  // The next record: a known opcode (Schema .. Footer) whose length fits in the file.
+  if (!source_->in_range(body_at + off, wire::kRecordPrefix)) return std::nullopt;
+  if (!source_->read(body_at + off, wire::kRecordPrefix, b)) return std::nullopt;
+  Cursor c(b.data(), b.size());
+  const uint8_t op = c.u8();
+  const uint64_t len = c.u64();
+  if (op < 0x02 || op > 0x0F) return std::nullopt;
+  if (!source_->in_range(body_at + off + wire::kRecordPrefix, len)) return std::nullopt;
+  return off;
 }
 
 bool McapReader::read_summary() {

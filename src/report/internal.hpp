@@ -34,6 +34,7 @@ struct Report::Data {
   json model;                                       // report.json
   std::map<std::string, std::vector<Point>> paths;  // ground-truth poses per vehicle
   std::vector<ClockPoint> clock;
+  mutable std::vector<std::string> warnings;  // skipped lines of the .jsonl files (also while modelling)
 };
 
 inline constexpr const char* kDash = "—";

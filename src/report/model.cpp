@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "fieldproof/util/input_file.hpp"
 #include "report/internal.hpp"
 
 namespace fieldproof::report {
@@ -44,16 +45,35 @@ json as_named_object(const json* v) {
 
 json or_null(const json* v) { return v ? *v : json(nullptr); }
 
-// Every line that parses as a JSON object (a run cut short may end mid-line).
+// Every line that parses as a JSON object (a run cut short may end mid-line). A file that is not
+// regular (a FIFO, a device) is not read; lines that are not JSON are counted in a warning.
 template <typename F>
-void for_each_json_line(const fs::path& p, F&& f) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return;
+void for_each_json_line(const Report::Data& d, const fs::path& p, F&& f) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return;
+  util::CheckedFile in(p, util::kNoSizeLimit, p.filename().string());
+  if (!in.ok()) {
+    d.warnings.push_back(in.error());
+    return;
+  }
+  util::LineReader lines(in.fd());
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
+  bool too_long = false;
+  size_t garbage = 0;
+  int first = 0;
+  while (lines.next(&line, &too_long)) {
+    if (line.empty() && !too_long) continue;
+    json j = too_long ? json(json::value_t::discarded) : json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      if (garbage++ == 0) first = lines.line_number();
+      continue;
+    }
     if (j.is_object()) f(j);
+  }
+  if (garbage > 0) {
+    d.warnings.push_back(p.string() + ":" + std::to_string(first) + ": " +
+                         std::to_string(garbage) + (garbage == 1 ? " line that is" : " lines that are") +
+                         " not JSON skipped (the first here)");
   }
 }
 
@@ -80,7 +100,7 @@ void read_samples(Report::Data& d) {
     if (auto w = get_num(j, "wall")) sim_wall.emplace_back(*sim, *w);
     clock.push_back(c);
   };
-  for_each_json_line(d.dir / "samples.jsonl", [&](const json& j) {
+  for_each_json_line(d, d.dir / "samples.jsonl", [&](const json& j) {
     const auto kind = get_str(j, "kind");
     if (kind == "pose") {
       auto model = get_str(j, "model");
@@ -99,7 +119,7 @@ void read_samples(Report::Data& d) {
   std::vector<std::pair<double, double>> sw_file;
   std::swap(clock, from_file);
   std::swap(sim_wall, sw_file);
-  for_each_json_line(d.dir / "clock.jsonl", [&](const json& j) { add_clock(j); });
+  for_each_json_line(d, d.dir / "clock.jsonl", [&](const json& j) { add_clock(j); });
   if (clock.empty()) {
     clock = std::move(from_file);
     sim_wall = std::move(sw_file);
@@ -293,7 +313,7 @@ json build_model(const Report::Data& d) {
   m["phases"] = ph && (ph->is_array() || ph->is_object()) ? *ph : json::array();
   if (!ph && !d.dir.empty()) {
     // Without phases in run.json, the phase events of engine.log.
-    for_each_json_line(d.dir / "engine.log", [&](const json& e) {
+    for_each_json_line(d, d.dir / "engine.log", [&](const json& e) {
       if (get_str(e, "event") != "phase" || !field(e, "phase")) return;
       m["phases"].push_back({{"phase", e["phase"]},
                              {"wall_s", or_null(field(e, "wall_s"))},
@@ -402,19 +422,22 @@ Report Report::load(const fs::path& run_json_or_dir) {
   std::error_code ec;
   fs::path file = run_json_or_dir;
   if (fs::is_directory(file, ec)) file /= "run.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ReportError(file.string() + ": cannot read run.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw ReportError(file.string() + ": cannot read run.json");
+  const util::InputFile in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
+  if (!in.ok()) throw ReportError(in.error);
   try {
-    return from_text(ss.str(), file.parent_path().empty() ? fs::path(".") : file.parent_path());
+    return from_text(in.text, file.parent_path().empty() ? fs::path(".") : file.parent_path());
   } catch (const ReportError& e) {
     throw ReportError(file.string() + ": " + e.what());
   }
 }
 
 const fs::path& Report::run_dir() const { return d_->dir; }
+bool Report::is_run_record() const {
+  const json* id = field(d_->run, "run_id");
+  const json* status = field(d_->run, "status");
+  return id && id->is_string() && status && status->is_string();
+}
+const std::vector<std::string>& Report::warnings() const { return d_->warnings; }
 std::string Report::run_id() const { return show(field(d_->model, "run_id")); }
 std::string Report::verdict() const { return show(field(d_->model, "verdict")); }
 int Report::exit_code() const {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "fieldproof/scenario/scenario.hpp"
+#include "fieldproof/util/input_file.hpp"
 #include "scenario/walker.hpp"
 
 namespace fieldproof::scenario {
@@ -213,6 +215,11 @@ class Builder {
                 "expected true, false or a plain file name (written under recording/ of the "
                 "run directory), got \"" +
                     r->string + "\"");
+        } else if (r->string.empty() || r->string.size() > 200) {
+          // A name the file system refuses would leave the run without its recording.
+          error(r->pos, "outputs.record",
+                "a recording's file name is 1 to 200 bytes, got " +
+                    std::to_string(r->string.size()));
         }
       }
     }
@@ -771,6 +778,20 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
                                     const LoadOptions& opts) {
   const SpecRegistry& reg = opts.registry ? *opts.registry : SpecRegistry::builtin();
   ValidationResult result;
+  // Invalid UTF-8 (in a name, a key, a topic...) would pass YAML and abort a run later, where the
+  // text becomes JSON: refused here, located.
+  if (const std::optional<size_t> bad = util::first_invalid_utf8(yaml)) {
+    const auto [line, column] = util::line_column(yaml, *bad);
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X",
+                  static_cast<unsigned>(static_cast<unsigned char>(yaml[*bad])));
+    result.errors.push_back({file,
+                             {line, column},
+                             "",
+                             std::string("invalid UTF-8 (byte ") + byte +
+                                 "): a scenario is UTF-8 text"});
+    return result;
+  }
   if (auto deep = check_nesting(yaml, file)) {
     result.errors.push_back(*deep);
     return result;
@@ -815,23 +836,28 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
 }
 
 ValidationResult load_scenario_file(const std::filesystem::path& path, const LoadOptions& opts) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // A FIFO, a device, a directory or a huge file is refused before anything is read.
+  const util::InputFile in = util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
+  if (!in.ok()) {
     ValidationResult r;
-    r.errors.push_back({path.string(), {}, "", "cannot read the scenario file (does it exist?)"});
+    std::error_code ec;
+    r.errors.push_back({path.string(), {}, "",
+                        std::filesystem::exists(std::filesystem::symlink_status(path, ec))
+                            ? in.error
+                            : "cannot read the scenario file (does it exist?)"});
     return r;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
   std::filesystem::path base = path.parent_path();
   if (base.empty()) base = ".";
-  return load_scenario_text(ss.str(), path.string(), base, opts);
+  return load_scenario_text(in.text, path.string(), base, opts);
 }
 
 std::vector<std::filesystem::path> scenario_plugin_paths(const std::filesystem::path& path) {
   std::vector<std::filesystem::path> out;
   try {
-    const YAML::Node root = YAML::LoadFile(path.string());
+    const util::InputFile in = util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
+    if (!in.ok()) return out;  // the validation reports it
+    const YAML::Node root = YAML::Load(in.text);
     const YAML::Node plugins = root.IsMap() ? root["plugins"] : YAML::Node();
     if (!plugins || !plugins.IsSequence()) return out;
     std::filesystem::path base = path.parent_path();

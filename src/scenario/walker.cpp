@@ -228,12 +228,15 @@ ParamValue Walker::walk(const YAML::Node& node, const ParamSpec& spec, const std
     case ParamKind::kNumber: {
       if (!scalar_or_error(node, spec, path)) return {};
       auto d = plain(node) ? read_number(node.Scalar()) : std::nullopt;
+      // .nan and .inf mean nothing as a speed, a rate or a distance: refused like text.
       bool in_range =
-          d && !std::isnan(*d) &&
+          d && std::isfinite(*d) &&
           (!spec.minimum || (spec.exclusive_minimum ? *d > *spec.minimum : *d >= *spec.minimum)) &&
           (!spec.maximum || *d <= *spec.maximum);
       if (!in_range) {
-        error(v.pos, path, accepted(spec) + ", got " + shown(node));
+        error(v.pos, path,
+              accepted(spec) + ", got " + shown(node) +
+                  (d && !std::isfinite(*d) ? " (a finite number is needed)" : ""));
         return {};
       }
       v.kind = ParamValue::Kind::kNumber;

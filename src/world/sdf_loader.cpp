@@ -880,6 +880,12 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
     out.errors.push_back(source + ": <physics><max_step_size> is below 1 ns");
     return out;
   }
+  if (!std::isfinite(rtf) || rtf < 0) {
+    out.errors.push_back(source +
+                         ": <physics><real_time_factor> must be 0 (as fast as possible) or a "
+                         "positive number, got " + std::to_string(rtf));
+    return out;
+  }
   // 0 in Gazebo means "as fast as possible".
   out.world.real_time_factor = rtf > 0 ? rtf : std::numeric_limits<double>::infinity();
   if (const ignition::math::SphericalCoordinates* sc = w.SphericalCoordinates()) {

@@ -16,6 +16,7 @@
 #include "fieldproof/world/robot_model.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/time/random_source.hpp"
+#include "include_check.hpp"
 #include "sdf_loader.hpp"
 
 namespace fieldproof::world {
@@ -850,6 +851,11 @@ Status check_options(const WorldOptions& o) {
 
 LoadResult World::load(const std::string& path, WorldOptions options) {
   if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
+  // A FIFO, a device or a huge file (the world or one it includes) would hang or exhaust the SDF
+  // parser, and an include cycle would make it recurse until it aborts: refused unread.
+  if (std::string e = detail::check_sdf_includes(path); !e.empty()) {
+    return LoadResult{nullptr, {std::move(e)}, {}};
+  }
   auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max,
                                   options.direct_read_threshold);
   return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {

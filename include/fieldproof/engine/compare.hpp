@@ -44,8 +44,12 @@ using Trajectories = std::map<std::string, std::vector<TrajectoryPoint>>;
 
 // The pose samples of a run directory's samples.jsonl, of the vehicles run.json lists (every
 // pose when run.json or its vehicles are absent). CompareError when the directory or
-// samples.jsonl is missing, or it holds no pose sample.
-Trajectories load_trajectories(const std::filesystem::path& run_dir);
+// samples.jsonl is missing or not a regular file, when run.json is there but is not a run record
+// (a JSON object with a string run_id and status), or when there is no pose sample. Lines that
+// are not JSON (or longer than 16 MiB) are skipped; with `warnings`, one line says how many and
+// where the first was ("runs/a/samples.jsonl:17: 3 lines that are not JSON skipped").
+Trajectories load_trajectories(const std::filesystem::path& run_dir,
+                               std::vector<std::string>* warnings = nullptr);
 
 struct VehicleDeviation {
   std::string vehicle;

@@ -83,7 +83,8 @@ struct RunOutcome {
   std::vector<AssertionResult> assertions;
 };
 
-// Refuses ids that are empty, contain a path separator or "..", or start with '.'; "" if fine.
+// Refuses ids that are empty, longer than 200 bytes, contain a path separator, a control
+// character or "..", or start with '.'; "" if fine.
 std::string check_run_id(const std::string& id);
 
 RunOutcome run_scenario(const RunOptions& options);

@@ -26,6 +26,16 @@
 // peer (a key; keyless peers count as one per endpoint) per refusal_log_interval, the next one
 // with the count of those suppressed.
 //
+// Floods (docs/lockstep.md, "Bounded queues"): every socket has ZMQ_MAXMSGSIZE set (a frame more
+// than 64 KiB over max_message_bytes ends its connection inside ZeroMQ before it is allocated; one
+// up to that is read and refused as kOversized), each connection's receive queue holds at most
+// receive_hwm frames (a peer that sends faster than the server reads is slowed down by TCP, never
+// buffered without bound) and its send queue at most send_hwm. A peer whose send queue is full (it
+// does not read what it is sent) or that had max_refusals_in_row frames refused in a row is
+// dropped: its connection is shut down, what it still had queued is discarded unanswered, and one
+// line says so (rate limited per host like the refusals). A refusal line is written at most once
+// per host per refusal_log_interval; the count of the others follows at the end of each interval.
+//
 // Liveness: the server monitors its sockets; when the connection of a peer closes (its process
 // died, even by SIGKILL, or it closed without Leave) the core's connection_lost() runs within
 // milliseconds: a regulating participant that vanished without Leave fails the run, named; a
@@ -78,6 +88,11 @@ struct ServerOptions {
   std::optional<std::vector<std::string>> authorized_keys;
   // Refusal log lines (refused peers, bad frames): at most one per peer per this interval.
   Duration refusal_log_interval = seconds(10);
+  // Bounded queues (see above): frames queued per connection, in and out; refused frames in a row
+  // after which a peer is dropped. Each must be > 0.
+  int receive_hwm = 1000;
+  int send_hwm = 100000;
+  uint32_t max_refusals_in_row = 1000;
   // The core's settings (max_rtf, ack_timeout, follower_timeout, max_message_bytes, wall_now...).
   // An empty wall_now is replaced by SystemClock::wall_now().
   CoordinatorOptions core;
@@ -137,6 +152,8 @@ class CoordinatorServer {
   uint64_t refused_peers() const;
   // Frames refused as undecodable / oversized / unknown kind so far.
   uint64_t bad_frames() const;
+  // Connections dropped for a full send queue or too many refusals in a row, so far.
+  uint64_t dropped_peers() const;
 
   // Stops serving and joins the thread. Idempotent.
   void stop();

@@ -28,6 +28,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -151,6 +152,9 @@ class McapReader {
   void reset();
   void problem(uint64_t offset, std::string message);
   bool read_summary();
+  // The Header record's length from its own fields, when its length field is damaged and the
+  // record after those fields looks whole; nullopt otherwise.
+  std::optional<uint64_t> header_length_from_fields() const;
   void scan();
   // Reads and decompresses a chunk: its records are records[*records_at, end). scratch holds
   // the compressed bytes (reused between calls).

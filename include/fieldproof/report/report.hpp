@@ -17,6 +17,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fieldproof::report {
 
@@ -54,6 +55,12 @@ class Report {
   std::string run_id() const;
   std::string verdict() const;  // "—" when absent
   int exit_code() const;        // from run.json, else derived from status (1 when unknown)
+  // run.json is a run record: an object with a string run_id and status, as a run writes it
+  // (`fieldproof report` refuses anything else with exit 2; from_text("{}") still renders).
+  bool is_run_record() const;
+  // Lines of the run's .jsonl files that were skipped as not JSON (or longer than 16 MiB): one
+  // entry per file, "FILE:LINE: N lines that are not JSON skipped (the first here)".
+  const std::vector<std::string>& warnings() const;
 
   std::string to_json() const;      // report.json
   std::string to_markdown() const;  // report.md

@@ -1,12 +1,15 @@
 // Rate limiting of the server's refusal log lines: at most one line per peer per interval; the
-// next line admitted for a peer says how many were suppressed meanwhile. A refused peer that
-// reconnects every 100 ms (ZeroMQ's default) would otherwise fill the log.
+// next line admitted for a peer says how many were suppressed meanwhile, and flush() reports the
+// count of a peer that went on being suppressed once per interval. A refused peer that reconnects
+// every 100 ms (ZeroMQ's default), or floods garbage frames, would otherwise fill the log.
+// A peer is a readable key ("frames from 127.0.0.1", "peers with key K"): flush() names it.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "fieldproof/time/duration.hpp"
 
@@ -32,6 +35,20 @@ class RateLimitedLog {
     }
     peers_[peer] = Entry{now, 0};
     return out;
+  }
+
+  // For every peer with lines suppressed for an interval or longer: "<peer>: N more refused in
+  // the last S s"; its count starts again.
+  std::vector<std::string> flush(SimTime now) {
+    std::vector<std::string> lines;
+    for (auto& [peer, e] : peers_) {
+      if (e.suppressed == 0 || now - e.last < interval_) continue;
+      lines.push_back(peer + ": " + std::to_string(e.suppressed) + " more refused in the last " +
+                      format_seconds(now - e.last) + " s (one line per peer per " +
+                      format_seconds(interval_) + " s)");
+      e = Entry{now, 0};
+    }
+    return lines;
   }
 
  private:

@@ -2,13 +2,16 @@
 
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::lockstep::zmqd {
 
@@ -87,6 +90,14 @@ void set_string(void* socket, int option, const std::string& value, const char* 
   }
 }
 
+void set_max_message_size(void* socket, size_t limit) {
+  constexpr auto kMax = static_cast<size_t>(INT64_MAX) - kMaxMessageSlack;
+  const auto value = static_cast<int64_t>(std::min(limit, kMax) + kMaxMessageSlack);
+  if (zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &value, sizeof value) != 0) {
+    throw_zmq("setting ZMQ_MAXMSGSIZE");
+  }
+}
+
 void apply_client_curve(void* socket, const CurveClientKeys& keys) {
   if (keys.server_public_key.empty()) return;
   if (keys.server_public_key.size() != 40) {
@@ -137,8 +148,10 @@ bool is_curve_key(const std::string& key) {
 }
 
 std::vector<std::string> read_authorized_keys(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw TransportError("authorized keys file '" + path + "' cannot be read");
+  const util::InputFile file =
+      util::read_input_file(path, util::kMaxSmallFileBytes, "the authorized keys file");
+  if (!file.ok()) throw TransportError(file.error);
+  std::istringstream in(file.text);
   std::vector<std::string> keys;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {

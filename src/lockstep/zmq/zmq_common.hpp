@@ -27,6 +27,12 @@ std::string resolve_endpoint(std::string_view endpoint, std::string_view ipc_dir
 void set_int(void* socket, int option, int value, const char* name);
 void set_string(void* socket, int option, const std::string& value, const char* name);
 
+// Sets ZMQ_MAXMSGSIZE to `limit` + kMaxMessageSlack: ZeroMQ ends a connection whose next message
+// is longer, before allocating it (a length read from a stranger's bytes); a frame between the
+// limit and that is still read and refused with a reason (kOversized).
+inline constexpr size_t kMaxMessageSlack = size_t{64} << 10;
+void set_max_message_size(void* socket, size_t limit);
+
 // Applies CURVE client settings (server public key; the client's own pair, generated when empty).
 void apply_client_curve(void* socket, const CurveClientKeys& keys);
 

@@ -42,6 +42,8 @@ class ZmqLink final : public Link {
       // Never block a sender (it holds the link's mutex, which a receiver needs to learn that the
       // coordinator is gone): frames queue without limit while the coordinator is not reading.
       zmqd::set_int(socket_, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
+      // The decoder refuses larger frames anyway: ZeroMQ need not allocate them.
+      zmqd::set_max_message_size(socket_, kDefaultMaxFrameBytes);
       zmqd::apply_client_curve(socket_, options.curve);
       if (options.heartbeat_interval > Duration::zero() &&
           !options.heartbeat_interval.is_infinite()) {

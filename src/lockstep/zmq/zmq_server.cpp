@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -57,6 +58,11 @@ struct Peer {
   int fd = -1;  // the connection's file descriptor (ZMQ_SRCFD), -1 when unknown
   HelloState hello = HelloState::kNone;
   uint32_t refused_version = 0;  // the version a kRefused peer spoke
+  // Floods: who the peer is for the rate-limited log (its host, "conn N" when unknown), its
+  // refused frames in a row, and whether it was dropped (its frames are then discarded).
+  std::string host;
+  uint32_t refusals_in_row = 0;
+  bool dropped = false;
 };
 
 // Where a connection comes from: `text` for the log, `host` for rate limiting (a refused peer
@@ -146,6 +152,11 @@ class CoordinatorServer::Impl {
     if (options_.bind.empty()) {
       throw TransportError("the coordinator needs at least one endpoint to bind (--bind EP)");
     }
+    if (options_.core.max_message_bytes == 0 || options_.receive_hwm <= 0 ||
+        options_.send_hwm <= 0 || options_.max_refusals_in_row == 0) {
+      throw TransportError(
+          "max_message_bytes, receive_hwm, send_hwm and max_refusals_in_row must be > 0");
+    }
     if (!options_.core.wall_now) options_.core.wall_now = SystemClock::wall_now();
     wall_ = options_.core.wall_now;
     if (!options_.curve_secret_key.empty()) {
@@ -210,6 +221,7 @@ class CoordinatorServer::Impl {
   const std::string& curve_public_key() const { return curve_public_; }
   uint64_t refused_peers() const { return refused_.load(); }
   uint64_t bad_frames() const { return bad_frames_.load(); }
+  uint64_t dropped_peers() const { return dropped_.load(); }
 
   const std::shared_ptr<LocalHub>& hub() const { return hub_; }
   bool is_child() const { return parent_ != nullptr; }
@@ -277,8 +289,11 @@ class CoordinatorServer::Impl {
     sockets_.push_back(s);
     zmqd::set_int(s, ZMQ_LINGER, 200, "ZMQ_LINGER");
     zmqd::set_int(s, ZMQ_ROUTER_MANDATORY, 1, "ZMQ_ROUTER_MANDATORY");
-    zmqd::set_int(s, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");  // never drop a grant to a slow peer
-    zmqd::set_int(s, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
+    // Bounded queues: a send to a full queue fails (ROUTER_MANDATORY) and drops that peer; a full
+    // receive queue stops ZeroMQ reading the peer's connection until the server has caught up.
+    zmqd::set_int(s, ZMQ_SNDHWM, options_.send_hwm, "ZMQ_SNDHWM");
+    zmqd::set_int(s, ZMQ_RCVHWM, options_.receive_hwm, "ZMQ_RCVHWM");
+    zmqd::set_max_message_size(s, options_.core.max_message_bytes);
     if (!options_.curve_secret_key.empty()) {
       zmqd::set_int(s, ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER");
       zmqd::set_string(s, ZMQ_CURVE_SECRETKEY, options_.curve_secret_key, "CURVE secret key");
@@ -365,8 +380,7 @@ class CoordinatorServer::Impl {
       options_.core.log = [this, base](const std::string& line) {
         if (current_conn_ == 0) {
           base(line);
-        } else if (auto l =
-                       refusal_log_.admit("conn " + std::to_string(current_conn_), wall_(), line)) {
+        } else if (auto l = refusal_log_.admit(refusal_key(current_conn_), wall_(), line)) {
           base(*l);
         }
       };
@@ -393,6 +407,7 @@ class CoordinatorServer::Impl {
     zmqd::set_int(s, ZMQ_LINGER, 200, "ZMQ_LINGER");
     zmqd::set_int(s, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
     zmqd::set_int(s, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
+    zmqd::set_max_message_size(s, std::max(options_.core.max_message_bytes, kDefaultMaxFrameBytes));
     zmqd::apply_client_curve(s, options_.parent_connect.curve);
     if (zmq_connect(s, ep.c_str()) != 0) zmqd::throw_zmq("connecting to the parent '" + ep + "'");
     parent_ = s;
@@ -564,8 +579,17 @@ class CoordinatorServer::Impl {
       next = core_->poll();
       flush_disconnects();
       if (parent_) parent_heartbeat();
+      flush_refusal_counts();
     }
     shutdown();
+  }
+
+  // Once a second: the counts of refusal lines suppressed for a whole interval.
+  void flush_refusal_counts() {
+    const SimTime now = wall_();
+    if (now < next_log_flush_) return;
+    next_log_flush_ = now + seconds(1);
+    for (const std::string& line : refusal_log_.flush(now)) log(line);
   }
 
   void drain_wake() {
@@ -620,7 +644,13 @@ class CoordinatorServer::Impl {
     if (it != ids.end()) return it->second;
     ConnId c = next_conn_++;
     ids.emplace(routing, c);
-    peers_.emplace(c, Peer{socket, routing, fd});
+    Peer peer;
+    peer.socket = socket;
+    peer.routing_id = routing;
+    peer.fd = fd;
+    if (fd >= 0) peer.host = peer_address(fd).host;
+    if (peer.host.empty()) peer.host = "conn " + std::to_string(c);
+    peers_.emplace(c, std::move(peer));
     if (fd >= 0) {
       auto old = fd_conn_.find(fd);
       if (old != fd_conn_.end()) {
@@ -638,14 +668,64 @@ class CoordinatorServer::Impl {
   // rate limited as that peer's).
   struct Serving {
     Impl& impl;
-    Serving(Impl& i, ConnId c) : impl(i) { impl.current_conn_ = c; }
+    Serving(Impl& i, ConnId c) : impl(i) {
+      impl.current_conn_ = c;
+      impl.refused_current_ = false;
+    }
     ~Serving() { impl.current_conn_ = 0; }
   };
 
+  // The key of a connection's refusal lines: its host (a flood from one host that reconnects
+  // stays one peer), or the connection when the host is unknown.
+  std::string refusal_key(ConnId conn) const {
+    auto it = peers_.find(conn);
+    return "frames from " + (it == peers_.end() ? "conn " + std::to_string(conn) : it->second.host);
+  }
+
+  // One frame of a peer: discarded when the peer was dropped; otherwise served, and the peer
+  // dropped once max_refusals_in_row frames in a row were refused (an Error sent back).
   void handle_bytes(void* socket, const std::string& routing, int fd, std::string_view bytes,
                     bool control_only, bool extra_parts) {
     ConnId conn = conn_for(socket, routing, fd);
-    Serving serving(*this, conn);
+    if (peers_.at(conn).dropped) {
+      discarded_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    {
+      Serving serving(*this, conn);
+      serve(conn, bytes, control_only, extra_parts);
+    }
+    auto it = peers_.find(conn);
+    if (it == peers_.end() || it->second.dropped) return;
+    if (!refused_current_) {
+      it->second.refusals_in_row = 0;
+    } else if (++it->second.refusals_in_row >= options_.max_refusals_in_row) {
+      drop(conn, std::to_string(it->second.refusals_in_row) + " frames in a row were refused");
+    }
+  }
+
+  // Drops a flooding peer (zmq_server.hpp): no more replies, its queued frames discarded, its
+  // connection shut down (ZeroMQ then closes it and the close event ends it in the core).
+  void drop(ConnId conn, const std::string& why) {
+    auto it = peers_.find(conn);
+    if (it == peers_.end() || it->second.dropped) return;
+    Peer& p = it->second;
+    p.dropped = true;
+    dropped_.fetch_add(1);
+    bool shut = false;
+    if (p.fd >= 0) {
+      auto f = fd_conn_.find(p.fd);
+      // Only a descriptor still known as this connection's (a closed one may be reused).
+      if (f != fd_conn_.end() && f->second == conn) shut = ::shutdown(p.fd, SHUT_RD) == 0;
+    }
+    const std::string line = "dropped connection " + std::to_string(conn) + " from " + p.host +
+                             ": " + why + "; " +
+                             (shut ? "it is disconnected" : "it cannot be disconnected") +
+                             " and what it still sends is discarded unanswered";
+    if (auto l = refusal_log_.admit("connections dropped from " + p.host, wall_(), line)) log(*l);
+  }
+
+  void serve(ConnId conn, std::string_view bytes, bool control_only, bool extra_parts) {
     if (bytes.size() > options_.core.max_message_bytes) {
       refuse(conn, Error{ErrorCode::kOversized,
                          "frame of " + std::to_string(bytes.size()) +
@@ -662,7 +742,13 @@ class CoordinatorServer::Impl {
       refuse(conn, r.error());
       return;
     }
-    if (extra_parts) log("ignoring extra message parts after a " + kind_of(bytes) + " frame");
+    if (extra_parts) {
+      if (auto l = refusal_log_.admit(refusal_key(conn), wall_(),
+                                      "ignoring extra message parts after a " + kind_of(bytes) +
+                                          " frame from connection " + std::to_string(conn))) {
+        log(*l);
+      }
+    }
     Frame frame = std::move(r).frame();
     if (auto* h = std::get_if<Hello>(&frame)) {
       on_hello(conn, *h);
@@ -743,9 +829,8 @@ class CoordinatorServer::Impl {
 
   void refuse(ConnId conn, Error error) {
     bad_frames_.fetch_add(1);
-    const std::string peer = "conn " + std::to_string(conn);
     if (auto l = refusal_log_.admit(
-            peer, wall_(),
+            refusal_key(conn), wall_(),
             "refused a frame from connection " + std::to_string(conn) + ": " + error.reason)) {
       log(*l);
     }
@@ -761,7 +846,9 @@ class CoordinatorServer::Impl {
       }
       return;
     }
-    if (peers_.find(conn) == peers_.end()) return;
+    auto peer = peers_.find(conn);
+    if (peer == peers_.end() || peer->second.dropped) return;
+    if (conn == current_conn_ && std::holds_alternative<Error>(frame)) refused_current_ = true;
     if (std::this_thread::get_id() != server_thread_) {
       // A local link's thread runs the core: the socket is the server thread's. A Grant that
       // follows another Grant to the same peer still waiting here replaces it (grants only
@@ -786,14 +873,20 @@ class CoordinatorServer::Impl {
   void send_bytes_to(ConnId conn, const std::string& bytes) {
     auto it = peers_.find(conn);
     if (it == peers_.end()) return;
+    if (it->second.dropped) return;
     const Peer& p = it->second;
     if (zmq_send(p.socket, p.routing_id.data(), p.routing_id.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) <
             0 ||
         zmq_send(p.socket, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0) {
       if (errno == EHOSTUNREACH) {
         pending_disconnects_.push_back(conn);
-      } else {
-        log("send to connection " + std::to_string(conn) + " failed: " + zmq_strerror(errno));
+      } else if (errno == EAGAIN) {
+        drop(conn, "its send queue is full (" + std::to_string(options_.send_hwm) +
+                       " frames it has not read)");
+      } else if (auto l = refusal_log_.admit(refusal_key(conn), wall_(),
+                                             "send to connection " + std::to_string(conn) +
+                                                 " failed: " + zmq_strerror(errno))) {
+        log(*l);
       }
     }
   }
@@ -926,7 +1019,8 @@ class CoordinatorServer::Impl {
         "refused a peer " + addr.text + " on " + m.endpoint + " (key " + key + "): " + why;
     // A peer is its key; keyless peers are one per endpoint: a refused connection may be closed
     // before its accept event is read, so their address is not always known.
-    const std::string peer = key != "none" ? "key " + key : "keyless on " + m.endpoint;
+    const std::string peer =
+        key != "none" ? "peers refused with key " + key : "keyless peers refused on " + m.endpoint;
     if (auto l = refusal_log_.admit(peer, wall_(), line)) log(*l);
     if (options_.on_refused) options_.on_refused(line);
   }
@@ -971,6 +1065,8 @@ class CoordinatorServer::Impl {
   std::unique_ptr<zmqd::ZapDomain> zap_;
   zmqd::RateLimitedLog refusal_log_{options_.refusal_log_interval};
   ConnId current_conn_ = 0;  // the peer whose frame is being handled (0: none)
+  bool refused_current_ = false;  // an Error went to current_conn_ while its frame was handled
+  SimTime next_log_flush_ = SimTime::zero();
   // Connections by file descriptor (liveness: a close event names the descriptor), descriptors
   // whose next close event is about a connection already handled, and connections found closed.
   std::unordered_map<int, ConnId> fd_conn_;
@@ -1015,6 +1111,8 @@ class CoordinatorServer::Impl {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> bad_frames_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> discarded_{0};
   std::thread thread_;
 };
 
@@ -1102,6 +1200,7 @@ const std::string& CoordinatorServer::curve_public_key() const {
 ControlReply CoordinatorServer::control(const Control& request) { return impl_->control(request); }
 uint64_t CoordinatorServer::refused_peers() const { return impl_->refused_peers(); }
 uint64_t CoordinatorServer::bad_frames() const { return impl_->bad_frames(); }
+uint64_t CoordinatorServer::dropped_peers() const { return impl_->dropped_peers(); }
 void CoordinatorServer::stop() { impl_->stop(); }
 
 ControlClient::ControlClient(const std::string& endpoint, const ConnectOptions& options) {
