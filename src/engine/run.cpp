@@ -459,10 +459,9 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       observer.on_tick(now);
       if (abort_reason) break;
       // A failed action ends the run (seed 004, "Verdicts"); it may have ended in a delivery.
-      if (!timeline->failure().empty()) {
-        completed = timeline->complete();
-        break;
-      }
+      // A failed action ends the run before the timeline completed, even when it was the last
+      // entry: what is still pending is skipped, not judged on a run cut short.
+      if (!timeline->failure().empty()) break;
       poll_recorder();
       const SimTime w = wall_now();
       clock.set_paused_wall(session->paused_wall());
@@ -550,10 +549,9 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
         continue;
       }
       if (timeline->cancelled()) break;
-      if (!timeline->failure().empty()) {
-        completed = timeline->complete();
-        break;
-      }
+      // A failed action ends the run before the timeline completed, even when it was the last
+      // entry: what is still pending is skipped, not judged on a run cut short.
+      if (!timeline->failure().empty()) break;
       if (timeline->complete()) {
         completed = true;
         break;

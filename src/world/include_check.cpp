@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fieldproof/util/input_file.hpp"
+#include "mesh_bounds.hpp"
 
 namespace fieldproof::world::detail {
 
@@ -20,15 +21,10 @@ namespace fs = std::filesystem;
 constexpr size_t kMaxDepth = 32;
 constexpr size_t kMaxFiles = 10000;
 
+// The folders model:// and relative includes are looked up in: the loader's (resource_paths()).
 std::vector<fs::path> sdf_path_dirs() {
   std::vector<fs::path> out;
-  if (const char* p = std::getenv("SDF_PATH")) {
-    std::stringstream ss(p);
-    std::string d;
-    while (std::getline(ss, d, ':')) {
-      if (!d.empty()) out.emplace_back(d);
-    }
-  }
+  for (const std::string& d : resource_paths()) out.emplace_back(d);
   return out;
 }
 
@@ -37,7 +33,8 @@ fs::path model_file(const fs::path& dir) {
   std::error_code ec;
   const fs::path config = dir / "model.config";
   if (fs::is_regular_file(config, ec)) {
-    const util::InputFile in = util::read_input_file(config, util::kMaxSmallFileBytes, "model.config");
+    const util::InputFile in =
+        util::read_input_file(config, util::kMaxSmallFileBytes, "model.config");
     tinyxml2::XMLDocument doc;
     if (in.ok() && doc.Parse(in.text.c_str(), in.text.size()) == tinyxml2::XML_SUCCESS) {
       const tinyxml2::XMLElement* model = doc.FirstChildElement("model");
@@ -114,19 +111,20 @@ struct Walk {
     }
     if (done.count(canon)) return;
     if (chain.size() >= kMaxDepth) {
-      error = chain.front().string() + ": includes nested more than " +
-              std::to_string(kMaxDepth) + " deep: " + show_chain(chain, canon);
+      error = chain.front().string() + ": includes nested more than " + std::to_string(kMaxDepth) +
+              " deep: " + show_chain(chain, canon);
       return;
     }
     if (done.size() >= kMaxFiles) {
-      error = chain.front().string() + ": more than " + std::to_string(kMaxFiles) +
-              " included files";
+      error =
+          chain.front().string() + ": more than " + std::to_string(kMaxFiles) + " included files";
       return;
     }
     const util::InputFile in = util::read_input_file(
         canon, util::kMaxWorldBytes, chain.empty() ? "the world file" : "an included SDF file");
     if (!in.ok()) {
-      error = chain.empty() ? in.error : in.error + " (included by " + show_chain(chain, canon) + ")";
+      error =
+          chain.empty() ? in.error : in.error + " (included by " + show_chain(chain, canon) + ")";
       return;
     }
     tinyxml2::XMLDocument doc;

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "mesh_bounds.hpp"
+
 namespace fieldproof::world {
 namespace fs = std::filesystem;
 
@@ -21,20 +23,6 @@ constexpr double kPi = std::numbers::pi;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Bounds of what the world simulates (the bad-input limits of docs/robots.md).
 constexpr int kMaxSamples = 100000;
-
-std::vector<fs::path> split_path(const char* value) {
-  std::vector<fs::path> out;
-  if (value == nullptr) return out;
-  std::string_view rest(value);
-  while (!rest.empty()) {
-    const auto colon = rest.find(':');
-    const std::string_view part = rest.substr(0, colon);
-    if (!part.empty()) out.emplace_back(std::string(part));
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return out;
-}
 
 bool is_dir(const fs::path& p) {
   std::error_code ec;
@@ -877,10 +865,7 @@ void read_document(tinyxml2::XMLDocument& doc, tinyxml2::XMLError rc, const std:
 
 std::vector<fs::path> model_search_path(const fs::path& tool_dir) {
   std::vector<fs::path> out;
-  for (const char* var : {"FIELDPROOF_RESOURCE_PATH", "GZ_SIM_RESOURCE_PATH",
-                          "IGN_GAZEBO_RESOURCE_PATH", "SDF_PATH"}) {
-    for (fs::path& p : split_path(std::getenv(var))) out.push_back(std::move(p));
-  }
+  for (const std::string& p : detail::resource_paths()) out.emplace_back(p);
   fs::path tools = tool_dir;
   if (tools.empty()) {
     std::error_code ec;

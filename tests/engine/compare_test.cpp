@@ -131,7 +131,7 @@ class CompareFilesTest : public ::testing::Test {
 };
 
 TEST_F(CompareFilesTest, LoadsPoseSamplesRelativeToTheOrigin) {
-  std::ofstream(dir_ / "run.json") << R"({"clock": {"origin_sim_s": 2.0}})";
+  std::ofstream(dir_ / "run.json") << R"({"run_id": "a", "status": "passed", "clock": {"origin_sim_s": 2.0}})";
   std::ofstream(dir_ / "samples.jsonl")
       << R"({"kind":"pose","sim":2.5,"model":"ugv1","x":1,"y":2,"yaw":0})"
          "\n"
@@ -149,7 +149,7 @@ TEST_F(CompareFilesTest, LoadsPoseSamplesRelativeToTheOrigin) {
 
 // A watched static model (a crate) has pose samples too; only the run's vehicles are compared.
 TEST_F(CompareFilesTest, LoadsOnlyTheVehiclesRunJsonLists) {
-  std::ofstream(dir_ / "run.json") << R"({"vehicles": [{"name": "ugv1"}]})";
+  std::ofstream(dir_ / "run.json") << R"({"run_id": "a", "status": "passed", "vehicles": [{"name": "ugv1"}]})";
   std::ofstream(dir_ / "samples.jsonl")
       << R"({"kind":"pose","sim":0.0,"model":"ugv1","x":0,"y":0,"yaw":0})"
          "\n"

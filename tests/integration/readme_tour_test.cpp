@@ -224,6 +224,7 @@ TEST(CliHelp, EveryCommandsOptionsAreDescribedInTheCommonStyle) {
     std::istringstream in(r.out);
     bool in_options = false;
     size_t described = 0;
+    std::string descriptions;
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("Options:", 0) == 0 || line.rfind("Positionals:", 0) == 0) {
         in_options = true;
@@ -235,12 +236,15 @@ TEST(CliHelp, EveryCommandsOptionsAreDescribedInTheCommonStyle) {
       const std::string desc = m[2].str();
       if (line.find("--help") != std::string::npos) continue;
       ++described;
+      descriptions += desc + "\n";
       EXPECT_FALSE(std::isupper(static_cast<unsigned char>(desc[0]))) << command << ": " << line;
     }
     if (std::string(command) == "coordinator") {
       EXPECT_GE(described, 10u) << r.out;
-      EXPECT_EQ(r.out.find(". "), std::string::npos) << r.out;
-      EXPECT_EQ(r.out.find(".\n"), std::string::npos) << r.out;
+      // No description is written in sentences ending in periods (the option column has CLI11's
+      // own dots: "TEXT ..." for a repeatable option, "=." for a default of ".").
+      EXPECT_EQ(descriptions.find(". "), std::string::npos) << descriptions;
+      EXPECT_EQ(descriptions.find(".\n"), std::string::npos) << descriptions;
     }
   }
 }

@@ -244,7 +244,7 @@ TEST(SpawnOverTheBus, RefusalsSayWhyAndChangeNothing) {
       {"unknown name", kRemove, std::string(msgs::kEntity), entity("nobody"), "no such model"},
       {"remove without a name", kRemove, std::string(msgs::kEntity), entity(""), "no `name`"},
       {"unsupported geometry", kCreate, std::string(msgs::kEntityFactory),
-       factory("m", mesh, "", Pose2D{8, 8, 0}), "mesh geometry"},
+       factory("m", mesh, "", Pose2D{8, 8, 0}), "a mesh the world cannot read"},
       {"XML that does not parse", kCreate, std::string(msgs::kEntityFactory),
        factory("m", "<sdf version=\"1.8\"><model name=\"m\">\n<link>", "", Pose2D{8, 8, 0}),
        "XML error"},
