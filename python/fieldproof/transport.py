@@ -88,6 +88,11 @@ class Link:
             s.setsockopt(zmq.LINGER, int(linger * 1000))
             # Never block a sender: frames queue while the coordinator is not reading.
             s.setsockopt(zmq.SNDHWM, 0)
+            # Nor throttle what arrives (the coordinator bounds what it queues for a peer):
+            # libzmq 4.3.4 aborts ("Assertion failed: !_io_error", stream_engine_base.cpp:331)
+            # when input throttled at the high-water mark restarts after the connection failed,
+            # which a participant busy for a while (grants queue up) and then closed could hit.
+            s.setsockopt(zmq.RCVHWM, 0)
             if server_public_key:
                 if len(server_public_key) != 40:
                     raise TransportError("the CURVE server public key must be 40 Z85 characters, "
