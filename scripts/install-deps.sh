@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libzmq3-dev cppzmq-dev libsodium-dev python3-zmq python3-protobuf
   libprotobuf-dev protobuf-compiler libignition-msgs-dev libsdformat-dev libtinyxml2-dev
   libzstd-dev liblz4-dev zlib1g-dev libsqlite3-dev

@@ -1,4 +1,4 @@
-// The KPI collectors and the run's flat KPI map (seed 004, "KPI collectors").
+// The KPI collectors and the run's flat KPI map (docs/assertions.md, "KPI collectors").
 #include "fieldproof/assertions/kpis.hpp"
 
 #include <algorithm>

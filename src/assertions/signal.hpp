@@ -34,7 +34,7 @@ class FieldPath {
   bool parsed_ = false;  // false: the path is malformed, find() defers to field_at()
 };
 
-// A signal (seed 004, always/never/eventually; sequence's signal steps): a topic field or a
+// A signal (always/never/eventually; sequence's signal steps): a topic field or a
 // metric of the run. sim_time and rtf come from clock samples, the others from the vehicle's
 // ground-truth poses (z is 0: the vehicles drive on the ground).
 struct SignalRef {

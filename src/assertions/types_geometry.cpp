@@ -1,4 +1,4 @@
-// geofence, min_distance and path_efficiency (seed 004).
+// geofence, min_distance and path_efficiency (docs/assertions.md).
 #include <algorithm>
 #include <cmath>
 #include <limits>

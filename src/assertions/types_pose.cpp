@@ -1,4 +1,4 @@
-// reach_pose and no_collision (seed 004).
+// reach_pose and no_collision (docs/assertions.md).
 #include <algorithm>
 #include <cmath>
 #include <limits>

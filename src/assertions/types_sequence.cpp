@@ -1,4 +1,4 @@
-// sequence (seed 004): action steps (started, or finished ok), signal steps (a topic field or a
+// sequence: action steps (started, or finished ok), signal steps (a topic field or a
 // metric with a condition over value) and assertion steps (another assertion passes), in order;
 // within_s bounds the last step, max_gap_s each step after the previous.
 #include <algorithm>

@@ -1,5 +1,5 @@
 // topic_rate, topic_value, message_latency, resource_usage, lifecycle_state, always, never and
-// eventually (seed 004), and the signal helpers sequence shares (signal.hpp).
+// eventually (docs/assertions.md), and the signal helpers sequence shares (signal.hpp).
 #include <algorithm>
 #include <cmath>
 #include <deque>

@@ -1,4 +1,4 @@
-// within_time and mission_time (seed 004).
+// within_time and mission_time (docs/assertions.md).
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -310,7 +310,7 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   for (const auto& w : v.warnings) r.warnings.push_back(w.to_string());
   r.notes = v.notes;
   if (!v.ok()) {
-    // Every error in one round (issue 18, item 9): what was read despite the errors is checked
+    // Every error in one round: what was read despite the errors is checked
     // against the world too (its frames, models and physics step), in file order.
     std::vector<scenario::Diagnostic> all = v.errors;
     if (v.partial && std::filesystem::exists(v.partial->world)) {

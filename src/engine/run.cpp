@@ -458,7 +458,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       kpis.on_tick(t_of(now));
       observer.on_tick(now);
       if (abort_reason) break;
-      // A failed action ends the run (seed 004, "Verdicts"); it may have ended in a delivery.
+      // A failed action ends the run (docs/assertions.md); it may have ended in a delivery.
       // A failed action ends the run before the timeline completed, even when it was the last
       // entry: what is still pending is skipped, not judged on a run cut short.
       if (!timeline->failure().empty()) break;

@@ -745,7 +745,7 @@ struct CoordinatorCore::Impl {
       const uint32_t t = regulating_thread_of(c);
       if (t != kNone) {
         if (silent > opt.ack_timeout) {
-          // A silent participant that holds the clock is named as the source document words a
+          // A silent participant that holds the clock is named as docs/lockstep.md words a
           // step nobody acknowledged.
           const uint32_t h = holding_thread_of(c);
           const std::string& name = participants[threads[h != kNone ? h : t].participant].name;

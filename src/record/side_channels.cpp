@@ -1,4 +1,4 @@
-// The side channels' topics and JSON Schemas (what the seed document says each carries), and the
+// The side channels' topics and JSON Schemas (what docs/recording.md says each carries), and the
 // JSON writer they share.
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-// junit.xml (seed 004 "Reports"): one testsuite named after the scenario, the run's facts as
+// junit.xml (docs/reports.md): one testsuite named after the scenario, the run's facts as
 // properties, a testcase per assertion, per timeline entry and one named `run`. It follows the
 // common JUnit format (Jenkins' junit-10, tests/report/schema/junit.xsd): <testsuites> carries no
 // skipped count (the suite does). Every time attribute is simulated seconds (docs/reports.md);

@@ -1,5 +1,5 @@
-// The tables. Every key a scenario may write is declared here once (seed 000 for the time section,
-// seed 004 for the assertion types and KPI collectors).
+// The tables. Every key a scenario may write is declared here once (docs/scenarios.md is generated
+// from them: the time section, the assertion types and KPI collectors).
 #include "fieldproof/scenario/registry.hpp"
 
 #include <algorithm>
@@ -191,7 +191,7 @@ std::vector<std::string> metric_names() {
   return {"sim_time", "rtf", "x", "y", "z", "yaw", "distance_to"};
 }
 
-// The keys of a signal: a topic field or a metric of the run (seed 004, always/never/eventually).
+// The keys of a signal: a topic field or a metric of the run (docs/assertions.md).
 std::vector<ParamSpec> signal_fields() {
   return {topic(false),
           P("field", ParamKind::kString,
@@ -708,7 +708,7 @@ std::vector<ParamSpec> action_common_fields() {
 
 ParamSpec make_root() {
   ParamSpec time =
-      P("time", ParamKind::kObject, "the clock: mode, pace and budgets (seed 000)")
+      P("time", ParamKind::kObject, "the clock: mode, pace and budgets")
           .fields({P("mode", ParamKind::kEnum,
                      "sim (free-running at rtf), realtime (locked to the wall clock, drift "
                      "judged) or lockstep (the world waits for the vehicles)")

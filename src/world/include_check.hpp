@@ -1,4 +1,4 @@
-// The SDF files a world includes, checked before sdformat reads them (issue 19, item 5): every one
+// The SDF files a world includes, checked before sdformat reads them: every one
 // a regular file of at most util::kMaxWorldBytes, and no include cycle (a world including itself
 // made sdformat allocate for tens of seconds and abort). Resolves <include><uri> the way
 // sdformat 12 does for files: "file://" and plain paths against the including file's folder, then

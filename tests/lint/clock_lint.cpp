@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "source_text.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -46,64 +48,6 @@ std::vector<Rule> make_rules() {
   std::vector<Rule> rules;
   for (auto& [p, w] : specs) rules.push_back(Rule{p, w, std::regex(p)});
   return rules;
-}
-
-// Blanks out comments and string/char literals, keeping line breaks (so line numbers hold).
-std::string strip(const std::string& src) {
-  std::string out = src;
-  enum class S { kCode, kLine, kBlock, kStr, kChr } s = S::kCode;
-  for (size_t i = 0; i < src.size(); ++i) {
-    const char c = src[i];
-    const char n = i + 1 < src.size() ? src[i + 1] : '\0';
-    switch (s) {
-      case S::kCode:
-        if (c == '/' && n == '/') {
-          s = S::kLine;
-          out[i] = ' ';
-        } else if (c == '/' && n == '*') {
-          s = S::kBlock;
-          out[i] = ' ';
-        } else if (c == '"') {
-          // Keep #include <...> intact; only quoted text is blanked.
-          s = S::kStr;
-        } else if (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(src[i - 1])))) {
-          s = S::kChr;  // not a digit separator as in 1'000
-        }
-        break;
-      case S::kLine:
-        if (c == '\n') {
-          s = S::kCode;
-        } else {
-          out[i] = ' ';
-        }
-        break;
-      case S::kBlock:
-        if (c == '*' && n == '/') {
-          out[i] = ' ';
-          out[i + 1] = ' ';
-          ++i;
-          s = S::kCode;
-        } else if (c != '\n') {
-          out[i] = ' ';
-        }
-        break;
-      case S::kStr:
-      case S::kChr:
-        if (c == '\\' && n != '\0') {
-          out[i] = ' ';
-          if (n != '\n') out[i + 1] = ' ';
-          ++i;
-        } else if ((s == S::kStr && c == '"') || (s == S::kChr && c == '\'')) {
-          s = S::kCode;
-        } else if (c == '\n') {
-          s = S::kCode;  // unterminated: recover at the end of the line
-        } else {
-          out[i] = ' ';
-        }
-        break;
-    }
-  }
-  return out;
 }
 
 struct AllowEntry {
@@ -194,7 +138,7 @@ int main(int argc, char** argv) {
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string original = ss.str();
-    const std::string code = strip(original);
+    const std::string code = fieldproof::lint::strip_comments_and_literals(original);
     std::istringstream code_lines(code);
     std::istringstream orig_lines(original);
     std::string line;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "fieldproof/time/duration.hpp"
@@ -108,6 +109,88 @@ TEST(FormatSeconds, RoundTripsThroughParse) {
     ASSERT_TRUE(p) << p.error();
     EXPECT_EQ(p.value().ns(), ns);
   }
+}
+
+// abseil's contract for the arithmetic, one test per edge.
+TEST(DurationArithmetic, InfinitiesAreSticky) {
+  const Duration inf = Duration::infinite();
+  EXPECT_EQ(inf + milliseconds(-1), inf);
+  EXPECT_EQ(inf - milliseconds(1), inf);
+  EXPECT_EQ(inf - inf, inf);  // the left operand's infinity wins, as in abseil
+  EXPECT_EQ((-inf) + seconds(5), -inf);
+  EXPECT_EQ((-inf) + inf, -inf);
+  EXPECT_EQ(seconds(3) + inf, inf);
+  EXPECT_EQ(seconds(3) - inf, -inf);
+  EXPECT_EQ(seconds(3) - (-inf), inf);
+  Duration d = inf;
+  d -= hours(1'000'000);
+  EXPECT_TRUE(d.is_infinite());
+}
+
+TEST(DurationArithmetic, NegationSwapsTheInfinities) {
+  const Duration neg = -Duration::infinite();
+  EXPECT_TRUE(neg.is_infinite());
+  EXPECT_LT(neg, Duration::zero());
+  EXPECT_EQ(neg.ns(), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(-neg, Duration::infinite());
+  EXPECT_EQ(format_seconds(neg), "-inf");
+}
+
+TEST(DurationArithmetic, OverflowSaturatesToTheInfinityOfItsSign) {
+  const Duration big = Duration::from_ns(std::numeric_limits<int64_t>::max() - 10);
+  EXPECT_EQ(big + nanoseconds(11), Duration::infinite());
+  EXPECT_TRUE(((-big) - nanoseconds(11)).is_infinite());
+  EXPECT_LT((-big) - nanoseconds(11), Duration::zero());
+  EXPECT_EQ(seconds(1) * std::numeric_limits<int64_t>::max(), Duration::infinite());
+  EXPECT_EQ(seconds(-1) * std::numeric_limits<int64_t>::max(), -Duration::infinite());
+  EXPECT_EQ(hours(std::numeric_limits<int64_t>::max() / 1000), Duration::infinite());
+  // Finite arithmetic well inside the range is exact.
+  EXPECT_EQ((big - seconds(1)) + seconds(1), big);
+}
+
+TEST(DurationArithmetic, MultiplyingAnInfinityKeepsItInfinite) {
+  EXPECT_EQ(Duration::infinite() * 0, Duration::infinite());
+  EXPECT_EQ(Duration::infinite() * -2, -Duration::infinite());
+  EXPECT_EQ((-Duration::infinite()) * -2, Duration::infinite());
+  EXPECT_EQ(seconds(2) * 0, Duration::zero());
+}
+
+TEST(DurationArithmetic, DivisionByZeroIsInfinite) {
+  EXPECT_EQ(seconds(1) / int64_t{0}, Duration::infinite());
+  EXPECT_EQ(seconds(-1) / int64_t{0}, -Duration::infinite());
+  EXPECT_EQ(Duration::zero() / int64_t{0}, Duration::infinite());
+  EXPECT_EQ(Duration::infinite() / int64_t{-3}, -Duration::infinite());
+  EXPECT_EQ(seconds(1) / Duration::zero(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(seconds(-1) / Duration::zero(), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(Duration::infinite() / seconds(1), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Duration::infinite() / seconds(-1), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(seconds(5) / Duration::infinite(), 0);
+  EXPECT_EQ(seconds(7) / seconds(2), 3);
+  EXPECT_EQ(seconds(-7) / seconds(2), -3);
+}
+
+TEST(DurationArithmetic, RemainderFollowsTheQuotient) {
+  EXPECT_EQ(seconds(7) % seconds(2), seconds(1));
+  EXPECT_EQ(seconds(-7) % seconds(2), seconds(-1));
+  EXPECT_EQ(seconds(7) % Duration::zero(), Duration::infinite());
+  EXPECT_EQ(seconds(-7) % Duration::zero(), -Duration::infinite());
+  EXPECT_EQ(Duration::infinite() % seconds(2), Duration::infinite());
+  EXPECT_EQ(seconds(7) % Duration::infinite(), seconds(7));
+}
+
+TEST(SimTimeArithmetic, InfinitiesAreSticky) {
+  const SimTime never = SimTime::infinite();
+  EXPECT_EQ(never - milliseconds(1), never);
+  EXPECT_EQ(never + milliseconds(-1), never);
+  EXPECT_TRUE((never - seconds(1)).is_infinite());
+  EXPECT_EQ(SimTime::from_ns(5) + Duration::infinite(), never);
+  EXPECT_EQ(SimTime::from_ns(5) - Duration::infinite(), SimTime::infinite_past());
+  EXPECT_TRUE(SimTime::infinite_past().is_infinite_past());
+  EXPECT_FALSE(SimTime::infinite_past().is_infinite());
+  EXPECT_EQ(SimTime::infinite_past() + hours(5), SimTime::infinite_past());
+  EXPECT_EQ(never - SimTime::from_ns(123), Duration::infinite());
+  EXPECT_EQ(SimTime::from_ns(123) - never, -Duration::infinite());
+  EXPECT_EQ(SimTime::from_ns(5) + seconds(1), SimTime::from_ns(1'000'000'005));
 }
 
 }  // namespace

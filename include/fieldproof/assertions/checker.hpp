@@ -1,8 +1,8 @@
 // The streaming evaluator: assertion types (plan + checker), their checkers fed by the run's
-// samples, ticks and timeline events, and the verdicts as they resolve (seed 004, "Every
+// samples, ticks and timeline events, and the verdicts as they resolve (docs/assertions.md, "Every
 // assertion", "Verdicts, status and exit codes").
 //
-//   const AssertionTypes& types = AssertionTypes::builtin();   // the 16 types of seed 004
+//   const AssertionTypes& types = AssertionTypes::builtin();   // the 16 built-in types
 //   PlanContext ctx{scenario, frames};
 //   PlannedAssertion p = types.find("reach_pose")->plan(spec, ctx);   // throws PlanError
 //   Evaluator ev(planned, types, [](const AssertionResult& r) { log(r); });
@@ -18,7 +18,7 @@
 // looked at, which become the verdict's evidence excerpt; metrics() is what it measured.
 // t is seconds of simulated time since the timeline started (negative before it starts).
 //
-// on_fail: abort (seed 004, "Verdicts"): the moment an assertion with on_fail abort fails, the
+// on_fail: abort (docs/assertions.md): the moment an assertion with on_fail abort fails, the
 // Evaluator calls on_abort (set_on_abort) once and aborted_by() names it; the engine then cancels
 // the timeline: it reports each running entry with on_action(label, kEnd, t, "cancelled") and each
 // entry that never ran with on_action(label, kEnd, t, "skipped") (a within_time on it fails), and
@@ -50,7 +50,7 @@ std::string_view to_string(Verdict v);
 
 // One observation of the run (a line of samples.jsonl). The observer (engine/observer.hpp) makes
 // them from the coordinator's ordered stream, only for what the planned assertions and KPIs need
-// (seed 004, "How a run is observed"); tests make them by hand. `vehicle` is the model (kPose,
+// (docs/assertions.md, "Every assertion"); tests make them by hand. `vehicle` is the model (kPose,
 // kContact) or the vehicle a topic, node or process belongs to ("" for an absolute topic and for
 // the engine's own process).
 struct LatencyWindow {

@@ -1,4 +1,4 @@
-// KPI collectors (seed 004, "KPI collectors"): what a run measures without judging, fed the same
+// KPI collectors (docs/assertions.md): what a run measures without judging, fed the same
 // stream as the assertions, and the run's flat KPI map.
 //
 //   std::vector<PlannedKpi> kpis = plan_kpis(scenario, ctx);      // throws PlanError
@@ -88,7 +88,7 @@ class Collector {
   size_t noted_count_ = 0;
 };
 
-// The collector types known (the seven of seed 004).
+// The collector types known (the seven of docs/assertions.md).
 std::vector<std::string> kpi_types();
 // Plans one collector: parameters resolved against the scenario and the world (frames, entries,
 // vehicles), its Watch filled in. Throws PlanError naming the field path.

@@ -1,4 +1,4 @@
-// Assertion plugins: an assertion type in a shared library (seed 004, "Writing a plugin"; the
+// Assertion plugins: an assertion type in a shared library (docs/assertions.md, plugins; the
 // example is examples/plugins/visits_waypoints).
 //
 // A plugin library exports ONE symbol, `fieldproof_assertions_plugin_v1`, which the macro below

@@ -1,5 +1,5 @@
-// The clock monitor: what the run's clock did over the timeline (seed 000, "What every mode
-// records"): one-second metrics windows of the real-time factor, violations of target ±
+// The clock monitor: what the run's clock did over the timeline (docs/scenarios.md, "What every
+// mode records"): one-second metrics windows of the real-time factor, violations of target ±
 // tolerance, the drift of simulated against wall time with held (paused) time left out, and in
 // realtime mode the verdict locked / drifted. run.json's clock is record().
 //

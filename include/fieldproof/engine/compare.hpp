@@ -1,5 +1,5 @@
 // `fieldproof compare RUN_A RUN_B`: how far the second run's ground-truth trajectories stray from
-// the first's (seed 000, "Comparing two runs").
+// the first's (docs/runs.md, comparing two runs).
 //
 //   Trajectories a = load_trajectories("runs/lockstep-a");   // throws CompareError
 //   Trajectories b = load_trajectories("runs/lockstep-b");

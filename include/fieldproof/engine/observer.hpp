@@ -1,5 +1,5 @@
 // The observer: from the coordinator's ordered stream to the samples the assertions and KPI
-// collectors need (seed 004, "How a run is observed"), in simulated time, only for what the plan
+// collectors need (docs/assertions.md), in simulated time, only for what the plan
 // watches (assertions::Watch, merged over the planned assertions and collectors).
 //
 //   ObserverOptions o;

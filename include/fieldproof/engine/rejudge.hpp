@@ -1,4 +1,4 @@
-// Re-judging (issue 8, item 5): a scenario's assertions evaluated against a recorded run, without
+// Re-judging (docs/reports.md): a scenario's assertions evaluated against a recorded run, without
 // simulating anything. `fieldproof run SCENARIO --from-recording RUN_DIR_OR_MCAP`.
 //
 //   RejudgeOptions o;

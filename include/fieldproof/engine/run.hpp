@@ -31,7 +31,7 @@
 // started (sim 0). time.timeout_s is wall time once every vehicle is ready. An assertion with
 // on_fail: abort that fails cancels the timeline (status failed, reason "assertion X failed: ...
 // (on_fail: abort, the timeline was cancelled)"). run.json's clock is the clock monitor's record
-// (clock_monitor.hpp: every field of seed 000's "What every mode records"); clock.jsonl has one
+// (clock_monitor.hpp: every field docs/scenarios.md lists for the time modes); clock.jsonl has one
 // line per metrics window (sim, wall, rtf, drift_s, paused, violation).
 #pragma once
 

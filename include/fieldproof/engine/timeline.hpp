@@ -1,5 +1,5 @@
 // The run's timeline: the scenario's entries started at their exact due simulated time by the
-// engine's participant (seed 000, "Pausing, resuming and stepping"; issue 5).
+// engine's participant (docs/scenarios.md, sim.pause, sim.resume and sim.step).
 //
 //   TimelineHooks h;
 //   h.publish = [&](const std::string& topic, std::string payload, const std::string& type) {
@@ -108,7 +108,7 @@ class Timeline {
   bool cancelled() const;
   // A failed action: the first entry that ended with a status other than ok ("timeline entry
   // into_crate (navigate_to_pose) ended rejected: <detail>"), empty while there is none. The
-  // engine ends the run failed with it as the reason (seed 004, "Verdicts").
+  // engine ends the run failed with it as the reason (docs/assertions.md, verdicts).
   const std::string& failure() const;
   // The run ended early (timeout, interrupt, error): the same statuses, without events.
   void abandon();

@@ -1,5 +1,5 @@
 // Player: plays an MCAP recording paced by a TimeControllerClock, with full time control
-// (issue 8, item 4). Transport independent: each message goes to a MessageSink (the CLI's --echo
+// (docs/playback.md). Transport independent: each message goes to a MessageSink (the CLI's --echo
 // sink prints a JSON line; a coordinator sink would publish it). Steady time is injected, so the
 // tests drive it with a FakeSteadyTime and never sleep.
 //

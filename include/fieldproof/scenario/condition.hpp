@@ -1,6 +1,6 @@
 // The condition language: a small, safe subset of Python expressions that scenarios use in
 // topic_value, sequence steps, always / never / eventually, the value collector's count_if and
-// the timeline's `when` triggers (seed 004, "Conditions").
+// the timeline's `when` triggers (docs/assertions.md, "Conditions").
 //
 // Accepted: literals (numbers, 'strings', "strings", True, False, None, list displays [a, b] and
 // tuples (a, b), both read as lists); comparisons == != < <= > >= (chained as in Python:

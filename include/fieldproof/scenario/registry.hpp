@@ -1,5 +1,5 @@
 // The parameter tables of a scenario: every section, every timeline action, the 16 assertion types
-// and the 7 KPI collectors (seed 004), in one place. The validator walks a YAML file against these
+// and the 7 KPI collectors, in one place. The validator walks a YAML file against these
 // tables, scenario_json_schema() exports them, and `fieldproof assertions` prints them, so the
 // three cannot drift apart.
 //

@@ -77,7 +77,7 @@ enum class OnDrift { kFail, kWarn };
 std::string_view to_string(TimeMode m);
 std::string_view to_string(OnDrift d);
 
-// The `time` section (seed 000), with its defaults.
+// The `time` section (docs/scenarios.md), with its defaults.
 struct TimeSection {
   TimeMode mode = TimeMode::kSim;
   std::optional<double> rtf;  // as written; nullopt when absent or null

@@ -113,7 +113,7 @@ struct SimClockOptions {
 class SimClock {
  public:
   using Callback = std::function<void()>;
-  using Handle = TimerHandle;  // the seed document's name
+  using Handle = TimerHandle;  // the name the docs use
 
   explicit SimClock(SimClockOptions options = {});
   ~SimClock();

@@ -1,4 +1,4 @@
-// What every command checks before it reads a file a user named (issue 19, item 5): that it is a
+// What every command checks before it reads a file a user named: that it is a
 // regular file (a FIFO, a device such as /dev/zero, a directory or a socket is refused without
 // being read or waited on) of at most a stated size, and, for text, that it is valid UTF-8 (the
 // first bad byte located by line and column). Header-only: the scenario loader, the world front,
