@@ -308,12 +308,10 @@ class LatencyCollector : public Collector {
 
 class ResourcesCollector : public Collector {
  public:
-  explicit ResourcesCollector(const PlannedKpi& p) : Collector(p) {
-    container_ = p.resolved["container"].get<std::string>();
-  }
+  explicit ResourcesCollector(const PlannedKpi& p) : Collector(p) {}
   void on_sample(const Sample& s, double t) override {
     if (s.kind != Sample::Kind::kResources || s.vehicle != planned().vehicle) return;
-    if (container_ != "vehicle" || !window().contains(t)) return;
+    if (!window().contains(t)) return;
     ++samples_;
     peak_cpu_ = std::max(peak_cpu_, s.cpu_pct);
     sum_cpu_ += s.cpu_pct;
@@ -322,11 +320,6 @@ class ResourcesCollector : public Collector {
     note(t, s);
   }
   void finish(double) override {
-    if (container_ != "vehicle") {
-      settle(KpiStatus::kMissing,
-             "container " + container_ + ": this engine runs no bridge process to measure");
-      return;
-    }
     if (samples_ == 0) {
       settle(KpiStatus::kMissing, "the stack of " + planned().vehicle + " was not sampled");
       return;
@@ -346,7 +339,6 @@ class ResourcesCollector : public Collector {
   }
 
  private:
-  std::string container_;
   uint64_t samples_ = 0;
   double peak_cpu_ = 0, sum_cpu_ = 0, peak_mem_ = 0, sum_mem_ = 0;
 };
@@ -489,9 +481,8 @@ PlannedKpi plan_kpi(const scenario::KpiSpec& spec, const PlanContext& ctx) {
     p.watch.latencies[topic] = window_param(spec, 2.0);
   } else if (type == "resources") {
     need_vehicle();
-    const std::string container = string_param(spec.params, "container");
-    p.resolved["container"] = container.empty() ? "vehicle" : container;
-    if (p.resolved["container"] == "vehicle") p.watch.resources.insert(p.vehicle);
+    p.resolved["container"] = "vehicle";
+    p.watch.resources.insert(p.vehicle);
   } else if (type == "value") {
     const std::string topic = topic_param(spec, p.vehicle);
     const std::string field = string_param(spec.params, "field");

@@ -816,11 +816,6 @@ class ResourceUsageType : public AssertionType {
                         const PlanContext& ctx) const override {
     check_vehicle(spec, ctx, true);
     PlannedAssertion p{spec, spec.vehicle, json::object(), {}};
-    if (text(spec.params, "container") == "bridge") {
-      throw PlanError(spec.path + ".container",
-                      "there is no bridge process here (the stacks talk to the coordinator "
-                      "directly): measure the stack with container: vehicle");
-    }
     const double cpu = num(spec.params, "max_cpu_pct", -1);
     const double mem = num(spec.params, "max_memory_mb", -1);
     if (cpu < 0 && mem < 0) {

@@ -421,8 +421,8 @@ std::vector<TypeSpec> builtin_assertions() {
       {"resource_usage",
        "A process of the vehicle stays within a CPU and memory footprint.",
        {vehicle(true, "the vehicle whose stack is measured"),
-        P("container", ParamKind::kEnum, "vehicle (the stack, the default) or bridge")
-            .choices({"vehicle", "bridge"})
+        P("container", ParamKind::kEnum, "the process measured: vehicle (the vehicle's stack)")
+            .choices({"vehicle"})
             .def("vehicle"),
         P("max_cpu_pct", ParamKind::kNumber,
           "CPU limit in percent of one core, judged on the mean over window_s")
@@ -552,8 +552,8 @@ std::vector<TypeSpec> builtin_kpis() {
   t.push_back({"resources",
                "The CPU and memory of a vehicle's stack.",
                {vehicle(true, "the vehicle whose stack is measured"),
-                P("container", ParamKind::kEnum, "vehicle (the stack) or bridge")
-                    .choices({"vehicle", "bridge"})
+                P("container", ParamKind::kEnum, "the process measured: vehicle (the stack)")
+                    .choices({"vehicle"})
                     .def("vehicle"),
                 after_s()},
                {{"peak_cpu_pct", "%", ""},

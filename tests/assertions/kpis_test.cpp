@@ -195,10 +195,8 @@ TEST(LatencyCollector, TakesTheHighestP95AndMaxAndTheWeightedMean) {
 TEST(ResourcesCollector, PeaksAndMeansOfTheVehiclesStack) {
   Kpis k(R"(kpis:
   - { name: stack, type: resources, vehicle: ugv1 }
-  - { name: bridge, type: resources, vehicle: ugv1, container: bridge }
 )");
   EXPECT_EQ(k.planned[0].watch.resources, (std::set<std::string>{"ugv1"}));
-  EXPECT_TRUE(k.planned[1].watch.resources.empty());
   k.resources(1.0, "ugv1", 10.0, 100.0);
   k.resources(2.0, "ugv1", 30.0, 120.0);
   k.resources(2.0, "ugv2", 90.0, 900.0);
@@ -209,7 +207,6 @@ TEST(ResourcesCollector, PeaksAndMeansOfTheVehiclesStack) {
   EXPECT_DOUBLE_EQ(k.metric("stack", "peak_memory_mb"), 120.0);
   EXPECT_DOUBLE_EQ(k.metric("stack", "mean_memory_mb"), 110.0);
   EXPECT_DOUBLE_EQ(k.metric("stack", "samples"), 2.0);
-  EXPECT_EQ(k.result("bridge").status, KpiStatus::kMissing);
 }
 
 TEST(LatencyCollector, IsMissingWithoutAMeasuredWindow) {

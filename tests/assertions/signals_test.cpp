@@ -393,10 +393,6 @@ TEST(ResourceUsage, FailsAtTheEndWhenTheStackWasNotSampled) {
   EXPECT_TRUE(contains(r.reason, "not sampled")) << r.reason;
 }
 
-TEST(ResourceUsage, PlanningRefusesTheBridgeContainer) {
-  const std::string why = plan_refusal(std::string(kFootprint) + "    container: bridge\n");
-  EXPECT_TRUE(contains(why, "assertions[0].container: there is no bridge process")) << why;
-}
 
 // ---- lifecycle_state ----
 
