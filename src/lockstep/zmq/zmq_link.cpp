@@ -42,6 +42,11 @@ class ZmqLink final : public Link {
       // Never block a sender (it holds the link's mutex, which a receiver needs to learn that the
       // coordinator is gone): frames queue without limit while the coordinator is not reading.
       zmqd::set_int(socket_, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
+      // No receive high-water mark either: the participant must read every grant anyway, and
+      // libzmq 4.3.4 aborts the process (`Assertion failed: !_io_error
+      // (src/stream_engine_base.cpp:331)`) when a socket whose input was throttled at the mark
+      // restarts input after its connection failed (the Python client's fix, the same here).
+      zmqd::set_int(socket_, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
       // The decoder refuses larger frames anyway: ZeroMQ need not allocate them.
       zmqd::set_max_message_size(socket_, kDefaultMaxFrameBytes);
       zmqd::apply_client_curve(socket_, options.curve);
