@@ -207,9 +207,9 @@ bool Producer::flush(std::string* error) {
   }
   if (write_pos_ != before) {
     c_.write_pos.store(write_pos_, std::memory_order_seq_cst);
-    if (c_.sleeping.load(std::memory_order_seq_cst) != 0) {
-      c_.seq.fetch_add(1, std::memory_order_seq_cst);
-      futex_wake(&c_.seq);
+    if (bell_.sleeping.load(std::memory_order_seq_cst) != 0) {
+      bell_.seq.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake(&bell_.seq);
     }
   }
   return true;
@@ -274,6 +274,28 @@ void Consumer::wait(Duration timeout) {
     futex_wait(&c_.seq, s, timeout);
   }
   c_.sleeping.store(0, std::memory_order_relaxed);
+}
+
+void bell_wait(RingControl& bell, uint32_t seen_seq, Duration timeout) {
+  futex_wait(&bell.seq, seen_seq, timeout);
+  bell.sleeping.store(0, std::memory_order_relaxed);
+}
+
+void bell_ring(RingControl& bell) {
+  bell.seq.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(&bell.seq);
+}
+
+bool Consumer::spin_for_data(int rounds) const {
+  for (int i = 0; i < rounds; ++i) {
+    if (c_.write_pos.load(std::memory_order_acquire) != c_.read_pos.load(std::memory_order_relaxed)) {
+      return true;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return false;
 }
 
 void Consumer::wake() {

@@ -104,8 +104,10 @@ class Segment {
 // Writes frames into one ring. Not thread-safe: one producer (callers serialise).
 class Producer {
  public:
-  Producer(RingControl& control, char* data, uint32_t capacity)
-      : c_(control), data_(data), cap_(capacity) {}
+  // `bell`: whose futex to wake when its reader sleeps (the coordinator's doorbell, shared by all
+  // its rings towards it); null = this ring's own.
+  Producer(RingControl& control, char* data, uint32_t capacity, RingControl* bell = nullptr)
+      : c_(control), bell_(bell != nullptr ? *bell : control), data_(data), cap_(capacity) {}
   // Queues `frame` and writes what fits. false: the consumer's read position is impossible (a
   // corrupt ring; *error says why); nothing more is written.
   bool push(std::string frame, std::string* error);
@@ -116,6 +118,7 @@ class Producer {
 
  private:
   RingControl& c_;
+  RingControl& bell_;
   char* data_;
   uint32_t cap_;
   uint64_t write_pos_ = 0;  // own copy: never read back from shared memory
@@ -139,6 +142,14 @@ class Consumer {
   void wait(Duration timeout);
   // Wakes a consumer sleeping in wait() (from any thread or process: closing).
   void wake();
+  // Whether something was published that next() has not taken (a shared-word peek).
+  bool published() const {
+    return c_.write_pos.load(std::memory_order_seq_cst) != read_pos_;
+  }
+  // Spins up to `rounds` pause instructions (a few microseconds at most) for a publication before
+  // the caller sleeps: a reply often comes that fast, and a futex sleep and wake-up costs far more.
+  // Reads only the shared words (may run beside next()).
+  bool spin_for_data(int rounds) const;
 
  private:
   RingControl& c_;
@@ -149,6 +160,12 @@ class Consumer {
   std::string partial_;    // chunks of a frame whose last chunk has not come yet
   bool corrupt_ = false;
 };
+
+// A doorbell: one futex word many producers ring (the coordinator's single reader of all its
+// rings sleeps on it). The protocol is a ring's: the sleeper sets `sleeping`, re-checks every
+// ring, then waits on `seq`; a producer that published and sees `sleeping` bumps `seq` and wakes.
+void bell_wait(RingControl& bell, uint32_t seen_seq, Duration timeout);
+void bell_ring(RingControl& bell);
 
 // Hex of bytes (the token in Welcome).
 std::string to_hex(const uint8_t* bytes, size_t n);

@@ -273,14 +273,23 @@ class ZmqLink final : public Link {
     std::string why = "the coordinator did not accept shared memory";
     const size_t at = coordinator.rfind(zmqd::kShmAccept);
     if (at != std::string::npos) {
+      // "PATH:TOKEN;BELL_PATH:BELL_TOKEN": the connection's segment, the coordinator's doorbell.
       const std::string spec = coordinator.substr(at + zmqd::kShmAccept.size());
-      const size_t colon = spec.rfind(':');
-      const std::string path = spec.substr(0, colon == std::string::npos ? 0 : colon);
-      const std::string token = colon == std::string::npos ? "" : spec.substr(colon + 1);
-      if (path.rfind("/proc/", 0) == 0 && !token.empty()) {
-        segment_ = shm::Segment::open(path, token, &why);
+      const size_t semi = spec.find(';');
+      auto open_one = [&](const std::string& part) -> std::unique_ptr<shm::Segment> {
+        const size_t colon = part.rfind(':');
+        if (colon == std::string::npos || part.rfind("/proc/", 0) != 0) {
+          why = "the coordinator named no segment: '" + part + "'";
+          return nullptr;
+        }
+        return shm::Segment::open(part.substr(0, colon), part.substr(colon + 1), &why);
+      };
+      if (semi == std::string::npos) {
+        why = "the coordinator named no doorbell: '" + spec + "'";
       } else {
-        why = "the coordinator named no segment: '" + spec + "'";
+        segment_ = open_one(spec.substr(0, semi));
+        if (segment_) bell_ = open_one(spec.substr(semi + 1));
+        if (!bell_) segment_.reset();
       }
     }
     if (!segment_) {
@@ -289,7 +298,7 @@ class ZmqLink final : public Link {
       return;
     }
     const uint32_t rb = segment_->ring_bytes();
-    out_ = std::make_unique<shm::Producer>(segment_->up(), segment_->up_data(), rb);
+    out_ = std::make_unique<shm::Producer>(segment_->up(), segment_->up_data(), rb, &bell_->up());
     in_ = std::make_unique<shm::Consumer>(segment_->down(), segment_->down_data(), rb,
                                           kDefaultMaxFrameBytes + zmqd::kMaxMessageSlack);
     std::string hello = encode_frame(Hello{
@@ -347,8 +356,9 @@ class ZmqLink final : public Link {
         if (left < slice) slice = left;
       }
       lock.unlock();
-      // The rings' futex; a slice bounds how late a dropped connection (the monitor) is seen.
-      in_->wait(slice);
+      // A short spin first (the grant often follows within microseconds), then the ring's futex;
+      // a slice bounds how late a dropped connection (the monitor) is seen.
+      if (!in_->spin_for_data(kSpinRounds)) in_->wait(slice);
       lock.lock();
     }
     return std::nullopt;
@@ -515,6 +525,8 @@ class ZmqLink final : public Link {
     }
   }
 
+  static constexpr int kSpinRounds = 200;  // about 1 to 3 us of pause instructions
+
   ConnectOptions options_;
   WallNow wall_;
   std::mutex mutex_;  // guards socket_ and closed_
@@ -537,6 +549,7 @@ class ZmqLink final : public Link {
   // receive() waking from the futex after close() touches valid memory).
   Mode mode_ = Mode::kZmq;
   std::unique_ptr<shm::Segment> segment_;
+  std::unique_ptr<shm::Segment> bell_;  // the coordinator's doorbell (rung after each write)
   std::unique_ptr<shm::Producer> out_;
   std::unique_ptr<shm::Consumer> in_;
   std::string shm_refusal_;  // why the link stayed on ZeroMQ (for a debugger)

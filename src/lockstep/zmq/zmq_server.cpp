@@ -51,9 +51,10 @@ constexpr const char* kMirrorThread = "~cascade";  // frames drained from one so
 constexpr const char* kCoordinatorName = "fieldproof-coordinator " FIELDPROOF_LOCKSTEP_VERSION;
 
 // A connection on the same-host transport (docs/lockstep.md, "Same-host shared memory"): its
-// segment, the two rings and a reader thread that waits on the up ring's futex and serves what it
-// finds under the hub's lock, as a local link's thread does. The ZeroMQ connection stays open: its
-// close event is the crash detection, as for every ipc peer.
+// segment and the two rings. One reader thread per server serves every such connection: it sleeps
+// on the server's doorbell (a futex every participant rings after writing into its up ring) and
+// serves what it finds under the hub's lock, as a local link's thread does. The ZeroMQ connection
+// stays open: its close event is the crash detection, as for every ipc peer.
 struct ShmPeer {
   std::unique_ptr<shm::Segment> seg;
   std::unique_ptr<shm::Consumer> up;    // participant -> coordinator
@@ -294,7 +295,7 @@ class CoordinatorServer::Impl {
   // Serves what the participant wrote into its up ring and writes what waits for room in its
   // down ring. Any thread holding the lock: the peer's reader thread, or the server thread before
   // it ends the connection (what the peer wrote before it died, a Leave, counts first).
-  void drain_shm(ConnId conn, ShmPeer& sp) {
+  void drain_shm(ConnId conn, ShmPeer& sp, bool poll_after = true) {
     auto it = peers_.find(conn);
     if (it == peers_.end() || it->second.shm.get() != &sp || it->second.dropped) {
       sp.closed.store(true);
@@ -320,6 +321,12 @@ class CoordinatorServer::Impl {
       }
     }
     sp.down_pending.store(sp.down->pending() > 0);
+    if (poll_after) poll_from_reader();
+  }
+
+  // After serving frames off the server thread: as for a local link, the core may want to be
+  // polled (pace, timeouts) before the server thread would wake by itself.
+  void poll_from_reader() {
     if (std::this_thread::get_id() != server_thread_) {
       // As for a local link: the core may want to be polled before the server thread wakes.
       std::optional<SimTime> next = core_->poll();
@@ -638,8 +645,8 @@ class CoordinatorServer::Impl {
       flush_refusal_counts();
     }
     shutdown();
-    lock.unlock();  // the reader threads take the lock to see that the server is shut
-    for (std::thread& t : shm_threads_) t.join();
+    lock.unlock();  // the reader thread takes the lock to see that the server is shut
+    if (shm_thread_.joinable()) shm_thread_.join();
   }
 
   // Once a second: the counts of refusal lines suppressed for a whole interval.
@@ -775,10 +782,7 @@ class CoordinatorServer::Impl {
     Peer& p = it->second;
     p.dropped = true;
     dropped_.fetch_add(1);
-    if (p.shm) {
-      p.shm->closed.store(true);
-      p.shm->up->wake();
-    }
+    if (p.shm) p.shm->closed.store(true);
     bool shut = false;
     if (p.fd >= 0) {
       auto f = fd_conn_.find(p.fd);
@@ -880,7 +884,8 @@ class CoordinatorServer::Impl {
       peer.shm = std::move(peer.shm_offered);
       peer.shm_offered.reset();
       shm_connections_.fetch_add(1);
-      shm_threads_.emplace_back(shm_reader, hub_, peer.shm, conn);
+      shm_active_.emplace_back(conn, peer.shm);
+      if (!shm_thread_.joinable()) shm_thread_ = std::thread([this] { shm_loop(); });
       if (options_.on_shm_switch) options_.on_shm_switch();
       return;
     }
@@ -889,7 +894,8 @@ class CoordinatorServer::Impl {
       if (!peer.shm_offered) peer.shm_offered = open_shm(conn, peer);
       if (peer.shm_offered) {
         w.coordinator += std::string(zmqd::kShmAccept) + peer.shm_offered->seg->proc_path() +
-                         ":" + peer.shm_offered->seg->token_hex();
+                         ":" + peer.shm_offered->seg->token_hex() + ";" +
+                         bell_seg_->proc_path() + ":" + bell_seg_->token_hex();
       }
     }
     send_to(conn, Frame{w});
@@ -900,15 +906,46 @@ class CoordinatorServer::Impl {
            std::string_view(text).substr(text.size() - suffix.size()) == suffix;
   }
 
-  // A same-host connection's reader: sleeps on the up ring's futex (a short slice while frames
-  // wait for room in the down ring), then serves what it finds under the hub's lock.
-  static void shm_reader(std::shared_ptr<LocalHub> hub, std::shared_ptr<ShmPeer> sp, ConnId conn) {
-    while (!sp->closed.load()) {
-      sp->up->wait(sp->down_pending.load() ? milliseconds(1) : milliseconds(200));
-      std::lock_guard lock(hub->mu);
-      if (hub->shut || sp->closed.load()) break;
-      hub->impl->drain_shm(conn, *sp);
+  // The reader of every same-host connection: serves what their up rings hold, then sleeps on
+  // the doorbell (a short slice while frames wait for room in a down ring). One thread for all:
+  // a participant's write wakes it only when it sleeps, so 64 announcements in a burst cost a few
+  // wake-ups, not 64.
+  void shm_loop() {
+    shm::RingControl& bell = bell_seg_->up();
+    std::unique_lock lock(hub_->mu);
+    while (!hub_->shut) {
+      bool pending = false;
+      if (drain_all_shm(&pending)) continue;  // found frames: look again before sleeping
+      const uint32_t seen = bell.seq.load(std::memory_order_seq_cst);
+      bell.sleeping.store(1, std::memory_order_seq_cst);
+      if (drain_all_shm(&pending)) {  // published before the flag was seen
+        bell.sleeping.store(0, std::memory_order_relaxed);
+        continue;
+      }
+      lock.unlock();
+      shm::bell_wait(bell, seen, pending ? milliseconds(1) : milliseconds(200));
+      lock.lock();
     }
+  }
+
+  // hub_->mu held: serves every same-host connection with something in its up ring (or waiting
+  // for room in its down ring). Returns whether any up ring had frames; *pending: frames still
+  // wait for room somewhere.
+  bool drain_all_shm(bool* pending) {
+    bool found = false;
+    // By index: serving a frame never adds or removes entries (only the server thread's
+    // flush_disconnects and the switch do, under this lock).
+    for (size_t i = 0; i < shm_active_.size(); ++i) {
+      ShmPeer& sp = *shm_active_[i].second;
+      if (sp.closed.load()) continue;
+      const bool in = sp.up->published();
+      if (!in && !sp.down_pending.load()) continue;
+      found = found || in;
+      drain_shm(shm_active_[i].first, sp, /*poll_after=*/false);
+      if (sp.down_pending.load()) *pending = true;
+    }
+    if (found) poll_from_reader();  // once for all: the core's poll() looks at every thread
+    return found;
   }
 
   // A segment for `peer` when the same-host transport may serve it: allowed, a root coordinator
@@ -924,7 +961,9 @@ class CoordinatorServer::Impl {
     }
     std::string why;
     auto sp = std::make_shared<ShmPeer>();
-    sp->seg = shm::Segment::create(options_.shm_ring_bytes, &why);
+    // The doorbell: the smallest segment, of which only the first control block is used.
+    if (!bell_seg_) bell_seg_ = shm::Segment::create(shm::kMinRingBytes, &why);
+    if (bell_seg_) sp->seg = shm::Segment::create(options_.shm_ring_bytes, &why);
     if (!sp->seg) {
       if (auto l = refusal_log_.admit("shared memory", wall_(),
                                       "connection " + std::to_string(conn) +
@@ -941,11 +980,11 @@ class CoordinatorServer::Impl {
     return sp;
   }
 
-  // Ends the same-host part of a connection (its reader thread exits; joined at shutdown).
-  static void close_shm(Peer& peer) {
+  // Ends the same-host part of a connection (the reader forgets it).
+  void close_shm(Peer& peer) {
     if (!peer.shm) return;
     peer.shm->closed.store(true);
-    peer.shm->up->wake();
+    std::erase_if(shm_active_, [&](const auto& e) { return e.second == peer.shm; });
     peer.shm.reset();
   }
 
@@ -1229,6 +1268,7 @@ class CoordinatorServer::Impl {
       }
     }
     hub_->shut = true;
+    if (bell_seg_) shm::bell_ring(bell_seg_->up());  // the reader sees `shut` and ends
     if (parent_ && !child_name_.empty()) send_parent(Frame{Leave{child_name_, ""}});
     {
       std::lock_guard lock(tasks_mutex_);
@@ -1296,7 +1336,9 @@ class CoordinatorServer::Impl {
 
   // Same-host shared memory.
   bool shm_allowed_ = true;
-  std::vector<std::thread> shm_threads_;  // one per connection that used it (server thread only)
+  std::unique_ptr<shm::Segment> bell_seg_;  // the doorbell, created with the first offer
+  std::vector<std::pair<ConnId, std::shared_ptr<ShmPeer>>> shm_active_;  // switched connections
+  std::thread shm_thread_;  // their reader (shm_loop), started with the first switch
 
   int wake_fd_ = -1;
   std::mutex tasks_mutex_;

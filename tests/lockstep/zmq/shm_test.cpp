@@ -354,11 +354,20 @@ class RawShmClient {
     if (w == nullptr) return;
     const size_t at = w->coordinator.rfind(" +shm=");
     if (at == std::string::npos) return;
-    const std::string spec = w->coordinator.substr(at + 6);
-    const size_t colon = spec.rfind(':');
+    const std::string spec = w->coordinator.substr(at + 6);  // PATH:TOKEN;BELL_PATH:BELL_TOKEN
+    const size_t semi = spec.find(';');
+    if (semi == std::string::npos) return;
+    const std::string mine = spec.substr(0, semi);
+    const std::string bell = spec.substr(semi + 1);
     std::string why;
-    seg_ = shm::Segment::open(spec.substr(0, colon), spec.substr(colon + 1), &why);
-    if (!seg_) return;
+    seg_ = shm::Segment::open(mine.substr(0, mine.rfind(':')), mine.substr(mine.rfind(':') + 1),
+                              &why);
+    bell_ = shm::Segment::open(bell.substr(0, bell.rfind(':')), bell.substr(bell.rfind(':') + 1),
+                               &why);
+    if (!seg_ || !bell_) {
+      seg_.reset();
+      return;
+    }
     // The switch: a second Hello, answered by the coordinator's last frame on the socket.
     std::string sw = encode_frame(Hello{kProtocolVersion, "raw-test +shm-ring"});
     zmq_send(sock_, sw.data(), sw.size(), 0);
@@ -372,7 +381,8 @@ class RawShmClient {
       seg_.reset();
       return;
     }
-    up_ = std::make_unique<shm::Producer>(seg_->up(), seg_->up_data(), seg_->ring_bytes());
+    up_ = std::make_unique<shm::Producer>(seg_->up(), seg_->up_data(), seg_->ring_bytes(),
+                                          &bell_->up());
     down_ = std::make_unique<shm::Consumer>(seg_->down(), seg_->down_data(), seg_->ring_bytes(),
                                             1 << 20);
   }
@@ -414,19 +424,17 @@ class RawShmClient {
     return std::nullopt;
   }
   shm::Segment& segment() { return *seg_; }
+  // Rings the coordinator's doorbell (after the test wrote into the up ring by hand).
+  void ring() { shm::bell_ring(bell_->up()); }
 
  private:
   void* ctx_ = nullptr;
   void* sock_ = nullptr;
   std::unique_ptr<shm::Segment> seg_;
+  std::unique_ptr<shm::Segment> bell_;
   std::unique_ptr<shm::Producer> up_;
   std::unique_ptr<shm::Consumer> down_;
 };
-
-// Wakes the coordinator's reader of `seg`'s up ring (after the test wrote into it by hand).
-void wake_reader(shm::Segment& seg) {
-  shm::Consumer(seg.up(), seg.up_data(), seg.ring_bytes(), 0).wake();
-}
 
 TEST(ShmCorruption, GarbageInAWellFormedRecordIsRefusedAndTheParticipantCarriesOn) {
   if (!shm_on()) GTEST_SKIP() << "this is the ZeroMQ run of the tests (FIELDPROOF_SHM=0)";
@@ -459,7 +467,7 @@ TEST(ShmCorruption, AnImpossibleRecordLengthDropsTheConnectionAndNamesThePartici
   const uint32_t header = 0x7FFF'FFF0u;
   std::memcpy(raw.segment().up_data() + (at & (raw.segment().ring_bytes() - 1)), &header, 4);
   up.write_pos.store(at + 16);
-  wake_reader(raw.segment());
+  raw.ring();
   EXPECT_TRUE(s.logged("shared-memory ring is corrupt"));
   EXPECT_TRUE(s.failures.await(
       [](const std::vector<std::string>& v) { return !v.empty() && v.front() == "raw"; }, 2s));
@@ -482,7 +490,7 @@ TEST(ShmCorruption, RandomBytesOverAFollowersRingLeaveTheOthersRunning) {
   shm::Segment& seg = raw.segment();
   for (uint32_t i = 0; i < seg.ring_bytes(); ++i) seg.up_data()[i] = static_cast<char>(rng());
   seg.up().write_pos.store(seg.up().write_pos.load() + 1 + rng() % seg.ring_bytes());
-  wake_reader(seg);
+  raw.ring();
   // Refused frame by frame or dropped as corrupt; either way logged, and time goes on.
   EXPECT_TRUE(s.logs.await(
       [](const std::vector<std::string>& v) {
