@@ -6,8 +6,11 @@
 // process of its own (its RSS is its own); --repeat K keeps the fastest. Targets (issue 5): <= 2 s
 // in-process, <= 10 s as a process, peak RSS <= 150 MB; issue 17: the process run at most 2x the
 // in-process run (`run_lockstep_process_vs_inprocess`). Usage: engine_bench [--repeat K]
-// [--seconds S] [--only floor|inprocess|process] (--only: that case alone, for a profiler: prints
-// its wall time, no BENCH line).
+// [--seconds S] [--only floor|inprocess|process|process_zmq] (--only: that case alone, for a
+// profiler: prints its wall time, no BENCH line). The process run uses what a stack process gets
+// by default, the same-host shared-memory transport; `process_zmq` is the same run with
+// FIELDPROOF_SHM=0 (the stack process on ZeroMQ ipc), measured beside it
+// (`run_lockstep_process_zmq`, `run_lockstep_process_shm_vs_zmq`).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -153,7 +156,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: engine_bench [--repeat K] [--seconds S] "
-                   "[--only floor|inprocess|process]\n");
+                   "[--only floor|inprocess|process|process_zmq]\n");
       return 2;
     }
   }
@@ -161,8 +164,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "engine_bench: --repeat >= 1, --seconds >= 5\n");
     return 2;
   }
-  if (!only.empty() && only != "floor" && only != "inprocess" && only != "process") {
-    std::fprintf(stderr, "engine_bench: --only takes floor, inprocess or process, not '%s'\n",
+  if (!only.empty() && only != "floor" && only != "inprocess" && only != "process" &&
+      only != "process_zmq") {
+    std::fprintf(stderr,
+                 "engine_bench: --only takes floor, inprocess, process or process_zmq, not '%s'\n",
                  only.c_str());
     return 2;
   }
@@ -172,6 +177,10 @@ int main(int argc, char** argv) {
   const fs::path inproc = write_scenario(dir, false, seconds);
   const fs::path proc = write_scenario(dir, true, seconds);
 
+  if (only == "process_zmq") {
+    ::setenv("FIELDPROOF_SHM", "0", 1);
+    only = "process";
+  }
   if (!only.empty()) {
     // One case in this process (a profiler sees it and its stack process, nothing else).
     const double w = only == "floor"       ? world_floor(seconds)
@@ -182,7 +191,7 @@ int main(int argc, char** argv) {
     std::printf("%s %.3f s\n", only.c_str(), w);
     return w > 0 ? 0 : 1;
   }
-  Measured floor, in, out;
+  Measured floor, in, out, out_zmq;
   for (int k = 0; k < repeat; ++k) {
     // The run ids are chosen here: a counter bumped inside the forked child would not move.
     const std::string ia = "in" + std::to_string(k);
@@ -190,6 +199,11 @@ int main(int argc, char** argv) {
     const Measured f = in_child([&] { return world_floor(seconds); });
     const Measured a = in_child([&] { return run_case(inproc, dir / "runs", ia); });
     const Measured b = in_child([&] { return run_case(proc, dir / "runs", ib); });
+    const Measured z = in_child([&] {
+      ::setenv("FIELDPROOF_SHM", "0", 1);  // this child and the stack process it starts
+      return run_case(proc, dir / "runs", "pz" + std::to_string(k));
+    });
+    if (out_zmq.wall < 0 || (z.wall >= 0 && z.wall < out_zmq.wall)) out_zmq = z;
     if (floor.wall < 0 || (f.wall >= 0 && f.wall < floor.wall)) floor = f;
     if (in.wall < 0 || (a.wall >= 0 && a.wall < in.wall)) in = a;
     if (out.wall < 0 || (b.wall >= 0 && b.wall < out.wall)) out = b;
@@ -197,7 +211,7 @@ int main(int argc, char** argv) {
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (floor.wall <= 0 || in.wall <= 0 || out.wall <= 0) {
+  if (floor.wall <= 0 || in.wall <= 0 || out.wall <= 0 || out_zmq.wall <= 0) {
     std::fprintf(stderr, "engine_bench: a case failed\n");
     return 1;
   }
@@ -218,6 +232,12 @@ int main(int argc, char** argv) {
       "BENCH run_lockstep_process_vs_inprocess %.3f s ratio=%.3f baseline=run_lockstep_inprocess "
       "target=2\n",
       out.wall, out.wall / in.wall);
+  std::printf(
+      "BENCH run_lockstep_process_zmq %.3f s ratio=%.3f baseline=run_lockstep_inprocess\n",
+      out_zmq.wall, out_zmq.wall / in.wall);
+  std::printf(
+      "BENCH run_lockstep_process_shm_vs_zmq %.3f s ratio=%.3f baseline=run_lockstep_process_zmq\n",
+      out.wall, out.wall / out_zmq.wall);
   std::printf(
       "BENCH engine_peak_rss_inprocess %.1f MB ratio=%.3f baseline=world_alone_peak_rss "
       "target=150\n",

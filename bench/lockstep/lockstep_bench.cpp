@@ -19,6 +19,8 @@
 //   BENCH futex_pingpong_rtt_mean <v> us ratio=1 baseline=futex_pingpong
 //   BENCH zmq_reqrep_ipc_vs_futex_rtt_mean <v> us ratio=<v/futex> baseline=futex_pingpong
 //   BENCH lockstep_grant_rtt_ipc_p1_vs_futex_mean <v> us ratio=<v/futex> baseline=futex_pingpong
+//   BENCH lockstep_grant_rtt_shm_p1_vs_futex_mean <v> us ratio=<v/futex> baseline=futex_pingpong
+//   BENCH lockstep_grants_per_s_shm_p8 / _p64 <v> grants/s ratio=<v/ipc> baseline=lockstep_ipc_pN
 //   BENCH lockstep_grants_per_s_local_p64 <v> grants/s ratio=<v/in-process> baseline=lockstep_inproc_p64
 //
 // Usage: lockstep_bench [--seconds S] [--only inproc|ipc|tcp|cascade|samehost|local]
@@ -254,9 +256,10 @@ CoordinatorOptions core_options() {
   return o;
 }
 
-ConnectOptions quiet_link() {
+ConnectOptions quiet_link(bool shm = false) {
   ConnectOptions c;
   c.heartbeat_interval = Duration::zero();  // silence is not checked in the benchmark
+  c.shared_memory = shm;                    // ipc: the same-host transport, or ZeroMQ
   return c;
 }
 
@@ -267,16 +270,24 @@ Stats lockstep_inprocess(size_t participants) {
   return grant_cycles(links, true);
 }
 
+// transport: "ipc" (ZeroMQ over a Unix socket), "tcp", or "shm" (an ipc endpoint whose links
+// switch to the same-host shared-memory transport).
 Stats lockstep_zmq(const std::string& transport, size_t participants, const std::string& dir) {
   ServerOptions o;
-  o.bind = {transport == "ipc" ? "ipc://" + dir + "/coordinator.sock" : "tcp://127.0.0.1:*"};
+  o.bind = {transport != "tcp" ? "ipc://" + dir + "/coordinator.sock" : "tcp://127.0.0.1:*"};
   o.core = core_options();
   CoordinatorServer server(std::move(o));
   std::vector<std::unique_ptr<Link>> links;
   for (size_t i = 0; i < participants; ++i) {
-    links.push_back(connect(server.endpoints()[0], quiet_link()));
+    links.push_back(connect(server.endpoints()[0], quiet_link(transport == "shm")));
   }
-  return grant_cycles(links, false);
+  Stats s = grant_cycles(links, false);
+  if (transport == "shm" && server.shm_connections() != participants) {
+    std::fprintf(stderr, "lockstep_bench: only %llu of %zu links switched to shared memory\n",
+                 static_cast<unsigned long long>(server.shm_connections()), participants);
+    std::exit(1);
+  }
+  return s;
 }
 
 // Participants in the server's own process on its local links (the engine and the world in a run
@@ -371,6 +382,26 @@ int main(int argc, char** argv) {
                "futex_pingpong");
     bench_line("lockstep_grant_rtt_ipc_p1_vs_futex_mean", grant.mean_us, "us", futex.mean_us,
                "futex_pingpong");
+    // The same-host transport: the grant round trip beside the floor and beside raw ZeroMQ ipc;
+    // 8 and 64 participants beside ZeroMQ ipc with as many, all in this run.
+    Stats shm1 = lockstep_zmq("shm", 1, dir);
+    bench_line("lockstep_grant_rtt_shm_p1_vs_futex_mean", shm1.mean_us, "us", futex.mean_us,
+               "futex_pingpong");
+    bench_line("lockstep_grant_rtt_shm_p1_vs_zmq_mean", shm1.mean_us, "us", raw.mean_us,
+               "zmq_reqrep_ipc");
+    bench_line("lockstep_grant_rtt_shm_p1_p99", shm1.p99_us, "us", futex.p99_us,
+               "futex_pingpong_p99");
+    bench_line("lockstep_grants_per_s_shm_p1", shm1.per_s, "grants/s", grant.per_s,
+               "lockstep_ipc_p1");
+    for (size_t n : {size_t{8}, size_t{64}}) {
+      Stats ipc = lockstep_zmq("ipc", n, dir);
+      Stats shm = lockstep_zmq("shm", n, dir);
+      const std::string tag = "p" + std::to_string(n);
+      bench_line("lockstep_grants_per_s_shm_" + tag, shm.per_s, "grants/s", ipc.per_s,
+                 "lockstep_ipc_" + tag);
+      bench_line("lockstep_grant_rtt_shm_" + tag + "_mean", shm.mean_us, "us", ipc.mean_us,
+                 "lockstep_ipc_" + tag);
+    }
   }
   // Local links beside the in-process transport.
   if (g_only.empty() || g_only == "local") {

@@ -73,6 +73,10 @@ struct ConnectOptions {
   // Send Hello as the link's first frame (docs/protocol.md, the handshake). Participants need it;
   // a control client (ControlClient) sends only Control frames and clears it.
   bool hello = true;
+  // ipc endpoints: offer the same-host shared-memory transport in the Hello (docs/lockstep.md,
+  // "Same-host shared memory"); the link switches to it when the coordinator accepts and stays on
+  // ZeroMQ otherwise. Also off when the environment sets FIELDPROOF_SHM=0.
+  bool shared_memory = true;
 };
 
 // The environment variable that sets the default connect timeout.

@@ -93,6 +93,11 @@ struct ServerOptions {
   int receive_hwm = 1000;
   int send_hwm = 100000;
   uint32_t max_refusals_in_row = 1000;
+  // Same-host shared memory (docs/lockstep.md): accept the offer of a participant connected over
+  // ipc (also off when the environment sets FIELDPROOF_SHM=0; never in a child coordinator), with
+  // rings of this many bytes per direction (a power of two, 4 KiB to 64 MiB).
+  bool shared_memory = true;
+  size_t shm_ring_bytes = size_t{1} << 20;
   // The core's settings (max_rtf, ack_timeout, follower_timeout, max_message_bytes, wall_now...).
   // An empty wall_now is replaced by SystemClock::wall_now().
   CoordinatorOptions core;
@@ -110,6 +115,8 @@ struct ServerOptions {
   std::function<void(const std::string& reason)> on_refused;
   // Every Announce that decoded, before the core handles it (lets a caller await registrations).
   std::function<void(const Announce&)> on_announce;
+  // A connection switched to the same-host shared-memory transport (on the server thread).
+  std::function<void()> on_shm_switch;
 
   // ---- cascade (child coordinator) ----
   // The parent coordinator's endpoint; empty = this is the root.
@@ -154,6 +161,8 @@ class CoordinatorServer {
   uint64_t bad_frames() const;
   // Connections dropped for a full send queue or too many refusals in a row, so far.
   uint64_t dropped_peers() const;
+  // Connections that switched to the same-host shared-memory transport so far.
+  uint64_t shm_connections() const;
 
   // Stops serving and joins the thread. Idempotent.
   void stop();

@@ -175,4 +175,11 @@ std::vector<std::string> read_authorized_keys(const std::string& path) {
   return keys;
 }
 
+bool zmqd::shm_allowed_by_environment() {
+  const char* v = std::getenv(zmqd::kShmEnv);
+  if (v == nullptr) return true;
+  const std::string s(v);
+  return !(s == "0" || s == "off" || s == "no" || s == "false");
+}
+
 }  // namespace fieldproof::lockstep

@@ -36,6 +36,20 @@ void set_max_message_size(void* socket, size_t limit);
 // Applies CURVE client settings (server public key; the client's own pair, generated when empty).
 void apply_client_curve(void* socket, const CurveClientKeys& keys);
 
+// Whether the environment allows the same-host shared-memory transport: FIELDPROOF_SHM unset,
+// empty or anything but 0/off/no/false (the tests run every ipc case both ways with it).
+inline constexpr const char* kShmEnv = "FIELDPROOF_SHM";
+bool shm_allowed_by_environment();
+
+// The Hello / Welcome free-text markers of the shared-memory switch (docs/protocol.md 5.1):
+// Hello.client ends with kShmOffer; an accepting Welcome.coordinator ends with
+// kShmAccept + "/proc/PID/fd/FD:TOKEN"; the client that mapped it sends a second Hello ending
+// with kShmSwitch as its last frame on the socket, answered by a plain Welcome, the coordinator's
+// last frame on the socket.
+inline constexpr std::string_view kShmOffer = " +shm";
+inline constexpr std::string_view kShmAccept = " +shm=";
+inline constexpr std::string_view kShmSwitch = " +shm-ring";
+
 // Sends one multipart piece. Returns false (errno set) on failure.
 bool send_bytes(void* socket, const void* data, size_t size, int flags);
 

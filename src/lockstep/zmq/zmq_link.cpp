@@ -5,6 +5,15 @@
 // receive() that finds nothing waits in poll(2) on the socket's ZMQ_FD (edge-style: ZeroMQ may
 // reset it during a send on another thread) plus an eventfd that send() writes when it notices
 // that input became ready, so no wake-up is lost.
+//
+// Same host (ipc endpoints): the Hello offers shared memory, and frames go on the socket as usual
+// until the switch. A Welcome that accepts names a sealed memfd of the coordinator
+// (/proc/PID/fd/FD and a token); the link maps it, sends a second Hello (" +shm-ring") as its last
+// frame on the socket and writes everything after it into its up ring; it reads the socket until
+// the coordinator's answer to that Hello (a Welcome, its last frame on the socket) and the down
+// ring after it (docs/protocol.md 5.1 item 5). Wake-ups are futexes (shm_ring.hpp); the socket
+// stays open for liveness (its close is how each side learns that the other died). A Welcome that
+// does not accept, or a segment that cannot be mapped, keeps the link on ZeroMQ.
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -22,6 +31,7 @@
 #include "fieldproof/lockstep/codec.hpp"
 #include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "shm_ring.hpp"
 #include "zmq_common.hpp"
 
 namespace fieldproof::lockstep {
@@ -42,6 +52,11 @@ class ZmqLink final : public Link {
       // Never block a sender (it holds the link's mutex, which a receiver needs to learn that the
       // coordinator is gone): frames queue without limit while the coordinator is not reading.
       zmqd::set_int(socket_, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
+      // No receive high-water mark either: the participant must read every grant anyway, and
+      // libzmq 4.3.4 aborts the process (`Assertion failed: !_io_error
+      // (src/stream_engine_base.cpp:331)`) when a socket whose input was throttled at the mark
+      // restarts input after its connection failed (the Python client's fix, the same here).
+      zmqd::set_int(socket_, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
       // The decoder refuses larger frames anyway: ZeroMQ need not allocate them.
       zmqd::set_max_message_size(socket_, kDefaultMaxFrameBytes);
       zmqd::apply_client_curve(socket_, options.curve);
@@ -76,8 +91,13 @@ class ZmqLink final : public Link {
       if (wake_fd_ < 0) throw TransportError("eventfd failed");
       if (options.hello) {
         // Queued ahead of everything the participant sends (docs/protocol.md, the handshake).
-        std::string hello =
-            encode_frame(Hello{kProtocolVersion, "fieldproof-cpp " FIELDPROOF_LOCKSTEP_VERSION});
+        std::string client = "fieldproof-cpp " FIELDPROOF_LOCKSTEP_VERSION;
+        if (options.shared_memory && ep.rfind("ipc://", 0) == 0 &&
+            zmqd::shm_allowed_by_environment()) {
+          client += zmqd::kShmOffer;
+          mode_ = Mode::kOffered;
+        }
+        std::string hello = encode_frame(Hello{kProtocolVersion, std::move(client)});
         zmqd::send_bytes(socket_, hello.data(), hello.size(), ZMQ_DONTWAIT);
       }
     } catch (...) {
@@ -104,21 +124,28 @@ class ZmqLink final : public Link {
     std::string bytes = encode_frame(frame);
     std::lock_guard lock(mutex_);
     if (closed_) return;
-    zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
+    send_locked(std::move(bytes));
     if (!std::holds_alternative<Control>(frame)) sent_any_ = true;
     sent_since_tick_.store(true, std::memory_order_relaxed);
-    signal_if_readable();
   }
 
   std::optional<Frame> receive(Duration timeout) override {
     const bool forever = timeout.is_infinite();
     const SimTime deadline = forever ? SimTime::infinite() : wall_() + timeout;
+    {
+      std::unique_lock lock(mutex_);
+      if (mode_ == Mode::kShm) return receive_shm(lock, forever, deadline);
+    }
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     while (true) {
       {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         if (closed_) break;
+        if (mode_ == Mode::kSwitching && !dropped_) {
+          std::string why;
+          if (!out_->flush(&why)) ring_failed("the coordinator's ring: " + why);
+        }
         while (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) >= 0) {
           std::string_view bytes(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
           DecodeResult r = decode_frame(bytes);
@@ -128,6 +155,14 @@ class ZmqLink final : public Link {
             if (const auto* w = std::get_if<Welcome>(&r.frame())) {
               if (w->protocol_version == kProtocolVersion) {
                 zmq_msg_init(&msg);  // the handshake is the link's business
+                if (mode_ == Mode::kOffered) {
+                  on_offer(w->coordinator);
+                } else if (mode_ == Mode::kSwitching) {
+                  // The coordinator's last frame on the socket: the down ring from here on.
+                  mode_ = Mode::kShm;
+                  zmq_msg_close(&msg);
+                  return receive_shm(lock, forever, deadline);
+                }
                 continue;
               }
               return Frame{version_mismatch(w->protocol_version)};
@@ -196,6 +231,7 @@ class ZmqLink final : public Link {
       if (closed_) return;
       closed_ = true;
       flush_to_coordinator();
+      if (in_) in_->wake();  // a receive() waiting on the ring (mapped until destruction)
       zmq_socket_monitor(socket_, nullptr, 0);
       zmq_close(monitor_);
       monitor_ = nullptr;
@@ -213,6 +249,121 @@ class ZmqLink final : public Link {
   }
 
  private:
+  enum class Mode : uint8_t {
+    kZmq,        // every frame on the socket
+    kOffered,    // Hello offered shared memory; frames on the socket until the Welcome says
+    kSwitching,  // sending into the up ring, reading the socket until the switch's Welcome
+    kShm,        // every frame through the rings
+  };
+
+  // With mutex_ held: one encoded frame out by the link's current mode.
+  void send_locked(std::string bytes) {
+    if (mode_ == Mode::kZmq || mode_ == Mode::kOffered) {
+      zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
+      signal_if_readable();
+      return;
+    }
+    std::string why;
+    if (!out_->push(std::move(bytes), &why)) ring_failed("the coordinator's ring: " + why);
+  }
+
+  // With mutex_ held: the Welcome of an offered link. Maps the segment it names and switches, or
+  // stays on ZeroMQ.
+  void on_offer(const std::string& coordinator) {
+    std::string why = "the coordinator did not accept shared memory";
+    const size_t at = coordinator.rfind(zmqd::kShmAccept);
+    if (at != std::string::npos) {
+      // "PATH:TOKEN;BELL_PATH:BELL_TOKEN": the connection's segment, the coordinator's doorbell.
+      const std::string spec = coordinator.substr(at + zmqd::kShmAccept.size());
+      const size_t semi = spec.find(';');
+      auto open_one = [&](const std::string& part) -> std::unique_ptr<shm::Segment> {
+        const size_t colon = part.rfind(':');
+        if (colon == std::string::npos || part.rfind("/proc/", 0) != 0) {
+          why = "the coordinator named no segment: '" + part + "'";
+          return nullptr;
+        }
+        return shm::Segment::open(part.substr(0, colon), part.substr(colon + 1), &why);
+      };
+      if (semi == std::string::npos) {
+        why = "the coordinator named no doorbell: '" + spec + "'";
+      } else {
+        segment_ = open_one(spec.substr(0, semi));
+        if (segment_) bell_ = open_one(spec.substr(semi + 1));
+        if (!bell_) segment_.reset();
+      }
+    }
+    if (!segment_) {
+      shm_refusal_ = why;  // the coordinator keeps its unused segment until the connection ends
+      mode_ = Mode::kZmq;
+      return;
+    }
+    const uint32_t rb = segment_->ring_bytes();
+    out_ = std::make_unique<shm::Producer>(segment_->up(), segment_->up_data(), rb, &bell_->up());
+    in_ = std::make_unique<shm::Consumer>(segment_->down(), segment_->down_data(), rb,
+                                          kDefaultMaxFrameBytes + zmqd::kMaxMessageSlack);
+    std::string hello = encode_frame(Hello{
+        kProtocolVersion, std::string("fieldproof-cpp " FIELDPROOF_LOCKSTEP_VERSION) +
+                              std::string(zmqd::kShmSwitch)});
+    zmqd::send_bytes(socket_, hello.data(), hello.size(), ZMQ_DONTWAIT);
+    signal_if_readable();
+    mode_ = Mode::kSwitching;
+  }
+
+  // With mutex_ held: the rings cannot be used any more; the participant is told once.
+  void ring_failed(const std::string& why) {
+    dropped_ = true;
+    if (drop_reason_.empty()) drop_reason_ = "shared memory with the coordinator at " + endpoint_ +
+                                             " is corrupt: " + why;
+  }
+
+  // receive() on the rings. `lock` (of mutex_) held on entry, released while waiting.
+  std::optional<Frame> receive_shm(std::unique_lock<std::mutex>& lock, bool forever,
+                                   SimTime deadline) {
+    std::string bytes;
+    std::string why;
+    while (true) {
+      if (closed_) break;
+      if (!dropped_ && !out_->flush(&why)) ring_failed("the coordinator's ring: " + why);
+      while (!dropped_) {
+        const shm::Next n = in_->next(bytes, &why);
+        if (n == shm::Next::kEmpty) break;
+        if (n == shm::Next::kCorrupt) {
+          ring_failed(why);
+          break;
+        }
+        heard_ = true;
+        DecodeResult r = decode_frame(bytes);
+        if (!r) {
+          return Frame{Error{r.error().code,
+                             "undecodable frame from the coordinator: " + r.error().reason}};
+        }
+        if (std::holds_alternative<Welcome>(r.frame())) continue;
+        if (const auto* e = std::get_if<Error>(&r.frame());
+            e != nullptr && e->code == ErrorCode::kShutdown) {
+          if (shutdown_delivered_) continue;
+          shutdown_delivered_ = true;
+        }
+        return std::move(r).frame();
+      }
+      if ((connection_dropped() || dropped_) && !shutdown_delivered_) {
+        shutdown_delivered_ = true;
+        return Frame{Error{ErrorCode::kShutdown, drop_reason_}};
+      }
+      Duration slice = out_->pending() > 0 ? milliseconds(1) : milliseconds(10);
+      if (!forever) {
+        Duration left = deadline - wall_();
+        if (left <= Duration::zero()) break;
+        if (left < slice) slice = left;
+      }
+      lock.unlock();
+      // A short spin first (the grant often follows within microseconds), then the ring's futex;
+      // a slice bounds how late a dropped connection (the monitor) is seen.
+      if (!in_->spin_for_data(kSpinRounds)) in_->wait(slice);
+      lock.lock();
+    }
+    return std::nullopt;
+  }
+
   // With mutex_ held, before the socket closes: makes sure what was sent (the Leave) reached the
   // coordinator. The context is never terminated, so ZMQ_LINGER does not hold a process that
   // exits right after close(); a Leave still queued would be lost and the coordinator, which
@@ -222,6 +373,10 @@ class ZmqLink final : public Link {
   // the engine records every control request) or the coordinator is gone.
   void flush_to_coordinator() {
     if (!sent_any_ || !heard_ || dropped_ || options_.linger <= Duration::zero()) return;
+    if (mode_ == Mode::kShm || mode_ == Mode::kSwitching) {
+      flush_rings();
+      return;
+    }
     const std::string bytes = encode_frame(Frame{Control{}});  // a status request
     if (!zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT)) return;
     const SimTime deadline = wall_() + options_.linger;
@@ -241,6 +396,28 @@ class ZmqLink final : public Link {
                static_cast<long>(std::min<int64_t>(10, (left.ns() + 999'999) / 1'000'000)));
     }
     zmq_msg_close(&msg);
+  }
+
+  // flush_to_coordinator() on the rings: the status request and its reply through them.
+  void flush_rings() {
+    std::string why;
+    if (!out_->push(encode_frame(Frame{Control{}}), &why)) return;
+    const SimTime deadline = wall_() + options_.linger;
+    std::string bytes;
+    while (true) {
+      if (!out_->flush(&why)) return;
+      const shm::Next n = in_->next(bytes, &why);
+      if (n == shm::Next::kCorrupt) return;
+      if (n == shm::Next::kFrame) {
+        DecodeResult r = decode_frame(bytes);
+        if (r && std::holds_alternative<ControlReply>(r.frame())) return;
+        continue;
+      }
+      if (connection_dropped()) return;
+      const Duration left = deadline - wall_();
+      if (left <= Duration::zero()) return;
+      in_->wait(std::min(left, milliseconds(10)));
+    }
   }
 
   // Called with mutex_ held after a socket operation: if input is ready, the ZMQ_FD edge may be
@@ -344,10 +521,11 @@ class ZmqLink final : public Link {
       std::string bytes = encode_frame(Heartbeat{name});
       std::lock_guard lock(mutex_);
       if (closed_) break;
-      zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
-      signal_if_readable();
+      send_locked(std::move(bytes));
     }
   }
+
+  static constexpr int kSpinRounds = 200;  // about 1 to 3 us of pause instructions
 
   ConnectOptions options_;
   WallNow wall_;
@@ -366,6 +544,15 @@ class ZmqLink final : public Link {
   int zmq_fd_ = -1;
   int monitor_fd_ = -1;
   int wake_fd_ = -1;
+
+  // Same-host shared memory (guarded by mutex_; the segment stays mapped until destruction, so a
+  // receive() waking from the futex after close() touches valid memory).
+  Mode mode_ = Mode::kZmq;
+  std::unique_ptr<shm::Segment> segment_;
+  std::unique_ptr<shm::Segment> bell_;  // the coordinator's doorbell (rung after each write)
+  std::unique_ptr<shm::Producer> out_;
+  std::unique_ptr<shm::Consumer> in_;
+  std::string shm_refusal_;  // why the link stayed on ZeroMQ (for a debugger)
 
   std::mutex name_mutex_;
   std::string name_;  // the participant the heartbeats speak for (from the first Announce)

@@ -34,6 +34,7 @@
 #include "../frame_ring.hpp"
 #include "fieldproof/time/system_clock.hpp"
 #include "refusal_log.hpp"
+#include "shm_ring.hpp"
 #include "zap.hpp"
 #include "zmq_common.hpp"
 
@@ -49,6 +50,20 @@ constexpr const char* kMirrorThread = "~cascade";  // frames drained from one so
 // What Welcome (and a child's Hello to its parent) calls this program.
 constexpr const char* kCoordinatorName = "fieldproof-coordinator " FIELDPROOF_LOCKSTEP_VERSION;
 
+// A connection on the same-host transport (docs/lockstep.md, "Same-host shared memory"): its
+// segment and the two rings. One reader thread per server serves every such connection: it sleeps
+// on the server's doorbell (a futex every participant rings after writing into its up ring) and
+// serves what it finds under the hub's lock, as a local link's thread does. The ZeroMQ connection
+// stays open: its close event is the crash detection, as for every ipc peer.
+struct ShmPeer {
+  std::unique_ptr<shm::Segment> seg;
+  std::unique_ptr<shm::Consumer> up;    // participant -> coordinator
+  std::unique_ptr<shm::Producer> down;  // coordinator -> participant
+  std::atomic<bool> closed{false};
+  std::atomic<bool> down_pending{false};  // frames wait for room in the down ring
+  std::string in;                         // the frame being read (hub lock held)
+};
+
 // Where a connection stands in the handshake (docs/protocol.md, 5.1).
 enum class HelloState : uint8_t { kNone, kAccepted, kRefused };
 
@@ -63,6 +78,8 @@ struct Peer {
   std::string host;
   uint32_t refusals_in_row = 0;
   bool dropped = false;
+  std::shared_ptr<ShmPeer> shm;          // on the same-host transport since its switch
+  std::shared_ptr<ShmPeer> shm_offered;  // a segment named in its Welcome, not switched to yet
 };
 
 // Where a connection comes from: `text` for the log, `host` for rate limiting (a refused peer
@@ -158,6 +175,7 @@ class CoordinatorServer::Impl {
           "max_message_bytes, receive_hwm, send_hwm and max_refusals_in_row must be > 0");
     }
     if (!options_.core.wall_now) options_.core.wall_now = SystemClock::wall_now();
+    shm_allowed_ = options_.shared_memory && zmqd::shm_allowed_by_environment();
     wall_ = options_.core.wall_now;
     if (!options_.curve_secret_key.empty()) {
       curve_public_ = lockstep::curve_public_key(options_.curve_secret_key);
@@ -222,6 +240,7 @@ class CoordinatorServer::Impl {
   uint64_t refused_peers() const { return refused_.load(); }
   uint64_t bad_frames() const { return bad_frames_.load(); }
   uint64_t dropped_peers() const { return dropped_.load(); }
+  uint64_t shm_connections() const { return shm_connections_.load(); }
 
   const std::shared_ptr<LocalHub>& hub() const { return hub_; }
   bool is_child() const { return parent_ != nullptr; }
@@ -269,6 +288,50 @@ class CoordinatorServer::Impl {
     core_->handle(conn, Heartbeat{});
     std::optional<SimTime> next = core_->poll();
     if (next && *next < server_wake_at_) request_wake();
+  }
+
+  // ---- same-host shared memory (hub_->mu held) ------------------------------------------------
+
+  // Serves what the participant wrote into its up ring and writes what waits for room in its
+  // down ring. Any thread holding the lock: the peer's reader thread, or the server thread before
+  // it ends the connection (what the peer wrote before it died, a Leave, counts first).
+  void drain_shm(ConnId conn, ShmPeer& sp, bool poll_after = true) {
+    auto it = peers_.find(conn);
+    if (it == peers_.end() || it->second.shm.get() != &sp || it->second.dropped) {
+      sp.closed.store(true);
+      return;
+    }
+    std::string why;
+    if (!sp.down->flush(&why)) {
+      shm_corrupt(conn, why);
+      return;
+    }
+    for (int i = 0; i < kMaxBatch; ++i) {
+      const shm::Next n = sp.up->next(sp.in, &why);
+      if (n == shm::Next::kEmpty) break;
+      if (n == shm::Next::kCorrupt) {
+        shm_corrupt(conn, why);
+        return;
+      }
+      handle_conn_bytes(conn, sp.in, /*control_only=*/false, /*extra_parts=*/false,
+                        /*via_ring=*/true);
+      auto again = peers_.find(conn);
+      if (again == peers_.end() || again->second.dropped || again->second.shm.get() != &sp) {
+        return;
+      }
+    }
+    sp.down_pending.store(sp.down->pending() > 0);
+    if (poll_after) poll_from_reader();
+  }
+
+  // After serving frames off the server thread: as for a local link, the core may want to be
+  // polled (pace, timeouts) before the server thread would wake by itself.
+  void poll_from_reader() {
+    if (std::this_thread::get_id() != server_thread_) {
+      // As for a local link: the core may want to be polled before the server thread wakes.
+      std::optional<SimTime> next = core_->poll();
+      if (next && *next < server_wake_at_) request_wake();
+    }
   }
 
   void close_local(ConnId conn) {
@@ -582,6 +645,8 @@ class CoordinatorServer::Impl {
       flush_refusal_counts();
     }
     shutdown();
+    lock.unlock();  // the reader thread takes the lock to see that the server is shut
+    if (shm_thread_.joinable()) shm_thread_.join();
   }
 
   // Once a second: the counts of refusal lines suppressed for a whole interval.
@@ -686,14 +751,19 @@ class CoordinatorServer::Impl {
   // dropped once max_refusals_in_row frames in a row were refused (an Error sent back).
   void handle_bytes(void* socket, const std::string& routing, int fd, std::string_view bytes,
                     bool control_only, bool extra_parts) {
-    ConnId conn = conn_for(socket, routing, fd);
+    handle_conn_bytes(conn_for(socket, routing, fd), bytes, control_only, extra_parts,
+                      /*via_ring=*/false);
+  }
+
+  void handle_conn_bytes(ConnId conn, std::string_view bytes, bool control_only,
+                         bool extra_parts, bool via_ring) {
     if (peers_.at(conn).dropped) {
       discarded_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     {
       Serving serving(*this, conn);
-      serve(conn, bytes, control_only, extra_parts);
+      serve(conn, bytes, control_only, extra_parts, via_ring);
     }
     auto it = peers_.find(conn);
     if (it == peers_.end() || it->second.dropped) return;
@@ -712,6 +782,7 @@ class CoordinatorServer::Impl {
     Peer& p = it->second;
     p.dropped = true;
     dropped_.fetch_add(1);
+    if (p.shm) p.shm->closed.store(true);
     bool shut = false;
     if (p.fd >= 0) {
       auto f = fd_conn_.find(p.fd);
@@ -725,7 +796,8 @@ class CoordinatorServer::Impl {
     if (auto l = refusal_log_.admit("connections dropped from " + p.host, wall_(), line)) log(*l);
   }
 
-  void serve(ConnId conn, std::string_view bytes, bool control_only, bool extra_parts) {
+  void serve(ConnId conn, std::string_view bytes, bool control_only, bool extra_parts,
+             bool via_ring) {
     if (bytes.size() > options_.core.max_message_bytes) {
       refuse(conn, Error{ErrorCode::kOversized,
                          "frame of " + std::to_string(bytes.size()) +
@@ -751,7 +823,7 @@ class CoordinatorServer::Impl {
     }
     Frame frame = std::move(r).frame();
     if (auto* h = std::get_if<Hello>(&frame)) {
-      on_hello(conn, *h);
+      on_hello(conn, *h, via_ring);
       return;
     }
     if (auto* c = std::get_if<Control>(&frame)) {
@@ -794,14 +866,152 @@ class CoordinatorServer::Impl {
 
   // ---- the handshake (docs/protocol.md, 5.1) ------------------------------------------------
 
-  void on_hello(ConnId conn, const Hello& hello) {
+  void on_hello(ConnId conn, const Hello& hello, bool via_ring) {
     if (hello.protocol_version != kProtocolVersion) {
       refuse_version(conn, hello.protocol_version);
       return;
     }
-    peers_.at(conn).hello = HelloState::kAccepted;
-    send_to(conn, Frame{Welcome{kProtocolVersion, kCoordinatorName,
-                                static_cast<uint64_t>(options_.core.max_message_bytes)}});
+    Peer& peer = peers_.at(conn);
+    peer.hello = HelloState::kAccepted;
+    Welcome w{kProtocolVersion, kCoordinatorName,
+              static_cast<uint64_t>(options_.core.max_message_bytes)};
+    if (!via_ring && peer.shm_offered && ends_with(hello.client, zmqd::kShmSwitch)) {
+      // The switch (docs/protocol.md 5.1 item 5): the participant mapped the segment and sent
+      // this Hello as its last frame on the socket; this Welcome is our last one. From here on
+      // everything to it goes into its down ring and its up ring is read: every socket frame it
+      // sent before has been served (frames of one connection keep their order).
+      send_to(conn, Frame{w});
+      peer.shm = std::move(peer.shm_offered);
+      peer.shm_offered.reset();
+      shm_connections_.fetch_add(1);
+      shm_active_.emplace_back(conn, peer.shm);
+      if (!shm_thread_.joinable()) shm_thread_ = std::thread([this] { shm_loop(); });
+      if (options_.on_shm_switch) options_.on_shm_switch();
+      return;
+    }
+    if (!via_ring && !peer.shm && ends_with(hello.client, zmqd::kShmOffer) &&
+        peer.socket == router_) {
+      if (!peer.shm_offered) peer.shm_offered = open_shm(conn, peer);
+      if (peer.shm_offered) {
+        w.coordinator += std::string(zmqd::kShmAccept) + peer.shm_offered->seg->proc_path() +
+                         ":" + peer.shm_offered->seg->token_hex() + ";" +
+                         bell_seg_->proc_path() + ":" + bell_seg_->token_hex();
+      }
+    }
+    send_to(conn, Frame{w});
+  }
+
+  static bool ends_with(const std::string& text, std::string_view suffix) {
+    return text.size() >= suffix.size() &&
+           std::string_view(text).substr(text.size() - suffix.size()) == suffix;
+  }
+
+  // The reader of every same-host connection: serves what their up rings hold, then sleeps on
+  // the doorbell (a short slice while frames wait for room in a down ring). One thread for all:
+  // a participant's write wakes it only when it sleeps, so 64 announcements in a burst cost a few
+  // wake-ups, not 64.
+  void shm_loop() {
+    shm::RingControl& bell = bell_seg_->up();
+    std::unique_lock lock(hub_->mu);
+    while (!hub_->shut) {
+      bool pending = false;
+      if (drain_all_shm(&pending)) continue;  // found frames: look again before sleeping
+      const uint32_t seen = bell.seq.load(std::memory_order_seq_cst);
+      bell.sleeping.store(1, std::memory_order_seq_cst);
+      if (drain_all_shm(&pending)) {  // published before the flag was seen
+        bell.sleeping.store(0, std::memory_order_relaxed);
+        continue;
+      }
+      lock.unlock();
+      shm::bell_wait(bell, seen, pending ? milliseconds(1) : milliseconds(200));
+      lock.lock();
+    }
+  }
+
+  // hub_->mu held: serves every same-host connection with something in its up ring (or waiting
+  // for room in its down ring). Returns whether any up ring had frames; *pending: frames still
+  // wait for room somewhere.
+  bool drain_all_shm(bool* pending) {
+    bool found = false;
+    // By index: serving a frame never adds or removes entries (only the server thread's
+    // flush_disconnects and the switch do, under this lock).
+    for (size_t i = 0; i < shm_active_.size(); ++i) {
+      ShmPeer& sp = *shm_active_[i].second;
+      if (sp.closed.load()) continue;
+      const bool in = sp.up->published();
+      if (!in && !sp.down_pending.load()) continue;
+      found = found || in;
+      drain_shm(shm_active_[i].first, sp, /*poll_after=*/false);
+      if (sp.down_pending.load()) *pending = true;
+    }
+    if (found) poll_from_reader();  // once for all: the core's poll() looks at every thread
+    return found;
+  }
+
+  // A segment for `peer` when the same-host transport may serve it: allowed, a root coordinator
+  // (a child's core calls the parent socket, which only the server thread may use) and an ipc
+  // connection (a Unix socket: the same kernel).
+  std::shared_ptr<ShmPeer> open_shm(ConnId conn, const Peer& peer) {
+    if (!shm_allowed_ || parent_ != nullptr || peer.fd < 0) return nullptr;
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getsockname(peer.fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0 ||
+        ss.ss_family != AF_UNIX) {
+      return nullptr;
+    }
+    std::string why;
+    auto sp = std::make_shared<ShmPeer>();
+    // The doorbell: the smallest segment, of which only the first control block is used.
+    if (!bell_seg_) bell_seg_ = shm::Segment::create(shm::kMinRingBytes, &why);
+    if (bell_seg_) sp->seg = shm::Segment::create(options_.shm_ring_bytes, &why);
+    if (!sp->seg) {
+      if (auto l = refusal_log_.admit("shared memory", wall_(),
+                                      "connection " + std::to_string(conn) +
+                                          " stays on ZeroMQ: no shared memory: " + why)) {
+        log(*l);
+      }
+      return nullptr;
+    }
+    const uint32_t rb = sp->seg->ring_bytes();
+    sp->up = std::make_unique<shm::Consumer>(sp->seg->up(), sp->seg->up_data(), rb,
+                                             options_.core.max_message_bytes +
+                                                 zmqd::kMaxMessageSlack);
+    sp->down = std::make_unique<shm::Producer>(sp->seg->down(), sp->seg->down_data(), rb);
+    return sp;
+  }
+
+  // Ends the same-host part of a connection (the reader forgets it).
+  void close_shm(Peer& peer) {
+    if (!peer.shm) return;
+    peer.shm->closed.store(true);
+    std::erase_if(shm_active_, [&](const auto& e) { return e.second == peer.shm; });
+    peer.shm.reset();
+  }
+
+  // A ring holding something impossible: the peer is dropped as a flooder would be (its
+  // connection shut down; a regulating participant then fails the run, named).
+  void shm_corrupt(ConnId conn, const std::string& why) {
+    auto it = peers_.find(conn);
+    if (it == peers_.end()) return;
+    if (it->second.shm) it->second.shm->closed.store(true);
+    drop(conn, "its shared-memory ring is corrupt (" + why + ")");
+  }
+
+  // hub_->mu held, any thread: a frame into the peer's down ring.
+  void send_shm(ConnId conn, Peer& peer, const Frame& frame) {
+    std::string why;
+    ShmPeer& sp = *peer.shm;
+    if (!sp.down->push(encode_frame(frame), &why)) {
+      shm_corrupt(conn, why);
+      return;
+    }
+    if (sp.down->pending() > 0) {
+      sp.down_pending.store(true);
+      if (sp.down->pending() > static_cast<size_t>(options_.send_hwm)) {
+        drop(conn, "its send queue is full (" + std::to_string(options_.send_hwm) +
+                       " frames it has not read)");
+      }
+    }
   }
 
   void refuse_version(ConnId conn, uint32_t version) {
@@ -849,6 +1059,10 @@ class CoordinatorServer::Impl {
     auto peer = peers_.find(conn);
     if (peer == peers_.end() || peer->second.dropped) return;
     if (conn == current_conn_ && std::holds_alternative<Error>(frame)) refused_current_ = true;
+    if (peer->second.shm) {
+      send_shm(conn, peer->second, frame);
+      return;
+    }
     if (std::this_thread::get_id() != server_thread_) {
       // A local link's thread runs the core: the socket is the server thread's. A Grant that
       // follows another Grant to the same peer still waiting here replaces it (grants only
@@ -915,6 +1129,14 @@ class CoordinatorServer::Impl {
       pending_disconnects_.pop_front();
       auto it = peers_.find(c);
       if (it == peers_.end()) continue;
+      if (it->second.shm) {
+        // What the peer wrote before its connection closed (a Leave) is taken first.
+        std::shared_ptr<ShmPeer> sp = it->second.shm;
+        drain_shm(c, *sp);
+        it = peers_.find(c);
+        if (it == peers_.end()) continue;
+        close_shm(it->second);
+      }
       auto& ids = it->second.socket == router_ ? router_ids_ : control_ids_;
       ids.erase(it->second.routing_id);
       if (auto f = fd_conn_.find(it->second.fd); f != fd_conn_.end() && f->second == c) {
@@ -1038,7 +1260,15 @@ class CoordinatorServer::Impl {
       q->cv.notify_all();
     }
     locals_.clear();
+    for (auto& [conn, peer] : peers_) {
+      if (peer.shm) {
+        std::string why;
+        peer.shm->down->flush(&why);  // the shutdown Error, if it waited for room
+        close_shm(peer);
+      }
+    }
     hub_->shut = true;
+    if (bell_seg_) shm::bell_ring(bell_seg_->up());  // the reader sees `shut` and ends
     if (parent_ && !child_name_.empty()) send_parent(Frame{Leave{child_name_, ""}});
     {
       std::lock_guard lock(tasks_mutex_);
@@ -1104,6 +1334,12 @@ class CoordinatorServer::Impl {
   SimTime server_wake_at_;           // when the waiting server thread wakes by itself (zero: awake)
   std::thread::id server_thread_;
 
+  // Same-host shared memory.
+  bool shm_allowed_ = true;
+  std::unique_ptr<shm::Segment> bell_seg_;  // the doorbell, created with the first offer
+  std::vector<std::pair<ConnId, std::shared_ptr<ShmPeer>>> shm_active_;  // switched connections
+  std::thread shm_thread_;  // their reader (shm_loop), started with the first switch
+
   int wake_fd_ = -1;
   std::mutex tasks_mutex_;
   std::deque<std::function<void()>> tasks_;
@@ -1113,6 +1349,7 @@ class CoordinatorServer::Impl {
   std::atomic<uint64_t> bad_frames_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> discarded_{0};
+  std::atomic<uint64_t> shm_connections_{0};
   std::thread thread_;
 };
 
@@ -1201,6 +1438,7 @@ ControlReply CoordinatorServer::control(const Control& request) { return impl_->
 uint64_t CoordinatorServer::refused_peers() const { return impl_->refused_peers(); }
 uint64_t CoordinatorServer::bad_frames() const { return impl_->bad_frames(); }
 uint64_t CoordinatorServer::dropped_peers() const { return impl_->dropped_peers(); }
+uint64_t CoordinatorServer::shm_connections() const { return impl_->shm_connections(); }
 void CoordinatorServer::stop() { impl_->stop(); }
 
 ControlClient::ControlClient(const std::string& endpoint, const ConnectOptions& options) {

@@ -51,6 +51,7 @@ class LivenessServer {
       failures_.push({p, r, wall()});
     };
     o.on_grant = [this](SimTime t, uint64_t) { grants_.push({t, wall()}); };
+    o.on_shm_switch = [this] { switched_.push(1); };
     server_ = std::make_unique<CoordinatorServer>(std::move(o));
   }
   const std::string& endpoint() const { return server_->endpoints()[0]; }
@@ -62,6 +63,16 @@ class LivenessServer {
     auto p =
         std::make_unique<Process>(argv, std::vector<std::string>{}, "", dir_.file(name + ".err"));
     if (await_announce(name, SimTime::zero())) server_->control(resume_request());
+    // The transport under test: the participant process switches to shared memory (right after
+    // its first Welcome), unless this is the ZeroMQ run of the tests (FIELDPROOF_SHM=0, inherited
+    // by the process).
+    const char* shm = std::getenv("FIELDPROOF_SHM");
+    if (shm == nullptr || std::string(shm) != "0") {
+      EXPECT_TRUE(switched_.await([](const std::vector<int>& v) { return !v.empty(); }, 10s))
+          << name << " did not switch to shared memory";
+    } else {
+      EXPECT_EQ(server_->shm_connections(), 0u) << name;
+    }
     return p;
   }
   bool await_announce(const std::string& name, SimTime safe) {
@@ -100,6 +111,7 @@ class LivenessServer {
   Events<Announce> announced_;
   Events<Failure> failures_;
   Events<std::pair<SimTime, SimTime>> grants_;
+  Events<int> switched_;
   std::unique_ptr<CoordinatorServer> server_;
 };
 

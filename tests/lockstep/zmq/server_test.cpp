@@ -242,7 +242,9 @@ TEST_P(ControlTest, StepAdvancesExactlyTheDurationThenPauses) {
 
 TEST_P(ControlTest, RunUntilHoldsTheClockThere) {
   SimTime now = request(status_request()).status.time;
-  SimTime hold = now + milliseconds(30);
+  // Far enough ahead (100 ms of wall time at max_rtf 5) that the request arrives before the
+  // clock passes it on a loaded machine (30 ms, 6 ms of wall time, did not always).
+  SimTime hold = now + milliseconds(500);
   request(run_until_request(hold));
   ASSERT_TRUE(grants_.await_at_least(hold));
   EXPECT_FALSE(grants_.any_above_within(hold, 300ms));
