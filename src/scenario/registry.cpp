@@ -845,13 +845,12 @@ ParamSpec make_root() {
                  "the run's random numbers; 0 when absent (and the record says so)")
                    .min(0)
                    .max(static_cast<double>(kMaxSeed)),
-               time, map,
-               gps_denied,
-               vehicles, list_of("timeline", entry, "what happens, and when"),
+               time, map, vehicles, list_of("timeline", entry, "what happens, and when"),
                list_of("assertions", assertion, "what must hold"),
                list_of("kpis", kpi, "what is measured without judging"), outputs,
                list_of("plugins", P("path", ParamKind::kString, "a shared library"),
-                       "assertion plugin libraries, relative to the scenario file")});
+                       "assertion plugin libraries, relative to the scenario file"),
+               gps_denied});
 }
 
 }  // namespace
