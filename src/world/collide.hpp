@@ -106,26 +106,6 @@ inline double ray_hit_local(const Obb& b, double lox, double loy, double ldx, do
   return t0;
 }
 
-// ray_hit_local with the reciprocals of the direction given (inv_x = 1 / ldx, inv_y = 1 / ldy;
-// any value where the direction is below 1e-300, which is never used): the same result.
-inline double ray_hit_local_inv(const Obb& b, double lox, double loy, double ldx, double ldy,
-                                double inv_x, double inv_y) {
-  double t0 = 0.0, t1 = kInf;
-  const double lo[2] = {lox, loy}, ld[2] = {ldx, ldy}, h[2] = {b.hx, b.hy}, inv[2] = {inv_x, inv_y};
-  for (int i = 0; i < 2; ++i) {
-    if (std::abs(ld[i]) < 1e-300) {
-      if (std::abs(lo[i]) > h[i]) return kInf;
-      continue;
-    }
-    double ta = (-h[i] - lo[i]) * inv[i], tb = (h[i] - lo[i]) * inv[i];
-    if (ta > tb) std::swap(ta, tb);
-    t0 = std::max(t0, ta);
-    t1 = std::min(t1, tb);
-    if (t0 > t1) return kInf;
-  }
-  return t0;
-}
-
 inline double ray_hit(const Obb& b, double ox, double oy, double dx, double dy) {
   const double rx = ox - b.cx, ry = oy - b.cy;
   const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;

@@ -221,7 +221,7 @@ struct World::Impl {
   std::vector<int> candidates;
   std::vector<int64_t> ranks;
   std::vector<ContactInfo> touching_scratch;
-  std::vector<double> ray_dx, ray_dy, ray_inv_x, ray_inv_y;
+  std::vector<double> ray_dx, ray_dy;
   // Reused across vehicles and outputs (a proto3 Clear() would free their sub-messages): each
   // emit sets every field it ever sets, so the encoding is that of a fresh message.
   ignition::msgs::Odometry odom_msg;
@@ -711,17 +711,6 @@ struct World::Impl {
         if (t < r[i]) r[i] = t;
       }
     };
-    // Most static boxes are axis-aligned (yaw 0: c is 1 and s is 0 exactly), so a ray's direction
-    // in the box's frame is its own and the slab test's 1 / direction is the same for every such
-    // box: computed once a ray here (0 where the direction is 0, which the test never divides).
-    ray_inv_x.resize(static_cast<size_t>(n));
-    ray_inv_y.resize(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      ray_inv_x[i] = std::abs(rdx[i]) < 1e-300 ? 0.0 : 1.0 / rdx[i];
-      ray_inv_y[i] = std::abs(rdy[i]) < 1e-300 ? 0.0 : 1.0 / rdy[i];
-    }
-    const double* rix = ray_inv_x.data();
-    const double* riy = ray_inv_y.data();
     grid.query(Aabb{ox - range, oy - range, ox + range, oy + range}, [&](const Collider& col) {
       const double ex = std::max({col.bounds.min_x - ox, 0.0, ox - col.bounds.max_x});
       const double ey = std::max({col.bounds.min_y - oy, 0.0, oy - col.bounds.max_y});
@@ -732,16 +721,10 @@ struct World::Impl {
         const Obb& b = col.box;
         const double rx = ox - b.cx, ry = oy - b.cy;
         const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
-        if (b.c == 1.0 && b.s == 0.0) {
-          trace(first, count, [&](int i) {
-            return detail::ray_hit_local_inv(b, lox, loy, rdx[i], rdy[i], rix[i], riy[i]);
-          });
-        } else {
-          trace(first, count, [&](int i) {
-            const double dx = rdx[i], dy = rdy[i];
-            return detail::ray_hit_local(b, lox, loy, dx * b.c + dy * b.s, -dx * b.s + dy * b.c);
-          });
-        }
+        trace(first, count, [&](int i) {
+          const double dx = rdx[i], dy = rdy[i];
+          return detail::ray_hit_local(b, lox, loy, dx * b.c + dy * b.s, -dx * b.s + dy * b.c);
+        });
       } else {
         trace(first, count,
               [&](int i) { return detail::ray_hit(col.circle, ox, oy, rdx[i], rdy[i]); });
