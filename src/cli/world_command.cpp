@@ -81,9 +81,9 @@ int run_world(const WorldArgs& a) {
     return kExitInvalid;
   }
   std::string stack_error;
-  const std::string command =
-      !a.stack_command.empty() ? a.stack_command
-                                 : (a.process ? std::string(util::kDefaultStackProgram) : "");
+  const std::string command = !a.stack_command.empty()
+                                  ? a.stack_command
+                                  : (a.process ? std::string(util::kDefaultStackProgram) : "");
   const std::optional<engine::StackSpec> stack = resolve_stack(a.stack, command, &stack_error);
   if (!stack) {
     std::fprintf(stderr, "fieldproof world: %s\n", stack_error.c_str());
@@ -92,8 +92,8 @@ int run_world(const WorldArgs& a) {
   // The vehicles' model; one given explicitly also sets the reference stack's footprint radius
   // and speed limits from it (capped at the stack's own defaults, 0.5 m/s and 1 rad/s).
   const world::RobotModel model = world::load_robot_model(
-      a.model.empty() ? std::string(util::kDefaultRobotModel) : a.model, std::filesystem::current_path(),
-      world::model_search_path(engine::executable_dir()));
+      a.model.empty() ? std::string(util::kDefaultRobotModel) : a.model,
+      std::filesystem::current_path(), world::model_search_path(engine::executable_dir()));
   for (const std::string& w : model.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!model.ok()) {
     for (const std::string& e : model.errors) {

@@ -493,8 +493,8 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     } else if (e.action == "spawn_model") {
       if (const auto* shape = e.params.get("shape"); shape && shape->string == "vehicle") {
         const auto* vm = e.params.get("vehicle_model");
-        const world::RobotModel model =
-            world::load_robot_model(vm ? vm->string : std::string(util::kDefaultRobotModel), base, search);
+        const world::RobotModel model = world::load_robot_model(
+            vm ? vm->string : std::string(util::kDefaultRobotModel), base, search);
         for (const auto& warning : model.warnings) r.warnings.push_back(warning);
         for (const auto& err : model.errors) {
           r.errors.push_back(pos_prefix(s, vm ? vm->pos : e.pos, e.path + ".vehicle_model") + err);

@@ -343,8 +343,8 @@ class Builder {
       const ParamValue* v = g.get(key);
       return v != nullptr && v->kind == ParamValue::Kind::kNumber ? v->number : 0.0;
     };
-    GpsDeniedRegion r{str(g, "name"), num("x_min"), num("x_max"), num("y_min"), num("y_max"),
-                      g.pos};
+    GpsDeniedRegion r{str(g, "name"), num("x_min"), num("x_max"),
+                      num("y_min"),   num("y_max"), g.pos};
     bool ok = true;
     for (const char* axis : {"x", "y"}) {
       const std::string lo = std::string(axis) + "_min", hi = std::string(axis) + "_max";

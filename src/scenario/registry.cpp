@@ -745,22 +745,24 @@ ParamSpec make_root() {
   ParamSpec stack =
       P("stack", ParamKind::kObject,
         "the vehicle's software: an in-process plugin or a command run as a process")
-          .fields({P("plugin", ParamKind::kString,
-                     "an in-process stack plugin: a path with a '/' (against the scenario's "
-                     "folder) or a name N found as N, libN.so or N.so in the scenario's folder, "
-                     "on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (e.g. " +
-                         std::string(util::kDefaultStackPlugin) + ")"),
-                   list_of("command", P("arg", ParamKind::kString, "argv element"),
-                           "argv of a process stack; the program is found against the "
-                           "scenario's folder, then on PATH, then beside fieldproof (e.g. "
-                           "[" + std::string(util::kDefaultStackProgram) + "] or [python3, my_nav.py])"),
-                   list_of("arguments", P("arg", ParamKind::kString, "argument"),
-                           "extra arguments appended to command"),
-                   P("cwd", ParamKind::kString,
-                     "a process stack's working directory, against the scenario's folder "
-                     "(default: the scenario's folder)"),
-                   map_of("env", P("value", ParamKind::kScalar, "a value"),
-                          "environment variables added for a process stack")})
+          .fields(
+              {P("plugin", ParamKind::kString,
+                 "an in-process stack plugin: a path with a '/' (against the scenario's "
+                 "folder) or a name N found as N, libN.so or N.so in the scenario's folder, "
+                 "on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (e.g. " +
+                     std::string(util::kDefaultStackPlugin) + ")"),
+               list_of("command", P("arg", ParamKind::kString, "argv element"),
+                       "argv of a process stack; the program is found against the "
+                       "scenario's folder, then on PATH, then beside fieldproof (e.g. "
+                       "[" +
+                           std::string(util::kDefaultStackProgram) + "] or [python3, my_nav.py])"),
+               list_of("arguments", P("arg", ParamKind::kString, "argument"),
+                       "extra arguments appended to command"),
+               P("cwd", ParamKind::kString,
+                 "a process stack's working directory, against the scenario's folder "
+                 "(default: the scenario's folder)"),
+               map_of("env", P("value", ParamKind::kScalar, "a value"),
+                      "environment variables added for a process stack")})
           .one_of({"plugin", "command"});
   stack.fields[1].min_items = 1;
   ParamSpec vehicle_item =

@@ -14,10 +14,10 @@
 #include <ignition/msgs/entity_factory.pb.h>
 
 #include "collide.hpp"
-#include "fieldproof/world/robot_model.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/time/random_source.hpp"
 #include "fieldproof/util/example_defaults.hpp"
+#include "fieldproof/world/robot_model.hpp"
 #include "include_check.hpp"
 #include "sdf_loader.hpp"
 

@@ -210,8 +210,8 @@ TEST(GpsDeniedCli, WithoutTheRegionTheFixIsNeverLost) {
   const std::string world = "world: ../worlds/depot.sdf";
   text.replace(text.find(world), world.size(), "world: " + kDepot.string());
   std::ofstream(dir / "scenario.yaml") << text;
-  const auto r = run_cli("run " + (dir / "scenario.yaml").string() +
-                         " --max-rtf 0 --runs-dir " + (dir / "runs").string() + " --run-id a");
+  const auto r = run_cli("run " + (dir / "scenario.yaml").string() + " --max-rtf 0 --runs-dir " +
+                         (dir / "runs").string() + " --run-id a");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   const json run = run_json(dir / "runs" / "a");
   for (const auto& a : run["assertions"]) {

@@ -437,7 +437,7 @@ TEST(GpsDenied, NavsatHasNoFixExactlyWhileTheVehicleIsInARegion) {
   auto w = World::empty("w", milliseconds(1), o);
   ASSERT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params));
   ASSERT_TRUE(w->set_cmd_vel("tug1", {0.5, 0.0}));
-  std::string states;  // one letter a fix: F fix, N no fix
+  std::string states;             // one letter a fix: F fix, N no fix
   for (int i = 0; i < 60; ++i) {  // 6 s: x from 0 to 3 m
     w->step_n(100);
     const double x = w->vehicle("tug1")->pose.x;
@@ -484,8 +484,7 @@ TEST(GpsDenied, ARegionThatIsNotARectangleIsRefusedAtLoad) {
     const auto loaded = World::load_string("<sdf version=\"1.9\"><world name=\"w\"/></sdf>", o);
     EXPECT_FALSE(loaded.world);
     ASSERT_EQ(loaded.errors.size(), 1u);
-    EXPECT_NE(loaded.errors[0].find("gps_denied[0] 'roof'"), std::string::npos)
-        << loaded.errors[0];
+    EXPECT_NE(loaded.errors[0].find("gps_denied[0] 'roof'"), std::string::npos) << loaded.errors[0];
   }
 }
 

@@ -202,7 +202,7 @@ constexpr double kMaxMapCells = 1e8;
 
 // One region of the `gps_denied:` list: where the navsat sensor reports no fix.
 struct GpsDeniedRegion {
-  std::string name;  // may be empty
+  std::string name;                                   // may be empty
   double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // x_min < x_max, y_min < y_max
   SourcePos pos;
 };
