@@ -13,6 +13,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "fieldproof/engine/world_drive.hpp"
+#include "fieldproof/util/example_defaults.hpp"
 #include "fieldproof/world/robot_model.hpp"
 
 namespace fieldproof::cli {
@@ -25,10 +26,10 @@ struct WorldArgs {
   std::string until = "60s";
   int64_t seed = 0;
   bool process = false;
-  std::string stack = "fieldproof_ugv_nav_plugin";
+  std::string stack{util::kDefaultStackPlugin};
   std::string stack_command;
   double max_rtf = 0.0;
-  std::string model;  // empty: the reference UGV (`ugv`)
+  std::string model;  // empty: util::kDefaultRobotModel, the scenario table's default
 };
 
 bool parse_number(const std::string& text, double* out) {
@@ -80,8 +81,9 @@ int run_world(const WorldArgs& a) {
     return kExitInvalid;
   }
   std::string stack_error;
-  const std::string command =
-      !a.stack_command.empty() ? a.stack_command : (a.process ? "fieldproof-ugv-nav" : "");
+  const std::string command = !a.stack_command.empty()
+                                  ? a.stack_command
+                                  : (a.process ? std::string(util::kDefaultStackProgram) : "");
   const std::optional<engine::StackSpec> stack = resolve_stack(a.stack, command, &stack_error);
   if (!stack) {
     std::fprintf(stderr, "fieldproof world: %s\n", stack_error.c_str());
@@ -90,8 +92,8 @@ int run_world(const WorldArgs& a) {
   // The vehicles' model; one given explicitly also sets the reference stack's footprint radius
   // and speed limits from it (capped at the stack's own defaults, 0.5 m/s and 1 rad/s).
   const world::RobotModel model = world::load_robot_model(
-      a.model.empty() ? "ugv" : a.model, std::filesystem::current_path(),
-      world::model_search_path(engine::executable_dir()));
+      a.model.empty() ? std::string(util::kDefaultRobotModel) : a.model,
+      std::filesystem::current_path(), world::model_search_path(engine::executable_dir()));
   for (const std::string& w : model.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!model.ok()) {
     for (const std::string& e : model.errors) {
@@ -195,18 +197,20 @@ void add_world_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", args->seed, "the world's seed (0 to 2^31-1)");
   cmd->add_option("--stack", args->stack,
                   "each vehicle's stack plugin: a path, or a name found as N, libN.so or N.so "
-                  "here, on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (default "
-                  "fieldproof_ugv_nav_plugin, the reference stack)");
+                  "here, on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (default " +
+                      std::string(util::kDefaultStackPlugin) + ", the reference stack)");
   cmd->add_option("--stack-command", args->stack_command,
                   "run each vehicle's stack as this program instead (argv split at spaces; "
                   "found here, on PATH or beside fieldproof)");
   cmd->add_flag("--process", args->process,
-                "the same as --stack-command fieldproof-ugv-nav: the reference stack as a "
-                "process (ipc), not in-process");
+                "the same as --stack-command " + std::string(util::kDefaultStackProgram) +
+                    ": the reference stack as a process (ipc), not in-process");
   cmd->add_option("--max-rtf", args->max_rtf, "pace cap (simulated / wall time; 0 = unpaced)");
   cmd->add_option("--model", args->model,
                   "the vehicles' robot model: a model.sdf, a model folder, model://NAME or a "
-                  "short name (default ugv, the reference UGV; docs/robots.md)");
+                  "short name (default " +
+                      std::string(util::kDefaultRobotModel) +
+                      ", the reference UGV; docs/robots.md)");
   cmd->callback([args, exit_code] { *exit_code = run_world(*args); });
 }
 

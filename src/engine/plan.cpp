@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fieldproof/assertions/plugin.hpp"
+#include "fieldproof/util/example_defaults.hpp"
 #include "fieldproof/util/input_file.hpp"
 #include "fieldproof/world/robot_model.hpp"
 
@@ -434,6 +435,9 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   }
 
   plan.map = plan_map(s, w, plan.vehicles, r.errors, r.warnings);
+  for (const scenario::GpsDeniedRegion& g : s.gps_denied) {
+    plan.gps_denied.push_back({g.name, world::MapBounds{g.x_min, g.y_min, g.x_max, g.y_max}});
+  }
 
   // The timeline.
   for (const scenario::TimelineEntry& e : s.timeline) {
@@ -489,8 +493,8 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     } else if (e.action == "spawn_model") {
       if (const auto* shape = e.params.get("shape"); shape && shape->string == "vehicle") {
         const auto* vm = e.params.get("vehicle_model");
-        const world::RobotModel model =
-            world::load_robot_model(vm ? vm->string : "ugv", base, search);
+        const world::RobotModel model = world::load_robot_model(
+            vm ? vm->string : std::string(util::kDefaultRobotModel), base, search);
         for (const auto& warning : model.warnings) r.warnings.push_back(warning);
         for (const auto& err : model.errors) {
           r.errors.push_back(pos_prefix(s, vm ? vm->pos : e.pos, e.path + ".vehicle_model") + err);

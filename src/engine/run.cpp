@@ -247,6 +247,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
   so.on_warning = [&](const std::string& w) { event("warning", {{"message", w}}); };
   for (const PlannedVehicle& v : plan.vehicles) so.vehicles.push_back(v.setup);
   so.map = plan.map;
+  so.gps_denied = plan.gps_denied;
   if (recording) {
     so.tap = [&recorder](const lockstep::Publish& p) { (void)recorder.on_message(p); };
   }

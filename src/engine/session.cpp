@@ -159,6 +159,7 @@ std::unique_ptr<Session> Session::create(SessionOptions options, std::string* er
   wo.seed = options.seed;
   wo.wall_now = options.wall_now;
   wo.on_warning = options.on_warning;
+  wo.gps_denied = options.gps_denied;
   if (!std::filesystem::exists(options.world_file)) {
     *error = options.world_file + ": the world file does not exist";
     return nullptr;

@@ -193,6 +193,9 @@ class Builder {
     if (const ParamValue* m = root.get("map"); m && m->kind == ParamValue::Kind::kMap) {
       build_map(*m, s);
     }
+    for (const auto& [i, g] : enumerate(get_or_empty(root, "gps_denied"))) {
+      build_gps_denied(g, "gps_denied[" + std::to_string(i) + "]", s);
+    }
     for (const auto& v : get_or_empty(root, "vehicles").items) build_vehicle(v, s);
     for (const auto& [i, v] : enumerate(get_or_empty(root, "timeline"))) {
       build_entry(v, "timeline[" + std::to_string(i) + "]", s);
@@ -331,6 +334,29 @@ class Builder {
                 number_text(kMaxMapCells) +
                 " a map may have: use a coarser resolution or smaller bounds");
     }
+  }
+
+  // A gps_denied region: a rectangle (the walker has refused what is not a finite number).
+  void build_gps_denied(const ParamValue& g, const std::string& path, Scenario& s) {
+    if (g.kind != ParamValue::Kind::kMap) return;
+    const auto num = [&](const char* key) {
+      const ParamValue* v = g.get(key);
+      return v != nullptr && v->kind == ParamValue::Kind::kNumber ? v->number : 0.0;
+    };
+    GpsDeniedRegion r{str(g, "name"), num("x_min"), num("x_max"),
+                      num("y_min"),   num("y_max"), g.pos};
+    bool ok = true;
+    for (const char* axis : {"x", "y"}) {
+      const std::string lo = std::string(axis) + "_min", hi = std::string(axis) + "_max";
+      const double vlo = num(lo.c_str()), vhi = num(hi.c_str());
+      if (!(vlo < vhi)) {
+        error(pos(g, hi, g.pos), path + "." + hi,
+              "must be greater than " + lo + " (" + number_text(vlo) + "), got " +
+                  number_text(vhi) + ": a region is a rectangle of the world frame");
+        ok = false;
+      }
+    }
+    if (ok) s.gps_denied.push_back(std::move(r));
   }
 
   static std::string number_text(double v) {

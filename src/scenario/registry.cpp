@@ -7,6 +7,7 @@
 
 #include "fieldproof/scenario/condition.hpp"
 #include "fieldproof/scenario/scenario.hpp"
+#include "fieldproof/util/example_defaults.hpp"
 
 namespace fieldproof::scenario {
 
@@ -656,7 +657,7 @@ std::vector<TypeSpec> builtin_actions() {
                 P("vehicle_model", ParamKind::kString,
                   "shape vehicle: its robot model, named as vehicles[].model names it (a path, "
                   "model://NAME or a short name)")
-                    .def("ugv"),
+                    .def(std::string(util::kDefaultRobotModel)),
                 placement("pose",
                           "where: a frame of the world or a pose x, y, optional z (a shape's "
                           "centre height; resting on the ground when absent) and yaw",
@@ -744,22 +745,24 @@ ParamSpec make_root() {
   ParamSpec stack =
       P("stack", ParamKind::kObject,
         "the vehicle's software: an in-process plugin or a command run as a process")
-          .fields({P("plugin", ParamKind::kString,
-                     "an in-process stack plugin: a path with a '/' (against the scenario's "
-                     "folder) or a name N found as N, libN.so or N.so in the scenario's folder, "
-                     "on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (e.g. "
-                     "fieldproof_ugv_nav_plugin)"),
-                   list_of("command", P("arg", ParamKind::kString, "argv element"),
-                           "argv of a process stack; the program is found against the "
-                           "scenario's folder, then on PATH, then beside fieldproof (e.g. "
-                           "[fieldproof-ugv-nav] or [python3, my_nav.py])"),
-                   list_of("arguments", P("arg", ParamKind::kString, "argument"),
-                           "extra arguments appended to command"),
-                   P("cwd", ParamKind::kString,
-                     "a process stack's working directory, against the scenario's folder "
-                     "(default: the scenario's folder)"),
-                   map_of("env", P("value", ParamKind::kScalar, "a value"),
-                          "environment variables added for a process stack")})
+          .fields(
+              {P("plugin", ParamKind::kString,
+                 "an in-process stack plugin: a path with a '/' (against the scenario's "
+                 "folder) or a name N found as N, libN.so or N.so in the scenario's folder, "
+                 "on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (e.g. " +
+                     std::string(util::kDefaultStackPlugin) + ")"),
+               list_of("command", P("arg", ParamKind::kString, "argv element"),
+                       "argv of a process stack; the program is found against the "
+                       "scenario's folder, then on PATH, then beside fieldproof (e.g. "
+                       "[" +
+                           std::string(util::kDefaultStackProgram) + "] or [python3, my_nav.py])"),
+               list_of("arguments", P("arg", ParamKind::kString, "argument"),
+                       "extra arguments appended to command"),
+               P("cwd", ParamKind::kString,
+                 "a process stack's working directory, against the scenario's folder "
+                 "(default: the scenario's folder)"),
+               map_of("env", P("value", ParamKind::kScalar, "a value"),
+                      "environment variables added for a process stack")})
           .one_of({"plugin", "command"});
   stack.fields[1].min_items = 1;
   ParamSpec vehicle_item =
@@ -768,7 +771,7 @@ ParamSpec make_root() {
                    P("model", ParamKind::kString,
                      "the vehicle's robot model: an SDF model file, a model folder, model://NAME "
                      "or a short name (docs/robots.md)")
-                       .def("ugv"),
+                       .def(std::string(util::kDefaultRobotModel)),
                    placement("spawn", "where it starts: a frame of the world or x, y, yaw", true),
                    stack,
                    map_of("parameters", P("value", ParamKind::kScalar, "a parameter value"),
@@ -822,6 +825,19 @@ ParamSpec make_root() {
                    list_of("topics", P("topic", ParamKind::kString, "a topic"),
                            "allow-list of recorded topics; empty records everything")});
 
+  // Where navsat has no fix (issue 14, item 6): rectangles of the world frame.
+  ParamSpec gps_denied = list_of(
+      "gps_denied",
+      P("region", ParamKind::kObject,
+        "a rectangle of the world frame (m) where /model/<v>/navsat reports no fix (NaN)")
+          .fields({P("name", ParamKind::kString, "the region's name, for messages"),
+                   P("x_min", ParamKind::kNumber, "m").req(),
+                   P("x_max", ParamKind::kNumber, "m, greater than x_min").req(),
+                   P("y_min", ParamKind::kNumber, "m").req(),
+                   P("y_max", ParamKind::kNumber, "m, greater than y_min").req()}),
+      "regions without satellite navigation: while a vehicle's centre is inside one, its navsat "
+      "reports latitude, longitude, altitude and velocities NaN (docs/robots.md)");
+
   return P("scenario", ParamKind::kObject, "a fieldproof scenario")
       .fields({P("name", ParamKind::kString, "the scenario's name").req(),
                P("description", ParamKind::kString, "free text"),
@@ -835,7 +851,8 @@ ParamSpec make_root() {
                list_of("assertions", assertion, "what must hold"),
                list_of("kpis", kpi, "what is measured without judging"), outputs,
                list_of("plugins", P("path", ParamKind::kString, "a shared library"),
-                       "assertion plugin libraries, relative to the scenario file")});
+                       "assertion plugin libraries, relative to the scenario file"),
+               gps_denied});
 }
 
 }  // namespace

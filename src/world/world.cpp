@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <numbers>
 #include <set>
 #include <stdexcept>
@@ -13,9 +14,10 @@
 #include <ignition/msgs/entity_factory.pb.h>
 
 #include "collide.hpp"
-#include "fieldproof/world/robot_model.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/time/random_source.hpp"
+#include "fieldproof/util/example_defaults.hpp"
+#include "fieldproof/world/robot_model.hpp"
 #include "include_check.hpp"
 #include "sdf_loader.hpp"
 
@@ -207,6 +209,14 @@ struct World::Impl {
   detail::VehicleGrid vgrid;
   double vmax_r = 0.0;
   bool vgrid_stale = false;
+  // Neighbour lists of the vehicle-vehicle contact test (Verlet lists): by slot, the other slots
+  // whose centres were within the two reaches plus kSkin when the lists were built (vnear_x0,
+  // vnear_y0), ascending. While no centre has moved kSkin / 2 from there, no pair left out can
+  // touch, so a step tests its short list instead of querying the grid and sorting.
+  static constexpr double kSkin = 0.5;
+  std::vector<std::vector<int>> vnear;
+  std::vector<double> vnear_x0, vnear_y0;
+  bool vnear_stale = true;
   // Scratch, kept to spare an allocation per step or scan.
   std::vector<int> candidates;
   std::vector<int64_t> ranks;
@@ -276,6 +286,50 @@ struct World::Impl {
       vr.push_back(v.radius);
     }
     rebuild_vgrid();
+    vnear_stale = true;
+  }
+
+  // The grown chassis's bounding radius probe() reaches with (the candidate box has self's size).
+  double grown_radius(size_t slot) const {
+    const Vehicle& v = *order[slot];
+    return Obb{0, 0, 1, 0, v.params.length / 2, v.params.width / 2}
+        .grown(opts.contact_margin)
+        .bounding_radius();
+  }
+
+  void rebuild_vnear() {
+    const size_t n = order.size();
+    vnear.resize(n);
+    vnear_x0 = vx;
+    vnear_y0 = vy;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<int>& list = vnear[i];
+      list.clear();
+      const double rg = grown_radius(i);
+      const double h = rg + vmax_r + kSkin;
+      vgrid.query(vx[i] - h, vy[i] - h, vx[i] + h, vy[i] + h, [&](int j) {
+        const size_t js = static_cast<size_t>(j);
+        if (js == i) return;
+        const double dx = vx[js] - vx[i], dy = vy[js] - vy[i];
+        const double reach = rg + vr[js] + kSkin;
+        if (dx * dx + dy * dy <= reach * reach) list.push_back(j);
+      });
+      std::sort(list.begin(), list.end());
+    }
+    vnear_stale = false;
+  }
+
+  // Whether slot's neighbour list holds every vehicle a chassis of it centred at (cx, cy) can
+  // touch (rebuilding the lists when they are stale or (cx, cy) is too far from where they were
+  // built); false when even fresh lists cannot tell (a move of more than kSkin / 2 in one step).
+  bool vnear_covers(size_t slot, double cx, double cy) {
+    const auto within = [&] {
+      const double dx = cx - vnear_x0[slot], dy = cy - vnear_y0[slot];
+      return dx * dx + dy * dy <= 0.25 * kSkin * kSkin;
+    };
+    if (!vnear_stale && within()) return true;
+    rebuild_vnear();
+    return within();
   }
 
   void rebuild_vgrid() {
@@ -364,12 +418,17 @@ struct World::Impl {
     const double r_self = grown.bounding_radius();
     // The broad phase finds the candidates; visiting them in slot order keeps the contacts in
     // the order a scan over every vehicle gives.
-    const double reach_all = r_self + vmax_r;
-    candidates.clear();
-    vgrid.query(box.cx - reach_all, box.cy - reach_all, box.cx + reach_all, box.cy + reach_all,
-                [this](int i) { candidates.push_back(i); });
-    std::sort(candidates.begin(), candidates.end());
-    for (const int ci : candidates) {
+    const std::vector<int>* near_vehicles = &candidates;
+    if (self.slot < order.size() && vnear_covers(self.slot, box.cx, box.cy)) {
+      near_vehicles = &vnear[self.slot];
+    } else {
+      const double reach_all = r_self + vmax_r;
+      candidates.clear();
+      vgrid.query(box.cx - reach_all, box.cy - reach_all, box.cx + reach_all, box.cy + reach_all,
+                  [this](int i) { candidates.push_back(i); });
+      std::sort(candidates.begin(), candidates.end());
+    }
+    for (const int ci : *near_vehicles) {
       const size_t i = static_cast<size_t>(ci);
       const double dx = vx[i] - box.cx, dy = vy[i] - box.cy;
       const double reach = r_self + vr[i];
@@ -415,6 +474,11 @@ struct World::Impl {
       vy[v.slot] = candidate_box.cy;
       if (!vgrid.move(static_cast<int>(v.slot), candidate_box.cx, candidate_box.cy)) {
         vgrid_stale = true;
+      }
+      if (!vnear_stale) {
+        const double dx = candidate_box.cx - vnear_x0[v.slot];
+        const double dy = candidate_box.cy - vnear_y0[v.slot];
+        if (dx * dx + dy * dy > 0.25 * kSkin * kSkin) vnear_stale = true;
       }
       v.depth = depth;
       v.odom_ds += lin * dt;
@@ -639,11 +703,11 @@ struct World::Impl {
       if (first < 0) first += n;
       const int end1 = std::min(n, first + count);
       for (int i = first; i < end1; ++i) {
-        const double t = hit(rdx[i], rdy[i]);
+        const double t = hit(i);
         if (t < r[i]) r[i] = t;
       }
       for (int i = 0; i < first + count - n; ++i) {
-        const double t = hit(rdx[i], rdy[i]);
+        const double t = hit(i);
         if (t < r[i]) r[i] = t;
       }
     };
@@ -657,12 +721,13 @@ struct World::Impl {
         const Obb& b = col.box;
         const double rx = ox - b.cx, ry = oy - b.cy;
         const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
-        trace(first, count, [&](double dx, double dy) {
+        trace(first, count, [&](int i) {
+          const double dx = rdx[i], dy = rdy[i];
           return detail::ray_hit_local(b, lox, loy, dx * b.c + dy * b.s, -dx * b.s + dy * b.c);
         });
       } else {
         trace(first, count,
-              [&](double dx, double dy) { return detail::ray_hit(col.circle, ox, oy, dx, dy); });
+              [&](int i) { return detail::ray_hit(col.circle, ox, oy, rdx[i], rdy[i]); });
       }
     });
     for (int i = 0; i < n; ++i) {
@@ -688,9 +753,16 @@ struct World::Impl {
         count = static_cast<int>(std::ceil((bearing + half + kPi) / step)) - first + 1;
         count = std::min(count, n);
       }
-      for (int k = 0; k < count; ++k) {
-        const int i = ((first + k) % n + n) % n;
-        const double t = detail::ray_hit(ob, ox, oy, ray_dx[i], ray_dy[i]);
+      // The origin in the box's frame once (ray_hit's first step, the same operations), and the
+      // ray index wrapped by a compare, not two divisions a ray.
+      const double bx = ox - ob.cx, by = oy - ob.cy;
+      const double lox = bx * ob.c + by * ob.s, loy = -bx * ob.s + by * ob.c;
+      int i = ((first % n) + n) % n;
+      for (int k = 0; k < count; ++k, ++i) {
+        if (i == n) i = 0;
+        const double dx = ray_dx[i], dy = ray_dy[i];
+        const double t =
+            detail::ray_hit_local(ob, lox, loy, dx * ob.c + dy * ob.s, -dx * ob.s + dy * ob.c);
         if (t < r[i] && t <= range) r[i] = t;
       }
     });
@@ -782,6 +854,12 @@ struct World::Impl {
     const double x = v.state.pose.x + v.navsat_rng.normal(0.0, p.navsat_horizontal_stddev);
     const double y = v.state.pose.y + v.navsat_rng.normal(0.0, p.navsat_horizontal_stddev);
     const double up = v.navsat_rng.normal(0.0, p.navsat_vertical_stddev);
+    bool fix = true;
+    for (const GpsDeniedRegion& g : opts.gps_denied) {
+      const MapBounds& b = g.bounds;
+      const double px = v.state.pose.x, py = v.state.pose.y;
+      if (px >= b.min_x && px <= b.max_x && py >= b.min_y && py <= b.max_y) fix = false;
+    }
     const double ch = std::cos(sc.heading_rad), sh = std::sin(sc.heading_rad);
     const double east = ch * x - sh * y, north = sh * x + ch * y;
     constexpr double kA = 6378137.0, kE2 = 6.69437999014e-3;
@@ -801,6 +879,15 @@ struct World::Impl {
     m.set_velocity_north(sh * vx_w + ch * vy_w +
                          v.navsat_rng.normal(0.0, p.navsat_velocity_stddev));
     m.set_velocity_up(v.navsat_rng.normal(0.0, p.navsat_velocity_stddev));
+    if (!fix) {
+      constexpr double kNoFix = std::numeric_limits<double>::quiet_NaN();
+      m.set_latitude_deg(kNoFix);
+      m.set_longitude_deg(kNoFix);
+      m.set_altitude(kNoFix);
+      m.set_velocity_east(kNoFix);
+      m.set_velocity_north(kNoFix);
+      m.set_velocity_up(kNoFix);
+    }
     m.set_frame_id(v.frame_navsat);
     emit(v.topic_navsat, msgs::kNavSat, msgs::serialize(m));
   }
@@ -844,6 +931,15 @@ Status check_options(const WorldOptions& o) {
   }
   if (!(o.grid_cell > 0) || !std::isfinite(o.grid_cell) || !(o.contact_margin >= 0)) {
     return Status::error("grid_cell must be > 0 and contact_margin >= 0");
+  }
+  for (size_t i = 0; i < o.gps_denied.size(); ++i) {
+    const MapBounds& b = o.gps_denied[i].bounds;
+    const bool finite_bounds = std::isfinite(b.min_x) && std::isfinite(b.min_y) &&
+                               std::isfinite(b.max_x) && std::isfinite(b.max_y);
+    if (!finite_bounds || !(b.min_x < b.max_x) || !(b.min_y < b.max_y)) {
+      return Status::error("gps_denied[" + std::to_string(i) + "] '" + o.gps_denied[i].name +
+                           "': the bounds must be finite with min_x < max_x and min_y < max_y");
+    }
   }
   return Status::success();
 }
@@ -1314,20 +1410,21 @@ Status World::create_from_bus(std::string_view payload) {
   if (!m) return Status::error(where + "the EntityFactory payload does not parse");
   if (m->has_model() || m->has_light() || !m->clone_name().empty()) {
     return Status::error(where +
-                         "only `sdf` (SDF text) or `sdf_filename` \"ugv\" are supported, not "
-                         "`model`, `light` or `clone_name`; nothing was spawned");
+                         "only `sdf` (SDF text or an <include> of a robot model) or `sdf_filename` "
+                         "(a robot model) are supported, not `model`, `light` or `clone_name`; "
+                         "nothing was spawned");
   }
   const std::string& file = m->sdf_filename();
   const std::string& text = m->sdf();
   // A vehicle: a robot model file (sdf_filename, or an <include> of one in `sdf`), resolved on
-  // the resource path; nothing at all is the reference UGV (its short name `ugv`).
+  // the resource path; nothing at all is the scenario table's default model.
   std::optional<std::string> vehicle_uri;
   std::string include_name;
   std::optional<Pose2D> include_pose;
   if (!file.empty()) {
     vehicle_uri = file;
   } else if (text.empty()) {
-    vehicle_uri = "ugv";
+    vehicle_uri = std::string(util::kDefaultRobotModel);
   } else if (std::string uri; detail::model_include(text, &uri, &include_name, &include_pose)) {
     vehicle_uri = uri;
   }

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "integration/cli_test_util.hpp"
 
@@ -174,6 +176,86 @@ TEST(RobotModelCli, WorldCommandDrivesTheTugGivenAsModel) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("tug1: from (-11.90"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": arrived"), std::string::npos) << r.out;
+}
+
+// Item 6: the tug drives through a GPS-denied region; its navsat has a fix, loses it under the
+// roof and has it again past it (the scenario's sequence and never assertions judge it).
+TEST(GpsDeniedCli, TheTugsFixIsLostUnderTheRoofAndRegained) {
+  const fs::path runs = fresh_runs_dir("gps", "robots_");
+  const auto r = run_cli("run examples/scenarios/tug_gps_denied.yaml --max-rtf 0 --runs-dir " +
+                         runs.string() + " --run-id a");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json run = run_json(runs / "a");
+  EXPECT_EQ(run["verdict"], "PASS");
+  bool saw_sequence = false;
+  for (const auto& a : run["assertions"]) {
+    EXPECT_EQ(a["status"], "passed") << a["name"] << ": " << a["reason"];
+    if (a["name"] == "fix_lost_and_regained") {
+      saw_sequence = true;
+      EXPECT_EQ(a["metrics"]["steps_done"]["value"], 3.0) << a.dump();
+    }
+  }
+  EXPECT_TRUE(saw_sequence);
+}
+
+// The same scenario without its region: the fix is never lost, so the sequence fails.
+TEST(GpsDeniedCli, WithoutTheRegionTheFixIsNeverLost) {
+  const fs::path dir = fresh_runs_dir("gps_none", "robots_");
+  fs::create_directories(dir);
+  std::string text = read_file("examples/scenarios/tug_gps_denied.yaml");
+  const size_t from = text.find("gps_denied:"), to = text.find("vehicles:");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  text.erase(from, to - from);
+  const std::string world = "world: ../worlds/depot.sdf";
+  text.replace(text.find(world), world.size(), "world: " + kDepot.string());
+  std::ofstream(dir / "scenario.yaml") << text;
+  const auto r = run_cli("run " + (dir / "scenario.yaml").string() + " --max-rtf 0 --runs-dir " +
+                         (dir / "runs").string() + " --run-id a");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const json run = run_json(dir / "runs" / "a");
+  for (const auto& a : run["assertions"]) {
+    if (a["name"] == "fix_lost_and_regained") {
+      EXPECT_EQ(a["status"], "failed") << a.dump();
+      EXPECT_EQ(a["metrics"]["steps_done"]["value"], 1.0) << a.dump();
+    }
+  }
+}
+
+// A region that is not a rectangle, or a bound that is not a number: exit 2 with file:line and
+// the field, at validate and run alike, nothing started.
+TEST(GpsDeniedCli, ARegionWithMinAboveMaxOrNanIsRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"x_min: 3, x_max: 1, y_min: 0, y_max: 1", "scenario.yaml:4:"},
+      {"x_min: 0, x_max: 1, y_min: 2, y_max: 2", "scenario.yaml:4:"},
+      {"x_min: .nan, x_max: 1, y_min: 0, y_max: 1", "scenario.yaml:4:"}};
+  const std::vector<std::string> fields = {"gps_denied[0].x_max: must be greater than x_min",
+                                           "gps_denied[0].y_max: must be greater than y_min",
+                                           "gps_denied[0].x_min"};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const fs::path dir = fresh_runs_dir("gps_bad" + std::to_string(i), "robots_");
+    fs::create_directories(dir);
+    std::ofstream(dir / "scenario.yaml") << "name: bad_region\n"
+                                         << "world: " << kDepot.string() << "\n"
+                                         << "gps_denied:\n"
+                                         << "  - {name: roof, " << cases[i].first << "}\n"
+                                         << "vehicles:\n"
+                                         << "  - {name: tug1, model: model://fieldproof_tug, "
+                                            "spawn: dock}\n";
+    // validate for each case, run for the first (the same loader; a run costs a few seconds).
+    const fs::path scenario = dir / "scenario.yaml";
+    const auto v = run_cli("validate " + scenario.string());
+    EXPECT_EQ(v.exit_code, 2) << v.out;
+    EXPECT_NE(v.out.find(cases[i].second), std::string::npos) << v.out;
+    EXPECT_NE(v.out.find(fields[i]), std::string::npos) << v.out;
+    if (i == 0) {
+      const fs::path runs = dir / "runs";
+      const auto r = run_cli("run " + scenario.string() + " --runs-dir " + runs.string());
+      EXPECT_EQ(r.exit_code, 2) << r.out;
+      EXPECT_NE(r.out.find(fields[i]), std::string::npos) << r.out;
+      EXPECT_FALSE(fs::exists(runs)) << "a refused run started something";
+    }
+  }
 }
 
 }  // namespace

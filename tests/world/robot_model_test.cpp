@@ -425,6 +425,69 @@ TEST(RobotModelInTheWorld, NavsatNoiseIsSeededAndHasTheModelsSpread) {
   EXPECT_NEAR(std::sqrt(sum2 / n), 0.3, 0.03);
 }
 
+// A tug driving east at 0.5 m/s through a GPS-denied strip x in [1, 2]: fixes, then no fix
+// (every field NaN) exactly while its centre is in the strip, then fixes again.
+TEST(GpsDenied, NavsatHasNoFixExactlyWhileTheVehicleIsInARegion) {
+  RobotModel m = load_robot_model("model://fieldproof_tug", ".", examples_only());
+  ASSERT_TRUE(m.ok());
+  m.params.navsat_period = milliseconds(100);
+  m.params.max_linear_accel = 1e9;
+  WorldOptions o = testing::seeded(5);
+  o.gps_denied.push_back({"strip", MapBounds{1.0, -5.0, 2.0, 5.0}});
+  auto w = World::empty("w", milliseconds(1), o);
+  ASSERT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params));
+  ASSERT_TRUE(w->set_cmd_vel("tug1", {0.5, 0.0}));
+  std::string states;             // one letter a fix: F fix, N no fix
+  for (int i = 0; i < 60; ++i) {  // 6 s: x from 0 to 3 m
+    w->step_n(100);
+    const double x = w->vehicle("tug1")->pose.x;
+    const auto out = on_topic(w->take_messages(), "/model/tug1/navsat");
+    ASSERT_EQ(out.size(), 1u);
+    const auto fix = *msgs::parse<ignition::msgs::NavSat>(out[0].payload);
+    const bool inside = x >= 1.0 && x <= 2.0;
+    EXPECT_EQ(std::isnan(fix.latitude_deg()), inside) << "x " << x;
+    EXPECT_EQ(std::isnan(fix.longitude_deg()), inside) << "x " << x;
+    EXPECT_EQ(std::isnan(fix.altitude()), inside) << "x " << x;
+    EXPECT_EQ(std::isnan(fix.velocity_east()), inside) << "x " << x;
+    EXPECT_EQ(std::isnan(fix.velocity_north()), inside) << "x " << x;
+    EXPECT_EQ(std::isnan(fix.velocity_up()), inside) << "x " << x;
+    if (states.empty() || states.back() != (inside ? 'N' : 'F')) states += inside ? 'N' : 'F';
+  }
+  EXPECT_EQ(states, "FNF");
+}
+
+// The noise is drawn inside a region too: the fixes after it equal those of a world without it.
+TEST(GpsDenied, TheReadingsAfterARegionDoNotDependOnIt) {
+  RobotModel m = load_robot_model("model://fieldproof_tug", ".", examples_only());
+  ASSERT_TRUE(m.ok());
+  const auto last_fix = [&](bool denied) {
+    WorldOptions o = testing::seeded(9);
+    if (denied) o.gps_denied.push_back({"", MapBounds{-1.0, -1.0, 1.0, 1.0}});
+    auto w = World::empty("w", milliseconds(1), o);
+    EXPECT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params));
+    EXPECT_TRUE(w->set_cmd_vel("tug1", {0.5, 0.0}));
+    w->step_n(8000);
+    const auto out = on_topic(w->take_messages(), "/model/tug1/navsat");
+    EXPECT_EQ(out.size(), 16u);
+    return out.empty() ? std::string() : out.back().payload;
+  };
+  const std::string with = last_fix(true), without = last_fix(false);
+  EXPECT_FALSE(with.empty());
+  EXPECT_EQ(with, without);
+}
+
+TEST(GpsDenied, ARegionThatIsNotARectangleIsRefusedAtLoad) {
+  for (const MapBounds& b : {MapBounds{2.0, 0.0, 1.0, 1.0}, MapBounds{0.0, 1.0, 1.0, 1.0},
+                             MapBounds{std::nan(""), 0.0, 1.0, 1.0}}) {
+    WorldOptions o;
+    o.gps_denied.push_back({"roof", b});
+    const auto loaded = World::load_string("<sdf version=\"1.9\"><world name=\"w\"/></sdf>", o);
+    EXPECT_FALSE(loaded.world);
+    ASSERT_EQ(loaded.errors.size(), 1u);
+    EXPECT_NE(loaded.errors[0].find("gps_denied[0] 'roof'"), std::string::npos) << loaded.errors[0];
+  }
+}
+
 TEST(RobotModelInTheWorld, AModelWithoutAContactSensorPublishesNoContacts) {
   RobotModel m = from_text(model_text());
   ASSERT_TRUE(m.ok()) << joined(m.errors);

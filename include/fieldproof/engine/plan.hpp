@@ -58,6 +58,8 @@ struct RunPlan {
   // The map the stacks plan on: the scenario's map section (exactly as written, at most
   // scenario::kMaxMapCells cells), else the world's extent at 5 cm.
   world::MapOptions map;
+  // The scenario's gps_denied regions, for the world (navsat reports no fix inside them).
+  std::vector<world::GpsDeniedRegion> gps_denied;
   std::vector<PlannedVehicle> vehicles;
   std::vector<PlannedEntry> timeline;
   std::vector<PlannedAssertion> assertions;

@@ -75,6 +75,8 @@ struct SessionOptions {
   // process learns its bounds and resolution from FIELDPROOF_MAP_BOUNDS and
   // FIELDPROOF_MAP_RESOLUTION. Default: the world's extent at 5 cm.
   world::MapOptions map;
+  // Where the vehicles' navsat has no fix (a scenario's gps_denied regions).
+  std::vector<world::GpsDeniedRegion> gps_denied;
   // Pace cap of the coordinator (simulated / wall time); 0 = unpaced.
   double max_rtf = 0.0;
   // A regulating participant silent this long fails the run.

@@ -21,6 +21,7 @@
 
 #include "fieldproof/scenario/registry.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/example_defaults.hpp"
 
 namespace fieldproof::scenario {
 
@@ -109,7 +110,7 @@ struct Stack {
 
 struct Vehicle {
   std::string name;
-  std::string model = "ugv";
+  std::string model{util::kDefaultRobotModel};  // the table's default
   SourcePos model_pos;  // of `model` (the vehicle's when absent)
   Placement spawn;
   Stack stack;
@@ -199,6 +200,13 @@ struct MapSection {
 // The most cells a scenario's map may have (1e8: about 1.7 GB for the reference stack's planner).
 constexpr double kMaxMapCells = 1e8;
 
+// One region of the `gps_denied:` list: where the navsat sensor reports no fix.
+struct GpsDeniedRegion {
+  std::string name;                                   // may be empty
+  double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // x_min < x_max, y_min < y_max
+  SourcePos pos;
+};
+
 struct Scenario {
   std::string file;  // as given to the loader
   std::string name;
@@ -210,6 +218,7 @@ struct Scenario {
   SeedSource seed_source = SeedSource::kDefault;
   TimeSection time;
   MapSection map;
+  std::vector<GpsDeniedRegion> gps_denied;
   std::vector<Vehicle> vehicles;
   std::vector<TimelineEntry> timeline;
   std::vector<AssertionSpec> assertions;

@@ -139,6 +139,17 @@ struct SphericalCoordinates {
   double heading_rad = 0.0;  // the world's x axis, counter-clockwise from east
 };
 
+// A region where satellite navigation has no fix (under a roof, in a tunnel, between tall racks):
+// an axis-aligned rectangle of the world frame. A scenario's `gps_denied:` list gives them
+// (docs/scenarios.md). While a vehicle's chassis centre (its antenna) is inside one, edges
+// included, each /model/<v>/navsat output reports no fix: latitude, longitude, altitude and the
+// three velocities are NaN (ignition.msgs.NavSat has no status field), still at the sensor's rate
+// and with its noise drawn as always, so the readings after the region do not depend on it.
+struct GpsDeniedRegion {
+  std::string name;  // for messages; may be empty
+  MapBounds bounds;  // finite, min_x < max_x and min_y < max_y
+};
+
 struct WorldOptions {
   uint64_t seed = 0;  // root of every sensor's noise (/vehicles/<name>/<sensor>/noise)
   // Wall clock for the measured real-time factor (a fieldproof::WallNow, e.g.
@@ -168,6 +179,8 @@ struct WorldOptions {
   // Errors in such a world name the file and line as usual; a relative <include> URI in it is
   // resolved against the working directory, not the file's.
   size_t direct_read_threshold = 64;
+  // Where navsat has no fix (above); checked by load and empty (a bad region is refused).
+  std::vector<GpsDeniedRegion> gps_denied;
 };
 
 // What World::occupancy_grid covers and how finely. The world's extent is the union of its
@@ -309,8 +322,9 @@ class World {
   //  * a vehicle from a robot model (robot_model.hpp) when `sdf_filename` names one (`ugv`,
   //    model://NAME, a path against the working directory), when `sdf` is just an
   //    <include><uri>...</uri></include> of one (with or without an <sdf> root; its <name> and
-  //    <pose> are used when the factory's are unset), or the reference UGV (`ugv`) when `sdf`
-  //    and `sdf_filename` are both empty; a model that does not load is refused;
+  //    <pose> are used when the factory's are unset), or the default model
+  //    (util::kDefaultRobotModel) when `sdf` and `sdf_filename` are both empty; a model that does
+  //    not load is refused;
   //  * otherwise a static model given as SDF text in `sdf` (one <model>; box, cylinder and sphere
   //    collisions, read like the world file's models). Any collision the world cannot simulate
   //    refuses the whole model.
