@@ -85,7 +85,8 @@ TEST_F(NodeFixture, TopicsFollowTheVehicleName) {
   make(o);
   EXPECT_EQ(node->subscriptions(),
             (std::vector<std::string>{"/model/ugv3/odometry", "/model/ugv3/scan",
-                                      "/model/ugv3/navigate_to_pose/goal"}));
+                                      "/model/ugv3/navigate_to_pose/goal",
+                                      "/model/ugv3/link_state"}));
   EXPECT_EQ(node->topics().cmd_vel, "/model/ugv3/cmd_vel");
   EXPECT_EQ(node->topics().status, "/model/ugv3/navigate_to_pose/status");
   EXPECT_EQ(node->topics().feedback, "/model/ugv3/navigate_to_pose/feedback");

@@ -95,7 +95,7 @@ struct TypeSpec {
 
 class SpecRegistry {
  public:
-  // The built-in tables: 16 assertion types, 7 KPI collectors, 7 timeline actions.
+  // The built-in tables: 16 assertion types, 7 KPI collectors, 9 timeline actions.
   static const SpecRegistry& builtin();
 
   const std::vector<TypeSpec>& assertions() const { return assertions_; }
