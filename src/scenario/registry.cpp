@@ -490,7 +490,7 @@ std::vector<TypeSpec> builtin_assertions() {
   return t;
 }
 
-// ---- the 7 KPI collectors -------------------------------------------------------------------
+// ---- the 8 KPI collectors -------------------------------------------------------------------
 
 std::vector<TypeSpec> builtin_kpis() {
   std::vector<TypeSpec> t;
@@ -567,6 +567,20 @@ std::vector<TypeSpec> builtin_kpis() {
                ""});
   ParamSpec count_if = condition("counts the messages whose value satisfies it", false);
   count_if.name = "count_if";
+  t.push_back({"link",
+               "A vehicle's radio link (network section): time down, outages, quality, from its "
+               "link_state.",
+               {vehicle(true, "the vehicle whose link_state is read"), after_s(), within_s()},
+               {{"down_s", "s", "time the link was down in the window"},
+                {"outages", "", "times it went down"},
+                {"longest_outage_s", "s", "the longest time down"},
+                {"min_quality", "", "lowest quality seen"},
+                {"mean_quality", "", "time-weighted mean quality"},
+                {"samples", "", "link_state messages read"}},
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"value",
                "The values of a topic's field.",
                {topic(), vehicle(false, "the vehicle whose namespace the topic is under"),

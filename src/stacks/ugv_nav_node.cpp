@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "fieldproof/msgs/ign.hpp"
-#include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/msgs/types.hpp"
 #include "stacks/nav_wire.hpp"
 
@@ -81,9 +80,9 @@ std::string UgvNavNode::deliver(const BusMessage& m) {
     return {};
   }
   if (m.topic == topics_.link_state) {
-    const auto l = msgs::decode_link_state(m.payload);
-    if (!l) return bad(msgs::kLinkState);
-    stack_->on_link(m.stamp, l->up);
+    const auto up = wire::decode_link_up(m.payload);
+    if (!up) return bad(msgs::kLinkState);
+    stack_->on_link(m.stamp, *up);
     return {};
   }
   return "ugv_nav: no subscription to topic " + m.topic;

@@ -81,6 +81,9 @@ TEST(LinksCli, TheStackStandsStillWhileItsLinkIsDownAndArrivesAfterwards) {
   EXPECT_GT(link["lost"].get<int>(), 0);
   EXPECT_GT(link["delivered"].get<int>(), link["lost"].get<int>());
   EXPECT_EQ(net["ground_station"]["name"], "gcs");
+  // The link collector: one outage of 10 s.
+  EXPECT_NEAR(run["kpis"]["radio.down_s"]["value"].get<double>(), 10.0, 1e-6) << run["kpis"];
+  EXPECT_EQ(run["kpis"]["radio.outages"]["value"], 1) << run["kpis"];
 
   // engine.log: link.down at 12 s (timeline), link.up at 22 s.
   const std::string log = read_file(runs / "a" / "engine.log");

@@ -67,6 +67,15 @@ TEST(NavWire, FeedbackAndLifecycleBytesMatchTheGeneratedCode) {
   }
 }
 
+TEST(NavWire, DecodesTheLinkStateTheGeneratedCodeWrites) {
+  for (const bool up : {true, false}) {
+    const std::string p = msgs::encode(msgs::LinkStateMsg{"gcs_ugv1", up, up ? 0.95 : 0.0,
+                                                          up ? "" : "timeline"});
+    EXPECT_EQ(wire::decode_link_up(p), up);
+  }
+  EXPECT_FALSE(wire::decode_link_up(std::string("\xff\xff\xff", 3)).has_value());
+}
+
 TEST(NavWire, DecodesGoalsTheGeneratedCodeWrites) {
   const auto g = wire::decode_goal(msgs::encode(msgs::NavGoal{"g1", 3.5, -1.25, kPi / 2}));
   ASSERT_TRUE(g.has_value());
