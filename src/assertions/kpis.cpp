@@ -1,6 +1,7 @@
 // The KPI collectors and the run's flat KPI map (docs/assertions.md, "KPI collectors").
 #include "fieldproof/assertions/kpis.hpp"
 
+#include <cstdio>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -424,6 +425,87 @@ class ValueCollector : public Collector {
   std::string error_;
 };
 
+// ---- link ----
+
+// The vehicle's link_state (docs/network.md), integrated over simulated time: each message holds
+// until the next one (or the window's end).
+class LinkCollector : public Collector {
+ public:
+  explicit LinkCollector(const PlannedKpi& p) : Collector(p) {
+    topic_ = p.resolved["topic"].get<std::string>();
+  }
+  void on_sample(const Sample& s, double t) override {
+    if (s.kind != Sample::Kind::kValue || s.topic != topic_ || !window().contains(t)) return;
+    const json* up = s.message.contains("up") ? &s.message["up"] : nullptr;
+    const bool is_up = up != nullptr && up->is_boolean() && up->get<bool>();
+    const double q = s.message.contains("quality") && s.message["quality"].is_number()
+                         ? s.message["quality"].get<double>()
+                         : 0.0;
+    advance(t);
+    if (samples_ == 0 || (last_up_ && !is_up)) {
+      if (!is_up) {
+        ++outages_;
+        down_since_ = t;
+      }
+    }
+    if (!last_up_ && is_up && samples_ > 0) {
+      longest_ = std::max(longest_, t - down_since_);
+    }
+    ++samples_;
+    last_up_ = is_up;
+    last_q_ = q;
+    min_q_ = std::min(min_q_, q);
+    note(t, s, "quality", q);
+  }
+  void finish(double t) override {
+    if (samples_ == 0) {
+      settle(KpiStatus::kMissing, "no link_state of " + planned().vehicle + " in " +
+                                      window().describe() + " (has it a link in network?)");
+      return;
+    }
+    advance(window().has_end() ? std::min(t, window().end_s()) : t);
+    if (!last_up_) longest_ = std::max(longest_, last_t_ - down_since_);
+    char text[96];
+    std::snprintf(text, sizeof text, "%llu outage(s), %.3f s down",
+                  static_cast<unsigned long long>(outages_), down_s_);
+    settle(KpiStatus::kMeasured, text);
+  }
+  json metrics() const override {
+    json m = {{"samples", metric(static_cast<double>(samples_), "")},
+              {"outages", metric(static_cast<double>(outages_), "")},
+              {"down_s", metric(round_to(down_s_, 1e-6), "s")},
+              {"longest_outage_s", metric(round_to(longest_, 1e-6), "s")}};
+    if (samples_) {
+      m["min_quality"] = metric(min_q_, "");
+      m["mean_quality"] = metric(span_ > 0 ? round_to(q_integral_ / span_, 1e-6) : last_q_, "");
+    }
+    return m;
+  }
+
+ private:
+  void advance(double t) {
+    if (samples_ > 0 && t > last_t_) {
+      const double dt = t - last_t_;
+      if (!last_up_) down_s_ += dt;
+      q_integral_ += last_q_ * dt;
+      span_ += dt;
+    }
+    last_t_ = std::max(last_t_, t);
+  }
+  std::string topic_;
+  uint64_t samples_ = 0;
+  uint64_t outages_ = 0;
+  bool last_up_ = true;
+  double last_q_ = 0.0;
+  double last_t_ = 0.0;
+  double down_since_ = 0.0;
+  double down_s_ = 0.0;
+  double longest_ = 0.0;
+  double min_q_ = std::numeric_limits<double>::infinity();
+  double q_integral_ = 0.0;
+  double span_ = 0.0;
+};
+
 std::string topic_param(const scenario::KpiSpec& spec, const std::string& vehicle) {
   const std::string topic = string_param(spec.params, "topic");
   if (topic.empty()) throw PlanError(spec.path + ".topic", spec.type + " needs a topic");
@@ -438,7 +520,7 @@ double window_param(const scenario::KpiSpec& spec, double otherwise) {
 }  // namespace
 
 std::vector<std::string> kpi_types() {
-  return {"path", "mission_time", "distance", "rate", "latency", "resources", "value"};
+  return {"path", "mission_time", "distance", "rate", "latency", "resources", "value", "link"};
 }
 
 PlannedKpi plan_kpi(const scenario::KpiSpec& spec, const PlanContext& ctx) {
@@ -483,6 +565,11 @@ PlannedKpi plan_kpi(const scenario::KpiSpec& spec, const PlanContext& ctx) {
     need_vehicle();
     p.resolved["container"] = "vehicle";
     p.watch.resources.insert(p.vehicle);
+  } else if (type == "link") {
+    need_vehicle();
+    const std::string topic = "/model/" + p.vehicle + "/link_state";
+    p.resolved["topic"] = topic;
+    p.watch.values.insert(topic);
   } else if (type == "value") {
     const std::string topic = topic_param(spec, p.vehicle);
     const std::string field = string_param(spec.params, "field");
@@ -516,6 +603,7 @@ std::unique_ptr<Collector> make_collector(const PlannedKpi& p) {
   if (t == "latency") return std::make_unique<LatencyCollector>(p);
   if (t == "resources") return std::make_unique<ResourcesCollector>(p);
   if (t == "value") return std::make_unique<ValueCollector>(p);
+  if (t == "link") return std::make_unique<LinkCollector>(p);
   return nullptr;
 }
 

@@ -14,9 +14,11 @@
 #include "fieldproof/engine/clock_monitor.hpp"
 #include "fieldproof/engine/observer.hpp"
 #include "fieldproof/engine/timeline.hpp"
+#include "engine/links.hpp"
 #include "fieldproof/fleet/run_index.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
+#include "fieldproof/network/network.hpp"
 #include "fieldproof/record/recorder.hpp"
 #include "fieldproof/report/report.hpp"
 #include "fieldproof/time/system_clock.hpp"
@@ -294,6 +296,9 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
   for (const PlannedVehicle& v : plan.vehicles) lockstep_stats.vehicles.push_back(v.name);
   std::unique_ptr<Timeline> timeline;
   lockstep::Participant* engine_p = nullptr;  // set once the session started
+  // The radio links (network section; docs/network.md): run.json network.
+  std::unique_ptr<network::Network> net;
+  json network_record;
   // The resource monitor's record (run.json resources).
   uint64_t resource_samples = 0;
   std::map<std::string, json> last_resources;
@@ -355,11 +360,57 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
     for (const auto& v : plan.vehicles) vehicle_names.insert(v.name);
 
     engine_p = &e;
+    // Goals sent this instant: to a vehicle directly (held here, below) or across a link (held
+    // at their delivery, until the stack has answered on its side of the link).
+    bool direct_goal = false;
+    std::vector<std::pair<SimTime, std::string>> link_holds;
+
+    // The network: what the ground station (the engine) sends to a vehicle behind a link, and
+    // what the vehicle sends up, crosses the link at the link's delay, or is lost.
+    if (sc.network.given) {
+      network::NetworkHooks nh;
+      nh.publish_at = [&e](SimTime at, const std::string& topic, std::string payload,
+                           const std::string& type) {
+        e.publish_at(at, topic, std::move(payload), type);
+      };
+      nh.on_window = [&](const network::LinkWindow& w) {
+        if (recording) (void)recorder.write_side(record::SideChannel::kNetwork, w.end,
+                                                 network::to_json(w));
+      };
+      nh.on_change = [&](const std::string& link, const std::string& vehicle, bool up,
+                         const std::string& cause, SimTime at) {
+        json f = {{"link", link}, {"vehicle", vehicle}, {"t_s", secs(at)}, {"sim_s", secs(at)}};
+        if (!up) f["cause"] = cause;
+        event(up ? "link.up" : "link.down", f);
+      };
+      nh.on_retried_delivery = [&](const std::string& topic, const std::string& vehicle,
+                                   SimTime at) {
+        if (topic == Session::goal_topic(vehicle)) {
+          link_holds.emplace_back(at, vehicle);
+          std::sort(link_holds.begin(), link_holds.end());
+        }
+      };
+      net = std::make_unique<network::Network>(network_config(sc), std::move(nh));
+    }
 
     // The timeline (timeline.hpp): entries at their exact due simulated time.
     TimelineHooks th;
-    th.publish = [&e](const std::string& topic, std::string payload, const std::string& type) {
+    th.publish = [&](const std::string& topic, std::string payload, const std::string& type) {
+      if (net) {
+        const network::Network::Sent sent = net->send_from_ground(e.now(), topic, payload, type);
+        if (sent.routed) {
+          if (sent.delivery && topic == Session::goal_topic(sent.vehicle)) {
+            link_holds.emplace_back(*sent.delivery, sent.vehicle);
+            std::sort(link_holds.begin(), link_holds.end());
+          }
+          return;
+        }
+      }
+      if (topic.ends_with("/navigate_to_pose/goal")) direct_goal = true;
       e.publish(topic, std::move(payload), type);
+    };
+    th.link = [&](const std::string& vehicle, bool down) {
+      if (net) net->set_link_down(vehicle, down, e.now());
     };
     th.event = [&](const std::string& name, const json& fields) {
       json f = fields;
@@ -420,8 +471,29 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       listen(t, [&observer](const lockstep::Publish& m) { observer.on_message(m); });
     }
     observer.start(e.now());
+    if (net) {
+      for (const std::string& t : net->uplink_topics()) {
+        listen(t, [&net](const lockstep::Publish& m) {
+          net->on_vehicle_message(m.topic, m.stamp, m.payload, m.type);
+        });
+      }
+      // Range and outage regions follow the vehicles' ground truth.
+      listen(session->pose_topic(), [&net, &vehicle_names](const lockstep::Publish& m) {
+        const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
+        if (!poses) return;
+        for (const auto& p : poses->pose()) {
+          if (vehicle_names.count(p.name()) == 0) continue;
+          net->on_pose(p.name(), p.position().x(), p.position().y(), m.stamp);
+        }
+      });
+      net->start(e.now());
+    }
     for (const auto& v : vehicle_names) {
-      listen(Session::status_topic(v), [&](const lockstep::Publish& m) {
+      // A vehicle behind a link answers the ground station through it.
+      const std::string status_at_ground =
+          net && net->has_ground_link(v) ? net->ground_topic(Session::status_topic(v))
+                                         : Session::status_topic(v);
+      listen(status_at_ground, [&](const lockstep::Publish& m) {
         const auto st = msgs::decode_nav_status(m.payload);
         if (!st) return;
         timeline->on_nav_status(st->id, std::string(msgs::to_string(st->status)),
@@ -458,6 +530,13 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       ev.on_tick(t_of(now));
       kpis.on_tick(t_of(now));
       observer.on_tick(now);
+      if (net) {
+        if (const std::string f = net->tick(now); !f.empty()) {
+          status = "error";
+          reason = f;
+          break;
+        }
+      }
       if (abort_reason) break;
       // A failed action ends the run (docs/assertions.md); it may have ended in a delivery.
       // A failed action ends the run before the timeline completed, even when it was the last
@@ -515,7 +594,11 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
           o.on_status(buf);
         }
       }
-      if (timeline->take_hold_request()) {
+      if (timeline->take_hold_request() && !direct_goal) {
+        // Every goal of this instant crosses a link: it is held at its delivery instead.
+        timeline->release_holds();
+      } else if (direct_goal) {
+        direct_goal = false;
         // A goal was sent at `now`: hold the world there while the deliveries stamped now (the
         // stack's acceptance) arrive, nudging the grant by 1 ns (no physics step fits in it)
         // until the stack has answered, or 10 s of wall time (clock.hold.expired).
@@ -547,6 +630,42 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
           event("clock.hold",
                 {{"t_s", secs(now)}, {"released_by", "the entry's effect (goal answered)"}});
         }
+        continue;
+      }
+      if (!link_holds.empty() && link_holds.front().first <= now) {
+        // A goal crossed a link and reached its stack now: hold the world here, as for a goal
+        // sent directly, until the stack has answered on its side of the link (the answer then
+        // crosses back at the link's delay), or 10 s of wall time.
+        const std::string v = link_holds.front().second;
+        const SimTime delivered = link_holds.front().first;
+        link_holds.erase(link_holds.begin());
+        const SimTime hold_wall = wall_now();
+        bool failed = false;
+        bool expired = false;
+        while (true) {
+          const auto seen = net->last_seen(Session::status_topic(v));
+          if ((seen && *seen >= delivered) || (o.interrupt && o.interrupt->load())) break;
+          if (wall_now() - hold_wall >= seconds(10)) {
+            expired = true;
+            break;
+          }
+          if (!e.sleep_until(e.now() + Duration::from_ns(1))) {
+            failed = true;
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (failed) {
+          status = "error";
+          const std::string f = session->failure();
+          reason = !f.empty() ? f : "the coordinator ended the run: " + e.last_error();
+          break;
+        }
+        event(expired ? "clock.hold.expired" : "clock.hold",
+              {{"t_s", secs(now)},
+               {"vehicle", v},
+               {"released_by", expired ? "10 s of wall time" : "the goal answered behind the link"},
+               {"level", expired ? "warning" : "debug"}});
         continue;
       }
       if (timeline->cancelled()) break;
@@ -590,6 +709,8 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       } else {
         // Wake at the next tick or the next due time, whichever comes first.
         next = SimTime::from_ns((now.ns() / tick.ns() + 1) * tick.ns());
+        if (net) next = std::min(next, net->next_due());
+        if (!link_holds.empty()) next = std::min(next, std::max(link_holds.front().first, now));
         const SimTime due = timeline->next_due(now);
         if (due < next) {
           next = due;
@@ -617,6 +738,10 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
     }
     end_sim = e.now();
     sim_now = end_sim;
+    if (net) {
+      net->finish(end_sim);
+      network_record = net->summary(end_sim);
+    }
     if (completed) {
       ev.finish(t_of(end_sim));
       event("timeline.complete", {});
@@ -790,6 +915,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
     run["resources"]["processes"].push_back(process);
     run["resources"]["last"].push_back(last);
   }
+  if (!network_record.is_null()) run["network"] = network_record;
   run["vehicles"] = json::array();
   for (const auto& v : plan.vehicles) {
     run["vehicles"].push_back({{"name", v.name}, {"spawn", v.spawn_label}, {"stack", v.stack}});

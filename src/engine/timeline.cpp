@@ -79,7 +79,7 @@ struct EntryState {
   double started_s = -1;
   double ended_s = -1;
   uint64_t occurrences = 0;
-  std::optional<SimTime> stop_at;  // cmd_vel with duration_s
+  std::optional<SimTime> stop_at;  // cmd_vel / link.down with duration_s
   std::optional<SimTime> next_at;  // every: the next occurrence
   std::string failed_code;         // every: the first occurrence that did not end ok
   std::string goal_id;             // navigate_to_pose: the current goal's id
@@ -241,6 +241,15 @@ struct Timeline::Impl {
     end_entry(i, code, detail);
   }
 
+  // The end of a held effect (cmd_vel's or link.down's duration_s, or a cancel).
+  void stop(size_t i) {
+    if (te(i).action == "link.down") {
+      if (hooks.link) hooks.link(te(i).vehicle, false);
+    } else {
+      publish(Session::cmd_vel_topic(te(i).vehicle), twist_payload(0, 0), msgs::kTwist);
+    }
+  }
+
   void start(size_t i) {
     if (cancelled) return;
     const PlannedEntry& pe = plan.timeline[i];
@@ -345,6 +354,16 @@ struct Timeline::Impl {
       publish("/world/" + plan.world_name + "/create", msgs::serialize(f), msgs::kEntityFactory);
       params = {{"model", name}, {"x", pose.x}, {"y", pose.y}, {"z", z}, {"yaw", pose.yaw}};
       ends = "";
+    } else if (e.action == "link.down" || e.action == "link.up") {
+      const bool down = e.action == "link.down";
+      if (hooks.link) hooks.link(e.vehicle, down);
+      const auto* d = e.params.get("duration_s");
+      if (down && d && d->kind == scenario::ParamValue::Kind::kDuration) {
+        es.stop_at = now + d->duration;
+        params = {{"duration_s", secs(d->duration)}};
+      } else {
+        ends = "";
+      }
     } else if (e.action == "remove_model") {
       const auto* m = e.params.get("model");
       ignition::msgs::Entity ent;
@@ -432,7 +451,7 @@ struct Timeline::Impl {
       if (es.ended) continue;
       const auto u = until(i);
       if (es.stop_at && now >= *es.stop_at) {
-        publish(Session::cmd_vel_topic(te(i).vehicle), twist_payload(0, 0), msgs::kTwist);
+        stop(i);
         end_occurrence(i, "ok", "");
         if (es.ended) continue;
       }
@@ -582,9 +601,7 @@ void Timeline::cancel(const std::string& why, SimTime now) {
   for (size_t i = 0; i < m.st.size(); ++i) {
     EntryState& es = m.st[i];
     if (es.ended) continue;
-    if (es.stop_at) {
-      m.publish(Session::cmd_vel_topic(m.te(i).vehicle), twist_payload(0, 0), msgs::kTwist);
-    }
+    if (es.stop_at) m.stop(i);
     es.ended = true;
     es.next_at.reset();
     es.status = es.running ? "cancelled" : "skipped";

@@ -2,6 +2,7 @@
 
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/lifecycle.pb.h"
+#include "fieldproof/msgs/link.pb.h"
 #include "fieldproof/msgs/navigation.pb.h"
 
 namespace fieldproof::msgs {
@@ -111,6 +112,22 @@ std::string encode(const Lifecycle& state) {
   m.set_node(state.node);
   m.set_state(to_pb(state.state));
   return serialize(m);
+}
+
+std::string encode(const LinkStateMsg& state) {
+  LinkState m;
+  m.set_link(state.link);
+  m.set_up(state.up);
+  m.set_quality(state.quality);
+  m.set_data(state.up);
+  m.set_cause(state.cause);
+  return serialize(m);
+}
+
+std::optional<LinkStateMsg> decode_link_state(std::string_view payload) {
+  auto m = parse_pb<LinkState>(payload);
+  if (!m) return std::nullopt;
+  return LinkStateMsg{m->link(), m->up(), m->quality(), m->cause()};
 }
 
 std::optional<NavGoal> decode_nav_goal(std::string_view payload) {

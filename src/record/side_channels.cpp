@@ -140,6 +140,28 @@ constexpr std::string_view kKpisSchema = R"({
   }
 })";
 
+constexpr std::string_view kNetworkSchema = R"json({
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "fieldproof network window",
+  "description": "One window (a simulated second) of one radio link's measurements, when the run has radio links (docs/network.md).",
+  "type": "object",
+  "properties": {
+    "link": {"type": "string", "description": "the link's name"},
+    "start_s": {"type": "number", "description": "the window's start (simulated s)"},
+    "end_s": {"type": "number", "description": "the window's end (simulated s; the run's end for the last)"},
+    "sent": {"type": "integer", "description": "messages handed to the link in the window, both directions"},
+    "delivered": {"type": "integer", "description": "messages delivered in the window"},
+    "lost": {"type": "integer", "description": "messages sent in the window that are never delivered"},
+    "latency_p50_s": {"type": "number", "description": "median latency of the messages delivered in the window, 0 when none"},
+    "latency_p95_s": {"type": "number"},
+    "latency_max_s": {"type": "number"},
+    "up": {"type": "boolean", "description": "the link's state at the window's end"},
+    "quality": {"type": "number", "description": "0 (down) .. 1: one minus the loss probability"}
+  },
+  "required": ["link", "start_s", "end_s", "sent", "delivered", "lost", "up"],
+  "additionalProperties": true
+})json";
+
 }  // namespace
 
 std::string_view side_channel_topic(SideChannel channel) {
@@ -154,6 +176,8 @@ std::string_view side_channel_topic(SideChannel channel) {
       return "/fieldproof/resources";
     case SideChannel::kKpis:
       return "/fieldproof/kpis";
+    case SideChannel::kNetwork:
+      return "/fieldproof/network";
   }
   return "/fieldproof/unknown";
 }
@@ -170,13 +194,15 @@ std::string_view side_channel_schema(SideChannel channel) {
       return kResourcesSchema;
     case SideChannel::kKpis:
       return kKpisSchema;
+    case SideChannel::kNetwork:
+      return kNetworkSchema;
   }
   return "{}";
 }
 
 std::vector<SideChannel> side_channels() {
   return {SideChannel::kEvents, SideChannel::kAssertions, SideChannel::kMetrics,
-          SideChannel::kResources, SideChannel::kKpis};
+          SideChannel::kResources, SideChannel::kKpis, SideChannel::kNetwork};
 }
 
 std::string vehicle_pose_topic(std::string_view vehicle) {

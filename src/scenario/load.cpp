@@ -197,6 +197,9 @@ class Builder {
       build_gps_denied(g, "gps_denied[" + std::to_string(i) + "]", s);
     }
     for (const auto& v : get_or_empty(root, "vehicles").items) build_vehicle(v, s);
+    if (const ParamValue* n = root.get("network"); n && n->kind == ParamValue::Kind::kMap) {
+      build_network(*n, s);
+    }
     for (const auto& [i, v] : enumerate(get_or_empty(root, "timeline"))) {
       build_entry(v, "timeline[" + std::to_string(i) + "]", s);
     }
@@ -234,6 +237,7 @@ class Builder {
     check_names(s);
     check_refs(s, refs);
     check_modes(s);
+    check_links(s);
     add_notes(s);
     return s;
   }
@@ -669,6 +673,135 @@ class Builder {
           break;
         }
         cur = s.entry(*cur->after);
+      }
+    }
+  }
+
+  // The network section (docs/network.md). Types and ranges were checked by the tables.
+  void build_network(const ParamValue& n, Scenario& s) {
+    NetworkSection& ns = s.network;
+    ns.given = true;
+    ns.pos = n.pos;
+    const auto num = [](const ParamValue& m, const char* key) -> std::optional<double> {
+      const ParamValue* v = m.get(key);
+      if (v == nullptr || (v->kind != ParamValue::Kind::kNumber &&
+                           v->kind != ParamValue::Kind::kInteger)) {
+        return std::nullopt;
+      }
+      return v->number;
+    };
+    if (const ParamValue* g = n.get("ground_station"); g && g->kind == ParamValue::Kind::kMap) {
+      if (const std::string name = str(*g, "name"); !name.empty()) ns.ground = name;
+      ns.ground_x = num(*g, "x").value_or(0.0);
+      ns.ground_y = num(*g, "y").value_or(0.0);
+    }
+    std::map<std::string, std::string> names;
+    std::map<std::string, std::string> ground_of;  // vehicle -> the path of its ground link
+    for (const auto& [i, l] : enumerate(get_or_empty(n, "links"))) {
+      if (l.kind != ParamValue::Kind::kMap) continue;
+      const std::string path = "network.links[" + std::to_string(i) + "]";
+      NetworkLink link;
+      link.vehicle = str(l, "vehicle");
+      link.peer = str(l, "peer");
+      link.pos = l.pos;
+      link.name = str(l, "name");
+      if (link.name.empty()) {
+        link.name = (link.peer.empty() ? ns.ground : link.vehicle) + "_" +
+                    (link.peer.empty() ? link.vehicle : link.peer);
+      }
+      if (auto d = dur(l, "latency_s")) link.latency = *d;
+      if (auto d = dur(l, "jitter_s")) link.jitter = *d;
+      link.loss = num(l, "loss").value_or(0.0);
+      link.bandwidth_kbps = num(l, "bandwidth_kbps");
+      link.range_m = num(l, "range_m");
+      link.degrade_from_m = num(l, "degrade_from_m");
+      if (!link.peer.empty() && link.peer == link.vehicle) {
+        error(pos(l, "peer", l.pos), path + ".peer",
+              "a link joins two different ends; peer is the vehicle itself ('" + link.peer +
+                  "'): leave peer out for a link to the ground station");
+      }
+      if (link.range_m && link.degrade_from_m && !(*link.degrade_from_m < *link.range_m)) {
+        error(pos(l, "degrade_from_m", l.pos), path + ".degrade_from_m",
+              "must be less than range_m (" + number_text(*link.range_m) + "), got " +
+                  number_text(*link.degrade_from_m));
+      }
+      if (link.peer.empty() && !link.vehicle.empty()) {
+        auto [it, fresh] = ground_of.emplace(link.vehicle, path);
+        if (!fresh) {
+          error(pos(l, "vehicle", l.pos), path + ".vehicle",
+                "vehicle '" + link.vehicle + "' has a link to the ground station already (" +
+                    it->second + "); a vehicle has at most one");
+        }
+      }
+      auto [it, fresh] = names.emplace(link.name, path);
+      if (!fresh) {
+        error(pos(l, "name", l.pos), path + ".name",
+              "duplicate link name '" + link.name + "' (first at " + it->second + ")");
+      }
+      ns.links.push_back(std::move(link));
+    }
+    for (const auto& t : get_or_empty(n, "telemetry").items) {
+      if (t.kind != ParamValue::Kind::kString) continue;
+      if (t.string.empty() || t.string.front() == '/') {
+        error(t.pos, "network.telemetry",
+              "a telemetry topic is relative to /model/<vehicle>/ (e.g. odometry), got \"" +
+                  t.string + "\"");
+        continue;
+      }
+      ns.telemetry.push_back(t.string);
+    }
+    for (const auto& [i, o] : enumerate(get_or_empty(n, "outages"))) {
+      if (o.kind != ParamValue::Kind::kMap) continue;
+      NetworkOutage out;
+      out.name = str(o, "name");
+      if (out.name.empty()) out.name = "outage_" + std::to_string(i);
+      out.pos = o.pos;
+      for (const auto& v : get_or_empty(o, "vehicles").items) out.vehicles.push_back(v.string);
+      const ParamValue& r = get_or_empty(o, "region");
+      if (const ParamValue* b = r.get("box"); b && b->kind == ParamValue::Kind::kMap) {
+        out.region.kind = NetworkRegion::Kind::kBox;
+        out.region.x_min = num(*b, "x_min").value_or(0);
+        out.region.x_max = num(*b, "x_max").value_or(0);
+        out.region.y_min = num(*b, "y_min").value_or(0);
+        out.region.y_max = num(*b, "y_max").value_or(0);
+        if (!(out.region.x_min < out.region.x_max) || !(out.region.y_min < out.region.y_max)) {
+          error(b->pos, "network.outages[" + std::to_string(i) + "].region.box",
+                "x_min must be less than x_max and y_min less than y_max");
+        }
+      } else if (const ParamValue* c = r.get("circle"); c && c->kind == ParamValue::Kind::kMap) {
+        out.region.kind = NetworkRegion::Kind::kCircle;
+        out.region.x = num(*c, "x").value_or(0);
+        out.region.y = num(*c, "y").value_or(0);
+        out.region.radius = num(*c, "radius_m").value_or(0);
+      } else if (const ParamValue* p = r.get("polygon"); p && p->kind == ParamValue::Kind::kList) {
+        out.region.kind = NetworkRegion::Kind::kPolygon;
+        for (const auto& vtx : p->items) {
+          if (vtx.items.size() == 2) {
+            out.region.polygon.emplace_back(vtx.items[0].number, vtx.items[1].number);
+          }
+        }
+      }
+      ns.outages.push_back(std::move(out));
+    }
+  }
+
+  // link.down / link.up need a link of their vehicle.
+  void check_links(const Scenario& s) {
+    for (const auto& e : s.timeline) {
+      if (e.action != "link.down" && e.action != "link.up") continue;
+      if (!s.network.given) {
+        error(e.pos, e.path + ".action",
+              e.action + " needs a network section with a link of vehicle '" + e.vehicle +
+                  "' (docs/network.md)");
+        continue;
+      }
+      bool linked = false;
+      for (const auto& l : s.network.links) linked = linked || l.vehicle == e.vehicle ||
+                                                     l.peer == e.vehicle;
+      if (!linked && !e.vehicle.empty()) {
+        error(e.pos, e.path + ".vehicle",
+              "vehicle '" + e.vehicle + "' has no link in the network section; " + e.action +
+                  " acts on a vehicle's links");
       }
     }
   }

@@ -491,7 +491,7 @@ std::vector<TypeSpec> builtin_assertions() {
   return t;
 }
 
-// ---- the 7 KPI collectors -------------------------------------------------------------------
+// ---- the 8 KPI collectors -------------------------------------------------------------------
 
 std::vector<TypeSpec> builtin_kpis() {
   std::vector<TypeSpec> t;
@@ -568,6 +568,20 @@ std::vector<TypeSpec> builtin_kpis() {
                ""});
   ParamSpec count_if = condition("counts the messages whose value satisfies it", false);
   count_if.name = "count_if";
+  t.push_back({"link",
+               "A vehicle's radio link (network section): time down, outages, quality, from its "
+               "link_state.",
+               {vehicle(true, "the vehicle whose link_state is read"), after_s(), within_s()},
+               {{"down_s", "s", "time the link was down in the window"},
+                {"outages", "", "times it went down"},
+                {"longest_outage_s", "s", "the longest time down"},
+                {"min_quality", "", "lowest quality seen"},
+                {"mean_quality", "", "time-weighted mean quality"},
+                {"samples", "", "link_state messages read"}},
+               {},
+               {},
+               {},
+               ""});
   t.push_back({"value",
                "The values of a topic's field.",
                {topic(), vehicle(false, "the vehicle whose namespace the topic is under"),
@@ -662,6 +676,26 @@ std::vector<TypeSpec> builtin_actions() {
                           "where: a frame of the world or a pose x, y, optional z (a shape's "
                           "centre height; resting on the ground when absent) and yaw",
                           true)},
+               {},
+               {},
+               {},
+               {},
+               ""});
+  t.push_back({"link.down",
+               "Takes the vehicle's radio links down (network section): nothing crosses them "
+               "(for duration_s, then up again; until a link.up when absent).",
+               {veh, P("duration_s", ParamKind::kDuration,
+                       "how long the links stay down (simulation time)")
+                         .min(0, true)},
+               {},
+               {},
+               {},
+               {},
+               ""});
+  t.push_back({"link.up",
+               "Brings the vehicle's radio links back up after a link.down (range and outage "
+               "regions still apply).",
+               {veh},
                {},
                {},
                {},
@@ -793,6 +827,60 @@ ParamSpec make_root() {
                        .min(0, true)});
   vehicles.required = true;
   vehicles.min_items = 1;
+  ParamSpec link_item =
+      P("link", ParamKind::kObject,
+        "a radio link between the ground station and a vehicle, or between two vehicles")
+          .fields({P("name", ParamKind::kName,
+                     "unique name; <ground station>_<vehicle> (or <vehicle>_<peer>) when absent"),
+                   vehicle(true, "the vehicle at one end"),
+                   P("peer", ParamKind::kName,
+                     "another vehicle at the other end; the ground station when absent")
+                       .ref(Ref::kVehicle),
+                   P("latency_s", ParamKind::kDuration, "fixed one-way delay").def("0.02").min(0),
+                   P("jitter_s", ParamKind::kDuration,
+                     "added delay, uniform in [0, jitter_s), drawn per message")
+                       .def("0")
+                       .min(0),
+                   P("loss", ParamKind::kNumber, "probability that a message is lost, drawn per "
+                                                 "message")
+                       .def("0")
+                       .min(0)
+                       .max(1),
+                   P("bandwidth_kbps", ParamKind::kNumber,
+                     "kilobits per second each way; messages queue behind each other; "
+                     "unlimited when absent")
+                       .min(0, true),
+                   P("range_m", ParamKind::kNumber,
+                     "beyond this distance between the ends the link is down")
+                       .min(0, true),
+                   P("degrade_from_m", ParamKind::kNumber,
+                     "from this distance to range_m the loss rises linearly to 1")
+                       .min(0)})
+          .depends("degrade_from_m", {"range_m"});
+  ParamSpec outage_item =
+      P("outage", ParamKind::kObject, "a region where radio links are down (a shed, a tunnel)")
+          .fields({P("name", ParamKind::kName, "the outage's name (in engine.log)"),
+                   region_spec(),
+                   list_of("vehicles", vehicle(false, "a vehicle"),
+                           "the vehicles whose links it cuts; every vehicle when absent")});
+  ParamSpec network =
+      P("network", ParamKind::kObject,
+        "radio links in simulated time: a ground station, its links to the vehicles, telemetry "
+        "and outages (docs/network.md)")
+          .fields({P("ground_station", ParamKind::kObject,
+                     "where the engine's goals and commands leave from and statuses and "
+                     "telemetry arrive")
+                       .fields({P("name", ParamKind::kName, "its name (topics /ground/<name>/...)")
+                                    .def("ground"),
+                                P("x", ParamKind::kNumber, "position x (m)").def("0"),
+                                P("y", ParamKind::kNumber, "position y (m)").def("0")}),
+                   list_of("links", link_item, "the links; at most one to the ground per vehicle"),
+                   list_of("telemetry", P("topic", ParamKind::kString, "a topic under /model/<v>/"),
+                           "topics, relative to /model/<vehicle>/, each vehicle sends to the "
+                           "ground station (navigate_to_pose/status always is)"),
+                   list_of("outages", outage_item, "regions where links are down")});
+  network.fields[1].min_items = 1;
+  network.fields[1].required = true;
 
   ParamSpec entry;
   entry.name = "entry";
@@ -847,7 +935,7 @@ ParamSpec make_root() {
                  "the run's random numbers; 0 when absent (and the record says so)")
                    .min(0)
                    .max(static_cast<double>(kMaxSeed)),
-               time, map, vehicles, list_of("timeline", entry, "what happens, and when"),
+               time, map, vehicles, network, list_of("timeline", entry, "what happens, and when"),
                list_of("assertions", assertion, "what must hold"),
                list_of("kpis", kpi, "what is measured without judging"), outputs,
                list_of("plugins", P("path", ParamKind::kString, "a shared library"),

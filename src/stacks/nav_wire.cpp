@@ -167,4 +167,23 @@ std::optional<NavGoal> decode_goal(std::string_view payload) {
   return goal;
 }
 
+std::optional<bool> decode_link_up(std::string_view payload) {
+  Reader r{payload};
+  bool up = false;
+  while (r.pos < payload.size()) {
+    uint64_t key = 0;
+    if (!r.varint(&key)) return std::nullopt;
+    const auto field = static_cast<uint32_t>(key >> 3);
+    const auto type = static_cast<uint32_t>(key & 7);
+    if (field == 2 && type == 0) {
+      uint64_t v = 0;
+      if (!r.varint(&v)) return std::nullopt;
+      up = v != 0;
+    } else if (field == 0 || !r.skip(type)) {
+      return std::nullopt;
+    }
+  }
+  return up;
+}
+
 }  // namespace fieldproof::stacks::wire

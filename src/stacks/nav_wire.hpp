@@ -18,5 +18,8 @@ std::string encode_feedback(const NavFeedback& feedback);
 std::string encode_lifecycle(const LifecycleTransition& transition);
 // nullopt when the payload is not a NavigateToPoseGoal.
 std::optional<NavGoal> decode_goal(std::string_view payload);
+// The `up` field of a fieldproof.msgs.LinkState (docs/network.md); nullopt when the payload does
+// not parse. proto3: an absent `up` is false.
+std::optional<bool> decode_link_up(std::string_view payload);
 
 }  // namespace fieldproof::stacks::wire

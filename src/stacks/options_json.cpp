@@ -112,7 +112,7 @@ Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
   r.only({"vehicle", "pose_source", "world", "inflation", "planner", "controller", "lifecycle",
           "control_period", "feedback_period", "blocked_check_distance", "scan_match_tolerance",
           "max_replans", "replan_interval", "progress_timeout", "progress_distance",
-          "pose_timeout"});
+          "pose_timeout", "stop_on_link_loss"});
   r.text("vehicle", &o.vehicle);
   std::string pose_source;
   r.text("pose_source", &pose_source);
@@ -131,6 +131,7 @@ Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
   r.duration("progress_timeout", &o.progress_timeout);
   r.number("progress_distance", &o.progress_distance);
   r.duration("pose_timeout", &o.pose_timeout);
+  r.boolean("stop_on_link_loss", &o.stop_on_link_loss);
   std::string error = r.error;
   const auto sub = [&](const char* key, auto&& fill) {
     if (!error.empty()) return;

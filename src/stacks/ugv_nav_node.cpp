@@ -19,6 +19,7 @@ UgvNavTopics ugv_nav_topics(const UgvNavOptions& o) {
   t.status = m + "/navigate_to_pose/status";
   t.feedback = m + "/navigate_to_pose/feedback";
   t.lifecycle = m + "/lifecycle";
+  t.link_state = m + "/link_state";
   return t;
 }
 
@@ -35,7 +36,7 @@ UgvNavNode::UgvNavNode(std::unique_ptr<UgvNavStack> stack, UgvNavTopics topics)
     : stack_(std::move(stack)), topics_(std::move(topics)) {}
 
 std::vector<std::string> UgvNavNode::subscriptions() const {
-  return {topics_.pose, topics_.scan, topics_.goal};
+  return {topics_.pose, topics_.scan, topics_.goal, topics_.link_state};
 }
 
 std::string UgvNavNode::deliver(const BusMessage& m) {
@@ -76,6 +77,12 @@ std::string UgvNavNode::deliver(const BusMessage& m) {
     const auto g = wire::decode_goal(m.payload);
     if (!g) return bad(msgs::kNavigateToPoseGoal);
     stack_->on_goal(m.stamp, *g);
+    return {};
+  }
+  if (m.topic == topics_.link_state) {
+    const auto up = wire::decode_link_up(m.payload);
+    if (!up) return bad(msgs::kLinkState);
+    stack_->on_link(m.stamp, *up);
     return {};
   }
   return "ugv_nav: no subscription to topic " + m.topic;

@@ -278,6 +278,13 @@ bool UgvNavStack::replan(const Costmap& map) {
   return true;
 }
 
+void UgvNavStack::on_link(SimTime stamp, bool up) {
+  now_ = std::max(now_, stamp);
+  link_up_ = up;
+  // Stop at once, not at the next control tick.
+  if (!up && options_.stop_on_link_loss && moving_) emit(CmdVel{});
+}
+
 void UgvNavStack::tick(SimTime now) {
   if (now < next_tick_) return;
   now_ = std::max(now_, now);
@@ -294,6 +301,12 @@ void UgvNavStack::tick(SimTime now) {
 
   ActiveGoal& g = *goal_;
   const Pose2D pose = *pose_;
+  if (!link_up_ && options_.stop_on_link_loss) {
+    // Without the ground station, stand still and keep the goal: a pause, not a lack of progress.
+    g.progress_at = now_;
+    if (moving_) emit(CmdVel{});
+    return;
+  }
   // Blind: no pose for too long (the odometry stopped). Stand still and wait; the progress
   // checker ends the goal if it lasts.
   const bool stale =

@@ -1,4 +1,4 @@
-// The tables: the 16 assertion types and 7 KPI collectors of seed 004, and adding a plugin's type.
+// The tables: the 16 assertion types and 7 KPI collectors of seed 004 (and link, docs/network.md), and adding a plugin's type.
 #include "fieldproof/scenario/registry.hpp"
 
 #include <gmock/gmock.h>
@@ -25,10 +25,10 @@ TEST(Registry, HasTheSixteenAssertionTypes) {
                 "sequence", "resource_usage", "lifecycle_state", "always", "never", "eventually"}));
 }
 
-TEST(Registry, HasTheSevenKpiCollectors) {
+TEST(Registry, HasTheSevenKpiCollectorsAndLink) {
   EXPECT_EQ(types(SpecRegistry::builtin().kpis()),
             (std::vector<std::string>{"path", "mission_time", "distance", "rate", "latency",
-                                      "resources", "value"}));
+                                      "resources", "link", "value"}));
 }
 
 TEST(Registry, EveryAssertionTypeHasASummaryAndMetrics) {
@@ -134,8 +134,8 @@ TEST(RegistryCatalog, TextListsEveryTypeWithParametersAndMetrics) {
 TEST(RegistryCatalog, JsonListsTypesKpisAndActions) {
   auto j = nlohmann::json::parse(catalog_json(SpecRegistry::builtin()));
   EXPECT_EQ(j["assertions"].size(), 16u);
-  EXPECT_EQ(j["kpis"].size(), 7u);
-  EXPECT_EQ(j["actions"].size(), 7u);
+  EXPECT_EQ(j["kpis"].size(), 8u);
+  EXPECT_EQ(j["actions"].size(), 9u);
   const auto& reach = j["assertions"][0];
   EXPECT_EQ(reach["type"], "reach_pose");
   EXPECT_EQ(reach["parameters"][0]["name"], "name");  // the common keys first

@@ -67,6 +67,15 @@ TEST(NavWire, FeedbackAndLifecycleBytesMatchTheGeneratedCode) {
   }
 }
 
+TEST(NavWire, DecodesTheLinkStateTheGeneratedCodeWrites) {
+  for (const bool up : {true, false}) {
+    const std::string p = msgs::encode(msgs::LinkStateMsg{"gcs_ugv1", up, up ? 0.95 : 0.0,
+                                                          up ? "" : "timeline"});
+    EXPECT_EQ(wire::decode_link_up(p), up);
+  }
+  EXPECT_FALSE(wire::decode_link_up(std::string("\xff\xff\xff", 3)).has_value());
+}
+
 TEST(NavWire, DecodesGoalsTheGeneratedCodeWrites) {
   const auto g = wire::decode_goal(msgs::encode(msgs::NavGoal{"g1", 3.5, -1.25, kPi / 2}));
   ASSERT_TRUE(g.has_value());
@@ -85,7 +94,8 @@ TEST_F(NodeFixture, TopicsFollowTheVehicleName) {
   make(o);
   EXPECT_EQ(node->subscriptions(),
             (std::vector<std::string>{"/model/ugv3/odometry", "/model/ugv3/scan",
-                                      "/model/ugv3/navigate_to_pose/goal"}));
+                                      "/model/ugv3/navigate_to_pose/goal",
+                                      "/model/ugv3/link_state"}));
   EXPECT_EQ(node->topics().cmd_vel, "/model/ugv3/cmd_vel");
   EXPECT_EQ(node->topics().status, "/model/ugv3/navigate_to_pose/status");
   EXPECT_EQ(node->topics().feedback, "/model/ugv3/navigate_to_pose/feedback");

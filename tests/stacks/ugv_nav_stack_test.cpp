@@ -241,6 +241,38 @@ TEST(UgvNavStack, CancelStopsTheVehicle) {
   EXPECT_EQ(h.cmd, CmdVel{});
 }
 
+TEST(UgvNavStack, StandsStillWhileItsLinkIsDownAndDrivesOnWhenItReturns) {
+  UgvNavOptions o;
+  o.progress_timeout = seconds(5);  // shorter than the outage: it must not abort the goal
+  Harness h(room(), room(), {2.0, 2.0, 0.0}, o);
+  h.goal("g1", {10.0, 2.0, 0.0});
+  h.step_for(seconds(2));
+  EXPECT_NE(h.cmd, CmdVel{});
+  h.stack->on_link(h.t, false);
+  h.collect();
+  EXPECT_EQ(h.cmd, CmdVel{});  // at once, not at the next tick
+  const Pose2D held = h.pose;
+  h.step_for(seconds(8));
+  EXPECT_EQ(h.cmd, CmdVel{});
+  EXPECT_LT(std::hypot(h.pose.x - held.x, h.pose.y - held.y), 0.05);
+  EXPECT_FALSE(h.final_status("g1").has_value());
+  h.stack->on_link(h.t, true);
+  h.step_for(seconds(60), h.until_done("g1"));
+  ASSERT_TRUE(h.final_status("g1").has_value());
+  EXPECT_EQ(h.final_status("g1")->status, GoalStatus::kSucceeded) << h.final_status("g1")->reason;
+}
+
+TEST(UgvNavStack, IgnoresLinkLossWhenToldTo) {
+  UgvNavOptions o;
+  o.stop_on_link_loss = false;
+  Harness h(room(), room(), {2.0, 2.0, 0.0}, o);
+  h.goal("g1", {10.0, 2.0, 0.0});
+  h.stack->on_link(h.t, false);
+  h.step_for(seconds(60), h.until_done("g1"));
+  ASSERT_TRUE(h.final_status("g1").has_value());
+  EXPECT_EQ(h.final_status("g1")->status, GoalStatus::kSucceeded);
+}
+
 TEST(UgvNavStack, FeedbackDistanceDecreasesAtAFewHertz) {
   Harness h(room(), room(), {2.0, 2.0, 0.0});
   h.goal("g1", {10.0, 6.0, 0.0});

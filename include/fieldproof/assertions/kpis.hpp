@@ -11,8 +11,8 @@
 //   json collectors = kpi_collectors_json(c.results());     // run.json "kpi_collectors"
 //   for (const json& line : kpi_lines(evaluator.results(), c.results())) kpis_jsonl.write(line);
 //
-// The seven collectors: path, mission_time, distance, rate, latency, resources, value (with
-// count_if). Each ends measured, or missing when it had nothing to measure; neither fails a run.
+// The eight collectors: path, mission_time, distance, rate, latency, resources, value (with
+// count_if), link (a vehicle's link_state: time down, outages, quality; docs/network.md). Each ends measured, or missing when it had nothing to measure; neither fails a run.
 // They share their measuring code with path_efficiency, min_distance and mission_time, so a
 // collector and an assertion over the same window give the same figures.
 #pragma once

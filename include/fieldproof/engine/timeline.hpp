@@ -26,7 +26,9 @@
 // else until a sim.resume or sim.step), sim.resume, sim.step (steps x the physics step or
 // duration_s: the world, paused first if running, advances exactly that much and stays held),
 // spawn_model and remove_model (ignition.msgs.EntityFactory / Entity on /world/<w>/create and
-// /remove; the world applies them before its next physics step). "Held" means the engine does
+// /remove; the world applies them before its next physics step), link.down (the vehicle's links
+// down: for duration_s, then up again and the entry ends ok; without it the entry ends at once)
+// and link.up. "Held" means the engine does
 // not announce past now(): the engine is a regulating participant, so the world stands still.
 //
 // cancel() (on_fail: abort) ends running entries as "cancelled" and skips pending ones.
@@ -61,6 +63,9 @@ struct TimelineHooks {
   // The world was held (true) or released (false) by the timeline: the coordinator's pause, so
   // status and the pace regulator see it; may be empty.
   std::function<void(bool held)> world_held;
+  // link.down (down = true) and link.up: the vehicle's radio links (network.hpp); may be empty
+  // when the scenario has no network (validation refuses the actions then).
+  std::function<void(const std::string& vehicle, bool down)> link;
 };
 
 class Timeline {

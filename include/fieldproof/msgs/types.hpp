@@ -23,5 +23,6 @@ inline constexpr std::string_view kNavigateToPoseStatus = "fieldproof.msgs.Navig
 inline constexpr std::string_view kNavigateToPoseFeedback =
     "fieldproof.msgs.NavigateToPoseFeedback";
 inline constexpr std::string_view kLifecycleState = "fieldproof.msgs.LifecycleState";
+inline constexpr std::string_view kLinkState = "fieldproof.msgs.LinkState";
 
 }  // namespace fieldproof::msgs

@@ -52,7 +52,9 @@
 
 namespace fieldproof::record {
 
-enum class SideChannel : uint8_t { kEvents, kAssertions, kMetrics, kResources, kKpis };
+// kNetwork: the ground station's link measurements, one window a second per link; declared in
+// every recording, written only when the run has radio links (docs/network.md).
+enum class SideChannel : uint8_t { kEvents, kAssertions, kMetrics, kResources, kKpis, kNetwork };
 
 // "/fieldproof/events", ... .
 std::string_view side_channel_topic(SideChannel channel);

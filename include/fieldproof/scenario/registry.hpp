@@ -1,5 +1,5 @@
 // The parameter tables of a scenario: every section, every timeline action, the 16 assertion types
-// and the 7 KPI collectors, in one place. The validator walks a YAML file against these
+// and the 8 KPI collectors, in one place. The validator walks a YAML file against these
 // tables, scenario_json_schema() exports them, and `fieldproof assertions` prints them, so the
 // three cannot drift apart.
 //
@@ -95,7 +95,7 @@ struct TypeSpec {
 
 class SpecRegistry {
  public:
-  // The built-in tables: 16 assertion types, 7 KPI collectors, 7 timeline actions.
+  // The built-in tables: 16 assertion types, 8 KPI collectors, 9 timeline actions.
   static const SpecRegistry& builtin();
 
   const std::vector<TypeSpec>& assertions() const { return assertions_; }

@@ -204,6 +204,44 @@ constexpr double kMaxMapCells = 1e8;
 struct GpsDeniedRegion {
   std::string name;                                   // may be empty
   double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // x_min < x_max, y_min < y_max
+};
+
+// The `network` section (docs/network.md): a ground station and radio links in simulated time.
+struct NetworkLink {
+  std::string name;     // as written, or <ground>_<vehicle> / <vehicle>_<peer>
+  std::string vehicle;  // one end
+  std::string peer;     // the other: a vehicle, or "" for the ground station
+  Duration latency = milliseconds(20);
+  Duration jitter = Duration::zero();
+  double loss = 0.0;
+  std::optional<double> bandwidth_kbps;
+  std::optional<double> range_m;
+  std::optional<double> degrade_from_m;
+  SourcePos pos;
+};
+
+struct NetworkRegion {
+  enum class Kind { kBox, kCircle, kPolygon };
+  Kind kind = Kind::kBox;
+  double x_min = 0, x_max = 0, y_min = 0, y_max = 0;
+  double x = 0, y = 0, radius = 0;
+  std::vector<std::pair<double, double>> polygon;
+};
+
+struct NetworkOutage {
+  std::string name;
+  NetworkRegion region;
+  std::vector<std::string> vehicles;  // empty: every vehicle
+  SourcePos pos;
+};
+
+struct NetworkSection {
+  bool given = false;
+  std::string ground = "ground";
+  double ground_x = 0, ground_y = 0;
+  std::vector<NetworkLink> links;
+  std::vector<std::string> telemetry;  // relative to /model/<vehicle>/
+  std::vector<NetworkOutage> outages;
   SourcePos pos;
 };
 
@@ -219,6 +257,7 @@ struct Scenario {
   TimeSection time;
   MapSection map;
   std::vector<GpsDeniedRegion> gps_denied;
+  NetworkSection network;
   std::vector<Vehicle> vehicles;
   std::vector<TimelineEntry> timeline;
   std::vector<AssertionSpec> assertions;

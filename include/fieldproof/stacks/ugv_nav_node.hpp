@@ -8,6 +8,7 @@
 //        named v) with pose_source ground_truth
 //        /model/v/scan (ignition.msgs.LaserScan)
 //        /model/v/navigate_to_pose/goal (fieldproof.msgs.NavigateToPoseGoal)
+//        /model/v/link_state (fieldproof.msgs.LinkState: stands still while the link is down)
 //   out  /model/v/cmd_vel (ignition.msgs.Twist)
 //        /model/v/navigate_to_pose/status (fieldproof.msgs.NavigateToPoseStatus)
 //        /model/v/navigate_to_pose/feedback (fieldproof.msgs.NavigateToPoseFeedback)
@@ -45,6 +46,7 @@ struct UgvNavTopics {
   std::string status;
   std::string feedback;
   std::string lifecycle;
+  std::string link_state;
 };
 
 UgvNavTopics ugv_nav_topics(const UgvNavOptions& options);
@@ -55,7 +57,7 @@ class UgvNavNode {
                                             const world::OccupancyGrid& static_map,
                                             WallNow wall_now, std::string* error);
 
-  // Topics to subscribe to, in a fixed order: pose, scan, goal.
+  // Topics to subscribe to, in a fixed order: pose, scan, goal, link_state.
   std::vector<std::string> subscriptions() const;
   const UgvNavTopics& topics() const { return topics_; }
 

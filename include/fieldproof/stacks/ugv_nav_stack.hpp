@@ -64,6 +64,9 @@ struct UgvNavOptions {
   // the replans keep finding new ways around). Zero timeout: off.
   Duration progress_timeout = seconds(30);
   double progress_distance = 0.25;
+  // While /model/<vehicle>/link_state says the link to the ground station is down, stand still
+  // with the goal kept (the progress checker waits too) and drive on when it is back.
+  bool stop_on_link_loss = true;
   // An empty string when valid, otherwise what is wrong with which field.
   std::string validate() const;
 };
@@ -73,7 +76,8 @@ struct UgvNavOptions {
 //    "controller":{"max_linear":0.5,...},"planner":{...},"lifecycle":{"heartbeat_timeout":"4s"},
 //    "control_period":"50ms","feedback_period":"200ms","blocked_check_distance":2.0,
 //    "scan_match_tolerance":0.15,"max_replans":5,"replan_interval":"500ms",
-//    "progress_timeout":"30s","progress_distance":0.25,"pose_timeout":"500ms"}
+//    "progress_timeout":"30s","progress_distance":0.25,"pose_timeout":"500ms",
+//    "stop_on_link_loss":true}
 // Unknown keys and wrong types are errors naming the key.
 Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view json);
 
@@ -99,6 +103,10 @@ class UgvNavStack {
   // not finite, the id empty, or the goal lies outside the map or in an obstacle; otherwise
   // accepted, preempting the active goal (which is canceled).
   void on_goal(SimTime stamp, const NavGoal& goal);
+  // The vehicle's radio link (fieldproof.msgs.LinkState on /model/<v>/link_state): with
+  // stop_on_link_loss, no driving while it is down.
+  void on_link(SimTime stamp, bool up);
+  bool link_up() const { return link_up_; }
   // Cancels the active goal if its id matches; false otherwise.
   bool cancel(SimTime stamp, const std::string& id);
 
@@ -162,6 +170,7 @@ class UgvNavStack {
   std::set<int64_t> marks_;  // cell indices of the obstacle layer (ordered: deterministic)
   std::optional<ActiveGoal> goal_;
   bool moving_ = false;  // the last cmd_vel was not zero
+  bool link_up_ = true;   // no link_state yet: no link, nothing to wait for
   int replans_total_ = 0;
   uint64_t ignored_inputs_ = 0;
   std::vector<StackOutput> outbox_;

@@ -1,0 +1,178 @@
+// network_bench (issue 16): what radio links cost.
+//   run_with_links: the depot drive (ugv_nav_to_goal's, 40 s of simulated time, sim mode with the
+//     pace lifted: --max-rtf 0) with a ground link carrying the goal, the status and every topic
+//     the ground station sees (odometry, scan, imu, feedback, cmd_vel as telemetry), against the
+//     same drive without a network section as the baseline, measured in the same run; target
+//     ratio <= 1.1. Each case runs in a child process; --repeat K keeps the fastest of each.
+//   link_ns_per_msg: LinkModel::send plus the relay's publish hook per message (a 200-byte
+//     payload, 5 % loss, jitter), against a loop that only copies the payload as the baseline.
+// Usage: network_bench [--repeat K] [--seconds S]
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "fieldproof/engine/run.hpp"
+#include "fieldproof/network/network.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using fieldproof::SimTime;
+
+double wall_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+fs::path write_scenario(const fs::path& dir, bool links, int seconds) {
+  const fs::path p = dir / (links ? "links.yaml" : "plain.yaml");
+  std::ofstream out(p);
+  out << "name: " << (links ? "drive_links" : "drive_plain") << "\n"
+      << "world: " << FIELDPROOF_SOURCE_DIR << "/examples/worlds/depot.sdf\n"
+      << "map: {bounds: {x_min: -15.6, x_max: 15.6, y_min: -10.6, y_max: 10.6}}\n"
+      << "seed: 7\n"
+      << "time: {mode: sim, timeout_s: 5m}\n"
+      << "vehicles:\n  - {name: ugv1, spawn: dock, stack: {plugin: fieldproof_ugv_nav_plugin}}\n";
+  if (links) {
+    out << "network:\n"
+        << "  ground_station: {name: gcs, x: -14, y: 0}\n"
+        << "  links: [{vehicle: ugv1, latency_s: 30ms, jitter_s: 10ms, loss: 0.02}]\n"
+        << "  telemetry: [odometry, scan, imu, navigate_to_pose/feedback, cmd_vel, lifecycle]\n";
+  }
+  out << "timeline:\n"
+      << "  - {action: navigate_to_pose, name: drive, vehicle: ugv1, at: 2s, goal: goal_a}\n"
+      << "  - {action: cmd_vel, name: stop, vehicle: ugv1, at: " << seconds << "s, linear_x: 0}\n"
+      << "assertions:\n"
+      << "  - {name: reached_goal, type: reach_pose, vehicle: ugv1, target: goal_a, "
+         "tolerance_m: 0.5, within_s: 60s}\n"
+      << "outputs: {record: true}\n";
+  return p;
+}
+
+double run_case(const fs::path& scenario, const fs::path& runs, const std::string& id) {
+  fieldproof::engine::RunOptions o;
+  o.scenario_file = scenario;
+  o.runs_dir = runs;
+  o.run_id = id;
+  o.max_rtf = 0.0;
+  o.tool_dir = FIELDPROOF_BIN_DIR;
+  const double t0 = wall_s();
+  const auto r = fieldproof::engine::run_scenario(o);
+  const double dt = wall_s() - t0;
+  if (r.exit_code != 0) {
+    std::fprintf(stderr, "network_bench: %s: %s (%s)\n", id.c_str(), r.verdict.c_str(),
+                 r.reason.c_str());
+    return -1;
+  }
+  return dt;
+}
+
+template <typename F>
+double in_child(F f) {
+  int fd[2];
+  if (pipe(fd) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    const double w = f();
+    (void)!write(fd[1], &w, sizeof w);
+    _exit(0);
+  }
+  close(fd[1]);
+  double w = -1;
+  if (read(fd[0], &w, sizeof w) != static_cast<ssize_t>(sizeof w)) w = -1;
+  close(fd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return w;
+}
+
+// ns per message through the relay (model + hook), and the copy-only baseline.
+std::pair<double, double> per_message(int n) {
+  fieldproof::network::NetworkConfig c;
+  c.ground = "gcs";
+  c.links.push_back({"gcs_ugv1", "ugv1", "", {}});
+  c.links[0].params.latency = fieldproof::milliseconds(30);
+  c.links[0].params.jitter = fieldproof::milliseconds(10);
+  c.links[0].params.loss = 0.05;
+  c.uplink = {"odometry"};
+  uint64_t sink = 0;
+  fieldproof::network::NetworkHooks h;
+  h.publish_at = [&sink](SimTime at, const std::string& t, std::string p, const std::string&) {
+    sink += static_cast<uint64_t>(at.ns()) + t.size() + p.size();
+  };
+  fieldproof::network::Network net(c, h);
+  const std::string payload(200, 'x');
+  const std::string topic = "/model/ugv1/odometry";
+  double t0 = wall_s();
+  for (int i = 0; i < n; ++i) {
+    net.on_vehicle_message(topic, SimTime::from_ns(int64_t{i} * 20'000'000), payload, "T");
+    if (i % 50 == 0) net.tick(SimTime::from_ns(int64_t{i} * 20'000'000));
+  }
+  const double with = (wall_s() - t0) * 1e9 / n;
+  t0 = wall_s();
+  for (int i = 0; i < n; ++i) {
+    std::string p = payload;
+    h.publish_at(SimTime::from_ns(int64_t{i} * 20'000'000), topic, std::move(p), "T");
+  }
+  const double base = (wall_s() - t0) * 1e9 / n;
+  if (sink == 42) std::puts("");  // keeps the loops
+  return {with, base};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 1;
+  int seconds = 40;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) {
+      repeat = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) {
+      seconds = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr,
+                   "usage: network_bench [--repeat K] [--seconds S]\n"
+                   "  the depot drive with and without radio links, and ns per message\n");
+      return 2;
+    }
+  }
+  if (repeat < 1 || seconds < 5) {
+    std::fprintf(stderr, "network_bench: --repeat >= 1, --seconds >= 5\n");
+    return 2;
+  }
+  char tmpl[] = "/tmp/fieldproof-network-bench-XXXXXX";
+  if (!mkdtemp(tmpl)) return 1;
+  const fs::path dir = tmpl;
+  const fs::path plain = write_scenario(dir, false, seconds);
+  const fs::path links = write_scenario(dir, true, seconds);
+  double best_plain = -1, best_links = -1;
+  for (int k = 0; k < repeat; ++k) {
+    const std::string a = "plain" + std::to_string(k), b = "links" + std::to_string(k);
+    const double p = in_child([&] { return run_case(plain, dir / "runs", a); });
+    const double l = in_child([&] { return run_case(links, dir / "runs", b); });
+    if (p > 0 && (best_plain < 0 || p < best_plain)) best_plain = p;
+    if (l > 0 && (best_links < 0 || l < best_links)) best_links = l;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (best_plain <= 0 || best_links <= 0) {
+    std::fprintf(stderr, "network_bench: a case failed\n");
+    return 1;
+  }
+  const auto [ns, base_ns] = per_message(2'000'000);
+  std::printf("# depot drive, %d s simulated, sim mode unpaced, best of %d\n", seconds, repeat);
+  std::printf("BENCH run_without_links %.3f s ratio=1.000 baseline=run_without_links\n",
+              best_plain);
+  std::printf("BENCH run_with_links %.3f s ratio=%.3f baseline=run_without_links target=1.1\n",
+              best_links, best_links / best_plain);
+  std::printf("BENCH link_ns_per_msg %.1f ns ratio=%.3f baseline=copy_and_hook_ns_per_msg\n", ns,
+              base_ns > 0 ? ns / base_ns : 0.0);
+  return 0;
+}
