@@ -106,7 +106,7 @@ Keys keypair() {
 
 // Floods, kills, checks; `rounds` times. `curve`: the coordinator requires CURVE and the flooders
 // hold its public key.
-void flood_and_kill(bool curve, int rounds) {
+void flood_and_kill(const std::string& kind, bool curve, int rounds) {
   TempDir dir;
   std::vector<std::string> args = {FIELDPROOF_CLI, "coordinator", "--bind", "tcp://127.0.0.1:*",
                                    "--max-rtf", "20"};
@@ -132,7 +132,7 @@ void flood_and_kill(bool curve, int rounds) {
     {
       std::vector<std::unique_ptr<Child>> flooders;
       for (int k = 0; k < 3; ++k) {
-        std::vector<std::string> f = {FIELDPROOF_FLOODER, endpoint};
+        std::vector<std::string> f = {FIELDPROOF_FLOODER, kind, endpoint};
         if (curve) f.push_back(keys.pub);
         flooders.push_back(std::make_unique<Child>(f));
       }
@@ -156,12 +156,18 @@ void flood_and_kill(bool curve, int rounds) {
   EXPECT_EQ(text.find("Assertion failed"), std::string::npos) << text.substr(0, 4000);
 }
 
-TEST(ReceiveHighWaterMark, FloodersKilledWhileTheCoordinatorIsThrottledDoNotAbortIt) {
-  flood_and_kill(false, 4);
+TEST(ReceiveHighWaterMark, GarbageFloodersKilledWhileTheCoordinatorIsThrottledDoNotAbortIt) {
+  flood_and_kill("garbage", false, 3);
 }
 
-TEST(ReceiveHighWaterMark, CurveFloodersKilledWhileTheCoordinatorIsThrottledDoNotAbortIt) {
-  flood_and_kill(true, 3);
+// Valid frames are served, never refused: the peer is never dropped, only throttled.
+TEST(ReceiveHighWaterMark, FastValidPeersKilledWhileTheCoordinatorIsThrottledDoNotAbortIt) {
+  flood_and_kill("valid", false, 4);
+}
+
+TEST(ReceiveHighWaterMark, CurvePeersKilledWhileTheCoordinatorIsThrottledDoNotAbortIt) {
+  flood_and_kill("garbage", true, 2);
+  flood_and_kill("valid", true, 2);
 }
 
 }  // namespace
