@@ -4,6 +4,7 @@
 #   make test    install what is missing, build (warnings are errors), run every test with CTest
 #   make bench   Release build of the benchmarks; prints one BENCH line per figure at the end
 #   make asan    the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz    the libFuzzer targets (clang, build-fuzz/), each run FUZZ_SECONDS (default 60)
 #   make format  clang-format every source file
 #   make package the Debian package: $(BUILD)/fieldproof_<version>_amd64.deb (CPack DEB)
 
@@ -11,7 +12,9 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test demo bench asan format package clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps configure build test demo bench asan fuzz format package clean
 
 all: build
 
@@ -43,6 +46,15 @@ asan: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# Only the four fuzz targets and what they reach are compiled (tests/fuzz/CMakeLists.txt); CTest's
+# label `fuzz` then runs each for FUZZ_SECONDS under ASan + UBSan, and the corpus replay.
+fuzz: deps
+	cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFIELDPROOF_FUZZ=ON \
+	  -DFIELDPROOF_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_targets fuzz_driver_test
+	cd build-fuzz && ctest --output-on-failure -L fuzz $(CTEST_ARGS)
+
 # Everything the install rules name is built first (the whole tree, as for make test).
 package: build
 	cd $(BUILD) && cpack -G DEB
@@ -52,4 +64,4 @@ format:
 	git ls-files '*.cpp' '*.hpp' '*.h' '*.cc' | xargs -r clang-format -i
 
 clean:
-	rm -rf build build-debug build-release build-asan
+	rm -rf build build-debug build-release build-asan build-fuzz

@@ -72,3 +72,22 @@ function(fieldproof_bench name)
   target_link_libraries(${name} PRIVATE ${A_LIBS} benchmark::benchmark Threads::Threads)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bench)
 endfunction()
+
+# fieldproof_assertion_plugin_tables(<target>): after each link of an assertion plugin (a MODULE
+# library), its types' tables are written by fieldproof-plugin-metadata (which loads it: the
+# plugin's own build is the one place outside `fieldproof run` where its code runs) and added to
+# the library as the section .fieldproof.assertions. `fieldproof validate` reads them from there
+# and loads nothing (include/fieldproof/assertions/plugin.hpp).
+function(fieldproof_assertion_plugin_tables target)
+  if(NOT CMAKE_OBJCOPY)
+    message(FATAL_ERROR "fieldproof_assertion_plugin_tables: no objcopy (Debian: binutils)")
+  endif()
+  set(tables ${CMAKE_CURRENT_BINARY_DIR}/${target}.tables.json)
+  add_dependencies(${target} fieldproof-plugin-metadata)
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND $<TARGET_FILE:fieldproof-plugin-metadata> $<TARGET_FILE:${target}> -o ${tables}
+    COMMAND ${CMAKE_OBJCOPY} --remove-section .fieldproof.assertions
+            --add-section .fieldproof.assertions=${tables} $<TARGET_FILE:${target}>
+    COMMENT "Embedding the type tables of ${target}"
+    VERBATIM)
+endfunction()

@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
   libxml2-utils
+  clang libclang-rt-14-dev
   chromium
 )
 

@@ -27,12 +27,6 @@ bool read_at(int fd, uint64_t offset, void* out, size_t size, uint64_t file_size
   return true;
 }
 
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 LibrarySymbols failed(std::string why) {
   LibrarySymbols s;
@@ -49,25 +43,51 @@ const LibrarySymbol* LibrarySymbols::find(std::string_view name) const {
   return nullptr;
 }
 
-LibrarySymbols read_library_symbols(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO does not wait for a writer; fstat then refuses it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return failed("cannot open it: " + std::string(std::strerror(errno)));
-  FdCloser closer{fd};
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return failed("it is not a regular file");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  constexpr const char* kNotElf = "it is not an ELF shared library";
+namespace {
+
+// An ELF shared library's headers, read and checked (fd stays open for the caller's reads).
+struct ElfFile {
+  std::string error;
+  int fd = -1;
+  uint64_t size = 0;
   Elf64_Ehdr eh{};
-  if (!read_at(fd, 0, &eh, sizeof eh, size)) return failed(kNotElf);
-  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return failed(kNotElf);
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB) {
-    return failed("it is not a 64-bit little-endian ELF library (this machine's kind)");
+  std::vector<Elf64_Shdr> sections;
+  ~ElfFile() {
+    if (fd >= 0) ::close(fd);
   }
-  if (eh.e_type != ET_DYN) return failed("it is an ELF file but not a shared library");
+};
+
+void open_elf(const std::string& path, ElfFile& f) {
+  // O_NONBLOCK: opening a FIFO does not wait for a writer; fstat then refuses it.
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (f.fd < 0) {
+    f.error = "cannot open it: " + std::string(std::strerror(errno));
+    return;
+  }
+  const int fd = f.fd;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    f.error = "it is not a regular file";
+    return;
+  }
+  const uint64_t size = f.size = static_cast<uint64_t>(st.st_size);
+  constexpr const char* kNotElf = "it is not an ELF shared library";
+  Elf64_Ehdr& eh = f.eh;
+  if (!read_at(fd, 0, &eh, sizeof eh, size) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
+    f.error = kNotElf;
+    return;
+  }
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+    f.error = "it is not a 64-bit little-endian ELF library (this machine's kind)";
+    return;
+  }
+  if (eh.e_type != ET_DYN) {
+    f.error = "it is an ELF file but not a shared library";
+    return;
+  }
   if (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) {
-    return failed("it is built for another machine (e_machine " + std::to_string(eh.e_machine) +
-                  ")");
+    f.error = "it is built for another machine (e_machine " + std::to_string(eh.e_machine) + ")";
+    return;
   }
   // A position-independent executable is ET_DYN too: it asks for a program interpreter.
   if (eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0 && eh.e_phnum < 4096) {
@@ -75,18 +95,78 @@ LibrarySymbols read_library_symbols(const std::string& path) {
     if (read_at(fd, eh.e_phoff, phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr), size)) {
       for (const Elf64_Phdr& ph : phdrs) {
         if (ph.p_type == PT_INTERP) {
-          return failed("it is an executable program, not a shared library");
+          f.error = "it is an executable program, not a shared library";
+          return;
         }
       }
     }
   }
   if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 || eh.e_shnum > 65000) {
-    return failed("its section headers cannot be read");
+    f.error = "its section headers cannot be read";
+    return;
   }
-  std::vector<Elf64_Shdr> sections(eh.e_shnum);
-  if (!read_at(fd, eh.e_shoff, sections.data(), sections.size() * sizeof(Elf64_Shdr), size)) {
-    return failed("its section headers are cut short");
+  f.sections.resize(eh.e_shnum);
+  if (!read_at(fd, eh.e_shoff, f.sections.data(), f.sections.size() * sizeof(Elf64_Shdr),
+               size)) {
+    f.sections.clear();
+    f.error = "its section headers are cut short";
   }
+}
+
+}  // namespace
+
+LibrarySection read_library_section(const std::string& path, std::string_view name,
+                                    uint64_t max_bytes) {
+  LibrarySection out;
+  ElfFile f;
+  open_elf(path, f);
+  if (!f.error.empty()) {
+    out.error = f.error;
+    return out;
+  }
+  if (f.eh.e_shstrndx == SHN_UNDEF || f.eh.e_shstrndx >= f.sections.size()) return out;
+  const Elf64_Shdr& shstr = f.sections[f.eh.e_shstrndx];
+  constexpr uint64_t kMaxNames = uint64_t{16} << 20;
+  if (shstr.sh_type != SHT_STRTAB || shstr.sh_size > kMaxNames) {
+    out.error = "its section names cannot be read";
+    return out;
+  }
+  std::string names(shstr.sh_size, '\0');
+  if (!read_at(f.fd, shstr.sh_offset, names.data(), names.size(), f.size)) {
+    out.error = "its section names are cut short";
+    return out;
+  }
+  for (const Elf64_Shdr& s : f.sections) {
+    if (s.sh_name >= names.size()) continue;
+    const char* p = names.data() + s.sh_name;
+    if (std::string_view(p, strnlen(p, names.size() - s.sh_name)) != name) continue;
+    out.found = true;
+    if (s.sh_type == SHT_NOBITS) {
+      out.error = "its section " + std::string(name) + " holds no bytes";
+      return out;
+    }
+    if (s.sh_size > max_bytes) {
+      out.error = "its section " + std::string(name) + " is " + std::to_string(s.sh_size) +
+                  " bytes, larger than the " + std::to_string(max_bytes) + "-byte limit";
+      return out;
+    }
+    out.bytes.assign(s.sh_size, '\0');
+    if (!read_at(f.fd, s.sh_offset, out.bytes.data(), out.bytes.size(), f.size)) {
+      out.bytes.clear();
+      out.error = "its section " + std::string(name) + " is cut short";
+    }
+    return out;
+  }
+  return out;
+}
+
+LibrarySymbols read_library_symbols(const std::string& path) {
+  ElfFile f;
+  open_elf(path, f);
+  if (!f.error.empty()) return failed(f.error);
+  const int fd = f.fd;
+  const uint64_t size = f.size;
+  const std::vector<Elf64_Shdr>& sections = f.sections;
   const Elf64_Shdr* dynsym = nullptr;
   for (const Elf64_Shdr& s : sections) {
     if (s.sh_type == SHT_DYNSYM) dynsym = &s;

@@ -1,7 +1,9 @@
 // `fieldproof validate SCENARIO`: the scenario checked (file:line:column, field path) against the
 // tables and its world; on success the notes on what the time mode means. Exit 0 valid, 2 not.
-// An assertion plugin that does not load is a warning (its type is then refused as unknown).
-// `fieldproof schema`: the JSON Schema, with the types of FIELDPROOF_PLUGIN_PATH's plugins.
+// An assertion plugin is not loaded: its types' tables are read from the library (a plugin
+// without them is a warning, and its type is then refused as unknown).
+// `fieldproof schema`: the JSON Schema, with the types of FIELDPROOF_PLUGIN_PATH's plugins (their
+// tables, read the same way).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -17,6 +19,7 @@ namespace {
 int run_validate(const std::string& file) {
   engine::PlanOptions po;
   po.tool_dir = engine::executable_dir();
+  po.load_plugin_code = false;  // checking a scenario runs nothing of the user's
   const engine::PlanResult r = engine::plan_run(file, po);
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!r.plan) {
@@ -48,6 +51,7 @@ void add_schema_command(CLI::App& app, int* exit_code) {
     // The installed plugins' types are part of the schema (FIELDPROOF_PLUGIN_PATH).
     assertions::PluginLoadOptions o;
     o.search_path = assertions::plugin_search_path_from_env();
+    o.load_code = false;  // their tables, read from the libraries
     const assertions::PluginSet set = assertions::load_plugins(o);
     for (const auto& p : set.problems) {
       std::fprintf(stderr, "warning: assertion plugin %s (its types are not in the schema)\n",

@@ -113,7 +113,7 @@ TEST(PluginLoading, AMissingLibraryIsReported) {
 TEST(PluginLoading, AFileThatIsNotALibraryIsReported) {
   const fs::path junk = fs::path(FIELDPROOF_TEST_TMP) / "junk_plugin.so";
   std::ofstream(junk) << "not an ELF file\n";
-  EXPECT_THAT(refusal(junk), HasSubstr("cannot be loaded"));
+  EXPECT_THAT(refusal(junk), HasSubstr("it is not an ELF shared library"));
 }
 
 TEST(PluginLoading, ALibraryWithoutTheEntryPointIsReported) {

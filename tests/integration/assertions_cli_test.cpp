@@ -165,12 +165,20 @@ TEST(ValidateCli, WithoutThePluginItsTypeIsUnknown) {
 
 TEST(ValidateCli, ABadPluginIsAWarningAndItsTypeStaysUnknown) {
   const fs::path s = write_scenario("bad_plugin", "[" + kBadDir + "/throws.so]");
+  // validate loads no plugin: one without embedded tables is refused unread.
   const auto r = run_cli("validate " + s.string(), true, kNoPlugins);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("warning: assertion plugin " + kBadDir +
-                       "/throws.so: registering its types threw: no licence for this host"),
+                       "/throws.so: carries no type tables"),
             std::string::npos)
       << r.out;
+  // run loads it, and says what its entry point did.
+  const auto dry = run_cli("run --dry-run " + s.string(), true, kNoPlugins);
+  EXPECT_EQ(dry.exit_code, 2) << dry.out;
+  EXPECT_NE(dry.out.find("warning: assertion plugin " + kBadDir +
+                         "/throws.so: registering its types threw: no licence for this host"),
+            std::string::npos)
+      << dry.out;
 }
 
 TEST(RunCli, APluginsAssertionIsJudgedInARun) {

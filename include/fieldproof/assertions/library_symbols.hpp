@@ -8,6 +8,9 @@
 //   const LibrarySymbol* e = s.find("fieldproof_stack_create");
 //   if (!e || e->kind != LibrarySymbol::Kind::kFunction) ...;
 //
+// A section's bytes (read_library_section) are read the same way: how an assertion plugin's type
+// tables, which it carries as data, reach `validate` without the plugin being loaded.
+//
 // Only regular files are read (a FIFO or a device is refused without blocking); sizes are checked
 // against the file, so a damaged library is an error, never a crash.
 #pragma once
@@ -37,5 +40,16 @@ struct LibrarySymbols {
 };
 
 LibrarySymbols read_library_symbols(const std::string& path);
+
+// One section's bytes, by name (".fieldproof.assertions"), read from the file the same way.
+struct LibrarySection {
+  std::string error;  // "" or why the file or the section cannot be read
+  bool found = false;  // the library has a section of that name
+  std::string bytes;   // its contents (when found and error is "")
+};
+
+// A section larger than max_bytes is an error (nothing read).
+LibrarySection read_library_section(const std::string& path, std::string_view name,
+                                    uint64_t max_bytes);
 
 }  // namespace fieldproof::assertions

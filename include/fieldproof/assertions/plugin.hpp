@@ -25,6 +25,14 @@
 // validates (SpecRegistry::add_assertion) and has a summary; TypeSpec::type equals
 // AssertionType::name(); the entry point registers at least one type and does not throw.
 //
+// Type tables as data. `fieldproof validate` (and `schema`) run nothing of a plugin: they read
+// its types' tables (TypeSpecs) from the library's `.fieldproof.assertions` section, which the
+// plugin's build embeds: fieldproof_assertion_plugin_tables(<target>) in cmake/fieldproof.cmake
+// runs `fieldproof-plugin-metadata LIB` after each link (the only time the plugin's code runs
+// outside `run`: on its author's build) and adds its output with objcopy. A library without the
+// section still runs (`run` loads it), but validation refuses its types as unknown, saying why.
+// When a loaded library carries tables, the types it registers must match them exactly.
+//
 // Loading (load_plugins): the scenario's `plugins:` libraries, then every `*.so` file of each
 // directory of FIELDPROOF_PLUGIN_PATH (':'-separated, files in name order); a library met twice is
 // loaded once. A library that loaded is never unloaded (the checkers it made run its code), so
@@ -124,10 +132,17 @@ struct PluginProblem {
 struct LoadedPlugin {
   std::string library;             // the path it was loaded from
   std::vector<std::string> types;  // the types it added
+  bool code_loaded = true;         // false: only its tables were read (no AssertionType)
 };
 
+// The section an assertion plugin's type tables are carried in, and its contents for `specs`
+// (type_specs_to_json plus the plugin API version and ABI key of this build).
+inline constexpr const char* kPluginTablesSection = ".fieldproof.assertions";
+std::string plugin_tables_json(const std::vector<scenario::TypeSpec>& specs);
+
 // The built-ins plus every plugin type that loaded. `types` and `registry` are never null; each
-// plugin type is in both (TypeSpec::plugin names its library) or in neither.
+// plugin type is in both (TypeSpec::plugin names its library) or in neither, except with
+// load_code false: then plugin types are in `registry` only.
 struct PluginSet {
   std::shared_ptr<const AssertionTypes> types;
   std::shared_ptr<const scenario::SpecRegistry> registry;
@@ -142,6 +157,12 @@ struct PluginLoadOptions {
   // Directories whose every *.so is loaded, ':'-separated (FIELDPROOF_PLUGIN_PATH's syntax).
   // A directory that does not exist is a problem; empty entries are ignored.
   std::string search_path;
+  // false: nothing of any library is run (no dlopen). Each library's tables are read from its
+  // file into `registry`; `types` stays the built-ins (a plugin's assertions cannot be planned).
+  bool load_code = true;
+  // A loaded library's registered types are compared with the tables it carries (false only for
+  // fieldproof-plugin-metadata, which writes them).
+  bool compare_tables = true;
 };
 
 // FIELDPROOF_PLUGIN_PATH, or "" when unset.

@@ -96,6 +96,10 @@ struct PlanOptions {
   // Assertion plugin directories, FIELDPROOF_PLUGIN_PATH's syntax; nullopt: the environment's.
   // A plugin that does not load is a warning (its type then stays unknown to the validation).
   std::optional<std::string> plugin_path;
+  // false (validate): no assertion plugin is loaded; their types' tables are read from the
+  // libraries (assertions/plugin.hpp) and their assertions are checked against them but not
+  // planned (the plan is then for validation only, never run).
+  bool load_plugin_code = true;
   // Scenario values replaced by path before validation (`--set PATH=VALUE`, overrides.hpp).
   std::vector<scenario::Override> overrides;
 };

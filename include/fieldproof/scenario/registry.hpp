@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -138,5 +139,13 @@ std::string format_catalog(const SpecRegistry& registry);
 //   "default", "choices", "description"}], "metrics": [{"name", "unit", "description"}]}],
 //  "kpis": [...], "actions": [...]}; the common keys (name, type, on_fail) are listed first.
 std::string catalog_json(const SpecRegistry& registry);
+
+// Type specs as data, every field (the `plugin` field left out): what an assertion plugin
+// carries in its `.fieldproof.assertions` section (assertions/plugin.hpp) so a scenario can be
+// validated against its types without running it. type_specs_from_json reads such a text back,
+// or returns why it cannot (a field path such as "metadata.types[0].params[2].kind: ..."); it
+// never throws.
+std::string type_specs_to_json(const std::vector<TypeSpec>& specs);
+std::optional<std::string> type_specs_from_json(std::string_view text, std::vector<TypeSpec>& out);
 
 }  // namespace fieldproof::scenario
