@@ -741,6 +741,65 @@ std::vector<ParamSpec> action_common_fields() {
             "stop repeating (every) or waiting (when) at this time of the timeline")};
 }
 
+// The `network` section (docs/network.md): the ground station, the links, telemetry, outages.
+ParamSpec network_section() {
+  ParamSpec link_item =
+      P("link", ParamKind::kObject,
+        "a radio link between the ground station and a vehicle, or between two vehicles")
+          .fields({P("name", ParamKind::kName,
+                     "unique name; <ground station>_<vehicle> (or <vehicle>_<peer>) when absent"),
+                   vehicle(true, "the vehicle at one end"),
+                   P("peer", ParamKind::kName,
+                     "another vehicle at the other end; the ground station when absent")
+                       .ref(Ref::kVehicle),
+                   P("latency_s", ParamKind::kDuration, "fixed one-way delay").def("0.02").min(0),
+                   P("jitter_s", ParamKind::kDuration,
+                     "added delay, uniform in [0, jitter_s), drawn per message")
+                       .def("0")
+                       .min(0),
+                   P("loss", ParamKind::kNumber, "probability that a message is lost, drawn per "
+                                                 "message")
+                       .def("0")
+                       .min(0)
+                       .max(1),
+                   P("bandwidth_kbps", ParamKind::kNumber,
+                     "kilobits per second each way; messages queue behind each other; "
+                     "unlimited when absent")
+                       .min(0, true),
+                   P("range_m", ParamKind::kNumber,
+                     "beyond this distance between the ends the link is down")
+                       .min(0, true),
+                   P("degrade_from_m", ParamKind::kNumber,
+                     "from this distance to range_m the loss rises linearly to 1")
+                       .min(0)})
+          .depends("degrade_from_m", {"range_m"});
+  ParamSpec outage_item =
+      P("outage", ParamKind::kObject, "a region where radio links are down (a shed, a tunnel)")
+          .fields({P("name", ParamKind::kName, "the outage's name (in engine.log)"),
+                   region_spec(),
+                   list_of("vehicles", vehicle(false, "a vehicle"),
+                           "the vehicles whose links it cuts; every vehicle when absent")});
+  ParamSpec network =
+      P("network", ParamKind::kObject,
+        "radio links in simulated time: a ground station, its links to the vehicles, telemetry "
+        "and outages (docs/network.md)")
+          .fields({P("ground_station", ParamKind::kObject,
+                     "where the engine's goals and commands leave from and statuses and "
+                     "telemetry arrive")
+                       .fields({P("name", ParamKind::kName, "its name (topics /ground/<name>/...)")
+                                    .def("ground"),
+                                P("x", ParamKind::kNumber, "position x (m)").def("0"),
+                                P("y", ParamKind::kNumber, "position y (m)").def("0")}),
+                   list_of("links", link_item, "the links; at most one to the ground per vehicle"),
+                   list_of("telemetry", P("topic", ParamKind::kString, "a topic under /model/<v>/"),
+                           "topics, relative to /model/<vehicle>/, each vehicle sends to the "
+                           "ground station (navigate_to_pose/status always is)"),
+                   list_of("outages", outage_item, "regions where links are down")});
+  network.fields[1].min_items = 1;
+  network.fields[1].required = true;
+  return network;
+}
+
 ParamSpec make_root() {
   ParamSpec time =
       P("time", ParamKind::kObject, "the clock: mode, pace and budgets")
@@ -827,60 +886,7 @@ ParamSpec make_root() {
                        .min(0, true)});
   vehicles.required = true;
   vehicles.min_items = 1;
-  ParamSpec link_item =
-      P("link", ParamKind::kObject,
-        "a radio link between the ground station and a vehicle, or between two vehicles")
-          .fields({P("name", ParamKind::kName,
-                     "unique name; <ground station>_<vehicle> (or <vehicle>_<peer>) when absent"),
-                   vehicle(true, "the vehicle at one end"),
-                   P("peer", ParamKind::kName,
-                     "another vehicle at the other end; the ground station when absent")
-                       .ref(Ref::kVehicle),
-                   P("latency_s", ParamKind::kDuration, "fixed one-way delay").def("0.02").min(0),
-                   P("jitter_s", ParamKind::kDuration,
-                     "added delay, uniform in [0, jitter_s), drawn per message")
-                       .def("0")
-                       .min(0),
-                   P("loss", ParamKind::kNumber, "probability that a message is lost, drawn per "
-                                                 "message")
-                       .def("0")
-                       .min(0)
-                       .max(1),
-                   P("bandwidth_kbps", ParamKind::kNumber,
-                     "kilobits per second each way; messages queue behind each other; "
-                     "unlimited when absent")
-                       .min(0, true),
-                   P("range_m", ParamKind::kNumber,
-                     "beyond this distance between the ends the link is down")
-                       .min(0, true),
-                   P("degrade_from_m", ParamKind::kNumber,
-                     "from this distance to range_m the loss rises linearly to 1")
-                       .min(0)})
-          .depends("degrade_from_m", {"range_m"});
-  ParamSpec outage_item =
-      P("outage", ParamKind::kObject, "a region where radio links are down (a shed, a tunnel)")
-          .fields({P("name", ParamKind::kName, "the outage's name (in engine.log)"),
-                   region_spec(),
-                   list_of("vehicles", vehicle(false, "a vehicle"),
-                           "the vehicles whose links it cuts; every vehicle when absent")});
-  ParamSpec network =
-      P("network", ParamKind::kObject,
-        "radio links in simulated time: a ground station, its links to the vehicles, telemetry "
-        "and outages (docs/network.md)")
-          .fields({P("ground_station", ParamKind::kObject,
-                     "where the engine's goals and commands leave from and statuses and "
-                     "telemetry arrive")
-                       .fields({P("name", ParamKind::kName, "its name (topics /ground/<name>/...)")
-                                    .def("ground"),
-                                P("x", ParamKind::kNumber, "position x (m)").def("0"),
-                                P("y", ParamKind::kNumber, "position y (m)").def("0")}),
-                   list_of("links", link_item, "the links; at most one to the ground per vehicle"),
-                   list_of("telemetry", P("topic", ParamKind::kString, "a topic under /model/<v>/"),
-                           "topics, relative to /model/<vehicle>/, each vehicle sends to the "
-                           "ground station (navigate_to_pose/status always is)"),
-                   list_of("outages", outage_item, "regions where links are down")});
-  network.fields[1].min_items = 1;
-  network.fields[1].required = true;
+  ParamSpec network = network_section();
 
   ParamSpec entry;
   entry.name = "entry";
