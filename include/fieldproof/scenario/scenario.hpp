@@ -204,6 +204,7 @@ constexpr double kMaxMapCells = 1e8;
 struct GpsDeniedRegion {
   std::string name;                                   // may be empty
   double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // x_min < x_max, y_min < y_max
+  SourcePos pos;
 };
 
 // The `network` section (docs/network.md): a ground station and radio links in simulated time.
