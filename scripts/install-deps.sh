@@ -12,6 +12,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
   libxml2-utils
+  # The Slurm executor's test and bench start a private single-node cluster (tests/fleet/
+  # slurm_cluster.hpp: its own slurm.conf, munge key and ports); the system daemons are not used.
+  slurm-wlm munge
   chromium
 )
 
