@@ -70,6 +70,7 @@ class Stmt {
   int step() { return rc_ = sqlite3_step(s_); }
   bool done() { return step() == SQLITE_DONE; }
   int rc() const { return rc_; }
+  sqlite3_stmt* get() const { return s_; }
   std::string col_text(int i) const {
     const unsigned char* t = sqlite3_column_text(s_, i);
     return t ? reinterpret_cast<const char*>(t) : "";
@@ -140,28 +141,45 @@ constexpr const char* kRunColumns =
     "id, run_id, scenario, scenario_file, scenario_digest, status, verdict, reason, exit_code, "
     "seed, started_utc, ended_utc, wall_s, sim_s, engine_version, sweep_id, point_id, overrides";
 
+// Reads the current row into *r, reusing its strings' storage.
+void read_row(const Stmt& s, bool overrides, RunRow* r) {
+  const auto text = [&s](int i, std::string* out) {
+    const unsigned char* t = sqlite3_column_text(s.get(), i);
+    if (t) {
+      out->assign(reinterpret_cast<const char*>(t),
+                  static_cast<size_t>(sqlite3_column_bytes(s.get(), i)));
+    } else {
+      out->clear();
+    }
+  };
+  text(0, &r->id);
+  text(1, &r->run_id);
+  text(2, &r->scenario);
+  text(3, &r->scenario_file);
+  text(4, &r->scenario_digest);
+  text(5, &r->status);
+  text(6, &r->verdict);
+  text(7, &r->reason);
+  r->exit_code = static_cast<int>(s.col_int(8));
+  r->seed = s.col_int(9);
+  text(10, &r->started_utc);
+  text(11, &r->ended_utc);
+  r->wall_s = s.col_real(12);
+  r->sim_s = s.col_real(13);
+  text(14, &r->engine_version);
+  text(15, &r->sweep_id);
+  text(16, &r->point_id);
+  r->overrides = json::object();
+  if (overrides) {
+    const std::string o = s.col_text(17);
+    if (!o.empty()) r->overrides = json::parse(o, nullptr, false);
+    if (r->overrides.is_discarded()) r->overrides = json::object();
+  }
+}
+
 RunRow row_of(const Stmt& s) {
   RunRow r;
-  r.id = s.col_text(0);
-  r.run_id = s.col_text(1);
-  r.scenario = s.col_text(2);
-  r.scenario_file = s.col_text(3);
-  r.scenario_digest = s.col_text(4);
-  r.status = s.col_text(5);
-  r.verdict = s.col_text(6);
-  r.reason = s.col_text(7);
-  r.exit_code = static_cast<int>(s.col_int(8));
-  r.seed = s.col_int(9);
-  r.started_utc = s.col_text(10);
-  r.ended_utc = s.col_text(11);
-  r.wall_s = s.col_real(12);
-  r.sim_s = s.col_real(13);
-  r.engine_version = s.col_text(14);
-  r.sweep_id = s.col_text(15);
-  r.point_id = s.col_text(16);
-  const std::string o = s.col_text(17);
-  r.overrides = o.empty() ? json::object() : json::parse(o, nullptr, false);
-  if (r.overrides.is_discarded()) r.overrides = json::object();
+  read_row(s, true, &r);
   return r;
 }
 
@@ -400,7 +418,8 @@ bool RunIndex::add_sweep(const SweepRow& sw, std::string* error) {
   return true;
 }
 
-std::vector<RunRow> RunIndex::list(const RunFilter& f, std::string* error) const {
+bool RunIndex::scan(const RunFilter& f, bool overrides,
+                    const std::function<void(const RunRow&)>& fn, std::string* error) const {
   std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE 1";
   if (!f.scenario.empty()) sql += " AND scenario = ?1";
   if (!f.status.empty()) sql += " AND status = ?2";
@@ -408,18 +427,30 @@ std::vector<RunRow> RunIndex::list(const RunFilter& f, std::string* error) const
   if (!f.since_utc.empty()) sql += " AND started_utc >= ?4";
   sql += " ORDER BY started_utc, id";
   if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
-  std::vector<RunRow> out;
   Stmt s(db_, sql.c_str());
   if (!s.ok()) {
     if (error) *error = db_error(db_, file_);
-    return out;
+    return false;
   }
   if (!f.scenario.empty()) s.text(1, f.scenario);
   if (!f.status.empty()) s.text(2, f.status);
   if (!f.sweep_id.empty()) s.text(3, f.sweep_id);
   if (!f.since_utc.empty()) s.text(4, f.since_utc);
-  while (s.step() == SQLITE_ROW) out.push_back(row_of(s));
-  if (s.rc() != SQLITE_DONE && error) *error = db_error(db_, file_);
+  RunRow row;
+  while (s.step() == SQLITE_ROW) {
+    read_row(s, overrides, &row);
+    fn(row);
+  }
+  if (s.rc() != SQLITE_DONE) {
+    if (error) *error = db_error(db_, file_);
+    return false;
+  }
+  return true;
+}
+
+std::vector<RunRow> RunIndex::list(const RunFilter& f, std::string* error) const {
+  std::vector<RunRow> out;
+  scan(f, true, [&out](const RunRow& r) { out.push_back(r); }, error);
   return out;
 }
 
