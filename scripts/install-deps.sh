@@ -13,6 +13,9 @@ packages=(
   iproute2 procps
   libxml2-utils
   clang libclang-rt-14-dev
+  # The Slurm executor's test and bench start a private single-node cluster (tests/fleet/
+  # slurm_cluster.hpp: its own slurm.conf, munge key and ports); the system daemons are not used.
+  slurm-wlm munge
   chromium
 )
 

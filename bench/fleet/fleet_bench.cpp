@@ -1,4 +1,5 @@
-// fleet_bench [--points N] [--jobs J] [--index-runs M] [--skip-sweep]
+// fleet_bench [--points N] [--jobs J] [--index-runs M] [--skip-sweep] [--slurm-points K]
+//             [--skip-slurm]
 //
 // sweep_overhead: `fieldproof sweep examples/scenarios/ugv_nav_to_goal.yaml --seeds 0..N-1 -j J
 // --max-rtf 0` (N = 200 by default): the sweep's wall time over the sum of its points' own wall
@@ -7,6 +8,11 @@
 // against it. Target <= 1.1.
 // runs_list_10k_ms: `fieldproof runs list` (the table, to /dev/null) over an index of M = 10 000
 // runs, median of 5, beside the same command over an index of one run. Target <= 100 ms.
+// slurm_overhead_per_point_ms: the same K points (K = 20) swept with --executor slurm on a private
+// single-node Slurm this bench starts (tests/fleet/slurm_cluster.hpp: root, slurm-wlm, munge),
+// and with the local pool, both at -j J: (sweep wall time - points' own wall time / J) / K for
+// each, the local pool's the baseline. Without root or the packages it says why and prints no
+// BENCH line for it.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -22,6 +28,7 @@
 #include <vector>
 
 #include "fieldproof/fleet/run_index.hpp"
+#include "fleet/slurm_cluster.hpp"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -33,8 +40,9 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Runs argv with stdout and stderr to /dev/null; the exit code (-1: did not exit).
-int run(const std::vector<std::string>& args) {
+// Runs argv with stdout and stderr to /dev/null; the exit code (-1: did not exit). `extra_env`
+// ("NAME=value") is added to the environment.
+int run(const std::vector<std::string>& args, const std::string& extra_env = "") {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -42,8 +50,13 @@ int run(const std::vector<std::string>& args) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) env.push_back(*e);
+  std::string extra = extra_env;
+  if (!extra.empty()) env.push_back(extra.data());
+  env.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   int st = 0;
@@ -101,11 +114,42 @@ double median_list_ms(const fs::path& dir) {
   return t[t.size() / 2];
 }
 
+struct SweepTiming {
+  double wall = 0;       // the sweep command, start to exit
+  double points = 0;     // the sum of the points' own wall times (run.json durations.wall_s)
+  int finished = 0;
+  int exit_code = -1;
+};
+
+SweepTiming time_sweep(const fs::path& runs, int points, int jobs,
+                       const std::vector<std::string>& extra_args, const std::string& env = "") {
+  const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+  std::vector<std::string> args = {
+      bin, "sweep", std::string(FIELDPROOF_SOURCE_DIR) + "/examples/scenarios/ugv_nav_to_goal.yaml",
+      "--seeds", "0.." + std::to_string(points - 1), "-j", std::to_string(jobs), "--max-rtf", "0",
+      "--sweep-id", "bench", "--no-report", "--runs-dir", runs.string()};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  SweepTiming t;
+  const double t0 = now_s();
+  t.exit_code = run(args, env);
+  t.wall = now_s() - t0;
+  for (int s = 0; s < points; ++s) {
+    std::ifstream in(runs / "bench" / ("s" + std::to_string(s)) / "run.json");
+    if (!in) continue;
+    const json r = json::parse(in, nullptr, false);
+    if (r.is_discarded()) continue;
+    t.points += r["durations"].value("wall_s", 0.0);
+    ++t.finished;
+  }
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int points = 200, jobs = 2, index_runs = 10000;
-  bool skip_sweep = false;
+  bool skip_sweep = false, skip_slurm = false;
+  int slurm_points = 20;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--points") && i + 1 < argc) {
       points = std::atoi(argv[++i]);
@@ -115,9 +159,13 @@ int main(int argc, char** argv) {
       index_runs = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--skip-sweep")) {
       skip_sweep = true;
+    } else if (!std::strcmp(argv[i], "--slurm-points") && i + 1 < argc) {
+      slurm_points = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--skip-slurm")) {
+      skip_slurm = true;
     } else {
       std::fprintf(stderr, "usage: fleet_bench [--points N] [--jobs J] [--index-runs M] "
-                           "[--skip-sweep]\n");
+                           "[--skip-sweep] [--slurm-points K] [--skip-slurm]\n");
       return 2;
     }
   }
@@ -134,35 +182,46 @@ int main(int argc, char** argv) {
               index_runs, base_ms);
 
   if (!skip_sweep) {
-    const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
-    const fs::path runs = tmp / "sweep";
-    const double t0 = now_s();
-    const int rc = run({bin, "sweep",
-                        std::string(FIELDPROOF_SOURCE_DIR) + "/examples/scenarios/ugv_nav_to_goal.yaml",
-                        "--seeds", "0.." + std::to_string(points - 1), "-j", std::to_string(jobs),
-                        "--max-rtf", "0", "--sweep-id", "bench", "--no-report", "--runs-dir",
-                        runs.string()});
-    const double wall = now_s() - t0;
-    if (rc != 0 && rc != 1) {
-      std::fprintf(stderr, "the sweep exited with %d\n", rc);
+    const SweepTiming t = time_sweep(tmp / "sweep", points, jobs, {});
+    if (t.exit_code != 0 && t.exit_code != 1) {
+      std::fprintf(stderr, "the sweep exited with %d\n", t.exit_code);
       return 1;
     }
-    double sum = 0;
-    int n = 0;
-    for (int s = 0; s < points; ++s) {
-      std::ifstream in(runs / "bench" / ("s" + std::to_string(s)) / "run.json");
-      if (!in) continue;
-      const json r = json::parse(in, nullptr, false);
-      if (r.is_discarded()) continue;
-      sum += r["durations"].value("wall_s", 0.0);
-      ++n;
-    }
-    const double ideal = sum / jobs;
+    const double ideal = t.points / jobs;
     std::printf("sweep: %d points (%d finished), -j %d: %.2f s; points' own wall time %.2f s "
                 "(/%d = %.2f s)\n",
-                points, n, jobs, wall, sum, jobs, ideal);
+                points, t.finished, jobs, t.wall, t.points, jobs, ideal);
     std::printf("BENCH sweep_overhead %.3f x ratio=%.3f baseline=points_wall_sum_over_jobs\n",
-                wall / ideal, wall / ideal);
+                t.wall / ideal, t.wall / ideal);
+  }
+  if (!skip_slurm) {
+    std::string why;
+    const auto cluster =
+        fieldproof::testing::SlurmCluster::start(tmp / "slurmd", &why);
+    if (!cluster) {
+      std::printf("slurm_overhead_per_point_ms: not measured: %s\n", why.c_str());
+    } else {
+      const SweepTiming local = time_sweep(tmp / "slurm_local", slurm_points, jobs, {});
+      const SweepTiming sl =
+          time_sweep(tmp / "slurm", slurm_points, jobs,
+                     {"--executor", "slurm", "--slurm-poll", "0.2",
+                      "--shards", std::to_string(slurm_points)},
+                     "SLURM_CONF=" + cluster->conf().string());
+      const auto per_point_ms = [&](const SweepTiming& t) {
+        return (t.wall - t.points / jobs) / slurm_points * 1e3;
+      };
+      if (sl.finished != slurm_points || local.finished != slurm_points) {
+        std::fprintf(stderr, "slurm bench: %d and %d of %d points finished (slurm, local)\n",
+                     sl.finished, local.finished, slurm_points);
+        return 1;
+      }
+      std::printf("slurm: %d points, one task each, -j %d: %.2f s (points %.2f s); local pool "
+                  "%.2f s (points %.2f s)\n",
+                  slurm_points, jobs, sl.wall, sl.points, local.wall, local.points);
+      std::printf("BENCH slurm_overhead_per_point_ms %.1f ms ratio=%.3f "
+                  "baseline=local_pool_overhead_per_point_ms(%.1f)\n",
+                  per_point_ms(sl), per_point_ms(sl) / per_point_ms(local), per_point_ms(local));
+    }
   }
   std::printf("BENCH runs_list_10k_ms %.1f ms ratio=%.3f baseline=runs_list_1_run_ms\n", list_ms,
               list_ms / base_ms);

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -58,6 +59,15 @@ inline std::optional<engine::StackSpec> resolve_stack(const std::string& plugin,
   spec.kind = engine::StackSpec::Kind::kPlugin;
   spec.plugin = r.path;
   return spec;
+}
+
+// The options `run` and `sweep` share, declared once so they mean and say the same: where run
+// directories go, and the pace cap given to every run.
+inline void add_run_output_options(CLI::App* cmd, std::string* runs_dir,
+                                   std::optional<double>* max_rtf) {
+  cmd->add_option("--runs-dir", *runs_dir, "where run directories go (default runs)");
+  cmd->add_option("--max-rtf", *max_rtf,
+                  "pace cap over the scenario's time.rtf (simulated / wall time; 0 = unpaced)");
 }
 
 // True when stderr is a terminal (progress is shown only then).

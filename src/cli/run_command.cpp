@@ -172,11 +172,9 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("scenario", args->scenario, "the scenario YAML file")->required();
   cmd->add_option("--seed", args->seed, "overrides the scenario's seed (0 to 2^31-1)");
   cmd->add_option("--run-id", args->run_id, "the run directory's name (default <scenario>-<n>)");
-  cmd->add_option("--runs-dir", args->runs_dir, "where run directories go (default runs)");
+  add_run_output_options(cmd, &args->runs_dir, &args->max_rtf);
   cmd->add_flag("--dry-run", args->dry_run, "print the resolved plan; start nothing");
   cmd->add_flag("--keep", args->keep, "keep the stack processes' logs of a passing run");
-  cmd->add_option("--max-rtf", args->max_rtf,
-                  "pace cap override (simulated / wall time; 0 = unpaced)");
   cmd->add_option("--from-recording", args->from_recording,
                   "judge the scenario's assertions against this recorded run (a run directory "
                   "or an .mcap) instead of running it");

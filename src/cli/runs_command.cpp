@@ -57,31 +57,44 @@ int list(const RunsArgs& a) {
   }
   auto idx = open_index(a);
   if (!idx) return kExitInvalid;
-  const auto rows = idx->list(f, &error);
-  if (!error.empty()) {
+  // One query, each row printed as it comes (nothing kept, overrides parsed only for --json),
+  // written out in large blocks.
+  std::string text;
+  size_t n = 0;
+  const auto flush = [&text] {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    text.clear();
+  };
+  bool ok = false;
+  if (a.json) {
+    text += "[";
+    ok = idx->scan(f, true, [&](const fleet::RunRow& r) {
+      text += n++ ? ",\n" : "\n";
+      text += r.to_json().dump(2);
+      if (text.size() > (1 << 16)) flush();
+    }, &error);
+    text += n ? "\n]\n" : "]\n";
+  } else {
+    char line[512];
+    std::snprintf(line, sizeof line, "%-34s %-12s %-9s %10s %8s  %-24s %s\n", "RUN", "STATUS",
+                  "VERDICT", "SEED", "WALL_S", "STARTED", "SCENARIO");
+    text += line;
+    ok = idx->scan(f, false, [&](const fleet::RunRow& r) {
+      std::snprintf(line, sizeof line, "%-34s %-12s %-9s %10lld %8.2f  %-24s %s\n", r.id.c_str(),
+                    r.status.c_str(), r.verdict.c_str(), static_cast<long long>(r.seed), r.wall_s,
+                    r.started_utc.c_str(), r.scenario.c_str());
+      text += line;
+      ++n;
+      if (text.size() > (1 << 16)) flush();
+    }, &error);
+    std::snprintf(line, sizeof line, "%zu run(s)\n", n);
+    text += line;
+  }
+  if (!ok) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return kExitInvalid;
   }
-  if (a.json) {
-    json out = json::array();
-    for (const auto& r : rows) out.push_back(r.to_json());
-    std::printf("%s\n", out.dump(2).c_str());
-    return kExitOk;
-  }
-  std::string text;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-34s %-12s %-9s %10s %8s  %-24s %s\n", "RUN", "STATUS",
-                "VERDICT", "SEED", "WALL_S", "STARTED", "SCENARIO");
-  text += line;
-  for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%-34s %-12s %-9s %10lld %8.2f  %-24s %s\n", r.id.c_str(),
-                  r.status.c_str(), r.verdict.c_str(), static_cast<long long>(r.seed), r.wall_s,
-                  r.started_utc.c_str(), r.scenario.c_str());
-    text += line;
-  }
-  std::snprintf(line, sizeof line, "%zu run(s)\n", rows.size());
-  text += line;
-  std::fputs(text.c_str(), stdout);
+  flush();
   return kExitOk;
 }
 

@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "fieldproof/engine/run.hpp"
 #include "fieldproof/engine/stack_host.hpp"
+#include "fieldproof/fleet/slurm.hpp"
 #include "fieldproof/fleet/sweep.hpp"
 #include "fieldproof/fleet/sweep_report.hpp"
 
@@ -38,6 +39,9 @@ struct SweepArgs {
   std::string shard;
   bool no_report = false;
   std::string report_id;
+  std::vector<std::string> slurm_opts;
+  int shards = 0;
+  double slurm_poll_s = 5;
 };
 
 std::string pct(double v) {
@@ -116,12 +120,6 @@ int sweep(const SweepArgs& a) {
     }
     o.spec.params.push_back(*param);
   }
-  if (a.executor == "slurm") {
-    std::fprintf(stderr,
-                 "--executor slurm: not available in this build yet (docs/sweeps.md); run the "
-                 "sweep with the local pool, or one shard per batch task with --shard I/N\n");
-    return kExitInvalid;
-  }
   if (!a.shard.empty()) {
     int i = -1, n = 0;
     char tail = 0;
@@ -138,6 +136,16 @@ int sweep(const SweepArgs& a) {
   o.jobs = a.jobs > 0 ? a.jobs
                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   o.fieldproof = engine::executable_dir() / "fieldproof";
+  const bool slurm = a.executor == "slurm";
+  if (!slurm && (!a.slurm_opts.empty() || a.shards != 0)) {
+    std::fprintf(stderr, "--slurm-opt and --shards are for --executor slurm\n");
+    return kExitInvalid;
+  }
+  fleet::SlurmOptions so;
+  so.sbatch_options = a.slurm_opts;
+  so.shards = a.shards;
+  so.max_running = a.jobs;  // -j with slurm: array tasks running at once (0: no limit)
+  so.poll_s = a.slurm_poll_s;
   const bool tty = stderr_is_terminal();
   std::string label;
   if (tty) {
@@ -155,7 +163,7 @@ int sweep(const SweepArgs& a) {
   struct sigaction old_term {};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  const fleet::SweepOutcome r = fleet::run_sweep(o);
+  const fleet::SweepOutcome r = slurm ? fleet::run_sweep_slurm(o, so) : fleet::run_sweep(o);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   if (tty) std::fprintf(stderr, "\r\033[K");
@@ -165,8 +173,10 @@ int sweep(const SweepArgs& a) {
   }
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const auto& p = r.progress;
-  std::printf("sweep %s: %zu of %zu points done, %zu passed, %zu failed\n", r.sweep_id.c_str(),
+  std::printf("sweep %s: %zu of %zu points done, %zu passed, %zu failed", r.sweep_id.c_str(),
               p.done, p.total, p.passed, p.failed);
+  if (!r.slurm_job_id.empty()) std::printf(" (Slurm job array %s)", r.slurm_job_id.c_str());
+  std::printf("\n");
   if (!a.no_report && o.shard_count == 1) {
     const fleet::SweepReport rep = fleet::summarize_sweep(r.dir);
     if (rep.ok() && fleet::write_sweep_report(rep, r.dir).empty()) {
@@ -179,8 +189,9 @@ int sweep(const SweepArgs& a) {
   }
   if (r.exit_code == kExitInterrupted) {
     std::printf("interrupted: the finished points are kept; `fieldproof sweep %s --sweep-id %s "
-                "--resume` runs the other %zu\n",
-                a.scenario.c_str(), r.sweep_id.c_str(), p.total - p.done);
+                "--resume%s` runs the other %zu\n",
+                a.scenario.c_str(), r.sweep_id.c_str(), slurm ? " --executor slurm" : "",
+                p.total - p.done);
   }
   return r.exit_code;
 }
@@ -206,16 +217,29 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
                   "vehicles[0].parameters.controller.max_linear) and the values to sweep; "
                   "repeatable (the matrix is every combination)")
       ->allow_extra_args(false);
-  cmd->add_option("-j,--jobs", args->jobs, "points running at once (default: the CPU count)");
-  cmd->add_option("--executor", args->executor, "local (a process pool, the default) or slurm")
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "points running at once (default: the CPU count); with --executor slurm, the "
+                  "array tasks running at once (default: as Slurm schedules them)");
+  cmd->add_option("--executor", args->executor,
+                  "local (a process pool, the default) or slurm (one sbatch job array over "
+                  "shards of the points; the runs directory must be shared by the nodes)")
       ->check(CLI::IsMember({"local", "slurm"}));
+  cmd->add_option("--slurm-opt", args->slurm_opts,
+                  "an sbatch option passed through as given, e.g. --slurm-opt=--partition=short "
+                  "--slurm-opt=--time=00:30:00 --slurm-opt=--account=robots; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--shards", args->shards,
+                  "with --executor slurm: the array's tasks, each running the points whose "
+                  "position is I modulo N (default: one per point, 100 at most)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--slurm-poll", args->slurm_poll_s,
+                  "with --executor slurm: seconds between squeue calls (default 5)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--sweep-id", args->sweep_id,
                   "the sweep's folder under the runs directory (default <scenario>-sweep-<n>)");
   cmd->add_flag("--resume", args->resume,
                 "run the points of sweep --sweep-id that have not finished");
-  cmd->add_option("--runs-dir", args->runs_dir, "where run directories go (default runs)");
-  cmd->add_option("--max-rtf", args->max_rtf,
-                  "pace cap for every point (simulated / wall time; 0 = unpaced)");
+  add_run_output_options(cmd, &args->runs_dir, &args->max_rtf);
   cmd->add_option("--shard", args->shard,
                   "I/N: run only the points whose position in the plan is I modulo N (one batch "
                   "task's share)");

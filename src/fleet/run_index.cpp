@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <system_error>
 
 namespace fieldproof::fleet {
@@ -14,6 +16,8 @@ using json = nlohmann::json;
 namespace {
 
 constexpr int kBusyTimeoutMs = 30000;
+// A REAL column's NULL: SQLite stores a bound NaN as NULL.
+constexpr double kNull = std::numeric_limits<double>::quiet_NaN();
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE runs(
@@ -60,19 +64,13 @@ class Stmt {
   void text(int i, const std::string& v) {
     sqlite3_bind_text(s_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   }
-  void text_or_null(int i, const std::string& v) {
-    if (v.empty()) {
-      sqlite3_bind_null(s_, i);
-    } else {
-      text(i, v);
-    }
-  }
   void integer(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
   void real(int i, double v) { sqlite3_bind_double(s_, i, v); }
   void null(int i) { sqlite3_bind_null(s_, i); }
   int step() { return rc_ = sqlite3_step(s_); }
   bool done() { return step() == SQLITE_DONE; }
   int rc() const { return rc_; }
+  sqlite3_stmt* get() const { return s_; }
   std::string col_text(int i) const {
     const unsigned char* t = sqlite3_column_text(s_, i);
     return t ? reinterpret_cast<const char*>(t) : "";
@@ -82,6 +80,28 @@ class Stmt {
   void reset() {
     sqlite3_reset(s_);
     sqlite3_clear_bindings(s_);
+  }
+  void bind(int i, const std::string& v) { text(i, v); }
+  void bind(int i, int64_t v) { integer(i, v); }
+  void bind(int i, int v) { integer(i, v); }
+  void bind(int i, double v) { real(i, v); }  // NaN is stored as NULL (SQLite's own rule)
+  void bind(int i, std::nullptr_t) { null(i); }
+  template <class T>
+  void bind(int i, const std::optional<T>& v) {
+    if (v) {
+      bind(i, *v);
+    } else {
+      null(i);
+    }
+  }
+  // Binds `args` to ?1, ?2, ... and runs the statement once (reset first, so a prepared insert
+  // is reused row after row); true when it completed.
+  template <class... A>
+  bool run(const A&... args) {
+    reset();
+    int i = 0;
+    (bind(++i, args), ...);
+    return done();
   }
 
  private:
@@ -121,28 +141,45 @@ constexpr const char* kRunColumns =
     "id, run_id, scenario, scenario_file, scenario_digest, status, verdict, reason, exit_code, "
     "seed, started_utc, ended_utc, wall_s, sim_s, engine_version, sweep_id, point_id, overrides";
 
+// Reads the current row into *r, reusing its strings' storage.
+void read_row(const Stmt& s, bool overrides, RunRow* r) {
+  const auto text = [&s](int i, std::string* out) {
+    const unsigned char* t = sqlite3_column_text(s.get(), i);
+    if (t) {
+      out->assign(reinterpret_cast<const char*>(t),
+                  static_cast<size_t>(sqlite3_column_bytes(s.get(), i)));
+    } else {
+      out->clear();
+    }
+  };
+  text(0, &r->id);
+  text(1, &r->run_id);
+  text(2, &r->scenario);
+  text(3, &r->scenario_file);
+  text(4, &r->scenario_digest);
+  text(5, &r->status);
+  text(6, &r->verdict);
+  text(7, &r->reason);
+  r->exit_code = static_cast<int>(s.col_int(8));
+  r->seed = s.col_int(9);
+  text(10, &r->started_utc);
+  text(11, &r->ended_utc);
+  r->wall_s = s.col_real(12);
+  r->sim_s = s.col_real(13);
+  text(14, &r->engine_version);
+  text(15, &r->sweep_id);
+  text(16, &r->point_id);
+  r->overrides = json::object();
+  if (overrides) {
+    const std::string o = s.col_text(17);
+    if (!o.empty()) r->overrides = json::parse(o, nullptr, false);
+    if (r->overrides.is_discarded()) r->overrides = json::object();
+  }
+}
+
 RunRow row_of(const Stmt& s) {
   RunRow r;
-  r.id = s.col_text(0);
-  r.run_id = s.col_text(1);
-  r.scenario = s.col_text(2);
-  r.scenario_file = s.col_text(3);
-  r.scenario_digest = s.col_text(4);
-  r.status = s.col_text(5);
-  r.verdict = s.col_text(6);
-  r.reason = s.col_text(7);
-  r.exit_code = static_cast<int>(s.col_int(8));
-  r.seed = s.col_int(9);
-  r.started_utc = s.col_text(10);
-  r.ended_utc = s.col_text(11);
-  r.wall_s = s.col_real(12);
-  r.sim_s = s.col_real(13);
-  r.engine_version = s.col_text(14);
-  r.sweep_id = s.col_text(15);
-  r.point_id = s.col_text(16);
-  const std::string o = s.col_text(17);
-  r.overrides = o.empty() ? json::object() : json::parse(o, nullptr, false);
-  if (r.overrides.is_discarded()) r.overrides = json::object();
+  read_row(s, true, &r);
   return r;
 }
 
@@ -271,7 +308,9 @@ std::unique_ptr<RunIndex> RunIndex::open(const fs::path& file, std::string* erro
     }
   }
   std::string e;
-  if (!idx->exec("PRAGMA journal_mode=WAL", &e)) {
+  // WAL with synchronous=NORMAL: a commit is atomic and waits for no fsync (a power cut may lose
+  // the last runs' rows, never corrupt the index, and `runs reindex` brings them back).
+  if (!idx->exec("PRAGMA journal_mode=WAL", &e) || !idx->exec("PRAGMA synchronous=NORMAL", &e)) {
     *error = e;
     return fail(damaged(sqlite3_errcode(idx->db_)) ? OpenError::kCorrupt : OpenError::kIo);
   }
@@ -312,84 +351,55 @@ bool RunIndex::add_run(const fs::path& run_dir, std::string* error) {
     if (own_tx) exec("ROLLBACK", nullptr);
     return false;
   };
-  {
-    Stmt s(db_,
-           "INSERT OR REPLACE INTO runs(id, run_id, scenario, scenario_file, scenario_digest, "
-           "status, verdict, reason, exit_code, seed, started_utc, ended_utc, wall_s, sim_s, "
-           "engine_version, sweep_id, point_id, overrides) "
-           "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)");
-    if (!s.ok()) return rollback();
-    s.text(1, id);
-    s.text(2, str(run, "run_id").empty() ? dir.filename().string() : str(run, "run_id"));
-    s.text(3, str(scenario, "name"));
-    s.text(4, str(scenario, "file"));
-    s.text(5, str(scenario, "digest"));
-    s.text(6, str(run, "status"));
-    s.text(7, str(run, "verdict"));
-    s.text(8, str(run, "reason"));
-    s.integer(9, static_cast<int64_t>(num(run, "exit_code")));
-    s.integer(10, static_cast<int64_t>(num(run, "seed")));
-    s.text(11, str(run, "started_utc"));
-    s.text(12, str(run, "ended_utc"));
-    s.real(13, num(durations, "wall_s"));
-    s.real(14, num(durations, "sim_s"));
-    s.text(15, str(run, "engine_version"));
-    if (point) {
-      s.text(16, point->first);
-      s.text(17, point->second.value("id", ""));
-    } else {
-      s.null(16);
-      s.null(17);
-    }
-    s.text(18, scenario.value("overrides", json::object()).dump());
-    if (!s.done()) return rollback();
+  const auto opt_text = [](const std::string& v) {
+    return v.empty() ? std::nullopt : std::optional<std::string>(v);
+  };
+  Stmt ins_run(db_,
+               "INSERT OR REPLACE INTO runs(id, run_id, scenario, scenario_file, scenario_digest, "
+               "status, verdict, reason, exit_code, seed, started_utc, ended_utc, wall_s, sim_s, "
+               "engine_version, sweep_id, point_id, overrides) "
+               "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)");
+  Stmt del_assertions(db_, "DELETE FROM assertions WHERE run = ?1");
+  Stmt del_kpis(db_, "DELETE FROM kpis WHERE run = ?1");
+  Stmt ins_assertion(db_,
+                     "INSERT OR REPLACE INTO assertions(run, position, name, type, status, reason, "
+                     "t_s) VALUES(?1,?2,?3,?4,?5,?6,?7)");
+  Stmt ins_kpi(db_,
+               "INSERT OR REPLACE INTO kpis(run, name, value, unit, source) "
+               "VALUES(?1,?2,?3,?4,?5)");
+  for (const Stmt* st : {&ins_run, &del_assertions, &del_kpis, &ins_assertion, &ins_kpi}) {
+    if (!st->ok()) return rollback();
   }
-  {
-    Stmt d1(db_, "DELETE FROM assertions WHERE run = ?1");
-    Stmt d2(db_, "DELETE FROM kpis WHERE run = ?1");
-    d1.text(1, id);
-    d2.text(1, id);
-    if (!d1.done() || !d2.done()) return rollback();
+  const std::string run_id = str(run, "run_id").empty() ? dir.filename().string() : str(run, "run_id");
+  if (!ins_run.run(id, run_id, str(scenario, "name"), str(scenario, "file"),
+                   str(scenario, "digest"), str(run, "status"), str(run, "verdict"),
+                   str(run, "reason"), static_cast<int64_t>(num(run, "exit_code")),
+                   static_cast<int64_t>(num(run, "seed")), str(run, "started_utc"),
+                   str(run, "ended_utc"), num(durations, "wall_s"), num(durations, "sim_s"),
+                   str(run, "engine_version"),
+                   point ? opt_text(point->first) : std::nullopt,
+                   point ? opt_text(point->second.value("id", "")) : std::nullopt,
+                   scenario.value("overrides", json::object()).dump()) ||
+      !del_assertions.run(id) || !del_kpis.run(id)) {
+    return rollback();
   }
-  {
-    Stmt s(db_,
-           "INSERT OR REPLACE INTO assertions(run, position, name, type, status, reason, t_s) "
-           "VALUES(?1,?2,?3,?4,?5,?6,?7)");
-    int64_t pos = 0;
-    for (const json& a : run.value("assertions", json::array())) {
-      if (!a.is_object()) continue;
-      s.reset();
-      s.text(1, id);
-      s.integer(2, pos++);
-      s.text(3, str(a, "name"));
-      s.text(4, str(a, "type"));
-      s.text(5, str(a, "status"));
-      s.text(6, str(a, "reason"));
-      if (a.contains("t_s") && a["t_s"].is_number()) {
-        s.real(7, a["t_s"].get<double>());
-      } else {
-        s.null(7);
-      }
-      if (!s.done()) return rollback();
+  int64_t pos = 0;
+  for (const json& a : run.value("assertions", json::array())) {
+    if (!a.is_object()) continue;
+    const auto t = a.find("t_s");
+    const double t_s = t != a.end() && t->is_number() ? t->get<double>() : kNull;
+    if (!ins_assertion.run(id, pos++, str(a, "name"), str(a, "type"), str(a, "status"),
+                           str(a, "reason"), t_s)) {
+      return rollback();
     }
   }
-  {
-    Stmt s(db_,
-           "INSERT OR REPLACE INTO kpis(run, name, value, unit, source) VALUES(?1,?2,?3,?4,?5)");
-    const json kpis = run.value("kpis", json::object());
-    for (const auto& [name, k] : kpis.items()) {
-      s.reset();
-      s.text(1, id);
-      s.text(2, name);
-      const json v = k.is_object() ? k.value("value", json()) : k;
-      if (v.is_number()) {
-        s.real(3, v.get<double>());
-      } else {
-        s.null(3);
-      }
-      s.text(4, k.is_object() ? str(k, "unit") : "");
-      s.text(5, k.is_object() ? str(k, "source") : "");
-      if (!s.done()) return rollback();
+  const json kpis = run.value("kpis", json::object());
+  for (const auto& [name, k] : kpis.items()) {
+    const json v = k.is_object() ? k.value("value", json()) : k;
+    const double value = v.is_number() ? v.get<double>() : kNull;
+    if (!ins_kpi.run(id, name, value, k.is_object() ? str(k, "unit") : std::string(),
+                     k.is_object() ? str(k, "source") : std::string())) {
+      return rollback();
     }
   }
   if (own_tx && !exec("COMMIT", error)) return rollback();
@@ -400,24 +410,16 @@ bool RunIndex::add_sweep(const SweepRow& sw, std::string* error) {
   Stmt s(db_,
          "INSERT OR REPLACE INTO sweeps(id, scenario, scenario_file, created_utc, points, plan) "
          "VALUES(?1,?2,?3,?4,?5,?6)");
-  if (!s.ok()) {
-    if (error) *error = db_error(db_, file_);
-    return false;
-  }
-  s.text(1, sw.id);
-  s.text(2, sw.scenario);
-  s.text(3, sw.scenario_file);
-  s.text(4, sw.created_utc);
-  s.integer(5, sw.points);
-  s.text(6, sw.plan.dump());
-  if (!s.done()) {
+  if (!s.ok() || !s.run(sw.id, sw.scenario, sw.scenario_file, sw.created_utc, sw.points,
+                        sw.plan.dump())) {
     if (error) *error = db_error(db_, file_);
     return false;
   }
   return true;
 }
 
-std::vector<RunRow> RunIndex::list(const RunFilter& f, std::string* error) const {
+bool RunIndex::scan(const RunFilter& f, bool overrides,
+                    const std::function<void(const RunRow&)>& fn, std::string* error) const {
   std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE 1";
   if (!f.scenario.empty()) sql += " AND scenario = ?1";
   if (!f.status.empty()) sql += " AND status = ?2";
@@ -425,18 +427,30 @@ std::vector<RunRow> RunIndex::list(const RunFilter& f, std::string* error) const
   if (!f.since_utc.empty()) sql += " AND started_utc >= ?4";
   sql += " ORDER BY started_utc, id";
   if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
-  std::vector<RunRow> out;
   Stmt s(db_, sql.c_str());
   if (!s.ok()) {
     if (error) *error = db_error(db_, file_);
-    return out;
+    return false;
   }
   if (!f.scenario.empty()) s.text(1, f.scenario);
   if (!f.status.empty()) s.text(2, f.status);
   if (!f.sweep_id.empty()) s.text(3, f.sweep_id);
   if (!f.since_utc.empty()) s.text(4, f.since_utc);
-  while (s.step() == SQLITE_ROW) out.push_back(row_of(s));
-  if (s.rc() != SQLITE_DONE && error) *error = db_error(db_, file_);
+  RunRow row;
+  while (s.step() == SQLITE_ROW) {
+    read_row(s, overrides, &row);
+    fn(row);
+  }
+  if (s.rc() != SQLITE_DONE) {
+    if (error) *error = db_error(db_, file_);
+    return false;
+  }
+  return true;
+}
+
+std::vector<RunRow> RunIndex::list(const RunFilter& f, std::string* error) const {
+  std::vector<RunRow> out;
+  scan(f, true, [&out](const RunRow& r) { out.push_back(r); }, error);
   return out;
 }
 

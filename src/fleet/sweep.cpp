@@ -428,7 +428,7 @@ SweepOutcome run_sweep(const SweepOptions& o) {
   std::map<std::string, bool> verdicts;  // point id -> passed
   const json& all = plan["points"];
   for (size_t i = 0; i < all.size(); ++i) {
-    if (static_cast<int>(i % static_cast<size_t>(o.shard_count)) != o.shard_index) continue;
+    if (!in_shard(i, o.shard_index, o.shard_count)) continue;
     ++pr.total;
     const std::string pid = all[i].value("id", "");
     const fs::path pdir = dir / pid;
@@ -437,10 +437,18 @@ SweepOutcome run_sweep(const SweepOptions& o) {
       verdicts[pid] = run->value("status", "") == "passed";
       continue;
     }
-    if (fs::exists(pdir, ec)) fs::remove_all(pdir, ec);  // an interrupted point runs again
+    // An interrupted point runs again (its directory is removed when it starts again; the
+    // Slurm executor's tasks remove it themselves).
+    if (!o.plan_only && fs::exists(pdir, ec)) fs::remove_all(pdir, ec);
     todo.push_back({all[i], i});
   }
   for (const auto& [pid, ok] : verdicts) (ok ? pr.passed : pr.failed) += 1;
+  out.plan = plan;
+  for (const Pending& p : todo) out.pending.push_back(p.position);
+  if (o.plan_only) {
+    out.exit_code = todo.empty() && pr.failed == 0 ? 0 : 1;
+    return out;
+  }
 
   const WallNow wall = SystemClock::wall_now();
   const SimTime t0 = wall();
@@ -530,6 +538,14 @@ SweepOutcome run_sweep(const SweepOptions& o) {
     out.exit_code = pr.failed == 0 && pr.done == pr.total ? 0 : 1;
   }
   return out;
+}
+
+void add_finished_points(const fs::path& dir, const json& plan, std::map<std::string, bool>* verdicts) {
+  for (const json& p : plan.value("points", json::array())) {
+    const std::string id = p.value("id", "");
+    if (verdicts->count(id)) continue;
+    if (auto run = finished_run(dir / id)) (*verdicts)[id] = run->value("status", "") == "passed";
+  }
 }
 
 }  // namespace fieldproof::fleet

@@ -9,6 +9,7 @@
 
 #include "fieldproof/fleet/run_index.hpp"
 #include "fieldproof/fleet/runs.hpp"
+#include "fieldproof/fleet/slurm.hpp"
 #include "fieldproof/fleet/sweep.hpp"
 #include "fieldproof/fleet/sweep_report.hpp"
 #include "fieldproof/scenario/overrides.hpp"
@@ -151,6 +152,46 @@ TEST(Sweep, TheMatrixIsSeedsTimesValuesTimesRepetitions) {
   const auto p = fleet::parse_param("time.rtf=0,2", &e);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->values, (std::vector<std::string>{"0", "2"}));
+}
+
+TEST(Sweep, ShardsPartitionThePlansPositions) {
+  for (int n = 1; n <= 7; ++n) {
+    for (size_t pos = 0; pos < 50; ++pos) {
+      int owners = 0;
+      for (int i = 0; i < n; ++i) owners += fleet::in_shard(pos, i, n);
+      EXPECT_EQ(owners, 1) << pos << " of " << n << " shards";
+    }
+  }
+  EXPECT_TRUE(fleet::in_shard(7, 1, 3));
+  EXPECT_FALSE(fleet::in_shard(7, 0, 3));
+  EXPECT_FALSE(fleet::in_shard(0, 0, 0));
+}
+
+TEST(Slurm, ArrayRangesAreSbatchSyntax) {
+  EXPECT_EQ(fleet::array_ranges({0, 1, 2, 3}), "0-3");
+  EXPECT_EQ(fleet::array_ranges({0, 2, 3, 4, 7, 9, 10}), "0,2-4,7,9-10");
+  EXPECT_EQ(fleet::array_ranges({5}), "5");
+  EXPECT_EQ(fleet::array_ranges({}), "");
+}
+
+TEST(Slurm, TaskStatesFromSacctAndScontrol) {
+  const auto a = fleet::parse_sacct(
+      "12_0|COMPLETED|0:0\n12_1|FAILED|1:0\n12_2|CANCELLED by 0|0:15\n12_[3-5]|PENDING|0:0\n"
+      "12_0.batch|COMPLETED|0:0\n");
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[1].task, 1);
+  EXPECT_EQ(a[1].state, "FAILED");
+  EXPECT_EQ(a[1].exit_code, 1);
+  EXPECT_EQ(a[2].state, "CANCELLED");
+  const auto c = fleet::parse_scontrol_jobs(
+      "JobId=13 ArrayJobId=12 ArrayTaskId=1 JobName=x JobState=TIMEOUT Reason=None ExitCode=0:15\n"
+      "JobId=12 ArrayJobId=12 ArrayTaskId=4-5 JobState=PENDING ExitCode=0:0\n"
+      "JobId=14 ArrayJobId=12 ArrayTaskId=0 JobState=COMPLETED ExitCode=0:0\n");
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].task, 1);
+  EXPECT_EQ(c[0].state, "TIMEOUT");
+  EXPECT_EQ(c[1].task, 0);
+  EXPECT_EQ(c[1].state, "COMPLETED");
 }
 
 TEST(Sweep, TheReproducingCommandCarriesSeedValuesAndPace) {

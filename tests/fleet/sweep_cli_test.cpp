@@ -252,3 +252,78 @@ TEST(RunsCli, ADamagedIndexIsRebuiltByReindexAndANewerOneRefused) {
   EXPECT_EQ(newer.exit_code, 2) << newer.out;
   EXPECT_NE(newer.out.find("newer"), std::string::npos) << newer.out;
 }
+
+TEST(SweepCli, ShardsPartitionThePointsAndTogetherEqualTheWholeSweep) {
+  const fs::path runs = fresh_runs_dir("sweep_shard");
+  const std::string base = std::string("sweep ") + kScenario + " --max-rtf 0 -j 2 --runs-dir " +
+                           runs.string();
+  const auto whole = run_cli(base + " --seeds 0..5 --sweep-id whole");
+  ASSERT_EQ(whole.exit_code, 1) << whole.out;
+  const std::vector<std::string> ids = {"s0", "s1", "s2", "s3", "s4", "s5"};
+  std::set<std::string> seen;
+  for (int i = 0; i < 3; ++i) {
+    // The first shard plans the sweep; the others join it with --resume, as array tasks do.
+    const std::string shard = " --shard " + std::to_string(i) + "/3 --no-report";
+    const auto r = run_cli(base + (i == 0 ? " --seeds 0..5 --sweep-id sh" : " --sweep-id sh --resume") +
+                           shard);
+    ASSERT_LE(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find("2 of 2 points done"), std::string::npos) << r.out;
+    for (size_t p = 0; p < ids.size(); ++p) {
+      const bool exists = fs::exists(runs / "sh" / ids[p] / "run.json");
+      const bool mine = static_cast<int>(p % 3) == i;
+      if (mine) {
+        EXPECT_TRUE(exists) << "shard " << i << " did not run " << ids[p];
+        EXPECT_TRUE(seen.insert(ids[p]).second) << ids[p] << " ran in two shards";
+      } else {
+        EXPECT_EQ(exists, seen.count(ids[p]) == 1) << "shard " << i << " ran " << ids[p];
+      }
+    }
+  }
+  EXPECT_EQ(seen.size(), ids.size());
+  for (const auto& id : ids) {
+    EXPECT_EQ(run_json(runs / "sh" / id)["status"], run_json(runs / "whole" / id)["status"]) << id;
+  }
+  const auto rep = run_cli("sweep report sh --runs-dir " + runs.string());
+  EXPECT_EQ(rep.exit_code, 1) << rep.out;
+  json sharded = parse(read_file(runs / "sh" / "sweep.json"))["summary"];
+  json unsharded = parse(read_file(runs / "whole" / "sweep.json"))["summary"];
+  sharded.erase("points_wall_s");  // wall time: the one figure that differs between two sweeps
+  unsharded.erase("points_wall_s");
+  EXPECT_EQ(sharded, unsharded);
+  for (const char* bad : {"3/3", "1/0", "-1/2", "a/b", "1/2x"}) {
+    const auto r = run_cli(base + " --sweep-id sh --resume --shard " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+  }
+}
+
+TEST(SweepCli, SlurmBadInputIsRefusedWithExit2) {
+  const fs::path runs = fresh_runs_dir("sweep_slurm_bad");
+  const std::string base = std::string("sweep ") + kScenario + " --seeds 0..1 --runs-dir " +
+                           runs.string();
+  const auto no_slurm = run_cli(base + " --executor slurm --sweep-id a", true, "PATH=/nonexistent ");
+  EXPECT_EQ(no_slurm.exit_code, 2) << no_slurm.out;
+  EXPECT_NE(no_slurm.out.find("sbatch: not found on PATH"), std::string::npos) << no_slurm.out;
+  EXPECT_FALSE(fs::exists(runs / "a")) << "nothing may be planned without Slurm";
+  const auto opt_alone = run_cli(base + " --slurm-opt=--partition=x --sweep-id b");
+  EXPECT_EQ(opt_alone.exit_code, 2) << opt_alone.out;
+  const auto shard = run_cli(base + " --executor slurm --shard 0/2 --sweep-id c");
+  EXPECT_EQ(shard.exit_code, 2) << shard.out;
+  EXPECT_NE(shard.out.find("--shards"), std::string::npos) << shard.out;
+
+  // An sbatch that refuses the array (here a stand-in with sbatch's message): its words, exit 2,
+  // and the way to submit the planned sweep again.
+  const fs::path bin = runs / "fakebin";
+  fs::create_directories(bin);
+  for (const char* tool : {"sbatch", "squeue", "scancel"}) {
+    std::ofstream f(bin / tool);
+    f << "#!/bin/sh\necho 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n";
+    f.close();
+    fs::permissions(bin / tool, fs::perms::owner_all);
+  }
+  const auto refused = run_cli(base + " --executor slurm --slurm-opt=--partition=nope --sweep-id d",
+                               true, "PATH=" + bin.string() + ":/usr/bin:/bin ");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("invalid partition specified: nope"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("--sweep-id d --resume"), std::string::npos) << refused.out;
+  EXPECT_TRUE(fs::exists(runs / "d" / "sweep_plan.json"));
+}

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -89,6 +90,11 @@ class RunIndex {
   bool add_sweep(const SweepRow& sweep, std::string* error);
   // Runs by started_utc, newest last.
   std::vector<RunRow> list(const RunFilter& filter, std::string* error = nullptr) const;
+  // The same rows, one query, handed to `fn` one at a time and not kept (`runs list` over many
+  // runs): the row is reused between calls. With overrides false, RunRow::overrides is left
+  // empty rather than parsed. False, and *error, when the query failed.
+  bool scan(const RunFilter& filter, bool overrides,
+            const std::function<void(const RunRow&)>& fn, std::string* error = nullptr) const;
   std::optional<RunRow> find(const std::string& id_or_run_id, std::string* error = nullptr) const;
   std::optional<SweepRow> sweep(const std::string& id) const;
   // The run directory of an indexed run.

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -86,6 +87,9 @@ struct SweepOptions {
   int shard_index = 0;
   int shard_count = 1;
   std::filesystem::path fieldproof;  // the program each point runs (`fieldproof run ...`)
+  // Validate, write (or, with resume, check) the plan and count what is finished, but run
+  // nothing: SweepOutcome::pending lists what is left (the Slurm executor starts from this).
+  bool plan_only = false;
   std::function<void(const SweepProgress&)> on_progress;  // after each point, and at start
   const std::atomic<bool>* interrupt = nullptr;
 };
@@ -98,8 +102,23 @@ struct SweepOutcome {
   SweepProgress progress;
   std::vector<std::string> failing;  // point ids, plan order
   std::vector<std::string> warnings;
+  nlohmann::json plan;               // sweep_plan.json as written or read
+  std::vector<size_t> pending;       // plan positions of this shard's unfinished points
+  std::string slurm_job_id;          // the array's job id (--executor slurm)
 };
 
+// True when the point at `position` of a plan is shard `index`'s of `count` (--shard I/N):
+// position modulo count. Every position is in exactly one shard.
+inline bool in_shard(size_t position, int index, int count) {
+  return count > 0 && static_cast<int>(position % static_cast<size_t>(count)) == index;
+}
+
 SweepOutcome run_sweep(const SweepOptions& options);
+
+// Adds to *verdicts (point id -> passed) the points of the sweep in `dir` planned in `plan` that
+// have a finished run directory (a run.json whose status is not `interrupted`) and are not in it
+// yet: called again as points finish, it reads only the new ones.
+void add_finished_points(const std::filesystem::path& dir, const nlohmann::json& plan,
+                         std::map<std::string, bool>* verdicts);
 
 }  // namespace fieldproof::fleet
