@@ -171,18 +171,25 @@ void ResourceMonitor::start() {
     std::lock_guard<std::mutex> lk(mu_);
     if (started_) return;
     started_ = true;
+    last_round_ = o_.wall_now();
     for (const MonitoredProcess& p : o_.processes) (void)reader_.sample(p.pid);  // the baseline
   }
   thread_ = std::thread([this] { loop(); });
 }
 
 void ResourceMonitor::stop() {
+  bool final_round = false;
   {
     std::lock_guard<std::mutex> lk(mu_);
+    if (stop_) return;
     stop_ = true;
+    // The teardown ends the last interval: a final round when at least half a period passed
+    // since the last one (a shorter window says little: CPU time is counted in clock ticks).
+    final_round = started_ && o_.wall_now() - last_round_ >= o_.period / 2;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (final_round) sample_once();
 }
 
 void ResourceMonitor::set_sim(SimTime sim) { sim_ns_.store(sim.ns()); }
@@ -209,6 +216,10 @@ void ResourceMonitor::loop() {
 void ResourceMonitor::sample_once() {
   const SimTime sim = SimTime::from_ns(sim_ns_.load());
   const SimTime wall = o_.wall_now();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    last_round_ = wall;
+  }
   json wall_epoch = nullptr;
   if (o_.utc_now) wall_epoch = round3(static_cast<double>(o_.utc_now()) / 1e9);
   std::vector<json> lines;

@@ -108,7 +108,9 @@ class ResourceMonitor {
   // Takes the CPU baseline of every process and starts the thread: a line per process every
   // period from then on.
   void start();
-  // Ends the thread (at once: the wait is a condition variable's). Idempotent.
+  // Ends the thread (at once: the wait is a condition variable's), then takes a final round
+  // when at least half a period has passed since the last (the teardown closes the last
+  // interval, so a run shorter than a period still has its line per process). Idempotent.
   void stop();
   // The simulated time lines are stamped with ("sim"); the engine sets it at each wake.
   void set_sim(SimTime sim);
@@ -132,6 +134,7 @@ class ResourceMonitor {
   std::condition_variable cv_;
   bool stop_ = false;
   bool started_ = false;
+  SimTime last_round_;  // the wall time of the last round (or of start())
   uint64_t lines_ = 0;
   std::vector<assertions::Sample> pending_;
   std::map<std::string, nlohmann::json> last_;

@@ -39,6 +39,9 @@ std::map<std::string, std::vector<json>> side_channels(const fs::path& file) {
   if (!st.ok()) return out;
   (void)reader.read_messages({}, [&](const record::MessageView& m) {
     const std::string& topic = m.channel->topic;
+    if (m.schema && m.schema->name.rfind("foxglove.", 0) == 0) {
+      out["foxglove:" + m.schema->name].push_back(json(topic));
+    }
     if (topic == "/fieldproof/metrics" || topic == "/fieldproof/resources") {
       out[topic].push_back(json::parse(m.data_view()));
     }
@@ -121,6 +124,13 @@ TEST(RunMonitorCli, EveryProcessOnceAWallSecondAndMetricsWithLockstepAndRecordin
     last_messages = rec["messages"].get<uint64_t>();
   }
   EXPECT_GT(last_bytes, 0u);
+
+  // What Foxglove's 3D panel draws, in a real run (item 13): the scene once, the transform and
+  // the lidar of the vehicle (decoded independently in RecorderIndependentReader.*).
+  EXPECT_EQ(ch["foxglove:foxglove.SceneUpdate"].size(), 1u);
+  EXPECT_GT(ch["foxglove:foxglove.FrameTransform"].size(), 10u);
+  ASSERT_FALSE(ch["foxglove:foxglove.LaserScan"].empty());
+  EXPECT_EQ(ch["foxglove:foxglove.LaserScan"][0], "/fieldproof/vehicles/ugv1/scan");
 
   // samples.jsonl: the wall clock (epoch seconds) on every line.
   const std::vector<json> samples = json_lines(dir / "samples.jsonl");
