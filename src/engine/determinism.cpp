@@ -132,6 +132,7 @@ bool read_samples(const fs::path& p, std::vector<json>* out, std::string* error)
     }
     if (j.is_object()) {
       j.erase("wall_s");
+      j.erase("wall");  // the calendar clock of every line
       j.erase("rtf");
     }
     out->push_back(std::move(j));

@@ -370,15 +370,34 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
         smp.rtf = j.value("rtf", 0.0);
         observer.emit(smp);
       } else {
+        // A resource line (resources.hpp): the process's own vehicle (null for the engine) and
+        // the vehicles whose stacks it hosts.
         smp.kind = Sample::Kind::kResources;
-        smp.vehicle = j.value("vehicle", "");
-        smp.process = j.value("process", "");
-        smp.cpu_pct = j.value("cpu_pct", 0.0);
-        smp.memory_mb = j.value("memory_mb", 0.0);
-        if (!resource_vehicles.count(smp.vehicle)) continue;
-        sample_lines.push_back(smp.to_json());
-        ev.on_sample(smp, secs(s));
-        collectors.on_sample(smp, secs(s));
+        const auto text = [&j](const char* key) {
+          const auto it = j.find(key);
+          return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+        };
+        const auto number = [&j](const char* key) {
+          const auto it = j.find(key);
+          return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+        };
+        smp.process = text("process");
+        smp.cpu_pct = number("cpu_pct");
+        smp.memory_mb = number("memory_mb");
+        std::vector<std::string> vehicles;
+        if (const std::string v = text("vehicle"); !v.empty()) vehicles.push_back(v);
+        if (const auto h = j.find("hosts"); h != j.end() && h->is_array()) {
+          for (const json& v : *h) {
+            if (v.is_string()) vehicles.push_back(v.get<std::string>());
+          }
+        }
+        for (const std::string& v : vehicles) {
+          if (!resource_vehicles.count(v)) continue;
+          smp.vehicle = v;
+          sample_lines.push_back(smp.to_json());
+          ev.on_sample(smp, secs(s));
+          collectors.on_sample(smp, secs(s));
+        }
       }
     }
     last = s;

@@ -3,17 +3,82 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 namespace fieldproof::engine {
 
+using nlohmann::json;
+
+namespace {
+
+double round3(double v) { return std::round(v * 1e3) / 1e3; }
+
+// The first line of a file, "" when it cannot be read.
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  return line;
+}
+
+// A limit file's value in bytes: nullopt for "max", an unreadable file, or v1's "unlimited"
+// (a page-rounded INT64_MAX, anything from 2^60 on).
+std::optional<double> limit_bytes(const std::string& path) {
+  const std::string v = first_line(path);
+  if (v.empty() || v == "max") return std::nullopt;
+  uint64_t n = 0;
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (r.ec != std::errc() || n >= (uint64_t{1} << 60)) return std::nullopt;
+  return static_cast<double>(n);
+}
+
+}  // namespace
+
 ResourceReader::ResourceReader(std::function<SimTime()> wall_now, std::string proc_root,
-                               long ticks_per_s)
+                               long ticks_per_s, std::string cgroup_root)
     : wall_now_(std::move(wall_now)),
       proc_root_(std::move(proc_root)),
-      ticks_per_s_(ticks_per_s > 0 ? ticks_per_s : sysconf(_SC_CLK_TCK)) {
+      ticks_per_s_(ticks_per_s > 0 ? ticks_per_s : sysconf(_SC_CLK_TCK)),
+      cgroup_root_(std::move(cgroup_root)) {
   if (ticks_per_s_ <= 0) ticks_per_s_ = 100;
+}
+
+// /proc/<pid>/cgroup: "0::/path" (v2) or "N:memory:/path" (v1, possibly "N:cpu,memory:/path").
+// The effective limit is the smallest on the way from the process's group to the root.
+std::optional<double> ResourceReader::memory_limit_mb(const std::string& base) const {
+  std::ifstream in(base + "/cgroup");
+  std::string line;
+  std::optional<double> best;
+  while (std::getline(in, line)) {
+    const size_t a = line.find(':');
+    const size_t b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    std::string path = line.substr(b + 1);
+    std::string dir;
+    std::string file;
+    if (controllers.empty()) {
+      dir = cgroup_root_;
+      file = "memory.max";
+    } else {
+      bool memory = false;
+      std::istringstream cs(controllers);
+      for (std::string c; std::getline(cs, c, ',');) memory = memory || c == "memory";
+      if (!memory) continue;
+      dir = cgroup_root_ + "/memory";
+      file = "memory.limit_in_bytes";
+    }
+    while (!path.empty() && path.back() == '/') path.pop_back();
+    for (;;) {
+      if (const auto v = limit_bytes(dir + path + "/" + file); v && (!best || *v < *best)) best = v;
+      if (path.empty()) break;
+      path.resize(path.rfind('/'));
+    }
+  }
+  if (!best) return std::nullopt;
+  return *best / (1024.0 * 1024.0);
 }
 
 ProcessUsage ResourceReader::sample(int pid) {
@@ -61,7 +126,9 @@ ProcessUsage ResourceReader::sample(int pid) {
       v >> kb;
       u.memory_mb = kb / 1024.0;
       rss_found = true;
-      break;
+    } else if (line.rfind("Threads:", 0) == 0) {
+      std::istringstream v(line.substr(8));
+      v >> u.tasks;
     }
   }
   if (!rss_found) {
@@ -71,6 +138,7 @@ ProcessUsage ResourceReader::sample(int pid) {
   const uint64_t ticks = utime + stime;
   const SimTime now = wall_now_();
   u.ok = true;
+  u.memory_limit_mb = memory_limit_mb(base);
   u.cpu_s = static_cast<double>(ticks) / static_cast<double>(ticks_per_s_);
   auto it = last_.find(pid);
   if (it == last_.end()) {
@@ -83,6 +151,176 @@ ProcessUsage ResourceReader::sample(int pid) {
   }
   last_[pid] = {ticks, now};
   return u;
+}
+
+// ---- ResourceMonitor ----
+
+ResourceMonitor::ResourceMonitor(ResourceMonitorOptions options)
+    : o_(std::move(options)),
+      reader_(
+          o_.wall_now ? o_.wall_now : [] { return SimTime::zero(); }, o_.proc_root, 0,
+          o_.cgroup_root) {
+  if (!o_.wall_now) o_.wall_now = [] { return SimTime::zero(); };
+  if (o_.period.ns() <= 0) o_.period = seconds(1);
+}
+
+ResourceMonitor::~ResourceMonitor() { stop(); }
+
+void ResourceMonitor::start() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (started_) return;
+    started_ = true;
+    last_round_ = o_.wall_now();
+    for (const MonitoredProcess& p : o_.processes) (void)reader_.sample(p.pid);  // the baseline
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+void ResourceMonitor::stop() {
+  bool final_round = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stop_) return;
+    stop_ = true;
+    // The teardown ends the last interval: a final round when at least half a period passed
+    // since the last one (a shorter window says little: CPU time is counted in clock ticks).
+    final_round = started_ && o_.wall_now() - last_round_ >= o_.period / 2;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (final_round) sample_once();
+}
+
+void ResourceMonitor::set_sim(SimTime sim) { sim_ns_.store(sim.ns()); }
+
+void ResourceMonitor::loop() {
+  // Wall-clock grid from the start: start + k x period (missed deadlines are skipped).
+  const SimTime t0 = o_.wall_now();
+  int64_t k = 1;
+  std::unique_lock<std::mutex> lk(mu_);
+  while (!stop_) {
+    const SimTime due = t0 + o_.period * k;
+    const Duration left = due - o_.wall_now();
+    if (left.ns() > 0) {
+      cv_.wait_for(lk, std::chrono::nanoseconds(left.ns()));
+      continue;  // re-check stop_ and the time
+    }
+    lk.unlock();
+    sample_once();
+    lk.lock();
+    k = (o_.wall_now() - t0) / o_.period + 1;
+  }
+}
+
+void ResourceMonitor::sample_once() {
+  const SimTime sim = SimTime::from_ns(sim_ns_.load());
+  const SimTime wall = o_.wall_now();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    last_round_ = wall;
+  }
+  json wall_epoch = nullptr;
+  if (o_.utc_now) wall_epoch = round3(static_cast<double>(o_.utc_now()) / 1e9);
+  std::vector<json> lines;
+  std::vector<std::string> errors;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const MonitoredProcess& p : o_.processes) {
+      const ProcessUsage u = reader_.sample(p.pid);
+      if (!u.ok) {
+        if (errors_reported_.insert(p.process).second) {
+          errors.push_back("the resource monitor cannot read " + p.process + " (pid " +
+                           std::to_string(p.pid) + "): " + u.error);
+        }
+        continue;
+      }
+      if (u.baseline) continue;  // a process first read now: its CPU is known next second
+      json j = {{"process", p.process},
+                {"container", p.process},
+                {"role", p.role},
+                {"vehicle", p.vehicle.empty() ? json(nullptr) : json(p.vehicle)},
+                {"pid", p.pid},
+                {"cpu_pct", round3(u.cpu_pct)},
+                {"memory_mb", round3(u.memory_mb)},
+                {"memory_limit_mb",
+                 u.memory_limit_mb ? json(round3(*u.memory_limit_mb)) : json(nullptr)},
+                {"pids", u.tasks},
+                {"sim", static_cast<double>(sim.ns()) / 1e9},
+                {"wall", wall_epoch},
+                {"wall_s", round3(static_cast<double>((wall - o_.wall0).ns()) / 1e9)}};
+      if (!p.hosts.empty()) j["hosts"] = p.hosts;
+      assertions::Sample s;
+      s.kind = assertions::Sample::Kind::kResources;
+      s.sim = sim;
+      s.process = p.process;
+      s.cpu_pct = u.cpu_pct;
+      s.memory_mb = u.memory_mb;
+      if (!p.vehicle.empty()) {
+        s.vehicle = p.vehicle;
+        pending_.push_back(s);
+      }
+      for (const std::string& v : p.hosts) {
+        s.vehicle = v;
+        pending_.push_back(s);
+      }
+      last_[p.process] = j;
+      ++lines_;
+      lines.push_back(std::move(j));
+    }
+  }
+  if (o_.on_line) {
+    for (const json& j : lines) o_.on_line(j);
+  }
+  if (o_.on_error) {
+    for (const std::string& e : errors) o_.on_error(e);
+  }
+  cv_.notify_all();
+}
+
+std::vector<assertions::Sample> ResourceMonitor::take() {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::vector<assertions::Sample> out;
+  out.swap(pending_);
+  return out;
+}
+
+bool ResourceMonitor::wait_lines(uint64_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lk(mu_);
+  return cv_.wait_for(lk, timeout, [&] { return lines_ >= n; });
+}
+
+json ResourceMonitor::summary() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  json out = {{"processes", json::array()}, {"samples", lines_}, {"last", json::array()}};
+  for (const MonitoredProcess& p : o_.processes) out["processes"].push_back(p.process);
+  for (const auto& [process, line] : last_) out["last"].push_back(line);
+  return out;
+}
+
+ResourceMonitorOptions resource_monitor_options(
+    const RunPlan& plan, const Session& session, std::function<SimTime()> wall_now, SimTime wall0,
+    std::function<int64_t()> utc_now, std::function<void(const json&)> on_line,
+    std::function<void(const std::string&)> on_error) {
+  ResourceMonitorOptions o;
+  o.wall_now = std::move(wall_now);
+  o.wall0 = wall0;
+  o.utc_now = std::move(utc_now);
+  o.on_line = std::move(on_line);
+  o.on_error = std::move(on_error);
+  MonitoredProcess engine{"engine", "engine", "", static_cast<int>(getpid()), {}};
+  std::vector<MonitoredProcess> stacks;
+  for (const PlannedVehicle& v : plan.vehicles) {
+    const int pid = session.stack_pid(v.name);
+    if (pid > 0) {
+      stacks.push_back({v.name + "_nav", "stack", v.name, pid, {}});
+    } else if (pid == 0) {
+      engine.hosts.push_back(v.name);  // an in-process stack, or none: measured as the engine
+    }
+  }
+  o.processes.push_back(std::move(engine));
+  for (MonitoredProcess& p : stacks) o.processes.push_back(std::move(p));
+  return o;
 }
 
 }  // namespace fieldproof::engine

@@ -22,6 +22,8 @@
 #include "fieldproof/record/recorder.hpp"
 #include "fieldproof/report/report.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "engine/metrics_message.hpp"
+#include "engine/resources.hpp"
 
 namespace fieldproof::engine {
 
@@ -300,8 +302,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
   std::unique_ptr<network::Network> net;
   json network_record;
   // The resource monitor's record (run.json resources).
-  uint64_t resource_samples = 0;
-  std::map<std::string, json> last_resources;
+  json resources_summary = {{"processes", json::array()}, {"samples", 0}, {"last", json::array()}};
 
   Evaluator ev(plan.assertions, *plan.assertion_types, [&](const AssertionResult& r) {
     json j = r.to_json();
@@ -338,6 +339,8 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       }
       obstacles.push_back(j);
     }
+    // The same geometry for Foxglove's 3D panel (/fieldproof/scene).
+    if (recording) (void)recorder.write_scene(SimTime::zero(), scene_shapes(*session));
   }
   if (!recording_error.empty()) {
     // Evidence is not lost quietly: a run asked to record that cannot is an error, not a pass.
@@ -452,7 +455,12 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
     obo.wall_now = wall_now;
     obo.wall0 = wall0;
     obo.stack_pid = [&session](const std::string& v) { return session->stack_pid(v); };
-    obo.write_line = [&](const json& j) { samples.write(j); };
+    // samples.jsonl lines carry the calendar wall clock (epoch seconds), as the seed lists.
+    obo.write_line = [&](const json& j) {
+      json line = j;
+      line["wall"] = round3(static_cast<double>(utc_now()) / 1e9);
+      samples.write(line);
+    };
     obo.watch.merge(plan.timeline_watch);
     obo.on_sample = [&](const assertions::Sample& s) {
       ev.on_sample(s, t_of(s.sim));
@@ -460,13 +468,18 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       // The clock sample comes from the engine's loop (emit), the others from deliveries.
       timeline->on_sample(s, s.sim, s.kind != Sample::Kind::kClock);
     };
-    obo.on_resources = [&](const json& j) {
-      resource_lines.write(j);
-      ++resource_samples;
-      last_resources[j.value("process", std::string())] = j;
-      if (recording) (void)recorder.write_side(record::SideChannel::kResources, sim_now, j);
-    };
+    // Resources come from the resource monitor (wall seconds, every process), not the observer.
+    obo.watch.resources.clear();
     Observer observer(std::move(obo));
+    ResourceMonitor monitor(resource_monitor_options(
+        plan, *session, wall_now, wall0, utc_now, [&](const json& j) {
+          resource_lines.write(j);
+          if (recording) {
+            (void)recorder.write_side(record::SideChannel::kResources,
+                                      SimTime::from_ns(std::llround(j.value("sim", 0.0) * 1e9)), j);
+          }
+        },
+        [&](const std::string& w) { event("warning", {{"message", w}}); }));
     for (const std::string& t : observer.topics()) {
       listen(t, [&observer](const lockstep::Publish& m) { observer.on_message(m); });
     }
@@ -522,11 +535,15 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       event("clock.locked", {{"origin_sim_s", secs(e.now())}, {"step_s", secs(sc.time.step)}});
     }
     clock.start(e.now(), wall_now());
+    monitor.set_sim(e.now());
+    monitor.start();
     bool completed = false;
     while (true) {
       const SimTime now = e.now();
       sim_now = now;
       timeline->advance(now, wall_now());
+      monitor.set_sim(now);
+      for (const Sample& rs : monitor.take()) observer.emit(rs);
       ev.on_tick(t_of(now));
       kpis.on_tick(t_of(now));
       observer.on_tick(now);
@@ -568,15 +585,24 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
                            {"violation", win->violation}},
                           /*flush=*/true);
         if (recording) {
-          json metrics = observer.metrics();  // rates_hz, poses, lifecycle
-          metrics.update(json{{"sim_s", secs(now)},
-                              {"wall_s", round3(s.wall_s)},
-                              {"mode", std::string(scenario::to_string(sc.time.mode))},
-                              {"rtf", round3(s.rtf)},
-                              {"target_rtf", plan.target_rtf},
-                              {"drift_s", drift},
-                              {"paused", win->held}});
-          (void)recorder.write_side(record::SideChannel::kMetrics, now, metrics);
+          MetricsFrame mf;
+          mf.observer = observer.metrics();  // rates_hz, poses, lifecycle
+          mf.sim = now;
+          mf.wall_s = s.wall_s;
+          mf.wall_epoch_s = static_cast<double>(utc_now()) / 1e9;
+          mf.mode = std::string(scenario::to_string(sc.time.mode));
+          mf.rtf = s.rtf;
+          mf.target_rtf = plan.target_rtf;
+          mf.drift_s = win->drift_s;
+          mf.paused = win->held;
+          if (lockstep_mode) {
+            mf.lockstep = MetricsFrame::Lockstep{sc.time.step,         win->held,
+                                                 timeline->holds(),    lockstep_stats.vehicles,
+                                                 now,                  lockstep_stats.max_wait};
+          }
+          mf.recording = MetricsFrame::Recording{recording_rel, recorder.bytes_written(),
+                                                 recorder.message_count()};
+          (void)recorder.write_side(record::SideChannel::kMetrics, now, metrics_message(mf));
         }
         if (o.on_status) {
           size_t passed = 0;
@@ -777,6 +803,8 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       lockstep_stats.timeout = {
           {"step", lockstep_stats.steps + 1}, {"sim_s", secs(step_at)}, {"reason", reason}};
     }
+    monitor.stop();
+    resources_summary = monitor.summary();
     session->stop();
     event("phase", {{"phase", "stopped"}});
     if (abort_reason) {
@@ -909,12 +937,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
   run["assertions"] = as;
   run["kpis"] = assertions::kpi_map(results, kpi_results);
   run["kpi_collectors"] = assertions::kpi_collectors_json(kpi_results);
-  run["resources"] = {
-      {"processes", json::array()}, {"samples", resource_samples}, {"last", json::array()}};
-  for (const auto& [process, last] : last_resources) {
-    run["resources"]["processes"].push_back(process);
-    run["resources"]["last"].push_back(last);
-  }
+  run["resources"] = resources_summary;
   if (!network_record.is_null()) run["network"] = network_record;
   run["vehicles"] = json::array();
   for (const auto& v : plan.vehicles) {

@@ -1,6 +1,7 @@
 #include "fieldproof/record/recorder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -11,12 +12,22 @@
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/schema.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
+#include "foxglove/FrameTransform.pb.h"
+#include "foxglove/LaserScan.pb.h"
 #include "foxglove/PoseInFrame.pb.h"
+#include "foxglove/SceneUpdate.pb.h"
 
 namespace fieldproof::record {
 namespace {
 
 constexpr std::string_view kPoseFrame = "world";
+constexpr std::string_view kTransformTopic = "/fieldproof/tf";
+constexpr std::string_view kSceneTopic = "/fieldproof/scene";
+
+// "/fieldproof/vehicles/<vehicle>/<rest>".
+std::string vehicle_topic(const std::string& vehicle, const std::string& rest) {
+  return "/fieldproof/vehicles/" + vehicle + "/" + rest;
+}
 
 // A name segment starting with '_' hides a topic (ROS 2's convention, e.g. _action/status).
 bool is_hidden(std::string_view topic) {
@@ -32,6 +43,26 @@ bool is_hidden(std::string_view topic) {
     at = slash;
   }
   return false;
+}
+
+// A vehicle's lidar: an ignition.msgs.LaserScan on /model/<vehicle>/<rest>; sets *vehicle and
+// *rest.
+bool is_vehicle_scan(const lockstep::Publish& m, std::string* vehicle, std::string* rest) {
+  constexpr std::string_view kPrefix = "/model/";
+  const std::string_view t = m.topic;
+  if (m.type != msgs::kLaserScan || !t.starts_with(kPrefix)) return false;
+  const size_t slash = t.find('/', kPrefix.size());
+  if (slash == std::string_view::npos || slash == kPrefix.size() || slash + 1 >= t.size()) {
+    return false;
+  }
+  *vehicle = std::string(t.substr(kPrefix.size(), slash - kPrefix.size()));
+  *rest = std::string(t.substr(slash + 1));
+  return true;
+}
+
+void set_stamp(google::protobuf::Timestamp* ts, SimTime t) {
+  ts->set_seconds(t.ns() / 1'000'000'000);
+  ts->set_nanos(static_cast<int32_t>(t.ns() % 1'000'000'000));
 }
 
 bool is_pose_info(const lockstep::Publish& m) {
@@ -63,6 +94,7 @@ struct Recorder::Impl {
   Status close_status;
   uint64_t messages = 0;
   uint64_t chunks = 0;
+  uint64_t bytes = 0;  // the file's size once closed
   // Wall time when the open chunk got its first message; nullopt while the chunk is empty.
   std::optional<SimTime> chunk_opened_wall;
 
@@ -73,6 +105,8 @@ struct Recorder::Impl {
   std::map<std::string, bool, std::less<>> topic_allowed;         // cache per topic
   std::map<std::string, uint16_t, std::less<>> pose_channel_ids;  // vehicle -> channel
   std::map<std::string, uint32_t, std::less<>> pose_seq;
+  std::map<std::string, uint16_t, std::less<>> foxglove_channel_ids;  // topic -> channel
+  std::map<std::string, uint32_t, std::less<>> foxglove_seq;
   std::map<SideChannel, uint32_t> side_seq;
 
   Status remember(Status s) {
@@ -128,6 +162,74 @@ struct Recorder::Impl {
     if (!ch.ok()) return ch.status();
     pose_channel_ids.emplace(vehicle, *ch);
     return *ch;
+  }
+
+  // A channel of a Foxglove schema (protobuf), made on first use.
+  Result<uint16_t> foxglove_channel(const std::string& topic, const std::string& type,
+                                    const KeyValueMap& metadata) {
+    if (auto it = foxglove_channel_ids.find(topic); it != foxglove_channel_ids.end()) {
+      return it->second;
+    }
+    auto schema = schema_for(type);
+    if (!schema.ok()) return schema.status();
+    auto ch = writer->add_channel(topic, "protobuf", *schema, metadata);
+    if (!ch.ok()) return ch.status();
+    foxglove_channel_ids.emplace(topic, *ch);
+    return *ch;
+  }
+
+  Status write_proto(const std::string& topic, const std::string& type,
+                     const KeyValueMap& metadata, SimTime t,
+                     const google::protobuf::Message& message) {
+    auto ch = foxglove_channel(topic, type, metadata);
+    if (!ch.ok()) return remember(ch.status());
+    std::string bytes;
+    message.SerializeToString(&bytes);
+    return write(*ch, foxglove_seq[topic]++, t, bytes);
+  }
+
+  // A vehicle's ground-truth pose as the transform world -> <vehicle> on /fieldproof/tf.
+  Status record_transform(const std::string& vehicle, SimTime stamp, SimTime t,
+                          const foxglove::Pose& pose) {
+    foxglove::FrameTransform tf;
+    set_stamp(tf.mutable_timestamp(), stamp);
+    tf.set_parent_frame_id(std::string(kPoseFrame));
+    tf.set_child_frame_id(vehicle);
+    *tf.mutable_translation() = pose.position();
+    *tf.mutable_rotation() = pose.orientation();
+    return write_proto(std::string(kTransformTopic), tf.GetDescriptor()->full_name(), {}, t, tf);
+  }
+
+  Status record_scan(const lockstep::Publish& m, const std::string& vehicle,
+                     const std::string& rest) {
+    if (!vehicles.empty() && !vehicles.contains(vehicle)) return {};
+    auto in = msgs::parse<ignition::msgs::LaserScan>(m.payload);
+    if (!in) {
+      return remember({StatusCode::kInvalidArgument,
+                       "recorder: " + m.topic + " seq " + std::to_string(m.seq) +
+                           " is not a valid ignition.msgs.LaserScan"});
+    }
+    foxglove::LaserScan out;
+    set_stamp(out.mutable_timestamp(), in->has_header() ? msgs::stamp_of(in->header()) : m.stamp);
+    // In the world frame at the sensor's world pose: drawn where the vehicle is, with no
+    // transform needed.
+    out.set_frame_id(std::string(kPoseFrame));
+    const auto& wp = in->world_pose();
+    out.mutable_pose()->mutable_position()->set_x(wp.position().x());
+    out.mutable_pose()->mutable_position()->set_y(wp.position().y());
+    out.mutable_pose()->mutable_position()->set_z(wp.position().z());
+    const bool has_q = wp.has_orientation();
+    out.mutable_pose()->mutable_orientation()->set_x(has_q ? wp.orientation().x() : 0.0);
+    out.mutable_pose()->mutable_orientation()->set_y(has_q ? wp.orientation().y() : 0.0);
+    out.mutable_pose()->mutable_orientation()->set_z(has_q ? wp.orientation().z() : 0.0);
+    out.mutable_pose()->mutable_orientation()->set_w(has_q ? wp.orientation().w() : 1.0);
+    out.set_start_angle(in->angle_min());
+    out.set_end_angle(in->angle_max());
+    out.mutable_ranges()->Reserve(in->ranges_size());
+    for (const double r : in->ranges()) out.add_ranges(r);
+    for (const double i : in->intensities()) out.add_intensities(i);
+    return write_proto(vehicle_topic(vehicle, rest), out.GetDescriptor()->full_name(),
+                       {{"vehicle", vehicle}, {"source", m.topic}}, m.stamp, out);
   }
 
   // Every write goes through here: the wall-age rule is checked after it.
@@ -189,6 +291,8 @@ struct Recorder::Impl {
       out.SerializeToString(&bytes);
       Status s = write(*ch, pose_seq[p.name()]++, m.stamp, bytes);
       if (!s.ok()) return s;
+      s = record_transform(p.name(), stamp, m.stamp, *pose);
+      if (!s.ok()) return s;
     }
     return {};
   }
@@ -201,6 +305,7 @@ struct Recorder::Impl {
     static_cast<void>(remember(s));
     Status c = writer->close();
     chunks = writer->statistics().chunk_count;
+    bytes = writer->bytes_written();
     static_cast<void>(remember(c));
     closed = true;
     close_status = !s.ok() ? s : c;
@@ -262,6 +367,9 @@ Status Recorder::on_message(const lockstep::Publish& message) {
   if (Status s = d.check_writable(); !s.ok()) return s;
   // A ground truth the pose channels cannot use is still recorded as published.
   Status poses = is_pose_info(message) ? d.record_poses(message) : Status();
+  if (std::string vehicle, rest; poses.ok() && is_vehicle_scan(message, &vehicle, &rest)) {
+    poses = d.record_scan(message, vehicle, rest);
+  }
   if (!d.allowed_topic(message.topic)) return poses;
   auto ch = d.channel_for(message);
   if (!ch.ok()) return d.remember(ch.status());
@@ -274,6 +382,51 @@ Status Recorder::write_side(SideChannel channel, SimTime t, const nlohmann::json
   std::lock_guard lock(d.mu);
   if (Status s = d.check_writable(); !s.ok()) return s;
   return d.write(d.side_channel_ids.at(channel), d.side_seq[channel]++, t, dump_json(value));
+}
+
+Status Recorder::write_scene(SimTime t, const std::vector<SceneShape>& shapes) {
+  Impl& d = *impl_;
+  std::lock_guard lock(d.mu);
+  if (Status s = d.check_writable(); !s.ok()) return s;
+  foxglove::SceneUpdate update;
+  for (const SceneShape& sh : shapes) {
+    foxglove::SceneEntity* e = update.add_entities();
+    set_stamp(e->mutable_timestamp(), t);
+    e->set_frame_id(std::string(kPoseFrame));
+    e->set_id(sh.id);
+    e->set_frame_locked(false);
+    const double height = std::max(sh.z_max - sh.z_min, 0.01);
+    foxglove::Pose pose;
+    pose.mutable_position()->set_x(sh.x);
+    pose.mutable_position()->set_y(sh.y);
+    pose.mutable_position()->set_z(sh.z_min + height / 2);
+    pose.mutable_orientation()->set_z(std::sin(sh.yaw / 2));
+    pose.mutable_orientation()->set_w(std::cos(sh.yaw / 2));
+    foxglove::Color color;
+    color.set_r(0.55);
+    color.set_g(0.57);
+    color.set_b(0.6);
+    color.set_a(1.0);
+    if (sh.cylinder) {
+      foxglove::CylinderPrimitive* c = e->add_cylinders();
+      *c->mutable_pose() = pose;
+      c->mutable_size()->set_x(2 * sh.radius);
+      c->mutable_size()->set_y(2 * sh.radius);
+      c->mutable_size()->set_z(height);
+      c->set_bottom_scale(1.0);
+      c->set_top_scale(1.0);
+      *c->mutable_color() = color;
+    } else {
+      foxglove::CubePrimitive* c = e->add_cubes();
+      *c->mutable_pose() = pose;
+      c->mutable_size()->set_x(sh.size_x);
+      c->mutable_size()->set_y(sh.size_y);
+      c->mutable_size()->set_z(height);
+      *c->mutable_color() = color;
+    }
+  }
+  return d.write_proto(std::string(kSceneTopic), update.GetDescriptor()->full_name(), {}, t,
+                       update);
 }
 
 Status Recorder::poll() {
@@ -304,6 +457,12 @@ Status Recorder::status() const {
 uint64_t Recorder::message_count() const {
   std::lock_guard lock(impl_->mu);
   return impl_->messages;
+}
+
+uint64_t Recorder::bytes_written() const {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->writer && !impl_->closed) return impl_->writer->bytes_written();
+  return impl_->bytes;
 }
 
 uint64_t Recorder::chunk_count() const {

@@ -63,45 +63,76 @@ constexpr std::string_view kAssertionsSchema = R"({
   "additionalProperties": true
 })";
 
-constexpr std::string_view kMetricsSchema = R"({
+constexpr std::string_view kMetricsSchema = R"schema({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "title": "fieldproof metrics",
   "description": "Once a second: clocks, pace, lock-step state, topic rates, vehicle poses, lifecycle states, recording.",
   "type": "object",
   "properties": {
     "wall": {"type": ["number", "null"], "description": "wall clock, epoch seconds"},
-    "sim": {"type": ["number", "null"], "description": "simulation seconds"},
+    "sim": {"type": "number", "description": "simulation seconds"},
+    "wall_s": {"type": "number", "description": "wall seconds since the run started"},
+    "sim_s": {"type": "number", "description": "simulation seconds (the same as sim)"},
     "rtf": {"type": ["number", "null"], "description": "real-time factor over the last second"},
     "drift_s": {"type": ["number", "null"], "description": "simulation seconds gained or lost against the wall clock at the target pace"},
-    "mode": {"type": "string"},
+    "mode": {"type": "string", "enum": ["sim", "realtime", "lockstep"]},
     "target_rtf": {"type": ["number", "null"]},
     "paused": {"type": "boolean"},
-    "gz_rtf": {"type": ["number", "null"], "description": "the world's own real-time factor"},
-    "lockstep": {"type": "object", "description": "step, hold, acknowledgements"},
+    "lockstep": {
+      "type": "object",
+      "description": "lockstep mode only: the step, the hold, the acknowledgements",
+      "properties": {
+        "step": {"type": "integer", "minimum": 0, "description": "steps of step_s taken so far"},
+        "step_s": {"type": "number", "exclusiveMinimum": 0},
+        "sim_s": {"type": "number"},
+        "hold": {"type": "boolean", "description": "the world is held now (a pause, between sim.steps)"},
+        "holds": {"type": "integer", "minimum": 0, "description": "how often the stepping held for the engine (entries at a due time)"},
+        "acknowledgements": {"type": "object", "description": "per regulating vehicle: the simulation seconds it has acknowledged (a step is granted only once every vehicle acknowledged the last)", "additionalProperties": {"type": "number"}},
+        "max_ack_wait_s": {"type": "number", "minimum": 0, "description": "the longest wall wait for a step's acknowledgements so far"}
+      },
+      "required": ["step", "step_s", "hold", "holds", "acknowledgements"]
+    },
     "rates_hz": {"type": "object", "additionalProperties": {"type": ["number", "null"]}},
     "poses": {"type": "object", "additionalProperties": {"type": "object", "properties": {"x": {"type": ["number", "null"]}, "y": {"type": ["number", "null"]}, "yaw": {"type": ["number", "null"]}}}},
     "lifecycle": {"type": "object", "additionalProperties": {"type": "string"}},
-    "recording": {}
+    "recording": {
+      "type": "object",
+      "description": "the recording so far",
+      "properties": {
+        "file": {"type": "string", "description": "relative to the run directory"},
+        "bytes": {"type": "integer", "minimum": 0, "description": "bytes written to the file (closed chunks)"},
+        "messages": {"type": "integer", "minimum": 0, "description": "messages recorded (every channel)"}
+      },
+      "required": ["file", "bytes", "messages"]
+    }
   },
+  "required": ["wall", "sim", "mode", "rtf", "paused", "recording"],
   "additionalProperties": true
-})";
+})schema";
 
-constexpr std::string_view kResourcesSchema = R"({
+constexpr std::string_view kResourcesSchema = R"schema({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "title": "fieldproof resource sample",
-  "description": "One sample per process (container) and second.",
+  "description": "The resource monitor: one sample per process of the run and wall second, from the start of the timeline.",
   "type": "object",
   "properties": {
-    "container": {"type": "string"},
-    "role": {"type": "string"},
-    "vehicle": {"type": ["string", "null"]},
-    "cpu_pct": {"type": ["number", "null"], "description": "percent of one core"},
-    "memory_mb": {"type": ["number", "null"], "description": "working set, MiB"},
-    "memory_limit_mb": {"type": ["number", "null"]},
-    "pids": {"type": ["integer", "null"]}
+    "process": {"type": "string", "description": "engine, or <vehicle>_nav for a process stack"},
+    "container": {"type": "string", "description": "the same as process (docker stats' name)"},
+    "role": {"type": "string", "enum": ["engine", "stack"]},
+    "vehicle": {"type": ["string", "null"], "description": "the stack's vehicle; null for the engine"},
+    "hosts": {"type": "array", "items": {"type": "string"}, "description": "vehicles whose stacks run inside this process (in-process plugins, or none)"},
+    "pid": {"type": "integer"},
+    "cpu_pct": {"type": "number", "minimum": 0, "description": "percent of one core over the last wall second"},
+    "memory_mb": {"type": "number", "minimum": 0, "description": "resident set, MiB"},
+    "memory_limit_mb": {"type": ["number", "null"], "description": "the cgroup's memory limit, MiB; null when unlimited"},
+    "pids": {"type": "integer", "minimum": 0, "description": "tasks (threads) of the process"},
+    "sim": {"type": "number", "description": "simulation seconds"},
+    "wall": {"type": ["number", "null"], "description": "wall clock, epoch seconds"},
+    "wall_s": {"type": "number", "description": "wall seconds since the run started"}
   },
+  "required": ["process", "role", "vehicle", "pid", "cpu_pct", "memory_mb", "memory_limit_mb", "pids", "sim", "wall"],
   "additionalProperties": true
-})";
+})schema";
 
 constexpr std::string_view kKpisSchema = R"({
   "$schema": "https://json-schema.org/draft/2020-12/schema",

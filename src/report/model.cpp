@@ -156,6 +156,9 @@ json artefacts(const Report::Data& d) {
       if (fs::is_regular_file(p, ec)) {
         const auto sz = fs::file_size(p, ec);
         if (!ec) a["size"] = static_cast<uint64_t>(sz);
+      } else if (rel == "report.json" || rel == "report.md" || rel == "junit.xml" ||
+                 rel == "report.html") {
+        a["with_report"] = true;  // written with the report that lists it, after the listing
       } else {
         a["missing"] = true;
       }

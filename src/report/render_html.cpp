@@ -500,8 +500,10 @@ const char* const kCss =
     R"(body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:70em}
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:.2em .5em;
 text-align:left;vertical-align:top;font-size:90%}th{background:#f3f3f3}
-.verdict-PASS{color:#1a7f37}.verdict-FAIL,.verdict-ERROR,.verdict-TIMEOUT{color:#c62828}
-.verdict-INTERRUPTED{color:#b26a00}svg.plot{border:1px solid #ddd;margin:.5em 0;display:block}
+.badge{display:inline-block;color:#fff;background:#616161;font-weight:bold;font-size:130%;
+padding:.25em .8em;border-radius:.3em;margin:.2em 0 .6em}.badge.verdict-PASS{background:#1a7f37}
+.badge.verdict-FAIL,.badge.verdict-ERROR,.badge.verdict-TIMEOUT{background:#c62828}
+.badge.verdict-INTERRUPTED{background:#b26a00}.foxglove{color:#444}svg.plot{border:1px solid #ddd;margin:.5em 0;display:block}
 svg .bg{fill:#fafafa}svg .obstacle{fill:#9e9e9e;stroke:#616161}svg .geofence{fill:none;
 stroke:#ef6c00;stroke-dasharray:6 4;stroke-width:2}svg .geofence.outside{stroke:#6a1b9a}svg .goal circle{fill:none;stroke:#2e7d32;
 stroke-width:2}svg .vehicle-path{fill:none;stroke-width:2}svg .series{fill:none;stroke:#1f77b4;
@@ -518,9 +520,27 @@ std::string html_text(const Report::Data& d) {
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n";
   s += "<title>fieldproof " + html_escape(show(field(m, "run_id"))) + ": " + html_escape(verdict) +
        "</title>\n<style>\n" + kCss + "\n</style>\n</head>\n<body>\n";
-  s += "<div class=\"verdict-" + html_escape(verdict) + "\">\n";
-  s += tables_html(markdown_text(d));
-  s += "</div>\n<h2>Plots</h2>\n<h3>Ground-truth paths</h3>\n";
+  // The verdict alone in colour, then the plots, then the tables.
+  s += "<p class=\"badge verdict-" + html_escape(verdict) + "\">" + html_escape(verdict) + "</p>\n";
+  std::string mcap;
+  if (const json* arts = field(m, "artefacts"); arts && arts->is_array()) {
+    for (const json& a : *arts) {
+      const std::string p = show(field(a, "path"));
+      if (p.size() > 5 && p.ends_with(".mcap") && !field(a, "missing")) {
+        mcap = p;
+        break;
+      }
+    }
+  }
+  if (!mcap.empty()) {
+    s += "<p class=\"foxglove\">The recording: open <code>" + html_escape(mcap) +
+         "</code> (in this run's directory) in Foxglove with <b>File &gt; Open local file</b>; its "
+         "3D panel draws the world (<code>/fieldproof/scene</code>), the vehicles "
+         "(<code>/fieldproof/tf</code>, <code>/fieldproof/vehicles/&lt;name&gt;/pose</code>) and "
+         "their lidars (<code>/fieldproof/vehicles/&lt;name&gt;/scan</code>); the timeline is "
+         "simulated time (docs/recording.md).</p>\n";
+  }
+  s += "<h2>Plots</h2>\n<h3>Ground-truth paths</h3>\n";
   s += paths_svg(d);
   std::vector<std::pair<double, double>> rtf, drift;
   for (const auto& c : d.clock) {
@@ -532,6 +552,7 @@ std::string html_text(const Report::Data& d) {
   s += "<h3>Real-time factor over simulated time</h3>\n" + line_svg("rtf", "RTF", rtf, target);
   s += "<h3>Drift (s) over simulated time</h3>\n" + line_svg("drift", "drift", drift, 0.0);
   s += "<h3>Timeline and verdicts</h3>\n" + verdicts_svg(m);
+  s += tables_html(markdown_text(d));
   s += "</body>\n</html>\n";
   return s;
 }

@@ -176,6 +176,7 @@ std::string markdown_text(const Report::Data& d) {
       const json* sz = field(a, "size");
       std::string size = sz && sz->is_number_unsigned()
                              ? human_size(sz->get<uint64_t>()) + " (" + show(*sz) + " bytes)"
+                             : field(a, "with_report") ? "written with this report"
                              : (field(a, "missing") ? "missing" : kDash);
       s += row({show(field(a, "path")), size});
     }

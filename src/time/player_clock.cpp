@@ -14,19 +14,25 @@
 namespace fieldproof {
 namespace {
 
-constexpr long double kMaxLd = 9.2e18L;  // just below INT64_MAX: beyond this, saturate
+// 2^63, exactly representable in a long double (and in a double). A long double has a 64-bit
+// mantissa, so every integer of magnitude below 2^63 is exact in it: a value v with |v| < 2^63
+// rounds to an int64 without saturating. (A bound such as 9.2e18 would saturate the last
+// 0.25 % of the range; now() promises exactness below 2^63.)
+constexpr long double kTwo63 = 9223372036854775808.0L;
 
 int64_t saturate_ld(long double v) {
-  if (v >= kMaxLd) return detail::kMaxNs;
-  if (v <= -kMaxLd) return detail::kMinNs;
+  if (v >= kTwo63) return detail::kMaxNs;
+  if (v <= -kTwo63) return detail::kMinNs;
   return static_cast<int64_t>(v);
 }
 
-// round(rate x d), to nearest, ties away from zero, saturating.
+// round(rate x d), to nearest, ties away from zero, saturating only outside the int64 range.
 int64_t scaled(double rate, int64_t d) {
   const long double p = static_cast<long double>(d) * static_cast<long double>(rate);
-  if (p >= kMaxLd) return detail::kMaxNs;
-  if (p <= -kMaxLd) return detail::kMinNs;
+  // Rounding p to nearest may reach 2^63 only when p >= 2^63 - 0.5; near 2^63 the long double
+  // step is 1, so p < 2^63 means p <= 2^63 - 1 (an integer) and llroundl is exact.
+  if (p >= kTwo63) return detail::kMaxNs;
+  if (p <= -kTwo63) return detail::kMinNs;
   return std::llroundl(p);
 }
 
@@ -229,22 +235,29 @@ bool TimeControllerClock::sleep_until(SimTime until, Duration real_time_timeout,
       real_time_timeout.is_infinite() ? SimTime::infinite() : start + real_time_timeout;
   const uint64_t jumps = jumps_seen;
   const uint64_t pauses = pauses_;
-  bool saw_pause = false;
+  const uint64_t wakeups = wakeups_;
+  const bool called_paused = paused_;
   for (;;) {
-    if (jumps_ != jumps) return false;
+    if (jumps_ != jumps || wakeups_ != wakeups) return false;
+    // A pause made during the wait ends it at once: the caller re-checks its queue (and waits
+    // again, paused, if it wants to).
+    if (pauses_ != pauses) return false;
     const SimTime steady = steady_.now();
-    if (paused_) {
-      saw_pause = true;
-    } else if (saw_pause || pauses_ != pauses) {
-      return false;  // paused (and resumed) meanwhile: the caller re-checks its queue
-    } else if (steady_to_log(ref_, rate_, steady) >= until) {
-      return true;
-    }
+    if (called_paused && !paused_) return false;  // called while paused, resumed since
+    if (!paused_ && steady_to_log(ref_, rate_, steady) >= until) return true;
     if (steady >= deadline) return false;
     SimTime wake = deadline;
     if (!paused_) wake = std::min(wake, log_to_steady(ref_, rate_, until));
     steady_.wait_until(lock, cv_, wake);
   }
+}
+
+void TimeControllerClock::wakeup() {
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    ++wakeups_;
+  }
+  cv_.notify_all();
 }
 
 ClockStatus TimeControllerClock::set_paused(bool paused) {
@@ -517,8 +530,9 @@ bool ExternalClock::sleep_until(SimTime until, Duration real_time_timeout) {
   const SimTime deadline =
       real_time_timeout.is_infinite() ? SimTime::infinite() : start + real_time_timeout;
   const uint64_t jumps = jumps_;
+  const uint64_t wakeups = wakeups_;
   for (;;) {
-    if (jumps_ != jumps) return false;
+    if (jumps_ != jumps || wakeups_ != wakeups) return false;
     const SimTime steady = steady_.now();
     bool fire = false;
     const SimTime v = now_locked(steady, &fire);
@@ -545,6 +559,14 @@ bool ExternalClock::sleep_until(SimTime until, Duration real_time_timeout) {
     }
     steady_.wait_until(lock, cv_, wake);
   }
+}
+
+void ExternalClock::wakeup() {
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    ++wakeups_;
+  }
+  cv_.notify_all();
 }
 
 double ExternalClock::rate() const {

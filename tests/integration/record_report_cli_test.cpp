@@ -227,8 +227,9 @@ TEST(RecordCli, EverySideChannelMessageMatchesItsChannelsSchema) {
   const json j = json::parse(out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << out.substr(0, 2000);
   EXPECT_TRUE(j["errors"].empty()) << j["errors"].dump(2);
+  // /fieldproof/resources is always there now: the resource monitor samples every run.
   for (const char* topic : {"/fieldproof/events", "/fieldproof/assertions", "/fieldproof/metrics",
-                            "/fieldproof/kpis"}) {
+                            "/fieldproof/resources", "/fieldproof/kpis"}) {
     ASSERT_TRUE(j["channels"].contains(topic)) << topic << "\n" << out.substr(0, 2000);
     EXPECT_GT(j["channels"][topic]["count"].get<int>(), 0) << topic;
     EXPECT_EQ(j["channels"][topic]["invalid"].get<int>(), 0)

@@ -238,5 +238,17 @@ TEST(ExternalClockTest, control_actions_refused_with_a_warning) {
   EXPECT_EQ(clock.now(), kT0);
 }
 
+TEST(ExternalClockTest, wakeup_ends_a_running_sleep_at_once) {
+  FakeSteadyTime steady;
+  ExternalClock clock({}, steady);
+  clock.feed(SimTime::from_ns(1'000));
+  auto done = std::async(std::launch::async, [&] {
+    return clock.sleep_until(SimTime::from_ns(1'000'000'000), Duration::infinite());
+  });
+  steady.wait_for_blocked(1);
+  clock.wakeup();
+  EXPECT_FALSE(done.get());
+}
+
 }  // namespace
 }  // namespace fieldproof

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -249,9 +250,77 @@ TEST_F(TimeControllerClockTest, sleep_until_returns_false_when_woken_by_a_pause)
                          [&] { return clock.sleep_until(at(10'000), Duration::infinite()); });
   steady.wait_for_blocked(1);
   ASSERT_TRUE(clock.set_paused(true).ok());
-  steady.wait_for_blocked(1);  // woken by the pause, now waiting for a resume
-  ASSERT_TRUE(clock.set_paused(false).ok());
+  // No resume, no steady time: the pause alone ends the other thread's wait (rosbag2's clock
+  // tests expect an immediate false). Before, the wait went on until a resume or its timeout.
   EXPECT_FALSE(done.get());
+  EXPECT_TRUE(clock.is_paused());
+}
+
+TEST_F(TimeControllerClockTest, pause_ends_a_sleep_with_a_timeout_at_once_without_steady_time) {
+  TimeControllerClock clock({.start = kStart}, steady);
+  const SimTime steady_before = steady.now();
+  auto done = std::async(std::launch::async,
+                         [&] { return clock.sleep_until(at(10'000), seconds(3)); });
+  steady.wait_for_blocked(1);
+  ASSERT_TRUE(clock.set_paused(true).ok());
+  EXPECT_FALSE(done.get());
+  EXPECT_EQ(steady.now(), steady_before);  // it did not wait for its 3 s timeout
+}
+
+TEST_F(TimeControllerClockTest, wakeup_ends_a_running_sleep_at_once) {
+  TimeControllerClock clock({.start = kStart}, steady);
+  auto done = std::async(std::launch::async,
+                         [&] { return clock.sleep_until(at(10'000), Duration::infinite()); });
+  steady.wait_for_blocked(1);
+  clock.wakeup();
+  EXPECT_FALSE(done.get());
+  EXPECT_EQ(clock.now(), kStart);  // time did not move
+  EXPECT_FALSE(clock.is_paused());
+}
+
+TEST_F(TimeControllerClockTest, wakeup_ends_a_sleep_made_while_paused) {
+  TimeControllerClock clock({.start = kStart, .start_paused = true}, steady);
+  auto done = std::async(std::launch::async,
+                         [&] { return clock.sleep_until(kStart, Duration::infinite()); });
+  steady.wait_for_blocked(1);
+  clock.wakeup();
+  EXPECT_FALSE(done.get());
+  EXPECT_TRUE(clock.is_paused());
+}
+
+TEST_F(TimeControllerClockTest, wakeup_does_not_affect_a_later_sleep) {
+  TimeControllerClock clock({.start = kStart}, steady);
+  clock.wakeup();
+  auto done = std::async(std::launch::async,
+                         [&] { return clock.sleep_until(at(100), Duration::infinite()); });
+  steady.wait_for_blocked(1);
+  steady.advance(milliseconds(100));
+  EXPECT_TRUE(done.get());
+}
+
+TEST(TimeControllerClockExactness, now_is_exact_below_2_pow_63_ns) {
+  FakeSteadyTime steady(SimTime::zero());
+  TimeControllerClock clock({.start = SimTime::zero()}, steady);
+  // 9.2e18 ns and beyond, up to 2^63 - 2: exact (before, everything from 9.2e18 saturated).
+  for (const int64_t t : {int64_t{9'200'000'000'000'000'000}, int64_t{9'200'000'000'000'000'001},
+                          int64_t{9'223'372'036'854'775'000},
+                          std::numeric_limits<int64_t>::max() - 1}) {
+    steady.set(SimTime::from_ns(t));
+    EXPECT_EQ(clock.now().ns(), t);
+    EXPECT_FALSE(clock.now().is_infinite());
+  }
+  const TimeControllerClock::Snapshot ref{SimTime::zero(), SimTime::zero()};
+  EXPECT_EQ(TimeControllerClock::steady_to_log(ref, 0.5, SimTime::from_ns(9'223'372'036'854'775'000))
+                .ns(),
+            4'611'686'018'427'387'500);
+  EXPECT_EQ(
+      TimeControllerClock::steady_to_log(ref, 2.0, SimTime::from_ns(4'611'686'018'427'387'000))
+          .ns(),
+      9'223'372'036'854'774'000);
+  // Past the int64 range it saturates.
+  EXPECT_TRUE(
+      TimeControllerClock::steady_to_log(ref, 4.0, SimTime::from_ns(4'611'686'018'427'387'000))
+          .is_infinite());
 }
 
 TEST_F(TimeControllerClockTest, sleep_until_while_paused_returns_false_after_the_timeout) {

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/recorder.hpp"
@@ -86,8 +88,34 @@ class RecorderIndependentReader : public ::testing::Test {
       ASSERT_TRUE(rec.on_message(publish("/world/depot/pose/info", msgs::kPoseV, t, i + 1,
                                          msgs::serialize(truth)))
                       .ok());
+      if (i % 5 == 0) {  // a lidar at 2 Hz: three rays
+        ignition::msgs::LaserScan scan;
+        msgs::set_stamp(scan.mutable_header(), SimTime::from_ns(t), "ugv1::lidar");
+        msgs::set_planar_pose(scan.mutable_world_pose(), 0.2 * i, 1.0, 0.5);
+        scan.set_angle_min(-1.0);
+        scan.set_angle_max(1.0);
+        scan.set_count(3);
+        for (const double r : {1.5, 2.5, 3.5}) scan.add_ranges(r);
+        ASSERT_TRUE(rec.on_message(publish("/model/ugv1/scan", msgs::kLaserScan, t, i + 1,
+                                           msgs::serialize(scan)))
+                        .ok());
+      }
       wall = wall + milliseconds(100);
     }
+    std::vector<SceneShape> scene(2);
+    scene[0].id = "wall::link::c";
+    scene[0].x = 3;
+    scene[0].y = 4;
+    scene[0].size_x = 10;
+    scene[0].size_y = 0.2;
+    scene[0].z_max = 2;
+    scene[1].id = "pillar::link::c";
+    scene[1].cylinder = true;
+    scene[1].x = -2;
+    scene[1].y = 1;
+    scene[1].radius = 0.25;
+    scene[1].z_max = 1;
+    ASSERT_TRUE(rec.write_scene(SimTime::zero(), scene).ok());
     ASSERT_TRUE(rec.on_message(publish("/custom", "acme.Thing", 5, 1, "opaque")).ok());
     events_ = {{{"event", "phase"}, {"phase", "timeline"}},
                {{"event", "action.start"}, {"action", "send_goal"}, {"vehicle", "ugv1"}}};
@@ -180,6 +208,62 @@ TEST_F(RecorderIndependentReader, PoseChannelDecodesAsFoxglovePoseInFrame) {
   EXPECT_DOUBLE_EQ(last["pose"]["orientation"]["w"].get<double>(), 1.0);
   EXPECT_EQ(last["timestamp"]["seconds"], "1");
   EXPECT_EQ(last["timestamp"]["nanos"], 900'000'000);
+}
+
+// What Foxglove's 3D panel draws (issue 18 item 13): the transform tree, the lidar, the world.
+TEST_F(RecorderIndependentReader, VehiclesAreFrameTransformsFromTheWorld) {
+  const json& c = channel("/fieldproof/tf");
+  EXPECT_EQ(c["schema_name"], "foxglove.FrameTransform");
+  EXPECT_EQ(c["schema_encoding"], "protobuf");
+  EXPECT_EQ(c["message_encoding"], "protobuf");
+  const json& msgs = out_["topics"]["/fieldproof/tf"]["messages"];
+  ASSERT_EQ(msgs.size(), static_cast<size_t>(kSteps));
+  const json& last = msgs[kSteps - 1];
+  EXPECT_EQ(last["parent_frame_id"], "world");
+  EXPECT_EQ(last["child_frame_id"], "ugv1");
+  EXPECT_DOUBLE_EQ(last["translation"]["x"].get<double>(), 0.2 * (kSteps - 1));
+  EXPECT_DOUBLE_EQ(last["translation"]["y"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(last["rotation"]["w"].get<double>(), 1.0);
+  EXPECT_EQ(last["timestamp"]["seconds"], "1");
+}
+
+TEST_F(RecorderIndependentReader, EachLidarIsAFoxgloveLaserScanAtItsWorldPose) {
+  const json& c = channel("/fieldproof/vehicles/ugv1/scan");
+  EXPECT_EQ(c["schema_name"], "foxglove.LaserScan");
+  EXPECT_EQ(c["schema_encoding"], "protobuf");
+  const json& msgs = out_["topics"]["/fieldproof/vehicles/ugv1/scan"]["messages"];
+  ASSERT_EQ(msgs.size(), static_cast<size_t>(kSteps / 5));
+  const json& m = msgs[1];  // i = 5
+  EXPECT_EQ(m["frame_id"], "world");
+  EXPECT_DOUBLE_EQ(m["pose"]["position"]["x"].get<double>(), 1.0);
+  EXPECT_NEAR(m["pose"]["orientation"]["z"].get<double>(), std::sin(0.25), 1e-12);
+  EXPECT_DOUBLE_EQ(m["start_angle"].get<double>(), -1.0);
+  EXPECT_DOUBLE_EQ(m["end_angle"].get<double>(), 1.0);
+  EXPECT_EQ(m["ranges"], json::array({1.5, 2.5, 3.5}));
+  EXPECT_EQ(m["timestamp"]["nanos"], 500'000'000);
+  // The raw ignition message is still recorded on its own topic.
+  EXPECT_EQ(out_["topics"]["/model/ugv1/scan"]["count"], kSteps / 5);
+}
+
+TEST_F(RecorderIndependentReader, WorldGeometryIsAFoxgloveSceneUpdate) {
+  const json& c = channel("/fieldproof/scene");
+  EXPECT_EQ(c["schema_name"], "foxglove.SceneUpdate");
+  EXPECT_EQ(c["schema_encoding"], "protobuf");
+  const json& msgs = out_["topics"]["/fieldproof/scene"]["messages"];
+  ASSERT_EQ(msgs.size(), 1u);
+  const json& e = msgs[0]["entities"];
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0]["id"], "wall::link::c");
+  EXPECT_EQ(e[0]["frame_id"], "world");
+  ASSERT_EQ(e[0]["cubes"].size(), 1u);
+  EXPECT_DOUBLE_EQ(e[0]["cubes"][0]["size"]["x"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(e[0]["cubes"][0]["size"]["z"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(e[0]["cubes"][0]["pose"]["position"]["z"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(e[0]["cubes"][0]["color"]["a"].get<double>(), 1.0);
+  ASSERT_EQ(e[1]["cylinders"].size(), 1u);
+  EXPECT_DOUBLE_EQ(e[1]["cylinders"][0]["size"]["x"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(e[1]["cylinders"][0]["top_scale"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(e[1]["cylinders"][0]["pose"]["position"]["x"].get<double>(), -2.0);
 }
 
 TEST_F(RecorderIndependentReader, RunMetadataCarriesTheStatus) {

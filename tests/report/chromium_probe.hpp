@@ -55,6 +55,16 @@ inline const char* const kProbe = R"JS(
   out.verdicts = all('svg.verdicts circle.verdict').map((c) => ({status: c.classList[1],
     box: box(c), in_view: inView(c)}));
   out.tables = all('table').length;
+  // Elements drawn in a verdict colour (text or background): the badge alone.
+  const verdictColours = ['rgb(26, 127, 55)', 'rgb(198, 40, 40)', 'rgb(178, 106, 0)'];
+  out.coloured = all('body *').filter((e) => e.id !== 'fp-probe' && (
+    verdictColours.includes(getComputedStyle(e).color) ||
+    verdictColours.includes(getComputedStyle(e).backgroundColor))).map((e) => e.className);
+  const plots = all('h2').find((h) => h.textContent === 'Plots');
+  const table = document.querySelector('table');
+  out.plots_before_tables = !!(plots && table &&
+    (plots.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING));
+  out.foxglove = all('p.foxglove').map((p) => p.textContent);
   out.resources = performance.getEntriesByType('resource').map((r) => r.name);
   out.external = all('[src], [href], link, iframe, object, embed, img').length;
   out.scripts = all('script').length;

@@ -151,6 +151,23 @@ TEST_F(HtmlRender, RendersTheReportTables) {
   EXPECT_GE(probe()["tables"].get<int>(), 5);  // facts, assertions, excerpt, KPIs, timeline, ...
 }
 
+// Issue 18 item 15 (part): the verdict badge is the only element in a verdict colour (the page
+// was wrapped in it: a FAIL page red from top to bottom), the plots come before the tables, and a
+// line says how to open the recording in Foxglove.
+TEST_F(HtmlRender, OnlyTheVerdictBadgeIsInColourAndThePlotsComeFirst) {
+  ASSERT_TRUE(probe().is_object());
+  ASSERT_EQ(probe()["coloured"].size(), 1u) << probe()["coloured"].dump();
+  EXPECT_EQ(probe()["coloured"][0].get<std::string>().rfind("badge verdict-", 0), 0u);
+  EXPECT_TRUE(probe()["plots_before_tables"].get<bool>());
+}
+
+// The fixture has no recording: the page does not point at a file that is not there (the real
+// run's page does: ReportOfARealRun.HtmlSaysHowToOpenTheRecordingInFoxglove).
+TEST_F(HtmlRender, NoFoxgloveLineWithoutARecording) {
+  ASSERT_TRUE(probe().is_object());
+  EXPECT_TRUE(probe()["foxglove"].empty()) << probe()["foxglove"].dump();
+}
+
 TEST_F(HtmlRender, WorksOfflineWithoutFetchingAnything) {
   ASSERT_TRUE(probe().is_object());
   // Rendered with every host unresolvable, and the browser asked for no resource at all.

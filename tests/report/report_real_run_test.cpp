@@ -204,6 +204,29 @@ TEST_F(ReportOfARealRun, ListsTheRecordingFirstAmongTheArtefactsWithItsSize) {
   EXPECT_TRUE(md_has("| run.json | ")) << md();
 }
 
+// The report's own files are written after the listing: not "missing" (issue 18 item 15).
+TEST_F(ReportOfARealRun, TheReportsOwnFilesAreListedAsWrittenWithIt) {
+  for (const char* f : {"report.json", "report.md", "junit.xml", "report.html"}) {
+    EXPECT_TRUE(md_has(std::string("| ") + f + " | written with this report |")) << f << "\n"
+                                                                                 << md();
+  }
+  for (const char* f : {"report.json", "report.md", "junit.xml", "report.html"}) {
+    EXPECT_FALSE(md_has(std::string("| ") + f + " | missing |")) << f;
+  }
+}
+
+TEST_F(ReportOfARealRun, HtmlSaysHowToOpenTheRecordingInFoxglove) {
+  const json probe = testing::render_with_probe(g_run->html, g_run->dir);
+  ASSERT_TRUE(probe.is_object());
+  ASSERT_EQ(probe["foxglove"].size(), 1u) << probe.dump().substr(0, 2000);
+  const std::string line = probe["foxglove"][0];
+  EXPECT_NE(line.find("recording/recording.mcap"), std::string::npos) << line;
+  EXPECT_NE(line.find("File > Open local file"), std::string::npos) << line;
+  EXPECT_NE(line.find("/fieldproof/scene"), std::string::npos) << line;
+  ASSERT_EQ(probe["coloured"].size(), 1u) << probe["coloured"].dump();  // the badge alone
+  EXPECT_TRUE(probe["plots_before_tables"].get<bool>());
+}
+
 TEST_F(ReportOfARealRun, JunitCountsMatchTheRun) {
   const size_t cases = run()["assertions"].size() + run()["timeline"].size() + 1;
   EXPECT_NE(g_run->junit.find("tests=\"" + std::to_string(cases) + "\""), std::string::npos)

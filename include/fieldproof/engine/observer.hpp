@@ -25,9 +25,11 @@
 // - lifecycle: once a second per node seen on a watched vehicle's /model/<v>/lifecycle (its last
 //   state), and at every transition; "unavailable" for a watched vehicle none of whose nodes has
 //   reported yet (node "");
-// - resources: once a second per watched vehicle: the stack's process (stack_pid), or the
-//   engine's own process for an in-process stack: CPU in percent of one core over the last wall
-//   interval, resident memory in MiB (resources.hpp); also to on_resources as a resource line;
+// - resources: once a simulated second per watched vehicle (watch.resources): the stack's process
+//   (stack_pid), or the engine's own process for an in-process stack: CPU in percent of one core
+//   over the last wall interval, resident memory in MiB; also to on_resources as a resource line.
+//   `fieldproof run` does not use this: it clears watch.resources and runs the ResourceMonitor
+//   (src/engine/resources.hpp: every process, on the wall clock) and emit()s its samples;
 // - clock: made by the clock monitor and passed in with emit().
 // Once-a-second outputs are on the simulated-second grid from start(). Problems (a payload that
 // does not decode, an unknown type, a process that cannot be read) become "error" lines in

@@ -23,6 +23,13 @@
 // * /fieldproof/vehicles/<name>/pose: foxglove.PoseInFrame (protobuf, frame "world"), one message
 //   per ground-truth pose of that vehicle in an ignition.msgs.Pose_V on /world/<w>/pose/info.
 //   Always recorded, like the side channels.
+// * /fieldproof/tf: foxglove.FrameTransform world -> <vehicle>, one per ground-truth pose of a
+//   vehicle (the 3D panel's transform tree: each vehicle is a frame).
+// * /fieldproof/vehicles/<name>/<rest>: foxglove.LaserScan (frame "world", at the sensor's world
+//   pose) for each ignition.msgs.LaserScan on /model/<name>/<rest> (each lidar of a vehicle).
+// * /fieldproof/scene: foxglove.SceneUpdate, the world's static geometry (write_scene()), one
+//   entity per collision shape (cubes and cylinders in frame "world").
+//   Always recorded too; the Foxglove schemas are in src/record/proto/foxglove.
 // * the allow-list (outputs.topics): exact topic names. Empty records every topic except hidden
 //   ones (a name segment starting with '_', e.g. /nav/_action/status); a listed hidden topic is
 //   recorded.
@@ -70,6 +77,16 @@ std::string vehicle_pose_topic(std::string_view vehicle);
 // UTF-8 in strings replaced by U+FFFD; never throws for any json value.
 std::string dump_json(const nlohmann::json& value);
 
+// A static collision shape of the world, for the scene channel (a box, or a cylinder of radius).
+struct SceneShape {
+  std::string id;  // "model::link::collision"
+  bool cylinder = false;
+  double x = 0.0, y = 0.0, yaw = 0.0;  // centre in the world frame
+  double size_x = 0.0, size_y = 0.0;   // box
+  double radius = 0.0;                 // cylinder
+  double z_min = 0.0, z_max = 0.0;     // vertical extent
+};
+
 struct RecorderOptions {
   // Chunk compression.
   Compression compression = Compression::kZstd;
@@ -110,6 +127,8 @@ class Recorder {
 
   // Records a side-channel message at simulated time t.
   Status write_side(SideChannel channel, SimTime t, const nlohmann::json& value);
+  // The world's static geometry on /fieldproof/scene (foxglove.SceneUpdate) at simulated time t.
+  Status write_scene(SimTime t, const std::vector<SceneShape>& shapes);
   Status event(SimTime t, const nlohmann::json& value) {
     return write_side(SideChannel::kEvents, t, value);
   }
@@ -128,6 +147,9 @@ class Recorder {
   // Messages written (bus, side and pose channels) and chunks closed so far.
   uint64_t message_count() const;
   uint64_t chunk_count() const;
+  // Bytes written to the file so far (closed chunks; the open chunk is in memory), the file's
+  // size once closed.
+  uint64_t bytes_written() const;
 
  private:
   struct Impl;

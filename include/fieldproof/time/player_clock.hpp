@@ -158,11 +158,18 @@ class PlayerClock {
   // Blocks until now() >= until, and returns true then. Returns false:
   //   * on timeout: real_time_timeout of steady time passed (Duration::infinite(): no timeout);
   //   * when a jump happened while waiting (the caller re-plans from the new time);
-  //   * while paused: a call made while paused, or a pause during the wait, returns false once
-  //     the clock is resumed, jumped, or the timeout passes — even if `until` is already reached
-  //     (nothing plays while paused; play_next() is the way to release one message).
+  //   * at once when the clock is paused during the wait (by another thread), or when wakeup()
+  //     is called (rosbag2's clock behaves the same: its tests expect an immediate false);
+  //   * a call made while paused returns false once the clock is resumed, jumped, woken or the
+  //     timeout passes — even if `until` is already reached (nothing plays while paused;
+  //     play_next() is the way to release one message).
   // A rate change while waiting does not end the wait: the steady deadline is recomputed.
   virtual bool sleep_until(SimTime until, Duration real_time_timeout) = 0;
+
+  // Ends every sleep_until running now (they return false at once); the callers re-check what
+  // they wait for (a player's stop flag, a new queue). A sleep_until that starts after the call
+  // is not affected.
+  virtual void wakeup() = 0;
 
   // Pause stops time (now() repeats the same value); resume restarts it from that value. Pausing
   // a paused clock (or resuming a running one) is an ok no-op. The rate is kept across a pause.
@@ -247,6 +254,7 @@ class TimeControllerClock final : public PlayerClock {
   // made between the plan and the wait then ends the wait at once (no lost wake-up).
   uint64_t jump_count() const;
   bool sleep_until(SimTime until, Duration real_time_timeout, uint64_t jumps_seen);
+  void wakeup() override;
   ClockStatus set_paused(bool paused) override;
   bool is_paused() const override;
   ClockStatus set_rate(double rate) override;
@@ -262,7 +270,8 @@ class TimeControllerClock final : public PlayerClock {
     SimTime steady;
     SimTime log;
   };
-  // ref.log + round(rate x (steady - ref.steady)) (saturating).
+  // ref.log + round(rate x (steady - ref.steady)): exact for every result below 2^63 ns; only a
+  // result that does not fit int64 saturates (to SimTime::infinite() / the minimum).
   static SimTime steady_to_log(const Snapshot& ref, double rate, SimTime steady);
   // The smallest steady s with steady_to_log(ref, rate, s) >= log (saturating).
   static SimTime log_to_steady(const Snapshot& ref, double rate, SimTime log);
@@ -284,6 +293,7 @@ class TimeControllerClock final : public PlayerClock {
   bool paused_ FIELDPROOF_GUARDED_BY(mutex_) = false;
   uint64_t jumps_ FIELDPROOF_GUARDED_BY(mutex_) = 0;     // bumped by each jump
   uint64_t pauses_ FIELDPROOF_GUARDED_BY(mutex_) = 0;    // bumped by each pause
+  uint64_t wakeups_ FIELDPROOF_GUARDED_BY(mutex_) = 0;   // bumped by each wakeup()
   uint64_t controls_ FIELDPROOF_GUARDED_BY(mutex_) = 0;  // bumped by each control action
   uint64_t publisher_generation_ FIELDPROOF_GUARDED_BY(mutex_) = 0;
   std::mutex jump_mutex_;  // serialises jump() (pre, change, post)
@@ -341,6 +351,7 @@ class ExternalClock final : public PlayerClock {
 
   SimTime now() const override;
   bool sleep_until(SimTime until, Duration real_time_timeout) override;
+  void wakeup() override;
   ClockStatus set_paused(bool paused) override;
   bool is_paused() const override { return false; }
   ClockStatus set_rate(double rate) override;
@@ -373,6 +384,7 @@ class ExternalClock final : public PlayerClock {
   mutable bool silent_ FIELDPROOF_GUARDED_BY(mutex_) = false;
   uint64_t samples_ FIELDPROOF_GUARDED_BY(mutex_) = 0;
   uint64_t jumps_ FIELDPROOF_GUARDED_BY(mutex_) = 0;
+  uint64_t wakeups_ FIELDPROOF_GUARDED_BY(mutex_) = 0;  // bumped by each wakeup()
   double fitted_rate_ FIELDPROOF_GUARDED_BY(mutex_) = 0.0;  // 0: no fit
   Duration period_ FIELDPROOF_GUARDED_BY(mutex_);           // mean log step of the window
   std::mutex feed_mutex_;  // serialises feed() (a backward sample calls the jump handlers)
