@@ -1,5 +1,6 @@
 // Loading a scenario: YAML → generic walk against the tables (walker.cpp) → the model, then the
 // checks that need the whole file (references, names, the time modes' refusals).
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -874,6 +875,49 @@ class Builder {
   std::vector<std::string>& notes_;
 };
 
+// How many YAML documents a text holds, read with yaml-cpp's event parser (no nodes built).
+// `stuck`: a document started where the previous one did, so the parser made no progress (it
+// would go on making empty documents there); `second` is where it stopped.
+struct DocumentCount {
+  size_t documents = 0;
+  bool stuck = false;
+  SourcePos second;  // where a stuck parser stopped
+};
+
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+DocumentCount count_documents(std::string_view yaml) {
+  std::istringstream in{std::string(yaml)};
+  YAML::Parser parser(in);
+  DocumentStarts h;
+  DocumentCount c;
+  while (parser.HandleNextDocument(h)) {
+    const size_t n = h.starts.size();
+    if (n >= 2 && h.starts[n - 1].pos == h.starts[n - 2].pos) {
+      c.stuck = true;
+      c.second = {h.starts[n - 1].line + 1, h.starts[n - 1].column + 1};
+      break;
+    }
+  }
+  c.documents = h.starts.size();
+  return c;
+}
+
 // yaml-cpp recurses once per nesting level and has no limit of its own: a hostile file of 10^5
 // brackets would overflow the stack. No scenario nests anywhere near these bounds.
 constexpr int kMaxFlowDepth = 64;
@@ -957,7 +1001,18 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
   }
   YAML::Node doc;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
+    // The documents are counted with yaml-cpp's event parser first: YAML::LoadAll never returns
+    // on text its parser cannot get past at the top level (a ',' there, yaml-cpp 0.7), it makes
+    // empty documents at the same position for ever. A document that starts where the one before
+    // it started is that case: a syntax error at that position.
+    const DocumentCount count = count_documents(yaml);
+    if (count.stuck) {
+      result.errors.push_back({file, count.second, "",
+                               "YAML syntax error: the parser cannot go past this point (a flow "
+                               "indicator such as ',' outside [ ] or { }?)"});
+      return result;
+    }
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));  // ends: not stuck
     if (docs.size() > 1) {
       result.errors.push_back({file, detail::Walker::pos_of(docs[1]), "",
                                "the file holds " + std::to_string(docs.size()) +

@@ -908,6 +908,20 @@ TEST(ScenarioFile, SeveralDocumentsRefused) {
             "s.yaml:3:1: the file holds 2 YAML documents; a scenario is one document (remove ---)");
 }
 
+// yaml-cpp 0.7's LoadAll never returns on a ',' at the top level (found by the scenario loader's
+// fuzzer: tests/fuzz/fuzz_corpus/scenario_loader/regression_hang_*.yaml): a located error.
+TEST(ScenarioFile, AFlowIndicatorAtTheTopLevelIsASyntaxErrorNotAHang) {
+  const char* kStuck = "YAML syntax error: the parser cannot go past this point";
+  for (const char* text :
+       {",# x\na: 1\n", ",\n", "[a]\n,\n", "name: a\n---\nname: b\n---\n,\n"}) {
+    auto r = load(text);
+    ASSERT_EQ(r.errors.size(), 1u) << text;
+    EXPECT_NE(r.errors[0].to_string().find(kStuck), std::string::npos) << r.errors[0].to_string();
+  }
+  EXPECT_EQ(load(",# x\na: 1\n").errors[0].to_string().rfind("s.yaml:1:1: ", 0), 0u);
+  EXPECT_EQ(load("[a]\n,\n").errors[0].to_string().rfind("s.yaml:2:1: ", 0), 0u);
+}
+
 TEST(ScenarioFile, MalformedInputsGiveErrorsNeverACrash) {
   const char* inputs[] = {
       "\x01\x02\xff\xfe",
