@@ -115,7 +115,7 @@ std::string describe(msgs::Decoder& d, const StreamItem& it, json* parsed) {
   return "(" + std::to_string(it.data.size()) + " bytes of " + it.type + ")";
 }
 
-// samples.jsonl lines without the wall-clock fields.
+// samples.jsonl lines without the wall-clock fields and without the resource samples.
 bool read_samples(const fs::path& p, std::vector<json>* out, std::string* error) {
   std::ifstream in(p);
   if (!in) {
@@ -130,6 +130,9 @@ bool read_samples(const fs::path& p, std::vector<json>* out, std::string* error)
       *error = p.string() + ": a line that is not JSON";
       return false;
     }
+    // Resource samples measure the machine, once a wall second: how many there are and what they
+    // read differ between any two runs.
+    if (j.is_object() && j.value("kind", "") == "resources") continue;
     if (j.is_object()) {
       j.erase("wall_s");
       j.erase("wall");  // the calendar clock of every line

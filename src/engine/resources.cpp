@@ -184,8 +184,11 @@ void ResourceMonitor::stop() {
     if (stop_) return;
     stop_ = true;
     // The teardown ends the last interval: a final round when at least half a period passed
-    // since the last one (a shorter window says little: CPU time is counted in clock ticks).
-    final_round = started_ && o_.wall_now() - last_round_ >= o_.period / 2;
+    // since the last one (a shorter window says little: CPU time is counted in clock ticks), and
+    // always when no round was taken yet (an unpaced run shorter than a period still measures
+    // its processes once, over the whole run).
+    const Duration since = o_.wall_now() - last_round_;
+    final_round = started_ && (since >= o_.period / 2 || (!any_round_ && since.ns() > 0));
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -219,6 +222,7 @@ void ResourceMonitor::sample_once() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     last_round_ = wall;
+    any_round_ = true;
   }
   json wall_epoch = nullptr;
   if (o_.utc_now) wall_epoch = round3(static_cast<double>(o_.utc_now()) / 1e9);

@@ -135,6 +135,7 @@ class ResourceMonitor {
   bool stop_ = false;
   bool started_ = false;
   SimTime last_round_;  // the wall time of the last round (or of start())
+  bool any_round_ = false;  // a round was taken since start()
   uint64_t lines_ = 0;
   std::vector<assertions::Sample> pending_;
   std::map<std::string, nlohmann::json> last_;

@@ -764,6 +764,10 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
     }
     end_sim = e.now();
     sim_now = end_sim;
+    // The resource monitor's last round, judged with the rest before the verdicts are final.
+    monitor.set_sim(end_sim);
+    monitor.stop();
+    for (const Sample& rs : monitor.take()) observer.emit(rs);
     if (net) {
       net->finish(end_sim);
       network_record = net->summary(end_sim);
@@ -803,7 +807,6 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       lockstep_stats.timeout = {
           {"step", lockstep_stats.steps + 1}, {"sim_s", secs(step_at)}, {"reason", reason}};
     }
-    monitor.stop();
     resources_summary = monitor.summary();
     session->stop();
     event("phase", {{"phase", "stopped"}});

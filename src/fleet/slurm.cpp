@@ -138,15 +138,14 @@ int exit_of(const std::string& code) {  // "1:0" -> 1
   return std::atoi(code.substr(0, code.find(':')).c_str());
 }
 
-// Waits up to `seconds`, returning early once `interrupt` is set.
+// Waits up to `seconds` of wall time (SystemClock's), returning early once `interrupt` is set.
 void pause(double seconds, const std::atomic<bool>* interrupt) {
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
-  while (std::chrono::steady_clock::now() < until) {
+  const WallNow wall = SystemClock::wall_now();
+  const SimTime until = wall() + Duration::from_ns(static_cast<int64_t>(seconds * 1e9));
+  for (SimTime now = wall(); now < until; now = wall()) {
     if (interrupt && interrupt->load()) return;
-    const auto left = until - std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-        left, std::chrono::milliseconds(50)));
+    const int64_t left_ms = (until - now).ns() / 1'000'000 + 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(left_ms, 50)));
   }
 }
 
@@ -216,6 +215,164 @@ std::vector<SlurmTaskState> parse_scontrol_jobs(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// Every finished point of the sweep into <runs>/index.sqlite, in one transaction.
+void gather_index(const fs::path& runs_dir, const fs::path& dir, const std::string& sweep_id,
+                  const json& plan, std::vector<std::string>* warnings) {
+  const json& points = plan["points"];
+  std::string e;
+  auto idx = RunIndex::open(runs_dir / "index.sqlite", &e);
+  if (!idx || !idx->begin(&e)) {
+    warnings->push_back("run index: " + e + " (`fieldproof runs reindex` rebuilds it)");
+    return;
+  }
+  SweepRow row{sweep_id, plan["scenario"].value("name", ""), plan["scenario"].value("file", ""),
+               plan.value("created_utc", ""), static_cast<int64_t>(points.size()), plan};
+  bool ok = idx->add_sweep(row, &e);
+  for (const json& p : points) {
+    const fs::path pdir = dir / p.value("id", "");
+    std::error_code ec;
+    if (ok && fs::exists(pdir / "run.json", ec)) ok = idx->add_run(pdir, &e);
+  }
+  if (!ok || !idx->commit(&e)) {
+    warnings->push_back("run index: " + e + " (`fieldproof runs reindex` rebuilds it)");
+  }
+}
+
+// The batch script of one submission, <sweep>/slurm/submit-<n>.sbatch: every path absolute, since
+// the tasks start in Slurm's working directory. Nothing when it cannot be written.
+std::optional<fs::path> write_batch_script(const fs::path& sdir, const json& plan,
+                                           const std::string& sweep_id, const fs::path& runs_dir,
+                                           const fs::path& fieldproof, int shards) {
+  std::error_code ec;
+  fs::create_directories(sdir, ec);
+  int submission = 1;
+  while (fs::exists(sdir / ("submit-" + std::to_string(submission) + ".sbatch"), ec)) ++submission;
+  const fs::path script = sdir / ("submit-" + std::to_string(submission) + ".sbatch");
+  {
+    std::ofstream s(script);
+    s << "#!/bin/sh\n"
+      << "# fieldproof sweep " << sweep_id << ": one array task per shard of the points ("
+      << shards << " shards; written by `fieldproof sweep --executor slurm`).\n"
+      << "cd " << sh_quote(plan.value("cwd", "/")) << " 2>/dev/null || cd /\n"
+      << "exec " << sh_quote(fieldproof.string()) << " sweep "
+      << sh_quote(plan["scenario"].value("path", "")) << " --sweep-id " << sh_quote(sweep_id)
+      << " --resume --runs-dir " << sh_quote(runs_dir.string()) << " --shard \"${SLURM_ARRAY_TASK_ID}/"
+      << shards << "\""
+      << " -j \"${SLURM_CPUS_PER_TASK:-1}\" --no-report\n";
+    if (!s) return std::nullopt;
+  }
+  fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read,
+                  ec);
+  return script;
+}
+
+// Appends a submission to <sweep>/slurm/jobs.json (the job id, its array and the sbatch argv).
+void record_submission(const fs::path& sdir, const std::string& job, const std::string& array,
+                       int shards, const fs::path& script, const std::vector<std::string>& argv) {
+  json jobs = json::array();
+  if (auto j = read_json_object(sdir / "jobs.json")) {
+    if (j->contains("jobs")) jobs = (*j)["jobs"];
+  }
+  jobs.push_back({{"job_id", job},
+                  {"array", array},
+                  {"shards", shards},
+                  {"script", script.string()},
+                  {"sbatch", argv},
+                  {"submitted_utc", format_utc(SystemClock::utc_now()())}});
+  std::ofstream(sdir / "jobs.json") << json{{"jobs", jobs}}.dump(2) << '\n';
+}
+
+// The array's tasks still in the queue (squeue), or that it has left it.
+struct QueueState {
+  bool gone = false;
+  size_t running = 0;
+  std::string error;  // squeue's complaint, when it failed for another reason
+};
+
+QueueState query_queue(const SlurmOptions& slurm, const std::string& job) {
+  QueueState st;
+  const CommandResult q = run_command({slurm.squeue, "-h", "-r", "-j", job, "-o", "%i|%T"});
+  if (q.exit_code == 0) {
+    size_t queued = 0;
+    std::stringstream ss(q.out);
+    std::string line;
+    while (std::getline(ss, line)) {
+      if (trim(line).empty()) continue;
+      ++queued;
+      if (line.find("|RUNNING") != std::string::npos) ++st.running;
+    }
+    st.gone = queued == 0;
+  } else if (q.err.find("Invalid job id") != std::string::npos) {
+    st.gone = true;  // purged from the controller already
+  } else {
+    st.error = trim(q.err);
+  }
+  return st;
+}
+
+// A warning for each task that did not end with a verdict (a task's fieldproof sweep exits 1
+// when one of its points failed: that is a verdict, not a failure of the task).
+void warn_failed_tasks(const std::vector<SlurmTaskState>& states, const std::string& job,
+                       const std::string& source, const fs::path& sdir,
+                       std::vector<std::string>* warnings) {
+  for (const SlurmTaskState& s : states) {
+    const bool ok = s.state == "COMPLETED" || (s.state == "FAILED" && s.exit_code == 1);
+    if (ok) continue;
+    warnings->push_back("array task " + job + "_" + std::to_string(s.task) + " ended " + s.state +
+                        " (exit " + std::to_string(s.exit_code) + ", " + source + "); its log: " +
+                        (sdir / ("task-" + job + "_" + std::to_string(s.task) + ".log")).string());
+  }
+}
+
+// What --executor slurm refuses before anything is planned (exit 2), or nothing.
+std::optional<std::string> refuse_slurm_options(const SweepOptions& options,
+                                                const SlurmOptions& slurm) {
+  if (slurm.shards < 0) return std::string("--shards must be at least 1");
+  if (!(slurm.poll_s > 0) || !std::isfinite(slurm.poll_s)) {
+    return std::string("--slurm-poll must be a number of seconds above 0");
+  }
+  if (options.shard_count != 1) {
+    return std::string(
+        "--shard I/N is a task's share of a sweep; --executor slurm makes the shards itself "
+        "(--shards N)");
+  }
+  for (const std::string* p : {&slurm.sbatch, &slurm.squeue, &slurm.scancel}) {
+    if (!on_path(*p)) {
+      return *p + ": not found on PATH; --executor slurm needs Slurm's client commands "
+                  "(sbatch, squeue, scancel; Debian's slurm-client) on a host of the cluster";
+    }
+  }
+  return std::nullopt;
+}
+
+// The tasks' final states: sacct where accounting is on, else the controller's memory.
+std::vector<SlurmTaskState> final_task_states(const SlurmOptions& slurm, const std::string& job,
+                                              std::string* source) {
+  std::vector<SlurmTaskState> states;
+  if (on_path(slurm.sacct)) {
+    const CommandResult a = run_command(
+        {slurm.sacct, "-n", "-P", "-X", "-j", job, "-o", "JobID,State,ExitCode"});
+    if (a.exit_code == 0) {
+      states = parse_sacct(a.out);
+      *source = "sacct";
+    }
+  }
+  if (states.empty()) {
+    const CommandResult c = run_command({slurm.scontrol, "show", "job", "-o", job});
+    if (c.exit_code == 0) {
+      states = parse_scontrol_jobs(c.out);
+      *source = "scontrol";
+    }
+  }
+  std::sort(states.begin(), states.end(),
+            [](const SlurmTaskState& a, const SlurmTaskState& b) { return a.task < b.task; });
+  return states;
+}
+
+}  // namespace
+
 SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& slurm) {
   SweepOutcome out;
   const auto invalid = [&out](std::vector<std::string> e) {
@@ -223,21 +380,7 @@ SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& sl
     out.errors = std::move(e);
     return out;
   };
-  if (slurm.shards < 0) return invalid({"--shards must be at least 1"});
-  if (!(slurm.poll_s > 0) || !std::isfinite(slurm.poll_s)) {
-    return invalid({"--slurm-poll must be a number of seconds above 0"});
-  }
-  if (options.shard_count != 1) {
-    return invalid({"--shard I/N is a task's share of a sweep; --executor slurm makes the shards "
-                    "itself (--shards N)"});
-  }
-  for (const std::string* p : {&slurm.sbatch, &slurm.squeue, &slurm.scancel}) {
-    if (!on_path(*p)) {
-      return invalid({*p + ": not found on PATH; --executor slurm needs Slurm's client commands "
-                      "(sbatch, squeue, scancel; Debian's slurm-client) on a host of the "
-                      "cluster"});
-    }
-  }
+  if (auto e = refuse_slurm_options(options, slurm)) return invalid({*e});
 
   // Validate and plan exactly as the local pool does; nothing runs here.
   SweepOptions po = options;
@@ -263,26 +406,7 @@ SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& sl
   for (const size_t pos : planned.pending) task_set.insert(static_cast<int>(pos % shards));
   const std::vector<int> tasks(task_set.begin(), task_set.end());
 
-  const auto gather = [&] {
-    std::string e;
-    auto idx = RunIndex::open(runs_dir / "index.sqlite", &e);
-    if (!idx || !idx->begin(&e)) {
-      out.warnings.push_back("run index: " + e + " (`fieldproof runs reindex` rebuilds it)");
-      return;
-    }
-    SweepRow row{out.sweep_id, plan["scenario"].value("name", ""),
-                 plan["scenario"].value("file", ""), plan.value("created_utc", ""),
-                 static_cast<int64_t>(points.size()), plan};
-    bool ok = idx->add_sweep(row, &e);
-    for (const json& p : points) {
-      const fs::path pdir = dir / p.value("id", "");
-      std::error_code ec;
-      if (ok && fs::exists(pdir / "run.json", ec)) ok = idx->add_run(pdir, &e);
-    }
-    if (!ok || !idx->commit(&e)) {
-      out.warnings.push_back("run index: " + e + " (`fieldproof runs reindex` rebuilds it)");
-    }
-  };
+  const auto gather = [&] { gather_index(runs_dir, dir, out.sweep_id, plan, &out.warnings); };
   std::map<std::string, bool> verdicts;
   const auto tally = [&] {
     add_finished_points(dir, plan, &verdicts);
@@ -304,29 +428,11 @@ SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& sl
     return out;
   }
 
-  // The batch script: every path absolute, since the tasks start in Slurm's working directory.
-  std::error_code ec;
   const fs::path sdir = dir / "slurm";
-  fs::create_directories(sdir, ec);
-  int submission = 1;
-  while (fs::exists(sdir / ("submit-" + std::to_string(submission) + ".sbatch"), ec)) ++submission;
-  const fs::path script = sdir / ("submit-" + std::to_string(submission) + ".sbatch");
-  const fs::path fieldproof = fs::absolute(options.fieldproof);
-  {
-    std::ofstream s(script);
-    s << "#!/bin/sh\n"
-      << "# fieldproof sweep " << out.sweep_id << ": one array task per shard of the points ("
-      << shards << " shards; written by `fieldproof sweep --executor slurm`).\n"
-      << "cd " << sh_quote(plan.value("cwd", "/")) << " 2>/dev/null || cd /\n"
-      << "exec " << sh_quote(fieldproof.string()) << " sweep "
-      << sh_quote(plan["scenario"].value("path", "")) << " --sweep-id "
-      << sh_quote(out.sweep_id) << " --resume --runs-dir " << sh_quote(runs_dir.string())
-      << " --shard \"${SLURM_ARRAY_TASK_ID}/" << shards << "\""
-      << " -j \"${SLURM_CPUS_PER_TASK:-1}\" --no-report\n";
-    if (!s) return invalid({script.string() + ": cannot be written"});
-  }
-  fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read,
-                  ec);
+  const std::optional<fs::path> script =
+      write_batch_script(sdir, plan, out.sweep_id, runs_dir, fs::absolute(options.fieldproof),
+                         shards);
+  if (!script) return invalid({(sdir / "submit-N.sbatch").string() + ": cannot be written"});
   std::string array = array_ranges(tasks);
   if (slurm.max_running > 0) array += "%" + std::to_string(slurm.max_running);
   std::vector<std::string> argv = {slurm.sbatch,
@@ -336,7 +442,7 @@ SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& sl
                                    "--output=" + (sdir / "task-%A_%a.log").string(),
                                    "--chdir=" + sdir.string()};
   for (const auto& opt : slurm.sbatch_options) argv.push_back(opt);
-  argv.push_back(script.string());
+  argv.push_back(script->string());
   const CommandResult sub = run_command(argv);
   const std::string job = trim(sub.out.substr(0, sub.out.find(';')));
   if (sub.exit_code != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
@@ -345,19 +451,7 @@ SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& sl
                     "the sweep is planned in " + dir.string() + "; fix the --slurm-opt values "
                     "and submit it again with --sweep-id " + out.sweep_id + " --resume"});
   }
-  {
-    json jobs = json::array();
-    if (auto j = read_json_object(sdir / "jobs.json")) {
-      if (j->contains("jobs")) jobs = (*j)["jobs"];
-    }
-    jobs.push_back({{"job_id", job},
-                    {"array", array},
-                    {"shards", shards},
-                    {"script", script.string()},
-                    {"sbatch", argv},
-                    {"submitted_utc", format_utc(SystemClock::utc_now()())}});
-    std::ofstream(sdir / "jobs.json") << json{{"jobs", jobs}}.dump(2) << '\n';
-  }
+  record_submission(sdir, job, array, shards, *script, argv);
   out.warnings.clear();
   out.slurm_job_id = job;
 
@@ -371,23 +465,10 @@ SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& sl
   const auto cancel_deadline_s = 600.0;
   double cancelled_at = 0;
   for (;;) {
-    const CommandResult q = run_command({slurm.squeue, "-h", "-r", "-j", job, "-o", "%i|%T"});
-    bool gone = false;
-    size_t running = 0, queued = 0;
-    if (q.exit_code == 0) {
-      std::stringstream ss(q.out);
-      std::string line;
-      while (std::getline(ss, line)) {
-        if (trim(line).empty()) continue;
-        ++queued;
-        if (line.find("|RUNNING") != std::string::npos) ++running;
-      }
-      gone = queued == 0;
-    } else if (q.err.find("Invalid job id") != std::string::npos) {
-      gone = true;  // purged from the controller already
-    } else {
-      last_squeue_error = trim(q.err);
-    }
+    const QueueState q = query_queue(slurm, job);
+    const bool gone = q.gone;
+    const size_t running = q.running;
+    if (!q.error.empty()) last_squeue_error = q.error;
     tally();
     pr.running = running;
     const double el = static_cast<double>((wall() - t0).ns()) / 1e9;
@@ -407,39 +488,14 @@ SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& sl
                              std::to_string(static_cast<int>(cancel_deadline_s)) + " s");
       break;
     }
-    pause(cancelled ? std::min(slurm.poll_s, 0.5) : slurm.poll_s, cancelled ? nullptr : options.interrupt);
+    pause(cancelled ? std::min(slurm.poll_s, 0.5) : slurm.poll_s,
+          cancelled ? nullptr : options.interrupt);
   }
   if (!last_squeue_error.empty()) out.warnings.push_back("squeue: " + last_squeue_error);
 
-  // The tasks' final states: sacct where accounting is on, else the controller's memory.
-  std::vector<SlurmTaskState> states;
   std::string source;
-  if (on_path(slurm.sacct)) {
-    const CommandResult a = run_command(
-        {slurm.sacct, "-n", "-P", "-X", "-j", job, "-o", "JobID,State,ExitCode"});
-    if (a.exit_code == 0) {
-      states = parse_sacct(a.out);
-      source = "sacct";
-    }
-  }
-  if (states.empty()) {
-    const CommandResult c = run_command({slurm.scontrol, "show", "job", "-o", job});
-    if (c.exit_code == 0) {
-      states = parse_scontrol_jobs(c.out);
-      source = "scontrol";
-    }
-  }
-  std::sort(states.begin(), states.end(),
-            [](const SlurmTaskState& a, const SlurmTaskState& b) { return a.task < b.task; });
-  for (const SlurmTaskState& s : states) {
-    // A task's fieldproof sweep exits 1 when one of its points failed: that is a verdict.
-    const bool ok = s.state == "COMPLETED" || (s.state == "FAILED" && s.exit_code == 1);
-    if (ok || cancelled) continue;
-    out.warnings.push_back("array task " + job + "_" + std::to_string(s.task) + " ended " +
-                           s.state + " (exit " + std::to_string(s.exit_code) + ", " + source +
-                           "); its log: " +
-                           (sdir / ("task-" + job + "_" + std::to_string(s.task) + ".log")).string());
-  }
+  const std::vector<SlurmTaskState> states = final_task_states(slurm, job, &source);
+  if (!cancelled) warn_failed_tasks(states, job, source, sdir, &out.warnings);
 
   tally();
   gather();

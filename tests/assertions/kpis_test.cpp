@@ -303,7 +303,7 @@ TEST(KpiPlan, RefusesAnUnknownVehicleNamingTheField) {
   } catch (const PlanError& e) {
     EXPECT_EQ(e.path(), "kpis[0].vehicle");
   }
-  EXPECT_EQ(kpi_types().size(), 7u);
+  EXPECT_EQ(kpi_types().size(), 8u);
 }
 
 }  // namespace

@@ -128,7 +128,9 @@ TEST(AssertionExamples, FullSetObservesEveryKindItWatches) {
     EXPECT_GT(j["memory_mb"].get<double>(), 1.0);
     ++resource_lines;
   }
-  EXPECT_GT(resource_lines, 10);
+  // Once a wall second, and a last round at the end: an unpaced run of about a second of wall
+  // time has one or two.
+  EXPECT_GE(resource_lines, 1);
   EXPECT_EQ(r.run["resources"]["samples"].get<int>(), resource_lines);
   EXPECT_EQ(r.run["resources"]["processes"], json::array({"engine"}));
   // The recording carries the resource and KPI side channels.
@@ -261,8 +263,9 @@ TEST(AssertionExamples, AProcessStackIsMeasuredFromItsOwnProc) {
   ASSERT_EQ(r.cli.exit_code, 0) << r.cli.out;
   const auto v = verdicts(r.run);
   EXPECT_EQ(v.at("stack_footprint")["status"], "passed") << v.at("stack_footprint")["reason"];
-  EXPECT_EQ(r.run["resources"]["processes"], json::array({"ugv1_nav"}));
-  const json& last = r.run["resources"]["last"][0];
+  // Every process of the run: the engine and the stack's own (docs/recording.md, resources).
+  EXPECT_EQ(r.run["resources"]["processes"], json::array({"engine", "ugv1_nav"}));
+  const json& last = r.run["resources"]["last"][1];
   EXPECT_EQ(last["role"], "stack");
   EXPECT_GT(last["pid"].get<int>(), 0);
   EXPECT_GT(last["memory_mb"].get<double>(), 1.0);

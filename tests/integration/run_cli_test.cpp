@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -207,12 +208,17 @@ TEST(RunCli, TheSameSeedGivesTheSameSamples) {
       runs.string();
   ASSERT_EQ(run_cli(cmd + " --run-id a").exit_code, 1);
   ASSERT_EQ(run_cli(cmd + " --run-id b").exit_code, 1);
-  // The clock lines carry wall time; every other line must be identical.
+  // The clock and resource lines and every line's `wall` carry wall time; the rest must be
+  // identical.
   const auto strip = [](const std::string& s) {
     std::istringstream in(s);
     std::string out;
+    static const std::regex kWall(R"(,?"wall":[0-9.e+-]+)");
     for (std::string line; std::getline(in, line);) {
-      if (line.find(R"("kind":"clock")") == std::string::npos) out += line + "\n";
+      if (line.find(R"("kind":"clock")") == std::string::npos &&
+          line.find(R"("kind":"resources")") == std::string::npos) {
+        out += std::regex_replace(line, kWall, "") + "\n";
+      }
     }
     return out;
   };
@@ -243,8 +249,12 @@ TEST(RunCli, TwoLockstepRunsWithTheStackAsAProcessGiveTheSameSamples) {
   const auto strip = [](const std::string& s) {
     std::istringstream in(s);
     std::string out;
+    static const std::regex kWall(R"(,?"wall":[0-9.e+-]+)");
     for (std::string line; std::getline(in, line);) {
-      if (line.find(R"("kind":"clock")") == std::string::npos) out += line + "\n";
+      if (line.find(R"("kind":"clock")") == std::string::npos &&
+          line.find(R"("kind":"resources")") == std::string::npos) {
+        out += std::regex_replace(line, kWall, "") + "\n";
+      }
     }
     return out;
   };

@@ -253,7 +253,7 @@ TEST(ScenarioUnknownKeys, TopLevel) {
   auto r = load_with("timelime: []\n");
   EXPECT_ERROR(r,
                "s.yaml:7:1: timelime: unknown key 'timelime'; expected one of name, "
-               "description, world, seed, time, map, vehicles, timeline");
+               "description, world, seed, time, map, vehicles, network, timeline");
 }
 
 TEST(ScenarioUnknownKeys, InTime) {
@@ -545,7 +545,7 @@ TEST(ScenarioTimeline, UnknownActionListsTheActions) {
   EXPECT_ERROR(r,
                "s.yaml:8:14: timeline[0].action: unknown action \"teleport\"; expected one of "
                "navigate_to_pose, cmd_vel, sim.pause, sim.resume, sim.step, spawn_model, "
-               "remove_model");
+               "link.down, link.up, remove_model");
 }
 
 TEST(ScenarioTimeline, BadAtSaysWhatIsAccepted) {
@@ -737,7 +737,7 @@ TEST(ScenarioAssertions, UnknownKpiTypeListsTheCollectors) {
   auto r = load_with("kpis:\n  - {name: k, type: speed}\n");
   EXPECT_ERROR(r,
                "s.yaml:8:21: kpis[0].type: unknown KPI collector type \"speed\"; expected one "
-               "of path, mission_time, distance, rate, latency, resources, value");
+               "of path, mission_time, distance, rate, latency, resources, link, value");
 }
 
 // ---- conditions in a scenario ---------------------------------------------------------------

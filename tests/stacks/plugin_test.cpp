@@ -69,10 +69,11 @@ TEST_F(PluginTest, ExportsTheV1AbiAndTheVehiclesTopics) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->abi_version, FIELDPROOF_STACK_ABI_VERSION);
   EXPECT_EQ(s->struct_size, sizeof(fieldproof_stack_v1));
-  ASSERT_EQ(s->subscription_count(s), 3u);
+  ASSERT_EQ(s->subscription_count(s), 4u);
   EXPECT_STREQ(s->subscription(s, 0), "/model/ugv1/odometry");
   EXPECT_STREQ(s->subscription(s, 2), "/model/ugv1/navigate_to_pose/goal");
-  EXPECT_EQ(s->subscription(s, 3), nullptr);
+  EXPECT_STREQ(s->subscription(s, 3), "/model/ugv1/link_state");
+  EXPECT_EQ(s->subscription(s, 4), nullptr);
   s->destroy(s);
 }
 
