@@ -58,4 +58,122 @@ network::NetworkConfig network_config(const scenario::Scenario& s) {
   return c;
 }
 
+namespace {
+
+double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
+double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
+
+bool is_topic_fault(const std::string& action) {
+  return action == "fault.drop_topic" || action == "fault.delay_topic" ||
+         action == "fault.freeze_sensor";
+}
+
+std::string faulted_topic(const scenario::TimelineEntry& e) {
+  const scenario::ParamValue* t =
+      e.params.get(e.action == "fault.freeze_sensor" ? "sensor" : "topic");
+  return "/model/" + e.vehicle + "/" + (t ? t->string : std::string());
+}
+
+}  // namespace
+
+std::vector<std::string> faulted_topics(const scenario::Scenario& s) {
+  std::vector<std::string> out;
+  for (const scenario::TimelineEntry& e : s.timeline) {
+    if (!is_topic_fault(e.action)) continue;
+    const std::string t = faulted_topic(e);
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  }
+  return out;
+}
+
+RunFaults::RunFaults(uint64_t seed, FaultEnv env)
+    : env_(std::move(env)), relay_(seed, env_.publish_at) {}
+
+void RunFaults::on_raw(const std::string& topic, SimTime stamp, std::string payload,
+                       const std::string& type) {
+  relay_.on_message(topic, stamp, std::move(payload), type);
+}
+
+FaultOutcome RunFaults::on_action(const scenario::TimelineEntry& e, bool start) {
+  if (e.action == "fault.kill_stack") return kill_stack(e, start);
+  FaultOutcome out;
+  if (!is_topic_fault(e.action)) {
+    out.error = "unknown fault action " + e.action;
+    return out;
+  }
+  const SimTime now = env_.now();
+  network::TopicFault f;
+  f.label = e.label;
+  f.topic = faulted_topic(e);
+  nlohmann::json fields = {{"label", e.label},     {"action", e.action}, {"vehicle", e.vehicle},
+                           {"topic", f.topic},     {"t_s", secs(now)}};
+  if (start) {
+    const scenario::ParamValue* d = e.params.get("duration_s");
+    out.params = {{"topic", f.topic}, {"duration_s", d ? secs(d->duration) : 0.0}};
+    if (e.action == "fault.drop_topic") {
+      f.kind = network::TopicFault::Kind::kDrop;
+      const scenario::ParamValue* p = e.params.get("probability");
+      f.probability = p ? p->number : 1.0;
+      out.params["probability"] = f.probability;
+    } else if (e.action == "fault.delay_topic") {
+      f.kind = network::TopicFault::Kind::kDelay;
+      const scenario::ParamValue* dl = e.params.get("delay_s");
+      f.delay = dl ? dl->duration : Duration::zero();
+      out.params["delay_s"] = secs(f.delay);
+    } else {
+      f.kind = network::TopicFault::Kind::kFreeze;
+    }
+    relay_.start(f, now);
+    if (env_.event) env_.event("fault.start", fields);
+    return out;
+  }
+  const network::FaultCounts c = relay_.stop(e.label, now);
+  fields["messages"] = c.messages;
+  fields["dropped"] = c.dropped;
+  fields["delayed"] = c.delayed;
+  fields["frozen"] = c.frozen;
+  if (env_.event) env_.event("fault.end", fields);
+  out.detail = std::to_string(c.messages) + " messages on " + f.topic + ": " +
+               (e.action == "fault.drop_topic"    ? std::to_string(c.dropped) + " dropped"
+                : e.action == "fault.delay_topic" ? std::to_string(c.delayed) + " delayed"
+                                                  : std::to_string(c.frozen) + " frozen");
+  return out;
+}
+
+FaultOutcome RunFaults::kill_stack(const scenario::TimelineEntry& e, bool start) {
+  FaultOutcome out;
+  const SimTime now = env_.now();
+  nlohmann::json fields = {{"label", e.label}, {"vehicle", e.vehicle}, {"t_s", secs(now)}};
+  std::string what;
+  if (start) {
+    const scenario::ParamValue* r = e.params.get("restart");
+    const scenario::ParamValue* a = e.params.get("restart_after_s");
+    const bool restart = r && r->boolean;
+    out.params = {{"restart", restart}};
+    if (restart) out.params["restart_after_s"] = a ? secs(a->duration) : 0.0;
+    if (!env_.kill || !env_.kill(e.vehicle, &what)) {
+      out.error = "could not kill the stack of " + e.vehicle + ": " + what;
+      return out;
+    }
+    fields["signal"] = "SIGKILL";
+    fields["detail"] = what;
+    fields["restart"] = restart;
+    if (env_.event) env_.event("stack.killed", fields);
+    out.params["killed"] = what;
+    out.detail = "the stack of " + e.vehicle + " was killed (" + what + ")" +
+                 (restart ? "" : "; not restarted");
+    return out;
+  }
+  if (!env_.restart || !env_.restart(e.vehicle, &what)) {
+    out.error = "the stack of " + e.vehicle + " could not be restarted: " + what;
+    fields["error"] = what;
+    if (env_.event) env_.event("stack.restart_failed", fields);
+    return out;
+  }
+  if (env_.event) env_.event("stack.restarted", fields);
+  out.detail = "the stack of " + e.vehicle + " was killed and started again; it registered at " +
+               format_seconds(now) + " s";
+  return out;
+}
+
 }  // namespace fieldproof::engine

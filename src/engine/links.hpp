@@ -1,6 +1,13 @@
 // The scenario's network section as the network part's configuration (docs/network.md).
 #pragma once
 
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fieldproof/engine/timeline.hpp"
+#include "fieldproof/network/faults.hpp"
 #include "fieldproof/network/network.hpp"
 #include "fieldproof/scenario/scenario.hpp"
 
@@ -11,5 +18,36 @@ namespace fieldproof::engine {
 // the status reliable (resent until they cross, as an action's middleware would). In lockstep
 // the ack timeout applies to the ground links.
 network::NetworkConfig network_config(const scenario::Scenario& s);
+
+// The world outputs the timeline's topic faults act on (/model/<vehicle>/<topic>), each once, in
+// the order of the timeline: the session diverts them and the engine relays them.
+std::vector<std::string> faulted_topics(const scenario::Scenario& s);
+
+// What the faults need of the run.
+struct FaultEnv {
+  network::FaultRelay::PublishAt publish_at;  // the engine's publish_at
+  std::function<SimTime()> now;               // the engine's now()
+  // Session::kill_stack at now() / Session::restart_stack.
+  std::function<bool(const std::string& vehicle, std::string* detail)> kill;
+  std::function<bool(const std::string& vehicle, std::string* error)> restart;
+  // engine.log (and /fieldproof/events): fault.start, fault.end, stack.killed, stack.restarted.
+  std::function<void(const std::string& name, const nlohmann::json& fields)> event;
+};
+
+// The timeline's fault.* actions for one run (docs/network.md, faults): the topic relay and the
+// stack kills. on_action is the timeline's fault hook; on_raw takes what the world published on
+// a diverted topic (Session::raw_topic), as `topic`.
+class RunFaults {
+ public:
+  RunFaults(uint64_t seed, FaultEnv env);
+  FaultOutcome on_action(const scenario::TimelineEntry& e, bool start);
+  void on_raw(const std::string& topic, SimTime stamp, std::string payload,
+              const std::string& type);
+
+ private:
+  FaultOutcome kill_stack(const scenario::TimelineEntry& e, bool start);
+  FaultEnv env_;
+  network::FaultRelay relay_;
+};
 
 }  // namespace fieldproof::engine

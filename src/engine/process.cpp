@@ -126,4 +126,14 @@ void ChildProcess::terminate_group(Duration grace) {
   }
 }
 
+void ChildProcess::kill_group() {
+  if (pid_ <= 0 || group_ended_) return;
+  group_ended_ = true;
+  kill(-pid_, SIGKILL);
+  if (!status_) {
+    int st = 0;
+    status_ = waitpid(pid_, &st, 0) == pid_ ? st : 0;
+  }
+}
+
 }  // namespace fieldproof::engine

@@ -252,6 +252,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
   for (const PlannedVehicle& v : plan.vehicles) so.vehicles.push_back(v.setup);
   so.map = plan.map;
   so.gps_denied = plan.gps_denied;
+  so.relayed_outputs = faulted_topics(sc);  // the timeline's topic faults (docs/network.md)
   if (recording) {
     so.tap = [&recorder](const lockstep::Publish& p) { (void)recorder.on_message(p); };
   }
@@ -300,6 +301,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
   lockstep::Participant* engine_p = nullptr;  // set once the session started
   // The radio links (network section; docs/network.md): run.json network.
   std::unique_ptr<network::Network> net;
+  std::unique_ptr<RunFaults> faults;  // the timeline's fault.* actions (docs/network.md)
   json network_record;
   // The resource monitor's record (run.json resources).
   json resources_summary = {{"processes", json::array()}, {"samples", 0}, {"last", json::array()}};
@@ -420,6 +422,22 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
       f["sim_s"] = secs(e.now());  // inside a delivery the loop's sim_now lags
       event(name, f);
     };
+    // The timeline's faults: the relay of the diverted world outputs, the stack kills.
+    faults = std::make_unique<RunFaults>(
+        static_cast<uint64_t>(sc.seed),
+        FaultEnv{[&e](SimTime at, const std::string& topic, std::string payload,
+                      const std::string& type) { e.publish_at(at, topic, std::move(payload), type); },
+                 [&e] { return e.now(); },
+                 [&](const std::string& v, std::string* detail) {
+                   return session->kill_stack(v, e.now(), detail);
+                 },
+                 [&](const std::string& v, std::string* err) {
+                   return session->restart_stack(v, err);
+                 },
+                 th.event});
+    th.fault = [&faults](const scenario::TimelineEntry& en, bool start) {
+      return faults->on_action(en, start);
+    };
     th.say = say;
     th.on_action = [&](const std::string& label, ActionEvent ae, double t, const std::string& st) {
       ev.on_action(label, ae, t, st);
@@ -482,6 +500,12 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
         [&](const std::string& w) { event("warning", {{"message", w}}); }));
     for (const std::string& t : observer.topics()) {
       listen(t, [&observer](const lockstep::Publish& m) { observer.on_message(m); });
+    }
+    for (const std::string& t : so.relayed_outputs) {
+      listen(Session::raw_topic(session->world_name(), t),
+             [&faults, t](const lockstep::Publish& m) {
+               faults->on_raw(t, m.stamp, m.payload, m.type);
+             });
     }
     observer.start(e.now());
     if (net) {

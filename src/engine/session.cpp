@@ -122,6 +122,9 @@ struct Session::Impl {
   // (what it said on the way out) travel on its own connection, behind its Leave, and the
   // coordinator must have read them before the engine and the world leave and it stops.
   void wait_for_stacks_to_leave();
+  // Waits (wall time, ack_timeout) until every thread of `participant` has announced past `now`
+  // (or it is gone). False when it did not.
+  bool settle(const std::string& participant, SimTime now);
   static bool start_stacks(Impl& m, std::string* error);
   static bool wait_for_processes(Impl& m, std::string* error);
 
@@ -274,6 +277,11 @@ bool Session::start(std::string* error) {
     return false;
   }
   m.glue = std::make_unique<world::WorldParticipant>(*m.world, *m.world_p);
+  if (!m.opts.relayed_outputs.empty()) {
+    std::map<std::string, std::string> diverted;
+    for (const std::string& t : m.opts.relayed_outputs) diverted[t] = raw_topic(m.world_name, t);
+    m.glue->divert(std::move(diverted));
+  }
   m.glue->refresh_subscriptions();
 
   try {
@@ -506,6 +514,77 @@ int Session::stack_pid(const std::string& vehicle) const {
     if (v.name == vehicle) return v.stack.kind == StackSpec::Kind::kProcess ? -1 : 0;
   }
   return -1;
+}
+
+std::string Session::raw_topic(const std::string& world, const std::string& topic) {
+  return "/world/" + world + "/raw" + topic;
+}
+
+bool Session::Impl::settle(const std::string& participant, SimTime now) {
+  const SimTime give_up = opts.wall_now() + opts.ack_timeout;
+  while (opts.wall_now() < give_up) {
+    const lockstep::ControlReply r = core_control(lockstep::status_request());
+    if (!r.ok) return false;
+    bool settled = true;
+    for (const lockstep::ParticipantStatus& p : r.status.participants) {
+      if (p.participant == participant && p.safe_time <= now) settled = false;
+    }
+    if (settled) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return false;
+}
+
+bool Session::kill_stack(const std::string& vehicle, SimTime now, std::string* detail) {
+  Impl& m = *impl_;
+  for (VehicleStack& vs : m.stacks) {
+    if (vs.vehicle != vehicle) continue;
+    if (!vs.host->is_process()) break;
+    const std::string name = stack_participant(vehicle);
+    // A regulating stack's outputs up to `now` are part of the run, the same in every run.
+    const bool settled = m.opts.stacks_follow || m.settle(name, now);
+    if (m.server) (void)m.server->forget(name);
+    if (!vs.host->kill(detail)) return false;
+    if (!settled) *detail += " (it had not finished its work at the kill's time)";
+    return true;
+  }
+  *detail = "vehicle " + vehicle + " has no process stack";
+  return false;
+}
+
+bool Session::restart_stack(const std::string& vehicle, std::string* error) {
+  Impl& m = *impl_;
+  for (VehicleStack& vs : m.stacks) {
+    if (vs.vehicle != vehicle) continue;
+    if (!vs.host->restart(error)) return false;
+    const std::string name = stack_participant(vehicle);
+    const SimTime deadline = m.opts.wall_now() + m.opts.ready_timeout;
+    // Registered: the coordinator lists it again (the killed process's last frames, read after
+    // the kill, are ignored there, whereas the server's announce hook still sees them).
+    const auto registered = [&m, &name] {
+      const lockstep::ControlReply r = m.core_control(lockstep::status_request());
+      for (const lockstep::ParticipantStatus& p : r.status.participants) {
+        if (p.participant == name) return true;
+      }
+      return false;
+    };
+    while (!registered()) {
+      const std::optional<std::string> gone = vs.host->exited();
+      if (gone) {
+        *error = "the restarted stack of " + vehicle + " " + *gone + " before it registered";
+        return false;
+      }
+      if (m.opts.wall_now() >= deadline) {
+        *error = "the restarted stack of " + vehicle + " did not register as " + name +
+                 " within " + format_seconds(m.opts.ready_timeout) + " s of wall time";
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+  }
+  *error = "vehicle " + vehicle + " has no process stack";
+  return false;
 }
 
 std::string Session::control_endpoint() const {

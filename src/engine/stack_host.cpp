@@ -26,6 +26,7 @@ class ProcessHost final : public StackHost {
 
   bool start(const StackContext& c, std::string* error) override {
     vehicle_ = c.vehicle;
+    context_ = c;
     std::vector<std::pair<std::string, std::string>> env = {
         {"FIELDPROOF_COORDINATOR", c.endpoint},
         {"FIELDPROOF_PARTICIPANT", stack_participant(c.vehicle)},
@@ -67,7 +68,7 @@ class ProcessHost final : public StackHost {
 
   std::optional<std::string> exited() override {
     std::lock_guard<std::mutex> lk(mu_);
-    if (stopped_ || !process_.exited()) return std::nullopt;
+    if (stopped_ || killed_ || !process_.exited()) return std::nullopt;
     return process_.describe();
   }
 
@@ -80,12 +81,43 @@ class ProcessHost final : public StackHost {
 
   int pid() const override { return process_.running() ? process_.pid() : -1; }
 
+  bool kill(std::string* detail) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stopped_ || killed_ || !process_.running() || process_.exited()) {
+      *detail = "the stack of " + vehicle_ + " was not running (" + process_.describe() + ")";
+      return false;
+    }
+    const int pid = process_.pid();
+    killed_ = true;
+    process_.kill_group();
+    *detail = "pid " + std::to_string(pid) + ", " + process_.describe();
+    return true;
+  }
+
+  bool restart(std::string* error) override {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (stopped_) {
+        *error = "the stack of " + vehicle_ + " was stopped";
+        return false;
+      }
+    }
+    // start() spawns without the lock: exited() (the session's watcher) must not wait on it.
+    const StackContext c = context_;
+    if (!start(c, error)) return false;
+    std::lock_guard<std::mutex> lk(mu_);
+    killed_ = false;
+    return true;
+  }
+
  private:
   StackSpec spec_;
   std::string vehicle_;
+  StackContext context_;
   std::mutex mu_;
   ChildProcess process_;
   bool stopped_ = false;
+  bool killed_ = false;  // by kill(), until restart()
 };
 
 // ---- the plugin host --------------------------------------------------------------------------

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
@@ -117,6 +119,8 @@ struct Timeline::Impl {
   bool in_control = false;
   std::vector<size_t> deferred;
   std::string failure;  // the first entry that ended with a status other than ok
+  std::string fail_at_start;          // a fault that could not act: its entry ends failed
+  std::optional<size_t> restart_now;  // a kill_stack restarted in the same instant
 
   Impl(const RunPlan& p, TimelineHooks h) : plan(p), hooks(std::move(h)) {
     st.resize(plan.timeline.size());
@@ -241,13 +245,91 @@ struct Timeline::Impl {
     end_entry(i, code, detail);
   }
 
-  // The end of a held effect (cmd_vel's or link.down's duration_s, or a cancel).
-  void stop(size_t i) {
-    if (te(i).action == "link.down") {
-      if (hooks.link) hooks.link(te(i).vehicle, false);
+  // The end of a held effect (cmd_vel's, link.down's or a fault's duration_s, a kill_stack's
+  // restart, or a cancel): the entry's status and detail.
+  std::pair<std::string, std::string> stop(size_t i) {
+    const scenario::TimelineEntry& e = te(i);
+    if (e.action == "link.down") {
+      if (hooks.link) hooks.link(e.vehicle, false);
+    } else if (e.action.starts_with("fault.")) {
+      if (e.action == "fault.kill_stack" && cancelled) {
+        return {"cancelled", "not restarted: the timeline was cancelled"};
+      }
+      if (!hooks.fault) return {"failed", "no fault hook"};
+      const FaultOutcome out = hooks.fault(e, false);
+      if (!out.error.empty()) return {"failed", out.error};
+      if (e.action == "fault.kill_stack" && !cancelled && flag(e, "resend_goals", true)) {
+        resend_goals(e.vehicle, e.label);
+      }
+      return {"ok", out.detail};
     } else {
-      publish(Session::cmd_vel_topic(te(i).vehicle), twist_payload(0, 0), msgs::kTwist);
+      publish(Session::cmd_vel_topic(e.vehicle), twist_payload(0, 0), msgs::kTwist);
     }
+    return {"ok", ""};
+  }
+
+  static bool flag(const scenario::TimelineEntry& e, std::string_view key, bool dflt) {
+    const auto* v = e.params.get(key);
+    return v && v->kind == scenario::ParamValue::Kind::kBool ? v->boolean : dflt;
+  }
+
+  // The vehicle's running navigate_to_pose entries: their goal again, under the same id (the
+  // stack that had it was killed and is back), or ended aborted (it is not coming back).
+  void resend_goals(const std::string& vehicle, const std::string& by) {
+    for (size_t j = 0; j < st.size(); ++j) {
+      const PlannedEntry& pe = plan.timeline[j];
+      if (te(j).action != "navigate_to_pose" || te(j).vehicle != vehicle || !st[j].running) {
+        continue;
+      }
+      publish(Session::goal_topic(vehicle),
+              msgs::encode(msgs::NavGoal{st[j].goal_id, pe.goal->x, pe.goal->y, pe.goal->yaw}),
+              "fieldproof.msgs.NavigateToPoseGoal");
+      awaiting_ack.insert(st[j].goal_id);
+      hold_request = true;
+      event("action.resent", {{"label", te(j).label}, {"goal_id", st[j].goal_id}, {"by", by}});
+    }
+  }
+  void abort_goals(const std::string& vehicle, const std::string& why) {
+    for (size_t j = 0; j < st.size(); ++j) {
+      if (te(j).action == "navigate_to_pose" && te(j).vehicle == vehicle && st[j].running) {
+        end_occurrence(j, "aborted", why);
+      }
+    }
+  }
+
+  // fault.*: the effect starts now (the hook), for duration_s or until the kill's restart.
+  void start_fault(size_t i, json& params, std::optional<std::string>& ends) {
+    const scenario::TimelineEntry& e = te(i);
+    EntryState& es = st[i];
+    if (!hooks.fault) {
+      ends = "";
+      fail_at_start = "this run cannot carry out faults";
+      return;
+    }
+    const FaultOutcome out = hooks.fault(e, true);
+    params = out.params;
+    if (!out.error.empty()) {
+      ends = "";
+      fail_at_start = out.error;
+      return;
+    }
+    if (e.action != "fault.kill_stack") {
+      es.stop_at = now + e.params.get("duration_s")->duration;
+      return;
+    }
+    const bool restart = flag(e, "restart", false);
+    if (!restart || !flag(e, "resend_goals", true)) {
+      abort_goals(e.vehicle, "the stack of " + e.vehicle + " was killed by " + e.label +
+                                 (restart ? "" : " and not restarted"));
+    }
+    if (!restart) {
+      ends = out.detail;
+      return;
+    }
+    const auto* after = e.params.get("restart_after_s");
+    es.stop_at = now + (after ? after->duration : Duration::zero());
+    // Restarted at once: no later wake is needed.
+    if (*es.stop_at <= now) restart_now = i;
   }
 
   void start(size_t i) {
@@ -354,6 +436,8 @@ struct Timeline::Impl {
       publish("/world/" + plan.world_name + "/create", msgs::serialize(f), msgs::kEntityFactory);
       params = {{"model", name}, {"x", pose.x}, {"y", pose.y}, {"z", z}, {"yaw", pose.yaw}};
       ends = "";
+    } else if (e.action.starts_with("fault.")) {
+      start_fault(i, params, ends);
     } else if (e.action == "link.down" || e.action == "link.up") {
       const bool down = e.action == "link.down";
       if (hooks.link) hooks.link(e.vehicle, down);
@@ -380,7 +464,17 @@ struct Timeline::Impl {
     event("action.start", start_fields);
     say("action " + e.label + " started");
     if (hooks.on_action) hooks.on_action(e.label, ActionEvent::kStart, secs(now), "running");
-    if (ends) end_occurrence(i, "ok", *ends);
+    if (!fail_at_start.empty()) {
+      std::string why;
+      why.swap(fail_at_start);
+      end_occurrence(i, "failed", why);
+    } else if (ends) {
+      end_occurrence(i, "ok", *ends);
+    } else if (restart_now == i) {
+      restart_now.reset();
+      const auto [code, detail] = stop(i);
+      end_occurrence(i, code, detail);
+    }
   }
 
   bool armed(size_t i) const {
@@ -451,8 +545,8 @@ struct Timeline::Impl {
       if (es.ended) continue;
       const auto u = until(i);
       if (es.stop_at && now >= *es.stop_at) {
-        stop(i);
-        end_occurrence(i, "ok", "");
+        const auto [code, detail] = stop(i);
+        end_occurrence(i, code, detail);
         if (es.ended) continue;
       }
       if (te(i).every && es.next_at) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -108,6 +109,8 @@ struct CoordinatorCore::Impl {
   std::vector<uint32_t> free_participants;
   std::unordered_map<std::string, uint32_t> by_name;
   std::unordered_map<ConnId, ConnRec> conns;
+  // Connections forgotten (forget()): their frames are ignored until they close.
+  std::set<ConnId> forgotten;
   std::vector<ConnId> conn_list;
   std::unordered_map<std::string, std::vector<uint32_t>> subs;
   std::vector<Publish> pending;  // heap (PendingLater)
@@ -649,7 +652,7 @@ struct CoordinatorCore::Impl {
   }
 
   void handle(ConnId from, Frame&& frame) {
-    if (shut_down) return;
+    if (shut_down || forgotten.count(from) != 0) return;
     touch();
     ConnRec& c = conn(from);
     if (has_wall()) c.last_heard = now_wall;
@@ -882,8 +885,28 @@ struct CoordinatorCore::Impl {
     return reply;
   }
 
+  ControlReply forget(const std::string& name) {
+    touch();
+    ControlReply reply;
+    const auto p = by_name.find(name);
+    if (p == by_name.end()) {
+      reply.ok = false;
+      reply.error = "forget: no participant '" + name + "'";
+    } else {
+      const ConnId c = participants[p->second].conn;
+      forgotten.insert(c);
+      log("lockstep: participant " + name +
+          " forgotten; what its connection still sends is ignored");
+      remove_conn(c);
+      evaluate();
+    }
+    reply.status = status();
+    return reply;
+  }
+
   void connection_lost(ConnId id) {
     touch();
+    if (forgotten.erase(id) != 0) return;
     auto it = conns.find(id);
     if (it == conns.end()) return;
     if (!failed && !shut_down) {
@@ -912,6 +935,7 @@ void CoordinatorCore::handle(ConnId from, Frame frame) { impl_->handle(from, std
 
 void CoordinatorCore::disconnected(ConnId conn) {
   impl_->touch();
+  impl_->forgotten.erase(conn);
   impl_->remove_conn(conn);
   impl_->evaluate();
 }
@@ -920,6 +944,9 @@ void CoordinatorCore::connection_lost(ConnId conn) { impl_->connection_lost(conn
 
 std::optional<SimTime> CoordinatorCore::poll() { return impl_->poll(); }
 ControlReply CoordinatorCore::control(const Control& request) { return impl_->control(request); }
+ControlReply CoordinatorCore::forget(const std::string& participant) {
+  return impl_->forget(participant);
+}
 Status CoordinatorCore::status() const { return impl_->status(); }
 
 void CoordinatorCore::set_tap(std::function<void(const Publish&)> tap) {

@@ -239,6 +239,7 @@ class Builder {
     check_refs(s, refs);
     check_modes(s);
     check_links(s);
+    check_faults(s);
     add_notes(s);
     return s;
   }
@@ -803,6 +804,28 @@ class Builder {
         error(e.pos, e.path + ".vehicle",
               "vehicle '" + e.vehicle + "' has no link in the network section; " + e.action +
                   " acts on a vehicle's links");
+      }
+    }
+  }
+
+  // fault.kill_stack ends a process: a plugin runs inside the engine and cannot be killed alone.
+  void check_faults(const Scenario& s) {
+    for (const auto& e : s.timeline) {
+      if (e.action != "fault.kill_stack") continue;
+      const ParamValue* restart = e.params.get("restart");
+      const ParamValue* after = e.params.get("restart_after_s");
+      if (after && !after->defaulted && !(restart && restart->boolean)) {
+        error(after->pos, e.path + ".restart_after_s",
+              "restart_after_s applies with restart: true (the stack is not started again)");
+      }
+      for (const auto& v : s.vehicles) {
+        if (v.name != e.vehicle || v.stack.kind == Stack::Kind::kCommand) continue;
+        error(e.pos, e.path + ".vehicle",
+              v.stack.kind == Stack::Kind::kPlugin
+                  ? "vehicle '" + v.name +
+                        "' has a plugin stack, which runs inside the engine: fault.kill_stack "
+                        "kills a process stack (stack.command)"
+                  : "vehicle '" + v.name + "' has no stack to kill");
       }
     }
   }

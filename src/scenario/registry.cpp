@@ -602,6 +602,80 @@ std::vector<TypeSpec> builtin_kpis() {
 
 // ---- the timeline's actions -------------------------------------------------------------------
 
+// Faults (docs/network.md, faults): the topics the world publishes for a vehicle, on their way to
+// its stack, and the stack's process.
+void add_fault_actions(std::vector<TypeSpec>& t, const ParamSpec& veh) {
+  const std::vector<std::string> sensor_topics = {"odometry", "scan", "imu", "contacts", "navsat"};
+  const ParamSpec fault_topic =
+      P("topic", ParamKind::kEnum,
+        "the vehicle's topic the world publishes (under /model/<vehicle>/), on its way to the stack")
+          .choices(sensor_topics)
+          .req();
+  const ParamSpec fault_window =
+      P("duration_s", ParamKind::kDuration, "how long the fault lasts (simulation time)")
+          .min(0, true)
+          .req();
+  t.push_back({"fault.drop_topic",
+               "Drops messages of a vehicle's topic on their way from the world to its stack, each "
+               "with a probability, for duration_s (drawn from the seed).",
+               {veh, fault_topic,
+                P("probability", ParamKind::kNumber, "the chance that a message is dropped, (0, 1]")
+                    .min(0, true)
+                    .max(1)
+                    .req(),
+                fault_window},
+               {},
+               {},
+               {},
+               {},
+               ""});
+  t.push_back({"fault.delay_topic",
+               "Delivers messages of a vehicle's topic delay_s later than the world published "
+               "them, for duration_s.",
+               {veh, fault_topic,
+                P("delay_s", ParamKind::kDuration, "how much later each message arrives")
+                    .min(0, true)
+                    .req(),
+                fault_window},
+               {},
+               {},
+               {},
+               {},
+               ""});
+  t.push_back({"fault.freeze_sensor",
+               "A vehicle's sensor keeps publishing its last value (the same message, at its own "
+               "rate) for duration_s.",
+               {veh,
+                P("sensor", ParamKind::kEnum, "the sensor, by its topic under /model/<vehicle>/")
+                    .choices(sensor_topics)
+                    .req(),
+                fault_window},
+               {},
+               {},
+               {},
+               {},
+               ""});
+  t.push_back(
+      {"fault.kill_stack",
+       "Kills the vehicle's stack process (SIGKILL to its process group); with restart, starts "
+       "it again restart_after_s later and the run goes on.",
+       {vehicle(true, "the vehicle whose stack is killed (a process stack: command)"),
+        P("restart", ParamKind::kBool, "start the stack again after restart_after_s").def("false"),
+        P("restart_after_s", ParamKind::kDuration,
+          "simulation time between the kill and the new start (restart: true)")
+            .min(0)
+            .def("0"),
+        P("resend_goals", ParamKind::kBool,
+          "after the restart, send the vehicle's open navigate_to_pose goals to the new stack "
+          "again (without it they end aborted at the kill)")
+            .def("true")},
+       {},
+       {},
+       {},
+       {},
+       ""});
+}
+
 std::vector<TypeSpec> builtin_actions() {
   std::vector<TypeSpec> t;
   ParamSpec veh = vehicle(true, "the vehicle the action is for");
@@ -709,6 +783,7 @@ std::vector<TypeSpec> builtin_actions() {
                {},
                {},
                ""});
+  add_fault_actions(t, veh);
   return t;
 }
 

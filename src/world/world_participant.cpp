@@ -83,6 +83,12 @@ void WorldParticipant::publish_outbox() {
     // Messages from before the participant's time (a world that joined late) cannot be
     // published any more: the coordinator would refuse them.
     if (m.stamp < participant_.now()) continue;
+    if (!diverted_.empty()) {
+      if (const auto d = diverted_.find(m.topic); d != diverted_.end()) {
+        participant_.publish_at(m.stamp, d->second, std::move(m.payload), std::string(m.type));
+        continue;
+      }
+    }
     participant_.publish_at(m.stamp, m.topic, std::move(m.payload), std::string(m.type));
   }
 }

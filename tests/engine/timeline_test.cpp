@@ -28,9 +28,18 @@ scenario::ParamValue duration(Duration d) {
   return v;
 }
 
+scenario::ParamValue boolean(bool b) {
+  scenario::ParamValue v;
+  v.kind = scenario::ParamValue::Kind::kBool;
+  v.boolean = b;
+  return v;
+}
+
 struct Fixture {
   RunPlan plan;
   std::vector<std::string> published;  // topics
+  std::vector<std::string> faults;     // "<label> start|end" per fault hook call
+  std::string fault_error;             // what the fault hook answers on an end
   std::vector<bool> held_calls;
   std::unique_ptr<Timeline> tl;
 
@@ -52,6 +61,7 @@ struct Fixture {
       PlannedEntry pe;
       pe.entry = &e;
       if (e.action == "sim.step") pe.step = e.params.get("duration_s")->duration;
+      if (e.action == "navigate_to_pose") pe.goal = world::Pose2D{1, 2, 0};
       plan.timeline.push_back(pe);
     }
     TimelineHooks h;
@@ -59,6 +69,13 @@ struct Fixture {
       published.push_back(topic);
     };
     h.world_held = [this](bool held) { held_calls.push_back(held); };
+    h.fault = [this](const scenario::TimelineEntry& e, bool start) {
+      faults.push_back(e.label + (start ? " start" : " end"));
+      FaultOutcome out;
+      if (!start) out.error = fault_error;
+      out.detail = start ? "killed" : "back";
+      return out;
+    };
     tl = std::make_unique<Timeline>(plan, std::move(h));
   }
   const nlohmann::json entry(const std::string& label) const {
@@ -189,6 +206,90 @@ TEST(Timeline, CancelEndsRunningEntriesAndSkipsPendingOnes) {
   EXPECT_EQ(f.published.size(), 2u);  // the drive and its zero command
   f.tl->advance(at_ms(8000), at_ms(8000));
   EXPECT_EQ(f.published.size(), 2u);
+}
+
+TEST(Timeline, ATopicFaultStartsAndEndsThroughItsHookAfterItsDuration) {
+  Fixture f;
+  auto& d = f.add("fault.drop_topic", "drops");
+  d.vehicle = "ugv1";
+  d.at = seconds(1);
+  d.at_given = true;
+  d.params = map_of({{"duration_s", duration(seconds(2))}});
+  f.start();
+  f.tl->advance(at_ms(1000), at_ms(0));
+  EXPECT_EQ(f.faults, std::vector<std::string>{"drops start"});
+  EXPECT_EQ(f.tl->next_due(at_ms(1000)), at_ms(3000));
+  f.tl->advance(at_ms(3000), at_ms(0));
+  EXPECT_EQ(f.faults, (std::vector<std::string>{"drops start", "drops end"}));
+  const auto e = f.entry("drops");
+  EXPECT_EQ(e["status"], "ok");
+  EXPECT_DOUBLE_EQ(e["started_s"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(e["ended_s"].get<double>(), 3.0);
+  EXPECT_EQ(e["detail"], "back");
+  EXPECT_TRUE(f.tl->failure().empty());
+}
+
+TEST(Timeline, AKilledStackThatIsRestartedGetsItsOpenGoalAgain) {
+  Fixture f;
+  auto& g = f.add("navigate_to_pose", "drive");
+  g.vehicle = "ugv1";
+  auto& k = f.add("fault.kill_stack", "kill");
+  k.vehicle = "ugv1";
+  k.at = seconds(5);
+  k.at_given = true;
+  k.params = map_of({{"restart", boolean(true)},
+                     {"restart_after_s", duration(seconds(2))},
+                     {"resend_goals", boolean(true)}});
+  f.start();
+  f.tl->advance(at_ms(0), at_ms(0));
+  ASSERT_EQ(f.published.size(), 1u);  // the goal
+  f.tl->advance(at_ms(5000), at_ms(0));
+  EXPECT_EQ(f.entry("drive")["status"], "running");
+  EXPECT_EQ(f.entry("kill")["status"], "running");
+  f.tl->advance(at_ms(7000), at_ms(0));
+  EXPECT_EQ(f.faults, (std::vector<std::string>{"kill start", "kill end"}));
+  EXPECT_EQ(f.entry("kill")["status"], "ok");
+  ASSERT_EQ(f.published.size(), 2u);  // the same goal, to the new stack
+  EXPECT_EQ(f.published[1], "/model/ugv1/navigate_to_pose/goal");
+  EXPECT_TRUE(f.tl->take_hold_request());
+  f.tl->on_nav_status("drive", "succeeded", true, "", at_ms(20000));
+  EXPECT_EQ(f.entry("drive")["status"], "succeeded");
+  EXPECT_TRUE(f.tl->failure().empty());
+}
+
+TEST(Timeline, AKilledStackNotRestartedEndsItsOpenGoalAborted) {
+  Fixture f;
+  auto& g = f.add("navigate_to_pose", "drive");
+  g.vehicle = "ugv1";
+  auto& k = f.add("fault.kill_stack", "kill");
+  k.vehicle = "ugv1";
+  k.at = seconds(5);
+  k.at_given = true;
+  k.params = map_of({{"restart", boolean(false)}});
+  f.start();
+  f.tl->advance(at_ms(0), at_ms(0));
+  f.tl->advance(at_ms(5000), at_ms(0));
+  EXPECT_EQ(f.faults, std::vector<std::string>{"kill start"});
+  EXPECT_EQ(f.entry("kill")["status"], "ok");
+  EXPECT_EQ(f.entry("kill")["detail"], "killed");
+  EXPECT_EQ(f.entry("drive")["status"], "aborted");
+  EXPECT_EQ(f.tl->failure(),
+            "timeline entry drive (navigate_to_pose) ended aborted: the stack of ugv1 was killed "
+            "by kill and not restarted");
+}
+
+TEST(Timeline, ARestartThatFailsEndsTheKillFailed) {
+  Fixture f;
+  auto& k = f.add("fault.kill_stack", "kill");
+  k.vehicle = "ugv1";
+  k.params = map_of({{"restart", boolean(true)}, {"restart_after_s", duration(seconds(1))}});
+  f.fault_error = "it did not register";
+  f.start();
+  f.tl->advance(at_ms(0), at_ms(0));
+  f.tl->advance(at_ms(1000), at_ms(0));
+  EXPECT_EQ(f.entry("kill")["status"], "failed");
+  EXPECT_EQ(f.tl->failure(),
+            "timeline entry kill (fault.kill_stack) ended failed: it did not register");
 }
 
 }  // namespace

@@ -545,7 +545,8 @@ TEST(ScenarioTimeline, UnknownActionListsTheActions) {
   EXPECT_ERROR(r,
                "s.yaml:8:14: timeline[0].action: unknown action \"teleport\"; expected one of "
                "navigate_to_pose, cmd_vel, sim.pause, sim.resume, sim.step, spawn_model, "
-               "link.down, link.up, remove_model");
+               "link.down, link.up, remove_model, fault.drop_topic, fault.delay_topic, "
+               "fault.freeze_sensor, fault.kill_stack");
 }
 
 TEST(ScenarioTimeline, BadAtSaysWhatIsAccepted) {

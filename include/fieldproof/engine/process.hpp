@@ -42,6 +42,8 @@ class ChildProcess {
   // SIGTERM to the whole group, waits up to `grace` (wall time, polling every 10 ms), then SIGKILL
   // to the group; reaps the leader. Idempotent.
   void terminate_group(Duration grace = seconds(3));
+  // SIGKILL to the whole group at once, then reaps the leader (blocking). Idempotent.
+  void kill_group();
 
  private:
   pid_t pid_ = -1;

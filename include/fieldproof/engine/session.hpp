@@ -107,6 +107,9 @@ struct SessionOptions {
   // realtime, where only the world and the timeline regulate) or regulating (lockstep: time
   // waits for them). Process stacks learn it from FIELDPROOF_ROLE (following | regulating).
   bool stacks_follow = false;
+  // World outputs the engine relays (its topic faults, docs/network.md): the world publishes
+  // each on raw_topic(world, topic) instead, and the engine republishes it on the topic.
+  std::vector<std::string> relayed_outputs;
   // Every control request answered (on the control endpoint's thread); may be empty.
   std::function<void(const ClockCommand&)> on_clock_command;
   // Set when the run is being interrupted: a clock paused by fieldproof clock is resumed so the
@@ -140,6 +143,18 @@ class Session {
   static std::string cmd_vel_topic(const std::string& vehicle);
   static std::string contacts_topic(const std::string& vehicle);
   std::string pose_topic() const;
+  // Where the world publishes a relayed output: /world/<world>/raw<topic>.
+  static std::string raw_topic(const std::string& world, const std::string& topic);
+
+  // fault.kill_stack (docs/network.md). Kills the vehicle's stack process (SIGKILL to its group)
+  // at the engine's time `now`, which the engine holds: a regulating stack first finishes its
+  // work at `now` (announces past it, bounded by ack_timeout of wall time), then the coordinator
+  // forgets it (a lockstep run goes on without it) and the group is killed. Not a failure of the
+  // run. False and *detail when there is no process stack to kill; else *detail says what died.
+  bool kill_stack(const std::string& vehicle, SimTime now, std::string* detail);
+  // Starts a killed stack again and waits (wall time, ready_timeout) until it has registered
+  // again, the engine holding the clock meanwhile. False and *error when it could not.
+  bool restart_stack(const std::string& vehicle, std::string* error);
 
   // Pauses or resumes the coordinator (no grant while paused; the pace regulator leaves paused
   // wall time out). "" or why the coordinator refused.

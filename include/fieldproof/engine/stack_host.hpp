@@ -121,6 +121,19 @@ class StackHost {
   virtual void stop() = 0;
   // The process's pid while it runs; 0 for a plugin; -1 for a process that has ended.
   virtual int pid() const = 0;
+  // fault.kill_stack (docs/network.md): SIGKILL to the process group, the leader reaped; exited()
+  // says nothing of it afterwards (the engine asked for it). *detail says what was killed ("pid
+  // 4242, killed by signal 9"), or why nothing was (a plugin, a process that had ended).
+  virtual bool kill(std::string* detail) {
+    *detail = "only a process stack can be killed";
+    return false;
+  }
+  // Starts the stack again after kill(), with the context of its first start. False and *error
+  // when it could not start.
+  virtual bool restart(std::string* error) {
+    *error = "only a process stack can be restarted";
+    return false;
+  }
 };
 
 // How long a process stack has after SIGTERM before its group is killed.

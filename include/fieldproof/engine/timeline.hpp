@@ -28,7 +28,11 @@
 // spawn_model and remove_model (ignition.msgs.EntityFactory / Entity on /world/<w>/create and
 // /remove; the world applies them before its next physics step), link.down (the vehicle's links
 // down: for duration_s, then up again and the entry ends ok; without it the entry ends at once)
-// and link.up. "Held" means the engine does
+// and link.up, and the faults: fault.drop_topic, fault.delay_topic and fault.freeze_sensor (for
+// duration_s, through the fault hook), fault.kill_stack (at once; with restart, the entry runs
+// until the stack is started again restart_after_s later; the vehicle's running
+// navigate_to_pose entries end aborted at the kill, or, with restart and resend_goals, get their
+// goal again, under the same id, once the stack is back). "Held" means the engine does
 // not announce past now(): the engine is a regulating participant, so the world stands still.
 //
 // cancel() (on_fail: abort) ends running entries as "cancelled" and skips pending ones.
@@ -48,6 +52,13 @@
 
 namespace fieldproof::engine {
 
+// What a fault hook did (TimelineHooks::fault).
+struct FaultOutcome {
+  std::string error;               // why it could not act ("" when it did): the entry ends failed
+  std::string detail;              // the entry's detail when it ends (what happened)
+  nlohmann::json params = nlohmann::json::object();  // action.start's params (a start)
+};
+
 struct TimelineHooks {
   // Publishes on the bus at the engine's now() (required).
   std::function<void(const std::string& topic, std::string payload, const std::string& type)>
@@ -66,6 +77,10 @@ struct TimelineHooks {
   // link.down (down = true) and link.up: the vehicle's radio links (network.hpp); may be empty
   // when the scenario has no network (validation refuses the actions then).
   std::function<void(const std::string& vehicle, bool down)> link;
+  // fault.* actions (docs/network.md, faults): the entry's effect starts (start = true, when it
+  // starts) or ends (after its duration_s; fault.kill_stack: its restart, restart_after_s after
+  // the kill). May be empty when the timeline has no fault (the entries then end failed).
+  std::function<FaultOutcome(const scenario::TimelineEntry& entry, bool start)> fault;
 };
 
 class Timeline {

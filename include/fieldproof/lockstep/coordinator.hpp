@@ -165,6 +165,11 @@ class CoordinatorCore {
   // grant past t (infinite lifts it); it does not pause.
   ControlReply control(const Control& request);
   Status status() const;
+  // Removes the participant named `participant` and every other one of its connection as if they
+  // had left, and ignores whatever that connection still sends, its loss included (the engine's
+  // fault.kill_stack ends a stack's process without failing a lockstep run). Not a wire request.
+  // ok = false when no participant has that name.
+  ControlReply forget(const std::string& participant);
 
   // Sees every message once, in delivery order (root: the total order; child: the fan-out order).
   void set_tap(std::function<void(const Publish&)> tap);

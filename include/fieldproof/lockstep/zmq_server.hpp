@@ -149,6 +149,8 @@ class CoordinatorServer {
   // the server answers (or returns ok = false when it has stopped).
   ControlReply control(const Control& request);
   Status status() { return control(status_request()).status; }
+  // CoordinatorCore::forget on the server thread (thread-safe, blocks like control()).
+  ControlReply forget(const std::string& participant);
 
   // A connection for a participant in this process (see Local links above). Once the server has
   // stopped, the link delivers Error{kShutdown} only. Throws TransportError on a child

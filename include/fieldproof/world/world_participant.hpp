@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -54,6 +55,10 @@ class WorldParticipant {
   // Steps in lock-step until the world's time reaches `until` (rounded up to the step grid).
   // False when the participant failed or left before.
   bool run_until(SimTime until);
+  // The world's messages on a topic of `topics` (its key) are published on the mapped topic
+  // instead, the same stamp and payload: the engine relays them (its faults, docs/network.md).
+  // Call before run_until.
+  void divert(std::map<std::string, std::string> topics) { diverted_ = std::move(topics); }
   // Incoming messages the world refused (bad payload, NaN command, unknown vehicle).
   uint64_t rejected_inputs() const { return rejected_; }
   const std::string& last_rejection() const { return last_rejection_; }
@@ -66,6 +71,7 @@ class WorldParticipant {
   World& world_;
   lockstep::Participant& participant_;
   std::set<std::string> subscribed_;  // cmd_vel topics
+  std::map<std::string, std::string> diverted_;
   std::mutex posted_mu_;
   std::vector<std::function<void(World&)>> posted_;
   uint64_t rejected_ = 0;

@@ -234,6 +234,24 @@ class CoordinatorServer::Impl {
     return future.get();
   }
 
+  ControlReply forget(const std::string& participant) {
+    auto promise = std::make_shared<std::promise<ControlReply>>();
+    auto future = promise->get_future();
+    {
+      std::lock_guard lock(tasks_mutex_);
+      if (stopped_) {
+        ControlReply r;
+        r.ok = false;
+        r.error = "the coordinator server has stopped";
+        return r;
+      }
+      tasks_.push_back(
+          [this, participant, promise] { promise->set_value(core_->forget(participant)); });
+    }
+    wake();
+    return future.get();
+  }
+
   const std::vector<std::string>& endpoints() const { return endpoints_; }
   const std::string& control_endpoint() const { return control_endpoint_; }
   const std::string& curve_public_key() const { return curve_public_; }
@@ -1435,6 +1453,9 @@ const std::string& CoordinatorServer::curve_public_key() const {
   return impl_->curve_public_key();
 }
 ControlReply CoordinatorServer::control(const Control& request) { return impl_->control(request); }
+ControlReply CoordinatorServer::forget(const std::string& participant) {
+  return impl_->forget(participant);
+}
 uint64_t CoordinatorServer::refused_peers() const { return impl_->refused_peers(); }
 uint64_t CoordinatorServer::bad_frames() const { return impl_->bad_frames(); }
 uint64_t CoordinatorServer::dropped_peers() const { return impl_->dropped_peers(); }
