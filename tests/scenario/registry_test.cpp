@@ -135,7 +135,7 @@ TEST(RegistryCatalog, JsonListsTypesKpisAndActions) {
   auto j = nlohmann::json::parse(catalog_json(SpecRegistry::builtin()));
   EXPECT_EQ(j["assertions"].size(), 16u);
   EXPECT_EQ(j["kpis"].size(), 8u);
-  EXPECT_EQ(j["actions"].size(), 9u);
+  EXPECT_EQ(j["actions"].size(), 13u);
   const auto& reach = j["assertions"][0];
   EXPECT_EQ(reach["type"], "reach_pose");
   EXPECT_EQ(reach["parameters"][0]["name"], "name");  // the common keys first
