@@ -218,23 +218,16 @@ class CoordinatorServer::Impl {
   }
 
   ControlReply control(const Control& request) {
-    auto promise = std::make_shared<std::promise<ControlReply>>();
-    auto future = promise->get_future();
-    {
-      std::lock_guard lock(tasks_mutex_);
-      if (stopped_) {
-        ControlReply r;
-        r.ok = false;
-        r.error = "the coordinator server has stopped";
-        return r;
-      }
-      tasks_.push_back([this, request, promise] { promise->set_value(core_->control(request)); });
-    }
-    wake();
-    return future.get();
+    return on_server_thread([this, request] { return core_->control(request); });
   }
 
   ControlReply forget(const std::string& participant) {
+    return on_server_thread([this, participant] { return core_->forget(participant); });
+  }
+
+  // Runs `task` on the server's thread (the only one that touches the core) and waits for it.
+  template <typename Task>
+  ControlReply on_server_thread(Task task) {
     auto promise = std::make_shared<std::promise<ControlReply>>();
     auto future = promise->get_future();
     {
@@ -245,8 +238,7 @@ class CoordinatorServer::Impl {
         r.error = "the coordinator server has stopped";
         return r;
       }
-      tasks_.push_back(
-          [this, participant, promise] { promise->set_value(core_->forget(participant)); });
+      tasks_.push_back([task, promise] { promise->set_value(task()); });
     }
     wake();
     return future.get();
