@@ -21,8 +21,15 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
+# -g1 (line tables: backtraces and perf still name file and line) instead of -g: a third less
+# compile time for make test on CI's two cores, measured on tests/scenario/scenario_test.cpp
+# (14.2 s -> 9.9 s); the test executables' own files are at -O1 (cmake/fieldproof.cmake).
+RELWITHDEBINFO_FLAGS ?= -O2 -g1 -DNDEBUG
+
 configure: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIELDPROOF_WERROR=ON
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIELDPROOF_WERROR=ON \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(RELWITHDEBINFO_FLAGS)" \
+	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(RELWITHDEBINFO_FLAGS)"
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

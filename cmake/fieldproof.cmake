@@ -5,6 +5,13 @@ if(FIELDPROOF_WERROR)
   list(APPEND FIELDPROOF_WARNINGS -Werror)
 endif()
 
+# The test executables' own files (not the libraries they test) are compiled at this level in
+# RelWithDebInfo: a test's code is assertions and fixtures, and -O1 compiles it in about three
+# quarters of -O2's time (tests/scenario/scenario_test.cpp: 9.9 s -> 7.3 s). Empty keeps -O2.
+set(FIELDPROOF_TEST_OPTIMIZE -O1 CACHE STRING
+  "Optimisation of the test executables' own sources in RelWithDebInfo (empty: as the libraries)")
+set(FIELDPROOF_TEST_COMPILE_OPTIONS $<$<CONFIG:RelWithDebInfo>:${FIELDPROOF_TEST_OPTIMIZE}>)
+
 if(FIELDPROOF_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
@@ -34,7 +41,7 @@ function(fieldproof_test name)
   cmake_parse_arguments(A "SERIAL" "TIMEOUT" "SOURCES;LIBS;LABELS;FIXTURES_REQUIRED" ${ARGN})
   add_executable(${name} ${A_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
-  target_compile_options(${name} PRIVATE ${FIELDPROOF_WARNINGS})
+  target_compile_options(${name} PRIVATE ${FIELDPROOF_WARNINGS} ${FIELDPROOF_TEST_COMPILE_OPTIONS})
   target_link_libraries(${name} PRIVATE ${A_LIBS} GTest::gtest GTest::gmock GTest::gtest_main Threads::Threads)
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 120)
