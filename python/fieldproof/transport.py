@@ -104,7 +104,9 @@ class Link:
             if heartbeat_interval > 0:
                 ivl = max(1, int(heartbeat_interval * 1000))
                 s.setsockopt(zmq.HEARTBEAT_IVL, ivl)
-                s.setsockopt(zmq.HEARTBEAT_TIMEOUT, 10 * ivl)
+                # Ten intervals, never below a second (as the C++ client): a 1 ms interval would
+                # drop a healthy connection on a loaded machine after 10 ms.
+                s.setsockopt(zmq.HEARTBEAT_TIMEOUT, max(10 * ivl, 1000))
             self._monitor = s.get_monitor_socket(
                 zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
                 | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH)

@@ -37,6 +37,9 @@
 namespace fieldproof::lockstep {
 namespace {
 
+// The smallest ZMQ_HEARTBEAT_TIMEOUT a client sets (docs/protocol.md 6).
+constexpr int kMinZmtpHeartbeatTimeoutMs = 1000;
+
 class ZmqLink final : public Link {
  public:
   ZmqLink(const std::string& endpoint, const ConnectOptions& options)
@@ -63,10 +66,13 @@ class ZmqLink final : public Link {
       if (options.heartbeat_interval > Duration::zero() &&
           !options.heartbeat_interval.is_infinite()) {
         // ZMTP heartbeats detect a peer that vanished without closing (a cut cable, a partition):
-        // the session drops and the monitor below reports it.
+        // the session drops and the monitor below reports it. The timeout is ten intervals but
+        // never below a second: with a 1 ms interval, 10 ms without the coordinator's I/O thread
+        // being scheduled (a loaded machine) would drop a healthy connection.
         int ivl = static_cast<int>(std::max<int64_t>(1, options.heartbeat_interval.ns() / 1'000'000));
         zmqd::set_int(socket_, ZMQ_HEARTBEAT_IVL, ivl, "ZMQ_HEARTBEAT_IVL");
-        zmqd::set_int(socket_, ZMQ_HEARTBEAT_TIMEOUT, 10 * ivl, "ZMQ_HEARTBEAT_TIMEOUT");
+        zmqd::set_int(socket_, ZMQ_HEARTBEAT_TIMEOUT, std::max(10 * ivl, kMinZmtpHeartbeatTimeoutMs),
+                      "ZMQ_HEARTBEAT_TIMEOUT");
       }
       std::string mon = "inproc://fieldproof-link-monitor-" +
                         std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
