@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs one test module with unittest; exits 77 (CTest's SKIP_RETURN_CODE) when every test in it
+"""Runs one test module (or one class of it, MODULE.CLASS) with unittest; exits 77 (CTest's SKIP_RETURN_CODE) when every test in it
 was skipped, so a test that cannot run here is counted skipped, never passed."""
 
 import faulthandler
@@ -13,7 +13,7 @@ def main() -> int:
     # says where it happened.
     faulthandler.enable(all_threads=True)
     if len(sys.argv) != 2:
-        print("usage: run_tests.py MODULE", file=sys.stderr)
+        print("usage: run_tests.py MODULE[.CLASS]", file=sys.stderr)
         return 2
     suite = unittest.defaultTestLoader.loadTestsFromName(sys.argv[1])
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -49,12 +49,17 @@ class BesideTheWorld(unittest.TestCase):
         log = open(os.path.join(coord.dir, "stack.log"), "w+")
         self.addCleanup(log.close)
         extra["FIELDPROOF_ROLE"] = role
-        stack = subprocess.Popen([sys.executable, STACK], env=stack_env(coord.endpoint, **extra),
-                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        self.addCleanup(lambda: stack.poll() is None and stack.kill())
+        # The world first, and the stack once the world has subscribed ("ready"): started together,
+        # the stack's lifecycle message at 0 reached the world only when the world won the race,
+        # so two runs printed different lines on a loaded machine.
         world = subprocess.Popen([HARNESS, DEPOT, coord.endpoint, "ugv1", "dock", goal, "90"],
                                  stdout=subprocess.PIPE, text=True)
         self.addCleanup(lambda: world.poll() is None and world.kill())
+        first = world.stdout.readline()
+        self.assertEqual(first, "ready\n", "the world harness did not start")
+        stack = subprocess.Popen([sys.executable, STACK], env=stack_env(coord.endpoint, **extra),
+                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.addCleanup(lambda: stack.poll() is None and stack.kill())
         from fieldproof.control import ControlClient
         with ControlClient(coord.endpoint) as c:
             deadline = time.monotonic() + 20
@@ -64,7 +69,8 @@ class BesideTheWorld(unittest.TestCase):
                 time.sleep(0.02)
             c.resume()
         out, _ = world.communicate(timeout=240)
-        self.assertEqual(world.returncode, 0, out)
+        out = first + out
+        self.assertEqual(world.returncode, 0, out + "\ncoordinator: " + coord.stderr())
         stack.send_signal(signal.SIGTERM)
         stack_rc = stack.wait(timeout=10)
         log.seek(0)

@@ -3,7 +3,8 @@
 //   fieldproof_python_world_harness WORLD.sdf ENDPOINT VEHICLE SPAWN_FRAME GOAL_FRAME UNTIL_S
 // Spawns VEHICLE at SPAWN_FRAME, runs the world in lock-step, publishes a navigation goal to
 // GOAL_FRAME (a frame, or X,Y; id "drive") at 1 s, and runs until UNTIL_S or until the goal's final
-// status. Prints one line per status and lifecycle message and per second of ground truth, then
+// status. Prints "ready" once subscribed, then one line per status and lifecycle message and per
+// second of ground truth, then
 // "result <final status> <distance to the goal in m> <touched 0|1> <end time s>".
 #include <cmath>
 #include <cstdio>
@@ -68,6 +69,10 @@ int main(int argc, char** argv) {
                   std::string(msgs::to_string(l->state)).c_str());
     }
   });
+  // Subscribed: the test starts the stack only now, so the stack's first messages (its lifecycle
+  // at 0) reach this participant in every run, not only when it happened to subscribe first.
+  std::printf("ready\n");
+  std::fflush(stdout);
   const SimTime until = SimTime::zero() + seconds(std::atoi(argv[6]));
   SimTime t = SimTime::zero();
   bool sent = false;
