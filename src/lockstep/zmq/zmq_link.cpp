@@ -351,6 +351,14 @@ class ZmqLink final : public Link {
         }
         return std::move(r).frame();
       }
+      // A short spin first (the grant often follows within microseconds): only when nothing
+      // came is the monitor read (a ZeroMQ receive: system calls) and the ring's futex slept on.
+      if (!dropped_ && out_->pending() == 0) {
+        lock.unlock();
+        const bool came = in_->spin_for_data(kSpinRounds);
+        lock.lock();
+        if (came) continue;
+      }
       if ((connection_dropped() || dropped_) && !shutdown_delivered_) {
         shutdown_delivered_ = true;
         return Frame{Error{ErrorCode::kShutdown, drop_reason_}};
@@ -362,9 +370,8 @@ class ZmqLink final : public Link {
         if (left < slice) slice = left;
       }
       lock.unlock();
-      // A short spin first (the grant often follows within microseconds), then the ring's futex;
-      // a slice bounds how late a dropped connection (the monitor) is seen.
-      if (!in_->spin_for_data(kSpinRounds)) in_->wait(slice);
+      // A slice bounds how late a dropped connection (the monitor) is seen.
+      in_->wait(slice);
       lock.lock();
     }
     return std::nullopt;
