@@ -146,20 +146,28 @@ TEST(FaultsCli, TopicFaultsActOnlyInTheirWindowAndTwoRunsOfOneSeedDeliverTheSame
     }
   }
 
-  // Delay: each odometry message stamped in [1, 2) s arrives 0.3 s later, the others on time.
+  // Delay: each odometry message stamped in [1, 2) s arrives 0.3 s later, the others on time,
+  // but FIFO: those stamped in [2, 2.3) s wait behind the window's last one.
   const auto& odom = a.at("/model/ugv1/odometry");
   const auto odom_raw = upto(a.at(raw("/model/ugv1/odometry")), odom);
   ASSERT_EQ(odom.size(), odom_raw.size());
   std::map<std::string, int64_t> raw_time;
   for (const Message& m : odom_raw) raw_time[m.data] = m.t_ns;
-  size_t late = 0;
-  for (const Message& m : odom) {
+  size_t late = 0, waited = 0;
+  int64_t previous = 0;
+  for (size_t i = 0; i < odom.size(); ++i) {
+    const Message& m = odom[i];
     ASSERT_EQ(raw_time.count(m.data), 1u);
     const int64_t sent = raw_time[m.data];
-    EXPECT_EQ(m.t_ns - sent, in(sent, 1, 2) ? 300'000'000 : 0) << sent;
+    EXPECT_EQ(m.data, odom_raw[i].data) << "in the world's order, " << sent;
+    const int64_t due = sent + (in(sent, 1, 2) ? 300'000'000 : 0);
+    EXPECT_EQ(m.t_ns, std::max(due, previous)) << sent;
     late += in(sent, 1, 2);
+    waited += !in(sent, 1, 2) && m.t_ns > sent;
+    previous = m.t_ns;
   }
   EXPECT_GE(late, 49u);
+  EXPECT_GE(waited, 10u);  // about 0.3 s of messages after the window
 
   // Freeze: the imu stamped in [2, 3) s repeats the last reading before 2 s.
   const auto& imu = a.at("/model/ugv1/imu");
