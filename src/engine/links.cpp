@@ -170,6 +170,7 @@ FaultOutcome RunFaults::kill_stack(const scenario::TimelineEntry& e, bool start)
     if (env_.event) env_.event("stack.restart_failed", fields);
     return out;
   }
+  if (env_.stack_pid) fields["pid"] = env_.stack_pid(e.vehicle);
   if (env_.event) env_.event("stack.restarted", fields);
   out.detail = "the stack of " + e.vehicle + " was killed and started again; it registered at " +
                format_seconds(now) + " s";

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "fieldproof/engine/stack_host.hpp"
+
 namespace fieldproof::engine {
 
 using nlohmann::json;
@@ -197,6 +199,16 @@ void ResourceMonitor::stop() {
 
 void ResourceMonitor::set_sim(SimTime sim) { sim_ns_.store(sim.ns()); }
 
+void ResourceMonitor::set_pid(const std::string& process, int pid) {
+  std::lock_guard<std::mutex> lk(mu_);
+  for (MonitoredProcess& p : o_.processes) {
+    if (p.process != process) continue;
+    p.pid = pid;
+    errors_reported_.erase(process);
+    if (pid > 0) (void)reader_.sample(pid);  // the new process's CPU baseline
+  }
+}
+
 void ResourceMonitor::loop() {
   // Wall-clock grid from the start: start + k x period (missed deadlines are skipped).
   const SimTime t0 = o_.wall_now();
@@ -231,6 +243,7 @@ void ResourceMonitor::sample_once() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     for (const MonitoredProcess& p : o_.processes) {
+      if (p.pid <= 0) continue;  // not running (a killed stack before its restart)
       const ProcessUsage u = reader_.sample(p.pid);
       if (!u.ok) {
         if (errors_reported_.insert(p.process).second) {
@@ -317,7 +330,7 @@ ResourceMonitorOptions resource_monitor_options(
   for (const PlannedVehicle& v : plan.vehicles) {
     const int pid = session.stack_pid(v.name);
     if (pid > 0) {
-      stacks.push_back({v.name + "_nav", "stack", v.name, pid, {}});
+      stacks.push_back({stack_participant(v.name), "stack", v.name, pid, {}});
     } else if (pid == 0) {
       engine.hosts.push_back(v.name);  // an in-process stack, or none: measured as the engine
     }

@@ -114,6 +114,10 @@ class ResourceMonitor {
   void stop();
   // The simulated time lines are stamped with ("sim"); the engine sets it at each wake.
   void set_sim(SimTime sim);
+  // The process now runs as `pid` (fault.kill_stack with restart: the new process of a stack):
+  // later rounds read it, its CPU baseline taken now, and a failure to read it is reported again.
+  // pid 0: it is not running (killed, not yet restarted); rounds skip it. Unknown names: ignored.
+  void set_pid(const std::string& process, int pid);
   // The samples measured since the last call (engine thread): one per process line, and one
   // more per vehicle a process hosts.
   std::vector<assertions::Sample> take();

@@ -228,6 +228,31 @@ TEST(FaultsCli, AStackKilledMidDriveIsRestartedReRegistersAndReachesItsGoal) {
   const std::vector<json> restarted = events(runs / "a", "stack.restarted");
   ASSERT_EQ(restarted.size(), 1u);
   EXPECT_DOUBLE_EQ(restarted[0]["t_s"].get<double>(), 8.0);
+  // The resource monitor follows the stack to its new process: resources.jsonl measures the new
+  // pid after the restart, never the dead one again, and no warning says it cannot read it.
+  const std::string detail = killed[0]["detail"].get<std::string>();  // "pid N, killed by ..."
+  const int old_pid = std::stoi(detail.substr(detail.find("pid ") + 4));
+  ASSERT_TRUE(restarted[0].contains("pid")) << restarted[0];
+  const int new_pid = restarted[0]["pid"].get<int>();
+  EXPECT_NE(new_pid, old_pid);
+  std::vector<int> stack_pids;
+  std::istringstream resources(read_file(runs / "a" / "resources.jsonl"));
+  for (std::string line; std::getline(resources, line);) {
+    if (line.empty()) continue;
+    const json j = json::parse(line);
+    if (j["process"] == "ugv1_nav") {
+      EXPECT_EQ(j["role"], "stack");
+      EXPECT_EQ(j["vehicle"], "ugv1");
+      stack_pids.push_back(j["pid"].get<int>());
+    }
+  }
+  const auto first_new = std::find(stack_pids.begin(), stack_pids.end(), new_pid);
+  ASSERT_NE(first_new, stack_pids.end()) << "no resources.jsonl line for the restarted stack";
+  EXPECT_EQ(std::count(first_new, stack_pids.end(), old_pid), 0);
+  EXPECT_EQ(std::count(stack_pids.begin(), stack_pids.end(), 0), 0);
+  for (const json& w : events(runs / "a", "warning")) {
+    EXPECT_EQ(w["message"].get<std::string>().find("resource monitor"), std::string::npos) << w;
+  }
   const std::vector<json> resent = events(runs / "a", "action.resent");
   ASSERT_EQ(resent.size(), 1u);
   EXPECT_EQ(resent[0]["label"], "drive");
