@@ -22,6 +22,7 @@ network::NetworkConfig network_config(const scenario::Scenario& s) {
     lc.params.bandwidth_bps = l.bandwidth_kbps ? *l.bandwidth_kbps * 1000.0 : 0.0;
     lc.params.range_m = l.range_m;
     lc.params.degrade_from_m = l.degrade_from_m;
+    lc.topics = l.topics;
     c.links.push_back(std::move(lc));
   }
   c.uplink.push_back("navigate_to_pose/status");

@@ -77,7 +77,14 @@ struct Network::Impl {
   std::vector<LinkModel> links;
   std::map<std::string, size_t> ground_link;  // vehicle -> its ground link
   std::map<std::string, std::pair<double, double>> positions;
-  std::set<std::string> uplink_topics;
+  std::set<std::string> uplink_topics;  // what vehicles send up to the ground station
+  // Vehicle-to-vehicle routes, by the sender's topic (/model/<sender>/<topic>).
+  struct Route {
+    size_t link = 0;
+    Direction dir = Direction::kUp;
+    std::string delivered;  // peer_topic(receiver, sender, topic)
+  };
+  std::map<std::string, std::vector<Route>> peer_routes;
   std::map<std::string, SimTime> last_seen;
   std::vector<LinkWindow> windows;  // every closed window, for the summary
   SimTime next_state = SimTime::infinite();
@@ -203,7 +210,16 @@ Network::Network(NetworkConfig config, NetworkHooks hooks) : impl_(std::make_uni
   for (size_t i = 0; i < m.cfg.links.size(); ++i) {
     const LinkConfig& c = m.cfg.links[i];
     m.links.emplace_back(c.name, c.params, root, m.cfg.window);
-    if (c.peer.empty()) m.ground_link.emplace(c.vehicle, i);
+    if (c.peer.empty()) {
+      m.ground_link.emplace(c.vehicle, i);
+      continue;
+    }
+    for (const std::string& t : c.topics) {
+      m.peer_routes["/model/" + c.vehicle + "/" + t].push_back(
+          {i, Direction::kUp, peer_topic(c.peer, c.vehicle, t)});
+      m.peer_routes["/model/" + c.peer + "/" + t].push_back(
+          {i, Direction::kDown, peer_topic(c.vehicle, c.peer, t)});
+    }
   }
   for (const auto& [v, i] : m.ground_link) {
     (void)i;
@@ -217,7 +233,17 @@ Network::~Network() = default;
 const NetworkConfig& Network::config() const { return impl_->cfg; }
 
 std::vector<std::string> Network::uplink_topics() const {
-  return {impl_->uplink_topics.begin(), impl_->uplink_topics.end()};
+  std::set<std::string> all = impl_->uplink_topics;
+  for (const auto& [topic, routes] : impl_->peer_routes) {
+    (void)routes;
+    all.insert(topic);
+  }
+  return {all.begin(), all.end()};
+}
+
+std::string Network::peer_topic(const std::string& receiver, const std::string& sender,
+                                const std::string& topic) {
+  return "/model/" + receiver + "/peers/" + sender + "/" + topic;
 }
 
 std::string Network::ground_topic(const std::string& vehicle_topic) const {
@@ -260,6 +286,15 @@ Network::Sent Network::send_from_ground(SimTime now, const std::string& topic,
 void Network::on_vehicle_message(const std::string& topic, SimTime stamp, std::string payload,
                                  const std::string& type) {
   Impl& m = *impl_;
+  // To the other vehicles first (each link in the order of the network section), then up.
+  if (const auto r = m.peer_routes.empty() ? m.peer_routes.end() : m.peer_routes.find(topic);
+      r != m.peer_routes.end()) {
+    for (const Impl::Route& route : r->second) {
+      if (auto at = m.links[route.link].send(route.dir, stamp, payload.size())) {
+        m.hooks.publish_at(*at, route.delivered, payload, type);
+      }
+    }
+  }
   if (m.uplink_topics.count(topic) == 0) return;
   m.last_seen[topic] = stamp;
   const std::string vehicle = vehicle_of(topic);
@@ -374,6 +409,7 @@ json Network::summary(SimTime now) const {
               {"up", l.up()},
               {"longest_outage_s", secs(l.longest_outage(now))},
               {"windows", windows}};
+    if (!m.lc(i).topics.empty()) j["topics"] = m.lc(i).topics;
     links.push_back(j);
   }
   return {{"ground_station",
