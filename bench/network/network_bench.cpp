@@ -97,7 +97,7 @@ double in_child(F f) {
 std::pair<double, double> per_message(int n) {
   fieldproof::network::NetworkConfig c;
   c.ground = "gcs";
-  c.links.push_back({"gcs_ugv1", "ugv1", "", {}});
+  c.links.push_back({"gcs_ugv1", "ugv1", "", {}, {}});
   c.links[0].params.latency = fieldproof::milliseconds(30);
   c.links[0].params.jitter = fieldproof::milliseconds(10);
   c.links[0].params.loss = 0.05;

@@ -177,7 +177,7 @@ struct Rig {
 NetworkConfig one_link() {
   NetworkConfig c;
   c.ground = "gcs";
-  c.links.push_back({"gcs-ugv1", "ugv1", "", {}});
+  c.links.push_back({"gcs-ugv1", "ugv1", "", {}, {}});
   c.links[0].params.latency = milliseconds(30);
   c.uplink = {"navigate_to_pose/status", "odometry"};
   return c;
