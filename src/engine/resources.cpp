@@ -205,7 +205,10 @@ void ResourceMonitor::set_pid(const std::string& process, int pid) {
     if (p.process != process) continue;
     p.pid = pid;
     errors_reported_.erase(process);
-    if (pid > 0) (void)reader_.sample(pid);  // the new process's CPU baseline
+    if (pid > 0) {
+      (void)reader_.sample(pid);  // the new process's CPU baseline
+      baseline_at_[process] = o_.wall_now();
+    }
   }
 }
 
@@ -244,6 +247,10 @@ void ResourceMonitor::sample_once() {
     std::lock_guard<std::mutex> lk(mu_);
     for (const MonitoredProcess& p : o_.processes) {
       if (p.pid <= 0) continue;  // not running (a killed stack before its restart)
+      if (const auto b = baseline_at_.find(p.process);
+          b != baseline_at_.end() && wall - b->second < o_.period / 2) {
+        continue;  // its baseline is too recent for a CPU figure: the next round measures it
+      }
       const ProcessUsage u = reader_.sample(p.pid);
       if (!u.ok) {
         if (errors_reported_.insert(p.process).second) {
