@@ -132,6 +132,9 @@ class ResourceMonitor {
 
  private:
   void loop();
+  // One round. final: the teardown's (a restarted process is measured however recent its
+  // baseline); restarted_only: only the processes restarted since their last line.
+  void round(bool final, bool restarted_only);
 
   ResourceMonitorOptions o_;
   ResourceReader reader_;

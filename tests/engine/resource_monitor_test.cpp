@@ -184,6 +184,36 @@ TEST(ResourceMonitor, ARestartedStackIsSampledUnderItsNewPid) {
   EXPECT_NE(errors[0].find("ugv1_nav (pid 5151)"), std::string::npos) << errors[0];
 }
 
+// A run that ends soon after a restart still has a line for the new process: the teardown
+// measures it from the restart, even when the others' last interval is too short for a round.
+TEST(ResourceMonitor, TheTeardownMeasuresAProcessRestartedSinceTheLastRound) {
+  const fs::path root = fresh("restart_end");
+  const fs::path procs = root / "proc";
+  proc(procs, 100, 0, 10240, 7, "0::/");
+  proc(procs, 4242, 0, 20480, 3, "0::/");
+  SimTime wall = SimTime::from_ns(10'000'000'000);
+  std::vector<json> lines;
+  ResourceMonitorOptions o;
+  o.processes = {{"engine", "engine", "", 100, {}}, {"ugv1_nav", "stack", "ugv1", 4242, {}}};
+  o.wall_now = [&] { return wall; };
+  o.on_line = [&](const json& j) { lines.push_back(j); };
+  o.proc_root = procs.string();
+  o.cgroup_root = (root / "cgroup").string();
+  o.period = seconds(100);  // the thread's first round is never due on this clock
+  ResourceMonitor m(o);
+  m.start();
+  wall = wall + seconds(100);
+  m.sample_once();
+  ASSERT_EQ(lines.size(), 2u);
+  proc(procs, 5151, 0, 30720, 4, "0::/");
+  m.set_pid("ugv1_nav", 5151);
+  wall = wall + seconds(10);  // a tenth of a period: no final round for the engine
+  m.stop();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2]["process"], "ugv1_nav");
+  EXPECT_EQ(lines[2]["pid"], 5151);
+}
+
 // The thread samples on the wall clock: simulated time does not move at all here (an unpaced
 // run's simulated seconds would be milliseconds of wall time), yet lines come once a period of
 // wall time, each measuring CPU over that period. This process itself is the one measured.
