@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -191,23 +192,24 @@ TEST(ResourceMonitor, TheTeardownMeasuresAProcessRestartedSinceTheLastRound) {
   const fs::path procs = root / "proc";
   proc(procs, 100, 0, 10240, 7, "0::/");
   proc(procs, 4242, 0, 20480, 3, "0::/");
-  SimTime wall = SimTime::from_ns(10'000'000'000);
-  std::vector<json> lines;
+  // The monitor's thread reads this clock too; its first round (1000 s on) is never due here.
+  std::atomic<int64_t> wall_ns{10'000'000'000};
+  std::vector<json> lines;  // written by the rounds this thread runs
   ResourceMonitorOptions o;
   o.processes = {{"engine", "engine", "", 100, {}}, {"ugv1_nav", "stack", "ugv1", 4242, {}}};
-  o.wall_now = [&] { return wall; };
+  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
   o.on_line = [&](const json& j) { lines.push_back(j); };
   o.proc_root = procs.string();
   o.cgroup_root = (root / "cgroup").string();
-  o.period = seconds(100);  // the thread's first round is never due on this clock
+  o.period = seconds(1000);
   ResourceMonitor m(o);
   m.start();
-  wall = wall + seconds(100);
+  wall_ns += 600'000'000'000;
   m.sample_once();
   ASSERT_EQ(lines.size(), 2u);
   proc(procs, 5151, 0, 30720, 4, "0::/");
   m.set_pid("ugv1_nav", 5151);
-  wall = wall + seconds(10);  // a tenth of a period: no final round for the engine
+  wall_ns += 10'000'000'000;  // 1 % of a period: no final round for the engine
   m.stop();
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[2]["process"], "ugv1_nav");
