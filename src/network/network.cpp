@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <unordered_map>
 
 #include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/msgs/types.hpp"
@@ -85,7 +86,15 @@ struct Network::Impl {
     std::string delivered;  // peer_topic(receiver, sender, topic)
   };
   std::map<std::string, std::vector<Route>> peer_routes;
-  std::map<std::string, SimTime> last_seen;
+  // Per uplink topic (/model/<v>/<t>), what its messages need, found once.
+  struct Uplink {
+    std::string vehicle;
+    size_t link = 0;
+    bool reliable = false;
+    std::string ground;  // ground_topic(topic)
+    std::optional<SimTime> last_seen;
+  };
+  std::unordered_map<std::string, Uplink> uplinks;
   std::vector<LinkWindow> windows;  // every closed window, for the summary
   SimTime next_state = SimTime::infinite();
   // Reliable topics: the messages waiting for an attempt that arrives, per (direction, topic).
@@ -222,9 +231,12 @@ Network::Network(NetworkConfig config, NetworkHooks hooks) : impl_(std::make_uni
     }
   }
   for (const auto& [v, i] : m.ground_link) {
-    (void)i;
     for (const std::string& t : m.cfg.uplink) m.uplink_topics.insert("/model/" + v + "/" + t);
     for (const std::string& t : m.cfg.reliable) m.reliable_topics.insert("/model/" + v + "/" + t);
+    for (const std::string& t : m.cfg.uplink) {
+      const std::string topic = "/model/" + v + "/" + t;
+      m.uplinks[topic] = {v, i, m.reliable_topics.count(topic) != 0, ground_topic(topic), {}};
+    }
   }
 }
 
@@ -295,26 +307,24 @@ void Network::on_vehicle_message(const std::string& topic, SimTime stamp, std::s
       }
     }
   }
-  if (m.uplink_topics.count(topic) == 0) return;
-  m.last_seen[topic] = stamp;
-  const std::string vehicle = vehicle_of(topic);
-  const auto it = m.ground_link.find(vehicle);
-  if (it == m.ground_link.end()) return;
-  if (m.reliable_topics.count(topic) != 0) {
-    (void)m.send_reliable({ground_topic(topic), std::move(payload), type, vehicle, it->second,
-                           Direction::kUp},
-                          stamp);
+  const auto it = m.uplinks.find(topic);
+  if (it == m.uplinks.end()) return;
+  Impl::Uplink& up = it->second;
+  up.last_seen = stamp;
+  if (up.reliable) {
+    (void)m.send_reliable(
+        {up.ground, std::move(payload), type, up.vehicle, up.link, Direction::kUp}, stamp);
     return;
   }
-  if (auto at = m.links[it->second].send(Direction::kUp, stamp, payload.size())) {
-    m.hooks.publish_at(*at, ground_topic(topic), std::move(payload), type);
+  if (auto at = m.links[up.link].send(Direction::kUp, stamp, payload.size())) {
+    m.hooks.publish_at(*at, up.ground, std::move(payload), type);
   }
 }
 
 std::optional<SimTime> Network::last_seen(const std::string& topic) const {
-  const auto it = impl_->last_seen.find(topic);
-  if (it == impl_->last_seen.end()) return std::nullopt;
-  return it->second;
+  const auto it = impl_->uplinks.find(topic);
+  if (it == impl_->uplinks.end()) return std::nullopt;
+  return it->second.last_seen;
 }
 
 void Network::on_pose(const std::string& vehicle, double x, double y, SimTime stamp) {

@@ -697,8 +697,7 @@ class Builder {
       const std::string at = path + ".topics[" + std::to_string(i) + "]";
       if (t.string.empty() || t.string.front() == '/' || t.string.back() == '/') {
         error(t.pos, at,
-              "a topic is relative to /model/<vehicle>/ (e.g. odometry), got \"" + t.string +
-                  "\"");
+              "a topic is relative to /model/<vehicle>/ (e.g. odometry), got \"" + t.string + "\"");
       } else if (t.string == "peers" || t.string.rfind("peers/", 0) == 0) {
         error(t.pos, at,
               "peers/... is where a peer's topics arrive; they do not cross another link, got \"" +

@@ -123,8 +123,8 @@ TEST(FaultsCli, TopicFaultsActOnlyInTheirWindowAndTwoRunsOfOneSeedDeliverTheSame
   };
   // The world's outputs at the run's very last instant (3.5 s, when the timeline completes) are
   // relayed like every other: the last raw message of each topic has its relayed copy.
-  const int64_t end_ns = static_cast<int64_t>(run_json(runs / "d-a")["durations"]["sim_s"]
-                                                  .get<double>() * kSecond + 0.5);
+  const int64_t end_ns = static_cast<int64_t>(
+      run_json(runs / "d-a")["durations"]["sim_s"].get<double>() * kSecond + 0.5);
   EXPECT_EQ(end_ns, 3'500'000'000);
   for (const std::string& t : kFaulted) {
     ASSERT_FALSE(a.at(t).empty()) << t;

@@ -260,8 +260,8 @@ TEST(LinksCli, AVehicleToVehicleLinkDeliversEachVehiclesTopicsToTheOtherTheSameW
       EXPECT_GE(m.t_ns, previous);
       previous = m.t_ns;
     }
-    const double kept = static_cast<double>(a.at(got_topic).size()) /
-                        static_cast<double>(sent_while_up);
+    const double kept =
+        static_cast<double>(a.at(got_topic).size()) / static_cast<double>(sent_while_up);
     EXPECT_GT(kept, 0.7) << got_topic << " " << sent_while_up;
     EXPECT_LT(kept, 0.9) << got_topic << " " << sent_while_up;
   }
@@ -284,9 +284,9 @@ TEST(LinksCli, AVehicleToVehicleLinkDeliversEachVehiclesTopicsToTheOtherTheSameW
 TEST(LinksCli, BadVehicleToVehicleLinksAreRefusedWithFileLineAndField) {
   const fs::path dir = fresh_runs_dir("links_v2v_bad");
   fs::create_directories(dir);
-  std::ofstream(dir / "convoy.yaml") << "name: bad_convoy\nworld: " +
-                                            fs::absolute("examples/worlds/depot.sdf").string() +
-                                            R"(
+  std::ofstream(dir / "convoy.yaml")
+      << "name: bad_convoy\nworld: " + fs::absolute("examples/worlds/depot.sdf").string() +
+             R"(
 vehicles:
   - {name: ugv1, spawn: dock}
   - {name: ugv2, spawn: {x: -10.0, y: 0.0}}

@@ -124,7 +124,7 @@ TEST(FaultRelay, ADelayIsFifoAcrossItsWindowsEndAMessageAfterItWaitsBehindTheWin
   r.relay.start(f, at_ms(100));
   r.feed(kScan, 100, 200);  // m100 .. m190, delivered 350 .. 440
   (void)r.relay.stop("late", at_ms(200));
-  r.feed(kScan, 200, 500);  // m200 .. m490: not delayed, but never before m190
+  r.feed(kScan, 200, 500);              // m200 .. m490: not delayed, but never before m190
   r.feed("/model/ugv1/imu", 200, 210);  // another topic does not wait
   ASSERT_EQ(r.out.size(), 41u);
   // In order of publication, each no earlier than the one before it.

@@ -318,8 +318,7 @@ TEST(Network, AVehicleToVehicleLinksDrawsAreTheSeedsAndEachDirectionHasItsOwn) {
   // ugv2's traffic (the other direction) does not shift ugv1's draws.
   EXPECT_EQ(a, deliveries(5, false));
   // They are RandomSource(seed).child("network/ugv1_ugv2/up")'s: the link model's own fates.
-  LinkModel alone("ugv1_ugv2", vehicle_link(5).links[1].params,
-                  RandomSource(5).child("network"));
+  LinkModel alone("ugv1_ugv2", vehicle_link(5).links[1].params, RandomSource(5).child("network"));
   std::vector<Published> expected;
   for (int64_t t = 0; t < 10000; t += 20) {
     if (const auto at = alone.send(Direction::kUp, ms(t), ("ugv1@" + std::to_string(t)).size())) {

@@ -12,8 +12,8 @@
 //   FaultCounts c = relay.stop("drops", now);
 //
 // Per message, in the order the faults started: a freeze replaces the payload by the last one
-// the world published before the freeze began (the first of the window when none was), a drop draws one
-// number from its own RandomSource(seed).child("faults/<label>") (every message of the window,
+// the world published before the freeze began (the first of the window when none was), a drop draws
+// one number from its own RandomSource(seed).child("faults/<label>") (every message of the window,
 // dropped or not, so the draws depend only on the sequence of messages), a delay adds its delay_s
 // to the delivery time. A message is never delivered before its stamp, nor before an earlier
 // message of its topic (FIFO per topic): one stamped after a delay's window is not delayed itself

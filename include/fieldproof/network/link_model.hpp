@@ -35,7 +35,7 @@
 namespace fieldproof::network {
 
 enum class Direction : uint8_t {
-  kDown,  // to the link's vehicle: from the ground station, or from a vehicle-to-vehicle link's peer
+  kDown,  // to the link's vehicle: from the ground station, or from a vehicle link's peer
   kUp,    // from the link's vehicle: to the ground station, or to the peer
 };
 
