@@ -3,10 +3,13 @@
 //     pace lifted: --max-rtf 0) with a ground link carrying the goal, the status and every topic
 //     the ground station sees (odometry, scan, imu, feedback, cmd_vel as telemetry), against the
 //     same drive without a network section as the baseline, measured in the same run; target
-//     ratio <= 1.1. Each case runs in a child process; --repeat K keeps the fastest of each.
+//     ratio <= 1.1. Each case runs in a child process; --repeat K keeps the fastest of each (the
+//     order of the pair alternates). Wall time, and CPU time (user + system of the run's process,
+//     steadier under load) as run_with[out]_links_cpu.
 //   link_ns_per_msg: LinkModel::send plus the relay's publish hook per message (a 200-byte
 //     payload, 5 % loss, jitter), against a loop that only copies the payload as the baseline.
 // Usage: network_bench [--repeat K] [--seconds S]
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,7 +58,20 @@ fs::path write_scenario(const fs::path& dir, bool links, int seconds) {
   return p;
 }
 
-double run_case(const fs::path& scenario, const fs::path& runs, const std::string& id) {
+// CPU seconds (user + system) of this process and its threads so far.
+double cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+struct Cost {
+  double wall = -1;
+  double cpu = -1;
+};
+
+Cost run_case(const fs::path& scenario, const fs::path& runs, const std::string& id) {
   fieldproof::engine::RunOptions o;
   o.scenario_file = scenario;
   o.runs_dir = runs;
@@ -63,41 +79,47 @@ double run_case(const fs::path& scenario, const fs::path& runs, const std::strin
   o.max_rtf = 0.0;
   o.tool_dir = FIELDPROOF_BIN_DIR;
   const double t0 = wall_s();
+  const double c0 = cpu_s();
   const auto r = fieldproof::engine::run_scenario(o);
-  const double dt = wall_s() - t0;
+  Cost c{wall_s() - t0, cpu_s() - c0};
   if (r.exit_code != 0) {
     std::fprintf(stderr, "network_bench: %s: %s (%s)\n", id.c_str(), r.verdict.c_str(),
                  r.reason.c_str());
-    return -1;
+    return {};
   }
-  return dt;
+  return c;
 }
 
 template <typename F>
-double in_child(F f) {
+Cost in_child(F f) {
   int fd[2];
-  if (pipe(fd) != 0) return -1;
+  if (pipe(fd) != 0) return {};
   const pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
-    const double w = f();
-    (void)!write(fd[1], &w, sizeof w);
+    const Cost c = f();
+    (void)!write(fd[1], &c, sizeof c);
     _exit(0);
   }
   close(fd[1]);
-  double w = -1;
-  if (read(fd[0], &w, sizeof w) != static_cast<ssize_t>(sizeof w)) w = -1;
+  Cost c;
+  if (read(fd[0], &c, sizeof c) != static_cast<ssize_t>(sizeof c)) c = {};
   close(fd[0]);
   int st = 0;
   waitpid(pid, &st, 0);
-  return w;
+  return c;
+}
+
+void keep_best(const Cost& c, Cost* best) {
+  if (c.wall > 0 && (best->wall < 0 || c.wall < best->wall)) best->wall = c.wall;
+  if (c.cpu > 0 && (best->cpu < 0 || c.cpu < best->cpu)) best->cpu = c.cpu;
 }
 
 // ns per message through the relay (model + hook), and the copy-only baseline.
 std::pair<double, double> per_message(int n) {
   fieldproof::network::NetworkConfig c;
   c.ground = "gcs";
-  c.links.push_back({"gcs_ugv1", "ugv1", "", {}});
+  c.links.push_back({"gcs_ugv1", "ugv1", "", {}, {}});
   c.links[0].params.latency = fieldproof::milliseconds(30);
   c.links[0].params.jitter = fieldproof::milliseconds(10);
   c.links[0].params.loss = 0.05;
@@ -152,26 +174,44 @@ int main(int argc, char** argv) {
   const fs::path dir = tmpl;
   const fs::path plain = write_scenario(dir, false, seconds);
   const fs::path links = write_scenario(dir, true, seconds);
-  double best_plain = -1, best_links = -1;
+  Cost best_plain, best_links;
   for (int k = 0; k < repeat; ++k) {
+    // Alternating which goes first, so that a load that drifts during the pair favours neither.
     const std::string a = "plain" + std::to_string(k), b = "links" + std::to_string(k);
-    const double p = in_child([&] { return run_case(plain, dir / "runs", a); });
-    const double l = in_child([&] { return run_case(links, dir / "runs", b); });
-    if (p > 0 && (best_plain < 0 || p < best_plain)) best_plain = p;
-    if (l > 0 && (best_links < 0 || l < best_links)) best_links = l;
+    const auto run_plain = [&] {
+      keep_best(in_child([&] { return run_case(plain, dir / "runs", a); }), &best_plain);
+    };
+    const auto run_links = [&] {
+      keep_best(in_child([&] { return run_case(links, dir / "runs", b); }), &best_links);
+    };
+    if (k % 2 == 0) {
+      run_plain();
+      run_links();
+    } else {
+      run_links();
+      run_plain();
+    }
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (best_plain <= 0 || best_links <= 0) {
+  if (best_plain.wall <= 0 || best_links.wall <= 0) {
     std::fprintf(stderr, "network_bench: a case failed\n");
     return 1;
   }
   const auto [ns, base_ns] = per_message(2'000'000);
   std::printf("# depot drive, %d s simulated, sim mode unpaced, best of %d\n", seconds, repeat);
   std::printf("BENCH run_without_links %.3f s ratio=1.000 baseline=run_without_links\n",
-              best_plain);
+              best_plain.wall);
   std::printf("BENCH run_with_links %.3f s ratio=%.3f baseline=run_without_links target=1.1\n",
-              best_links, best_links / best_plain);
+              best_links.wall, best_links.wall / best_plain.wall);
+  // CPU time (user + system, every thread of the run's process) moves less with the machine's
+  // load than wall time does.
+  std::printf("BENCH run_without_links_cpu %.3f s ratio=1.000 baseline=run_without_links_cpu\n",
+              best_plain.cpu);
+  std::printf(
+      "BENCH run_with_links_cpu %.3f s ratio=%.3f baseline=run_without_links_cpu "
+      "target=1.1\n",
+      best_links.cpu, best_plain.cpu > 0 ? best_links.cpu / best_plain.cpu : 0.0);
   std::printf("BENCH link_ns_per_msg %.1f ns ratio=%.3f baseline=copy_and_hook_ns_per_msg\n", ns,
               base_ns > 0 ? ns / base_ns : 0.0);
   return 0;

@@ -22,6 +22,7 @@ network::NetworkConfig network_config(const scenario::Scenario& s) {
     lc.params.bandwidth_bps = l.bandwidth_kbps ? *l.bandwidth_kbps * 1000.0 : 0.0;
     lc.params.range_m = l.range_m;
     lc.params.degrade_from_m = l.degrade_from_m;
+    lc.topics = l.topics;
     c.links.push_back(std::move(lc));
   }
   c.uplink.push_back("navigate_to_pose/status");
@@ -170,6 +171,7 @@ FaultOutcome RunFaults::kill_stack(const scenario::TimelineEntry& e, bool start)
     if (env_.event) env_.event("stack.restart_failed", fields);
     return out;
   }
+  if (env_.stack_pid) fields["pid"] = env_.stack_pid(e.vehicle);
   if (env_.event) env_.event("stack.restarted", fields);
   out.detail = "the stack of " + e.vehicle + " was killed and started again; it registered at " +
                format_seconds(now) + " s";

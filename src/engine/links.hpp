@@ -30,6 +30,7 @@ struct FaultEnv {
   // Session::kill_stack at now() / Session::restart_stack.
   std::function<bool(const std::string& vehicle, std::string* detail)> kill;
   std::function<bool(const std::string& vehicle, std::string* error)> restart;
+  std::function<int(const std::string& vehicle)> stack_pid;  // Session::stack_pid (may be empty)
   // engine.log (and /fieldproof/events): fault.start, fault.end, stack.killed, stack.restarted.
   std::function<void(const std::string& name, const nlohmann::json& fields)> event;
 };

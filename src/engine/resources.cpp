@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "fieldproof/engine/stack_host.hpp"
+
 namespace fieldproof::engine {
 
 using nlohmann::json;
@@ -179,6 +181,7 @@ void ResourceMonitor::start() {
 
 void ResourceMonitor::stop() {
   bool final_round = false;
+  bool restarted_only = false;
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (stop_) return;
@@ -189,13 +192,30 @@ void ResourceMonitor::stop() {
     // its processes once, over the whole run).
     const Duration since = o_.wall_now() - last_round_;
     final_round = started_ && (since >= o_.period / 2 || (!any_round_ && since.ns() > 0));
+    // A process restarted since the last round has no line yet: it is measured once, from its
+    // restart to the end, even when the others' last interval is too short.
+    restarted_only = started_ && !final_round && !baseline_at_.empty();
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (final_round) sample_once();
+  if (final_round || restarted_only) round(/*final=*/true, restarted_only);
 }
 
 void ResourceMonitor::set_sim(SimTime sim) { sim_ns_.store(sim.ns()); }
+
+void ResourceMonitor::set_pid(const std::string& process, int pid) {
+  std::lock_guard<std::mutex> lk(mu_);
+  for (MonitoredProcess& p : o_.processes) {
+    if (p.process != process) continue;
+    p.pid = pid;
+    errors_reported_.erase(process);
+    baseline_at_.erase(process);
+    if (pid > 0) {
+      (void)reader_.sample(pid);  // the new process's CPU baseline
+      baseline_at_[process] = o_.wall_now();
+    }
+  }
+}
 
 void ResourceMonitor::loop() {
   // Wall-clock grid from the start: start + k x period (missed deadlines are skipped).
@@ -216,7 +236,9 @@ void ResourceMonitor::loop() {
   }
 }
 
-void ResourceMonitor::sample_once() {
+void ResourceMonitor::sample_once() { round(false, false); }
+
+void ResourceMonitor::round(bool final, bool restarted_only) {
   const SimTime sim = SimTime::from_ns(sim_ns_.load());
   const SimTime wall = o_.wall_now();
   {
@@ -231,6 +253,12 @@ void ResourceMonitor::sample_once() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     for (const MonitoredProcess& p : o_.processes) {
+      if (p.pid <= 0) continue;  // not running (a killed stack before its restart)
+      const auto b = baseline_at_.find(p.process);
+      if (restarted_only && b == baseline_at_.end()) continue;
+      if (b != baseline_at_.end() && !final && wall - b->second < o_.period / 2) {
+        continue;  // its baseline is too recent for a CPU figure: the next round measures it
+      }
       const ProcessUsage u = reader_.sample(p.pid);
       if (!u.ok) {
         if (errors_reported_.insert(p.process).second) {
@@ -269,6 +297,7 @@ void ResourceMonitor::sample_once() {
         pending_.push_back(s);
       }
       last_[p.process] = j;
+      baseline_at_.erase(p.process);  // measured since its restart
       ++lines_;
       lines.push_back(std::move(j));
     }
@@ -317,7 +346,7 @@ ResourceMonitorOptions resource_monitor_options(
   for (const PlannedVehicle& v : plan.vehicles) {
     const int pid = session.stack_pid(v.name);
     if (pid > 0) {
-      stacks.push_back({v.name + "_nav", "stack", v.name, pid, {}});
+      stacks.push_back({stack_participant(v.name), "stack", v.name, pid, {}});
     } else if (pid == 0) {
       engine.hosts.push_back(v.name);  // an in-process stack, or none: measured as the engine
     }

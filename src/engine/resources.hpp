@@ -114,6 +114,12 @@ class ResourceMonitor {
   void stop();
   // The simulated time lines are stamped with ("sim"); the engine sets it at each wake.
   void set_sim(SimTime sim);
+  // The process now runs as `pid` (fault.kill_stack with restart: the new process of a stack):
+  // later rounds read it, its CPU baseline taken now, and a failure to read it is reported again.
+  // A round less than half a period after it skips the process (a CPU figure over a few ms of
+  // clock ticks says little): its first line measures from the restart to a later round.
+  // pid 0: it is not running (killed, not yet restarted); rounds skip it. Unknown names: ignored.
+  void set_pid(const std::string& process, int pid);
   // The samples measured since the last call (engine thread): one per process line, and one
   // more per vehicle a process hosts.
   std::vector<assertions::Sample> take();
@@ -126,6 +132,9 @@ class ResourceMonitor {
 
  private:
   void loop();
+  // One round. final: the teardown's (a restarted process is measured however recent its
+  // baseline); restarted_only: only the processes restarted since their last line.
+  void round(bool final, bool restarted_only);
 
   ResourceMonitorOptions o_;
   ResourceReader reader_;
@@ -140,6 +149,7 @@ class ResourceMonitor {
   std::vector<assertions::Sample> pending_;
   std::map<std::string, nlohmann::json> last_;
   std::set<std::string> errors_reported_;
+  std::map<std::string, SimTime> baseline_at_;  // set_pid: when the new process's baseline was
   std::thread thread_;
 };
 

@@ -67,6 +67,11 @@ void FaultRelay::on_message(const std::string& topic, SimTime stamp, std::string
   // A later freeze repeats what the sensor last measured, whatever became of it.
   last_[topic] = original ? std::move(*original) : payload;
   if (dropped) return;
+  // FIFO per topic: never before an earlier message of the topic (one sent just after a delay's
+  // window waits behind the window's last ones; equal stamps keep the order of publication).
+  SimTime& last = last_at_[topic];
+  at = std::max(at, last);
+  last = at;
   publish_at_(at, topic, std::move(payload), type);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <unordered_map>
 
 #include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/msgs/types.hpp"
@@ -77,8 +78,23 @@ struct Network::Impl {
   std::vector<LinkModel> links;
   std::map<std::string, size_t> ground_link;  // vehicle -> its ground link
   std::map<std::string, std::pair<double, double>> positions;
-  std::set<std::string> uplink_topics;
-  std::map<std::string, SimTime> last_seen;
+  std::set<std::string> uplink_topics;  // what vehicles send up to the ground station
+  // Vehicle-to-vehicle routes, by the sender's topic (/model/<sender>/<topic>).
+  struct Route {
+    size_t link = 0;
+    Direction dir = Direction::kUp;
+    std::string delivered;  // peer_topic(receiver, sender, topic)
+  };
+  std::map<std::string, std::vector<Route>> peer_routes;
+  // Per uplink topic (/model/<v>/<t>), what its messages need, found once.
+  struct Uplink {
+    std::string vehicle;
+    size_t link = 0;
+    bool reliable = false;
+    std::string ground;  // ground_topic(topic)
+    std::optional<SimTime> last_seen;
+  };
+  std::unordered_map<std::string, Uplink> uplinks;
   std::vector<LinkWindow> windows;  // every closed window, for the summary
   SimTime next_state = SimTime::infinite();
   // Reliable topics: the messages waiting for an attempt that arrives, per (direction, topic).
@@ -203,12 +219,24 @@ Network::Network(NetworkConfig config, NetworkHooks hooks) : impl_(std::make_uni
   for (size_t i = 0; i < m.cfg.links.size(); ++i) {
     const LinkConfig& c = m.cfg.links[i];
     m.links.emplace_back(c.name, c.params, root, m.cfg.window);
-    if (c.peer.empty()) m.ground_link.emplace(c.vehicle, i);
+    if (c.peer.empty()) {
+      m.ground_link.emplace(c.vehicle, i);
+      continue;
+    }
+    for (const std::string& t : c.topics) {
+      m.peer_routes["/model/" + c.vehicle + "/" + t].push_back(
+          {i, Direction::kUp, peer_topic(c.peer, c.vehicle, t)});
+      m.peer_routes["/model/" + c.peer + "/" + t].push_back(
+          {i, Direction::kDown, peer_topic(c.vehicle, c.peer, t)});
+    }
   }
   for (const auto& [v, i] : m.ground_link) {
-    (void)i;
     for (const std::string& t : m.cfg.uplink) m.uplink_topics.insert("/model/" + v + "/" + t);
     for (const std::string& t : m.cfg.reliable) m.reliable_topics.insert("/model/" + v + "/" + t);
+    for (const std::string& t : m.cfg.uplink) {
+      const std::string topic = "/model/" + v + "/" + t;
+      m.uplinks[topic] = {v, i, m.reliable_topics.count(topic) != 0, ground_topic(topic), {}};
+    }
   }
 }
 
@@ -217,7 +245,17 @@ Network::~Network() = default;
 const NetworkConfig& Network::config() const { return impl_->cfg; }
 
 std::vector<std::string> Network::uplink_topics() const {
-  return {impl_->uplink_topics.begin(), impl_->uplink_topics.end()};
+  std::set<std::string> all = impl_->uplink_topics;
+  for (const auto& [topic, routes] : impl_->peer_routes) {
+    (void)routes;
+    all.insert(topic);
+  }
+  return {all.begin(), all.end()};
+}
+
+std::string Network::peer_topic(const std::string& receiver, const std::string& sender,
+                                const std::string& topic) {
+  return "/model/" + receiver + "/peers/" + sender + "/" + topic;
 }
 
 std::string Network::ground_topic(const std::string& vehicle_topic) const {
@@ -260,26 +298,33 @@ Network::Sent Network::send_from_ground(SimTime now, const std::string& topic,
 void Network::on_vehicle_message(const std::string& topic, SimTime stamp, std::string payload,
                                  const std::string& type) {
   Impl& m = *impl_;
-  if (m.uplink_topics.count(topic) == 0) return;
-  m.last_seen[topic] = stamp;
-  const std::string vehicle = vehicle_of(topic);
-  const auto it = m.ground_link.find(vehicle);
-  if (it == m.ground_link.end()) return;
-  if (m.reliable_topics.count(topic) != 0) {
-    (void)m.send_reliable({ground_topic(topic), std::move(payload), type, vehicle, it->second,
-                           Direction::kUp},
-                          stamp);
+  // To the other vehicles first (each link in the order of the network section), then up.
+  if (const auto r = m.peer_routes.empty() ? m.peer_routes.end() : m.peer_routes.find(topic);
+      r != m.peer_routes.end()) {
+    for (const Impl::Route& route : r->second) {
+      if (auto at = m.links[route.link].send(route.dir, stamp, payload.size())) {
+        m.hooks.publish_at(*at, route.delivered, payload, type);
+      }
+    }
+  }
+  const auto it = m.uplinks.find(topic);
+  if (it == m.uplinks.end()) return;
+  Impl::Uplink& up = it->second;
+  up.last_seen = stamp;
+  if (up.reliable) {
+    (void)m.send_reliable(
+        {up.ground, std::move(payload), type, up.vehicle, up.link, Direction::kUp}, stamp);
     return;
   }
-  if (auto at = m.links[it->second].send(Direction::kUp, stamp, payload.size())) {
-    m.hooks.publish_at(*at, ground_topic(topic), std::move(payload), type);
+  if (auto at = m.links[up.link].send(Direction::kUp, stamp, payload.size())) {
+    m.hooks.publish_at(*at, up.ground, std::move(payload), type);
   }
 }
 
 std::optional<SimTime> Network::last_seen(const std::string& topic) const {
-  const auto it = impl_->last_seen.find(topic);
-  if (it == impl_->last_seen.end()) return std::nullopt;
-  return it->second;
+  const auto it = impl_->uplinks.find(topic);
+  if (it == impl_->uplinks.end()) return std::nullopt;
+  return it->second.last_seen;
 }
 
 void Network::on_pose(const std::string& vehicle, double x, double y, SimTime stamp) {
@@ -374,6 +419,7 @@ json Network::summary(SimTime now) const {
               {"up", l.up()},
               {"longest_outage_s", secs(l.longest_outage(now))},
               {"windows", windows}};
+    if (!m.lc(i).topics.empty()) j["topics"] = m.lc(i).topics;
     links.push_back(j);
   }
   return {{"ground_station",

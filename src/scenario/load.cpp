@@ -679,6 +679,41 @@ class Builder {
     }
   }
 
+  // A link's `topics` (docs/network.md): relative, each once, not a peer's arrival; only on a
+  // vehicle-to-vehicle link.
+  std::vector<std::string> link_topics(const ParamValue& l, const std::string& path,
+                                       bool vehicle_to_vehicle) {
+    std::vector<std::string> out;
+    const ParamValue* topics = l.get("topics");
+    if (topics == nullptr || topics->kind != ParamValue::Kind::kList) return out;
+    if (!vehicle_to_vehicle) {
+      error(topics->pos, path + ".topics",
+            "topics cross a vehicle-to-vehicle link (one with a peer); what a vehicle sends the "
+            "ground station is network.telemetry");
+      return out;
+    }
+    for (const auto& [i, t] : enumerate(*topics)) {
+      if (t.kind != ParamValue::Kind::kString) continue;
+      const std::string at = path + ".topics[" + std::to_string(i) + "]";
+      if (t.string.empty() || t.string.front() == '/' || t.string.back() == '/') {
+        error(t.pos, at,
+              "a topic is relative to /model/<vehicle>/ (e.g. odometry), got \"" + t.string + "\"");
+      } else if (t.string == "peers" || t.string.rfind("peers/", 0) == 0) {
+        error(t.pos, at,
+              "peers/... is where a peer's topics arrive; they do not cross another link, got \"" +
+                  t.string + "\"");
+      } else if (t.string == "link_state") {
+        error(t.pos, at,
+              "link_state is each vehicle's own radio's state; it does not cross the link");
+      } else if (std::find(out.begin(), out.end(), t.string) != out.end()) {
+        error(t.pos, at, "topic '" + t.string + "' is listed twice");
+      } else {
+        out.push_back(t.string);
+      }
+    }
+    return out;
+  }
+
   // The network section (docs/network.md). Types and ranges were checked by the tables.
   void build_network(const ParamValue& n, Scenario& s) {
     NetworkSection& ns = s.network;
@@ -699,6 +734,7 @@ class Builder {
     }
     std::map<std::string, std::string> names;
     std::map<std::string, std::string> ground_of;  // vehicle -> the path of its ground link
+    std::map<std::string, std::string> pair_of;    // "<a> <b>" -> the path of their link
     for (const auto& [i, l] : enumerate(get_or_empty(n, "links"))) {
       if (l.kind != ParamValue::Kind::kMap) continue;
       const std::string path = "network.links[" + std::to_string(i) + "]";
@@ -734,7 +770,16 @@ class Builder {
                 "vehicle '" + link.vehicle + "' has a link to the ground station already (" +
                     it->second + "); a vehicle has at most one");
         }
+      } else if (!link.peer.empty() && link.peer != link.vehicle) {
+        const auto pair = std::minmax(link.vehicle, link.peer);
+        auto [it, fresh] = pair_of.emplace(pair.first + " " + pair.second, path);
+        if (!fresh) {
+          error(pos(l, "peer", l.pos), path + ".peer",
+                "vehicles '" + link.vehicle + "' and '" + link.peer + "' have a link already (" +
+                    it->second + "); two vehicles have at most one");
+        }
       }
+      link.topics = link_topics(l, path, !link.peer.empty());
       auto [it, fresh] = names.emplace(link.name, path);
       if (!fresh) {
         error(pos(l, "name", l.pos), path + ".name",

@@ -846,7 +846,11 @@ ParamSpec network_section() {
                        .min(0, true),
                    P("degrade_from_m", ParamKind::kNumber,
                      "from this distance to range_m the loss rises linearly to 1")
-                       .min(0)})
+                       .min(0),
+                   list_of("topics", P("topic", ParamKind::kString, "a topic under /model/<v>/"),
+                           "a vehicle-to-vehicle link's topics, relative to /model/<vehicle>/: "
+                           "each end's arrive at the other as "
+                           "/model/<receiver>/peers/<sender>/<topic>")})
           .depends("degrade_from_m", {"range_m"});
   ParamSpec outage_item =
       P("outage", ParamKind::kObject, "a region where radio links are down (a shed, a tunnel)")

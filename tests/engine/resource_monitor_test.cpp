@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -125,6 +126,94 @@ TEST(ResourceMonitor, AProcessThatCannotBeReadIsReportedOnce) {
   EXPECT_TRUE(lines.empty());
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("ugv1_nav (pid 999999)"), std::string::npos) << errors[0];
+}
+
+// fault.kill_stack with restart: the stack's process is gone, then runs again under a new pid. The
+// monitor follows it (set_pid) instead of reading the dead pid for the rest of the run.
+TEST(ResourceMonitor, ARestartedStackIsSampledUnderItsNewPid) {
+  const fs::path root = fresh("restart");
+  const fs::path procs = root / "proc";
+  proc(procs, 4242, 0, 20480, 3, "0::/");
+  SimTime wall = SimTime::from_ns(10'000'000'000);
+  std::vector<json> lines;
+  std::vector<std::string> errors;
+  ResourceMonitorOptions o;
+  o.processes = {{"ugv1_nav", "stack", "ugv1", 4242, {}}};
+  o.wall_now = [&] { return wall; };
+  o.on_line = [&](const json& j) { lines.push_back(j); };
+  o.on_error = [&](const std::string& e) { errors.push_back(e); };
+  o.proc_root = procs.string();
+  o.cgroup_root = (root / "cgroup").string();
+  ResourceMonitor m(o);
+  m.sample_once();  // the baseline
+  wall = wall + seconds(1);
+  m.sample_once();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["pid"], 4242);
+  // Killed: not running until the restart, nothing read, nothing reported.
+  fs::remove_all(procs / "4242");
+  m.set_pid("ugv1_nav", 0);
+  wall = wall + seconds(1);
+  m.sample_once();
+  EXPECT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(errors.empty()) << errors[0];
+  // Restarted as 5151: its baseline at once, its line at the next round, with the new pid.
+  const long hz = sysconf(_SC_CLK_TCK);
+  proc(procs, 5151, 0, 30720, 4, "0::/");
+  m.set_pid("ugv1_nav", 5151);
+  proc(procs, 5151, static_cast<uint64_t>(hz) / 2, 30720, 4, "0::/");
+  wall = wall + milliseconds(100);
+  m.sample_once();  // too soon after the restart for a CPU figure: skipped
+  EXPECT_EQ(lines.size(), 1u);
+  wall = wall + milliseconds(900);
+  m.sample_once();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["pid"], 5151);
+  EXPECT_EQ(lines[1]["process"], "ugv1_nav");
+  EXPECT_EQ(lines[1]["role"], "stack");
+  EXPECT_EQ(lines[1]["vehicle"], "ugv1");
+  EXPECT_DOUBLE_EQ(lines[1]["cpu_pct"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(lines[1]["memory_mb"].get<double>(), 30.0);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(m.summary()["last"][0]["pid"], 5151);
+  // The new process dies too: reported (once), naming its pid.
+  fs::remove_all(procs / "5151");
+  wall = wall + seconds(1);
+  m.sample_once();
+  m.sample_once();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("ugv1_nav (pid 5151)"), std::string::npos) << errors[0];
+}
+
+// A run that ends soon after a restart still has a line for the new process: the teardown
+// measures it from the restart, even when the others' last interval is too short for a round.
+TEST(ResourceMonitor, TheTeardownMeasuresAProcessRestartedSinceTheLastRound) {
+  const fs::path root = fresh("restart_end");
+  const fs::path procs = root / "proc";
+  proc(procs, 100, 0, 10240, 7, "0::/");
+  proc(procs, 4242, 0, 20480, 3, "0::/");
+  // The monitor's thread reads this clock too; its first round (1000 s on) is never due here.
+  std::atomic<int64_t> wall_ns{10'000'000'000};
+  std::vector<json> lines;  // written by the rounds this thread runs
+  ResourceMonitorOptions o;
+  o.processes = {{"engine", "engine", "", 100, {}}, {"ugv1_nav", "stack", "ugv1", 4242, {}}};
+  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  o.on_line = [&](const json& j) { lines.push_back(j); };
+  o.proc_root = procs.string();
+  o.cgroup_root = (root / "cgroup").string();
+  o.period = seconds(1000);
+  ResourceMonitor m(o);
+  m.start();
+  wall_ns += 600'000'000'000;
+  m.sample_once();
+  ASSERT_EQ(lines.size(), 2u);
+  proc(procs, 5151, 0, 30720, 4, "0::/");
+  m.set_pid("ugv1_nav", 5151);
+  wall_ns += 10'000'000'000;  // 1 % of a period: no final round for the engine
+  m.stop();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2]["process"], "ugv1_nav");
+  EXPECT_EQ(lines[2]["pid"], 5151);
 }
 
 // The thread samples on the wall clock: simulated time does not move at all here (an unpaced

@@ -121,15 +121,19 @@ TEST(FaultsCli, TopicFaultsActOnlyInTheirWindowAndTwoRunsOfOneSeedDeliverTheSame
   const auto in = [](int64_t t, double from_s, double to_s) {
     return t >= static_cast<int64_t>(from_s * kSecond) && t < static_cast<int64_t>(to_s * kSecond);
   };
-  // The world's outputs at the run's very last instant are recorded on the raw topic but the run
-  // ends before the engine relays them: compare up to the last relayed stamp.
-  const auto upto = [](std::vector<Message> raw_msgs, const std::vector<Message>& relayed) {
-    const int64_t last = relayed.empty() ? 0 : relayed.back().t_ns;
-    std::erase_if(raw_msgs, [last](const Message& m) { return m.t_ns > last; });
-    return raw_msgs;
-  };
+  // The world's outputs at the run's very last instant (3.5 s, when the timeline completes) are
+  // relayed like every other: the last raw message of each topic has its relayed copy.
+  const int64_t end_ns = static_cast<int64_t>(
+      run_json(runs / "d-a")["durations"]["sim_s"].get<double>() * kSecond + 0.5);
+  EXPECT_EQ(end_ns, 3'500'000'000);
+  for (const std::string& t : kFaulted) {
+    ASSERT_FALSE(a.at(t).empty()) << t;
+    EXPECT_EQ(a.at(raw(t)).back().t_ns, end_ns) << t;
+    EXPECT_EQ(a.at(t).back().t_ns, end_ns) << t << ": the last instant is relayed";
+    EXPECT_EQ(a.at(t).back().data, a.at(raw(t)).back().data) << t;
+  }
   const auto& scan = a.at("/model/ugv1/scan");
-  const auto scan_raw = upto(a.at(raw("/model/ugv1/scan")), scan);
+  const auto& scan_raw = a.at(raw("/model/ugv1/scan"));
   size_t raw_in = 0, kept_in = 0;
   for (const Message& m : scan_raw) raw_in += in(m.t_ns, 1, 3);
   for (const Message& m : scan) kept_in += in(m.t_ns, 1, 3);
@@ -146,24 +150,32 @@ TEST(FaultsCli, TopicFaultsActOnlyInTheirWindowAndTwoRunsOfOneSeedDeliverTheSame
     }
   }
 
-  // Delay: each odometry message stamped in [1, 2) s arrives 0.3 s later, the others on time.
+  // Delay: each odometry message stamped in [1, 2) s arrives 0.3 s later, the others on time,
+  // but FIFO: those stamped in [2, 2.3) s wait behind the window's last one.
   const auto& odom = a.at("/model/ugv1/odometry");
-  const auto odom_raw = upto(a.at(raw("/model/ugv1/odometry")), odom);
+  const auto& odom_raw = a.at(raw("/model/ugv1/odometry"));
   ASSERT_EQ(odom.size(), odom_raw.size());
   std::map<std::string, int64_t> raw_time;
   for (const Message& m : odom_raw) raw_time[m.data] = m.t_ns;
-  size_t late = 0;
-  for (const Message& m : odom) {
+  size_t late = 0, waited = 0;
+  int64_t previous = 0;
+  for (size_t i = 0; i < odom.size(); ++i) {
+    const Message& m = odom[i];
     ASSERT_EQ(raw_time.count(m.data), 1u);
     const int64_t sent = raw_time[m.data];
-    EXPECT_EQ(m.t_ns - sent, in(sent, 1, 2) ? 300'000'000 : 0) << sent;
+    EXPECT_EQ(m.data, odom_raw[i].data) << "in the world's order, " << sent;
+    const int64_t due = sent + (in(sent, 1, 2) ? 300'000'000 : 0);
+    EXPECT_EQ(m.t_ns, std::max(due, previous)) << sent;
     late += in(sent, 1, 2);
+    waited += !in(sent, 1, 2) && m.t_ns > sent;
+    previous = m.t_ns;
   }
   EXPECT_GE(late, 49u);
+  EXPECT_GE(waited, 10u);  // about 0.3 s of messages after the window
 
   // Freeze: the imu stamped in [2, 3) s repeats the last reading before 2 s.
   const auto& imu = a.at("/model/ugv1/imu");
-  const auto imu_raw = upto(a.at(raw("/model/ugv1/imu")), imu);
+  const auto& imu_raw = a.at(raw("/model/ugv1/imu"));
   ASSERT_EQ(imu.size(), imu_raw.size());
   std::string before;
   size_t frozen = 0;
@@ -220,6 +232,31 @@ TEST(FaultsCli, AStackKilledMidDriveIsRestartedReRegistersAndReachesItsGoal) {
   const std::vector<json> restarted = events(runs / "a", "stack.restarted");
   ASSERT_EQ(restarted.size(), 1u);
   EXPECT_DOUBLE_EQ(restarted[0]["t_s"].get<double>(), 8.0);
+  // The resource monitor follows the stack to its new process: resources.jsonl measures the new
+  // pid after the restart, never the dead one again, and no warning says it cannot read it.
+  const std::string detail = killed[0]["detail"].get<std::string>();  // "pid N, killed by ..."
+  const int old_pid = std::stoi(detail.substr(detail.find("pid ") + 4));
+  ASSERT_TRUE(restarted[0].contains("pid")) << restarted[0];
+  const int new_pid = restarted[0]["pid"].get<int>();
+  EXPECT_NE(new_pid, old_pid);
+  std::vector<int> stack_pids;
+  std::istringstream resources(read_file(runs / "a" / "resources.jsonl"));
+  for (std::string line; std::getline(resources, line);) {
+    if (line.empty()) continue;
+    const json j = json::parse(line);
+    if (j["process"] == "ugv1_nav") {
+      EXPECT_EQ(j["role"], "stack");
+      EXPECT_EQ(j["vehicle"], "ugv1");
+      stack_pids.push_back(j["pid"].get<int>());
+    }
+  }
+  const auto first_new = std::find(stack_pids.begin(), stack_pids.end(), new_pid);
+  ASSERT_NE(first_new, stack_pids.end()) << "no resources.jsonl line for the restarted stack";
+  EXPECT_EQ(std::count(first_new, stack_pids.end(), old_pid), 0);
+  EXPECT_EQ(std::count(stack_pids.begin(), stack_pids.end(), 0), 0);
+  for (const json& w : events(runs / "a", "warning")) {
+    EXPECT_EQ(w["message"].get<std::string>().find("resource monitor"), std::string::npos) << w;
+  }
   const std::vector<json> resent = events(runs / "a", "action.resent");
   ASSERT_EQ(resent.size(), 1u);
   EXPECT_EQ(resent[0]["label"], "drive");

@@ -167,5 +167,151 @@ timeline:
       << n.out;
 }
 
+// Two vehicles without stacks and a link between them carrying odometry both ways: ugv1 stands
+// at the dock, ugv2 rolls away east until it is beyond the link's range.
+std::string convoy_scenario() {
+  return "name: convoy\nworld: " + fs::absolute("examples/worlds/depot.sdf").string() + R"(
+seed: 21
+vehicles:
+  - {name: ugv1, spawn: dock}
+  - {name: ugv2, spawn: {x: -10.0, y: 0.0, yaw: 0.0}}
+network:
+  links:
+    - {vehicle: ugv1, peer: ugv2, latency_s: 30ms, jitter_s: 10ms, loss: 0.2, range_m: 5,
+       topics: [odometry]}
+timeline:
+  - {action: cmd_vel, name: away, vehicle: ugv2, at: 1s, linear_x: 1.0, duration_s: 6s}
+assertions:
+  # What ugv2 hears of ugv1: standing still (judged on the peer's topic like any other).
+  - name: peer_stands_still
+    type: topic_value
+    vehicle: ugv2
+    topic: peers/ugv1/odometry
+    field: twist.linear.x
+    condition: abs(value) < 0.05
+outputs: {record: true}
+)";
+}
+
+struct Stamped {
+  int64_t t_ns = 0;
+  std::string data;
+  bool operator==(const Stamped&) const = default;
+};
+
+std::map<std::string, std::vector<Stamped>> messages(const fs::path& file) {
+  std::map<std::string, std::vector<Stamped>> out;
+  record::McapReader reader;
+  const record::Status st = reader.open(file.string());
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  if (!st.ok()) return out;
+  const record::Status rs = reader.read_messages({}, [&](const record::MessageView& m) {
+    if (m.channel->topic.rfind("/model/", 0) == 0) {
+      out[m.channel->topic].push_back(
+          {static_cast<int64_t>(m.log_time_ns), std::string(m.data_view())});
+    }
+    return true;
+  });
+  EXPECT_TRUE(rs.ok()) << rs.to_string();
+  return out;
+}
+
+TEST(LinksCli, AVehicleToVehicleLinkDeliversEachVehiclesTopicsToTheOtherTheSameWayPerSeed) {
+  const fs::path runs = fresh_runs_dir("links_v2v");
+  fs::create_directories(runs);
+  std::ofstream(runs / "convoy.yaml") << convoy_scenario();
+  const auto r = run_cli("run " + (runs / "convoy.yaml").string() +
+                         " --check-determinism --max-rtf 0 --run-id d --runs-dir " + runs.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("IDENTICAL"), std::string::npos) << r.out;
+  const auto a = messages(runs / "d-a" / "recording" / "recording.mcap");
+  const auto b = messages(runs / "d-b" / "recording" / "recording.mcap");
+  const std::string to2 = "/model/ugv2/peers/ugv1/odometry";
+  const std::string to1 = "/model/ugv1/peers/ugv2/odometry";
+  ASSERT_GT(a.count(to2), 0u);
+  ASSERT_GT(a.count(to1), 0u);
+  EXPECT_EQ(a.at(to2), b.at(to2)) << "the same seed must deliver the same messages";
+  EXPECT_EQ(a.at(to1), b.at(to1));
+
+  // When the link went out of range: ugv2's link_state says so (cause range).
+  int64_t down_ns = -1;
+  for (const Stamped& m : a.at("/model/ugv2/link_state")) {
+    if (down_ns < 0 && m.data.find("range") != std::string::npos) down_ns = m.t_ns;
+  }
+  ASSERT_GT(down_ns, 1'000'000'000) << "the link never went out of range";
+  // Each delivery is a message the sender published, 30 to 40 ms after it, in order; none was
+  // sent after the link went down; about 20 % of those sent before were lost.
+  for (const auto& [sent_topic, got_topic] :
+       {std::pair{std::string("/model/ugv1/odometry"), to2},
+        std::pair{std::string("/model/ugv2/odometry"), to1}}) {
+    std::map<std::string, int64_t> sent;
+    size_t sent_while_up = 0;
+    for (const Stamped& m : a.at(sent_topic)) {
+      sent[m.data] = m.t_ns;
+      sent_while_up += m.t_ns <= down_ns;
+    }
+    int64_t previous = 0;
+    for (const Stamped& m : a.at(got_topic)) {
+      ASSERT_EQ(sent.count(m.data), 1u) << got_topic << " delivered what was not sent";
+      const int64_t latency = m.t_ns - sent[m.data];
+      EXPECT_GE(latency, 30'000'000) << got_topic;
+      EXPECT_LT(latency, 40'000'000) << got_topic;
+      EXPECT_LE(sent[m.data], down_ns) << got_topic << ": sent while out of range";
+      EXPECT_GE(m.t_ns, previous);
+      previous = m.t_ns;
+    }
+    const double kept =
+        static_cast<double>(a.at(got_topic).size()) / static_cast<double>(sent_while_up);
+    EXPECT_GT(kept, 0.7) << got_topic << " " << sent_while_up;
+    EXPECT_LT(kept, 0.9) << got_topic << " " << sent_while_up;
+  }
+
+  const json run = run_json(runs / "d-a");
+  EXPECT_EQ(run["status"], "passed") << run["reason"];
+  const json* still = assertion(run, "peer_stands_still");
+  ASSERT_NE(still, nullptr);
+  EXPECT_EQ((*still)["status"], "passed") << (*still)["reason"];
+  ASSERT_EQ(run["network"]["links"].size(), 1u);
+  const json& link = run["network"]["links"][0];
+  EXPECT_EQ(link["name"], "ugv1_ugv2");
+  EXPECT_EQ(link["peer"], "ugv2");
+  EXPECT_EQ(link["topics"], json::array({"odometry"}));
+  EXPECT_GT(link["lost"].get<int>(), 0);
+  EXPECT_EQ(link["delivered"].get<size_t>(), a.at(to1).size() + a.at(to2).size());
+  EXPECT_FALSE(link["up"].get<bool>());
+}
+
+TEST(LinksCli, BadVehicleToVehicleLinksAreRefusedWithFileLineAndField) {
+  const fs::path dir = fresh_runs_dir("links_v2v_bad");
+  fs::create_directories(dir);
+  std::ofstream(dir / "convoy.yaml")
+      << "name: bad_convoy\nworld: " + fs::absolute("examples/worlds/depot.sdf").string() +
+             R"(
+vehicles:
+  - {name: ugv1, spawn: dock}
+  - {name: ugv2, spawn: {x: -10.0, y: 0.0}}
+network:
+  links:
+    - {vehicle: ugv1, topics: [odometry]}
+    - {vehicle: ugv1, peer: ugv2, topics: [/model/ugv1/odometry, peers/ugv3/odometry, scan, scan]}
+    - {vehicle: ugv2, peer: ugv1, name: again, topics: [link_state]}
+    - {vehicle: ugv2, peer: nobody, topics: [odometry]}
+)";
+  const auto r = run_cli("validate " + (dir / "convoy.yaml").string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  for (const char* want :
+       {"convoy.yaml:8:", "network.links[0].topics: topics cross a vehicle-to-vehicle link",
+        "convoy.yaml:9:",
+        "network.links[1].topics[0]: a topic is relative to /model/<vehicle>/ (e.g. odometry), "
+        "got \"/model/ugv1/odometry\"",
+        "network.links[1].topics[1]: peers/... is where a peer's topics arrive",
+        "network.links[1].topics[3]: topic 'scan' is listed twice", "convoy.yaml:10:",
+        "network.links[2].peer: vehicles 'ugv2' and 'ugv1' have a link already (network.links[1])",
+        "network.links[2].topics[0]: link_state is each vehicle's own radio's state",
+        "network.links[3].peer", "unknown vehicle 'nobody'"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace fieldproof::integration

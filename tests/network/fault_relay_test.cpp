@@ -111,7 +111,33 @@ TEST(FaultRelay, ADelayDeliversThatMuchLaterDuringItsWindowOnly) {
   ASSERT_EQ(r.out.size(), 11u);
   EXPECT_EQ(r.out[0], (Delivered{at_ms(350), kScan, "m100"}));
   EXPECT_EQ(r.out[9], (Delivered{at_ms(440), kScan, "m190"}));
-  EXPECT_EQ(r.out[10], (Delivered{at_ms(200), kScan, "m200"}));  // after the window: on time
+  EXPECT_EQ(r.relay.counts("late").delayed, 10u);
+}
+
+TEST(FaultRelay, ADelayIsFifoAcrossItsWindowsEndAMessageAfterItWaitsBehindTheWindowsLast) {
+  Relay r(7);
+  TopicFault f;
+  f.kind = TopicFault::Kind::kDelay;
+  f.label = "late";
+  f.topic = kScan;
+  f.delay = milliseconds(250);
+  r.relay.start(f, at_ms(100));
+  r.feed(kScan, 100, 200);  // m100 .. m190, delivered 350 .. 440
+  (void)r.relay.stop("late", at_ms(200));
+  r.feed(kScan, 200, 500);              // m200 .. m490: not delayed, but never before m190
+  r.feed("/model/ugv1/imu", 200, 210);  // another topic does not wait
+  ASSERT_EQ(r.out.size(), 41u);
+  // In order of publication, each no earlier than the one before it.
+  for (size_t i = 1; i < 40; ++i) {
+    EXPECT_LE(r.out[i - 1].at, r.out[i].at) << i;
+    EXPECT_EQ(r.out[i].payload, "m" + std::to_string(100 + 10 * i)) << i;
+  }
+  // m200 .. m440 wait for m190 (440 ms); from m450 on they are on time again.
+  EXPECT_EQ(r.out[10], (Delivered{at_ms(440), kScan, "m200"}));
+  EXPECT_EQ(r.out[34], (Delivered{at_ms(440), kScan, "m440"}));
+  EXPECT_EQ(r.out[35], (Delivered{at_ms(450), kScan, "m450"}));
+  EXPECT_EQ(r.out[40], (Delivered{at_ms(200), "/model/ugv1/imu", "m200"}));
+  // Only the window's messages count as delayed.
   EXPECT_EQ(r.relay.counts("late").delayed, 10u);
 }
 

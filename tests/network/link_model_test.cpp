@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fieldproof/msgs/navigation.hpp"
@@ -144,6 +145,7 @@ struct Published {
   SimTime at;
   std::string topic;
   std::string payload;
+  bool operator==(const Published&) const = default;
 };
 
 struct Rig {
@@ -175,7 +177,7 @@ struct Rig {
 NetworkConfig one_link() {
   NetworkConfig c;
   c.ground = "gcs";
-  c.links.push_back({"gcs-ugv1", "ugv1", "", {}});
+  c.links.push_back({"gcs-ugv1", "ugv1", "", {}, {}});
   c.links[0].params.latency = milliseconds(30);
   c.uplink = {"navigate_to_pose/status", "odometry"};
   return c;
@@ -239,6 +241,103 @@ TEST(Network, OutageRegionAndRangeFromPoses) {
   EXPECT_EQ(r.changes[0], "gcs-ugv1 ugv1 down outage");
   EXPECT_EQ(r.changes[1], "gcs-ugv1 ugv1 up");
   EXPECT_EQ(r.changes[2], "gcs-ugv1 ugv1 down range");
+}
+
+// Two vehicles with a link between them (and ugv1's ground link): odometry crosses both ways.
+NetworkConfig vehicle_link(uint64_t seed) {
+  NetworkConfig c = one_link();
+  c.seed = seed;
+  LinkConfig v2v;
+  v2v.name = "ugv1_ugv2";
+  v2v.vehicle = "ugv1";
+  v2v.peer = "ugv2";
+  v2v.params.latency = milliseconds(30);
+  v2v.params.jitter = milliseconds(10);
+  v2v.params.loss = 0.2;
+  v2v.params.range_m = 50;
+  v2v.topics = {"odometry"};
+  c.links.push_back(v2v);
+  return c;
+}
+
+// Each vehicle's odometry every 20 ms from 0 to 10 s, payload "<vehicle>@<ms>".
+void feed_both(Rig& r, bool with_ugv2 = true) {
+  for (int64_t t = 0; t < 10000; t += 20) {
+    r.net->on_vehicle_message("/model/ugv1/odometry", ms(t), "ugv1@" + std::to_string(t), "T");
+    if (with_ugv2) {
+      r.net->on_vehicle_message("/model/ugv2/odometry", ms(t), "ugv2@" + std::to_string(t), "T");
+    }
+  }
+}
+
+TEST(Network, AVehicleToVehicleLinkCarriesItsTopicsBothWaysUnderThePeersName) {
+  Rig r(vehicle_link(5));
+  const auto topics = r.net->uplink_topics();
+  EXPECT_EQ(topics, (std::vector<std::string>{"/model/ugv1/navigate_to_pose/status",
+                                              "/model/ugv1/odometry", "/model/ugv2/odometry"}));
+  EXPECT_EQ(Network::peer_topic("ugv2", "ugv1", "odometry"), "/model/ugv2/peers/ugv1/odometry");
+  feed_both(r);
+  r.net->on_vehicle_message("/model/ugv1/scan", ms(100), "s", "T");  // not one of its topics
+  for (const auto& [to, from] : {std::pair{"ugv2", "ugv1"}, std::pair{"ugv1", "ugv2"}}) {
+    const auto got = r.on(Network::peer_topic(to, from, "odometry"));
+    // 500 sent, 20 % lost: well inside the binomial's spread.
+    EXPECT_GT(got.size(), 350u) << to;
+    EXPECT_LT(got.size(), 450u) << to;
+    SimTime last = SimTime::zero();
+    for (const Published& p : got) {
+      ASSERT_EQ(p.payload.rfind(std::string(from) + "@", 0), 0u) << p.payload;
+      const SimTime sent = ms(std::stoll(p.payload.substr(p.payload.find('@') + 1)));
+      EXPECT_GE(p.at - sent, milliseconds(30)) << p.payload;
+      EXPECT_LT(p.at - sent, milliseconds(40)) << p.payload;
+      EXPECT_GE(p.at, last);  // in order
+      last = p.at;
+    }
+  }
+  EXPECT_TRUE(r.on("/model/ugv2/peers/ugv1/scan").empty());
+  // ugv1's odometry also goes up its ground link; ugv2 has none.
+  EXPECT_EQ(r.on("/ground/gcs/model/ugv1/odometry").size(), 500u);
+  EXPECT_TRUE(r.on("/ground/gcs/model/ugv2/odometry").empty());
+  const nlohmann::json sum = r.net->summary(ms(10000));
+  ASSERT_EQ(sum["links"].size(), 2u);
+  EXPECT_EQ(sum["links"][1]["name"], "ugv1_ugv2");
+  EXPECT_EQ(sum["links"][1]["peer"], "ugv2");
+  EXPECT_EQ(sum["links"][1]["sent"], 1000);
+  EXPECT_EQ(sum["links"][1]["topics"], nlohmann::json::array({"odometry"}));
+  EXPECT_EQ(sum["links"][1]["lost"].get<int>() + sum["links"][1]["delivered"].get<int>(), 1000);
+}
+
+TEST(Network, AVehicleToVehicleLinksDrawsAreTheSeedsAndEachDirectionHasItsOwn) {
+  const auto deliveries = [](uint64_t seed, bool with_ugv2) {
+    Rig r(vehicle_link(seed));
+    feed_both(r, with_ugv2);
+    return r.on("/model/ugv2/peers/ugv1/odometry");
+  };
+  const auto a = deliveries(5, true);
+  EXPECT_EQ(a, deliveries(5, true));
+  EXPECT_NE(a, deliveries(6, true));
+  // ugv2's traffic (the other direction) does not shift ugv1's draws.
+  EXPECT_EQ(a, deliveries(5, false));
+  // They are RandomSource(seed).child("network/ugv1_ugv2/up")'s: the link model's own fates.
+  LinkModel alone("ugv1_ugv2", vehicle_link(5).links[1].params, RandomSource(5).child("network"));
+  std::vector<Published> expected;
+  for (int64_t t = 0; t < 10000; t += 20) {
+    if (const auto at = alone.send(Direction::kUp, ms(t), ("ugv1@" + std::to_string(t)).size())) {
+      expected.push_back({*at, "/model/ugv2/peers/ugv1/odometry", "ugv1@" + std::to_string(t)});
+    }
+  }
+  EXPECT_EQ(a, expected);
+}
+
+TEST(Network, NothingCrossesAVehicleToVehicleLinkOutOfRange) {
+  Rig r(vehicle_link(5));
+  r.net->on_pose("ugv1", 0, 0, ms(0));
+  r.net->on_pose("ugv2", 0, 60, ms(0));  // 60 m apart, range 50 m
+  feed_both(r);
+  EXPECT_TRUE(r.on("/model/ugv2/peers/ugv1/odometry").empty());
+  EXPECT_TRUE(r.on("/model/ugv1/peers/ugv2/odometry").empty());
+  EXPECT_EQ(r.on("/ground/gcs/model/ugv1/odometry").size(), 500u);  // the ground link is up
+  ASSERT_FALSE(r.changes.empty());
+  EXPECT_EQ(r.changes.back(), "ugv1_ugv2 ugv1 down range");
 }
 
 TEST(Network, LockstepFailsAnOutageLongerThanAckTimeoutNamingVehicleAndLink) {

@@ -12,11 +12,12 @@
 //   FaultCounts c = relay.stop("drops", now);
 //
 // Per message, in the order the faults started: a freeze replaces the payload by the last one
-// the world published before the freeze began (the first of the window when none was), a drop draws one
-// number from its own RandomSource(seed).child("faults/<label>") (every message of the window,
+// the world published before the freeze began (the first of the window when none was), a drop draws
+// one number from its own RandomSource(seed).child("faults/<label>") (every message of the window,
 // dropped or not, so the draws depend only on the sequence of messages), a delay adds its delay_s
-// to the delivery time. A message is never delivered before its stamp; messages after a delay's
-// window are not delayed and may arrive before the window's last ones, as on a real late link.
+// to the delivery time. A message is never delivered before its stamp, nor before an earlier
+// message of its topic (FIFO per topic): one stamped after a delay's window is not delayed itself
+// but waits behind the window's last ones, delivered at the same time after them.
 //
 // Not thread-safe: one owner (the engine's thread, its delivery callbacks included).
 #pragma once
@@ -79,6 +80,7 @@ class FaultRelay {
   std::vector<Active> active_;                  // in the order they started
   std::map<std::string, std::string> last_;     // per topic: the world's last payload
   std::map<std::string, FaultCounts> counts_;   // per label
+  std::map<std::string, SimTime> last_at_;      // per topic: the last delivery time (FIFO)
 };
 
 }  // namespace fieldproof::network

@@ -35,8 +35,8 @@
 namespace fieldproof::network {
 
 enum class Direction : uint8_t {
-  kDown,  // from the ground station (or the link's first end) to the vehicle
-  kUp,    // from the vehicle to the ground station
+  kDown,  // to the link's vehicle: from the ground station, or from a vehicle link's peer
+  kUp,    // from the link's vehicle: to the ground station, or to the peer
 };
 
 struct LinkParams {

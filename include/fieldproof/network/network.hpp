@@ -16,7 +16,9 @@
 // Topics: a message the ground station sends to a vehicle keeps its topic (/model/<v>/...); one
 // a vehicle sends up arrives at the ground station as /ground/<station>/<topic>
 // (/ground/gcs/model/ugv1/odometry), which is what the engine's timeline reads and what the
-// recording keeps as the ground station's view. Each vehicle behind a link receives
+// recording keeps as the ground station's view. A vehicle-to-vehicle link carries its `topics`
+// both ways: ugv1's /model/ugv1/odometry arrives at ugv2 as /model/ugv2/peers/ugv1/odometry.
+// Each vehicle behind a link receives
 // fieldproof.msgs.LinkState on /model/<v>/link_state when the network starts, on every change
 // and once a window (a second).
 //
@@ -57,9 +59,13 @@ struct LinkConfig {
   std::string name;     // unique; "<ground>-<vehicle>" by default
   std::string vehicle;  // the vehicle end
   // The other end: empty for the ground station, else another vehicle (a vehicle-to-vehicle
-  // link: counted and its state published, no topic crosses it yet).
+  // link).
   std::string peer;
   LinkParams params;
+  // A vehicle-to-vehicle link's topics, relative to /model/<end>/: what `vehicle` publishes on
+  // them crosses kUp to `peer`, what `peer` publishes crosses kDown to `vehicle`, each best effort,
+  // arriving as peer_topic(receiver, sender, topic). Empty on a ground link.
+  std::vector<std::string> topics;
 };
 
 struct NetworkConfig {
@@ -107,10 +113,15 @@ class Network {
   Network& operator=(const Network&) = delete;
 
   const NetworkConfig& config() const;
-  // The vehicle-side topics the engine must subscribe to and hand to on_vehicle_message().
+  // The vehicle-side topics the engine must subscribe to and hand to on_vehicle_message(): what
+  // crosses a ground link up, and what crosses a vehicle-to-vehicle link.
   std::vector<std::string> uplink_topics() const;
   // The ground station's copy of a vehicle-side topic: /ground/<station><topic>.
   std::string ground_topic(const std::string& vehicle_topic) const;
+  // Where `sender`'s /model/<sender>/<topic> arrives at `receiver` across their link:
+  // /model/<receiver>/peers/<sender>/<topic>.
+  static std::string peer_topic(const std::string& receiver, const std::string& sender,
+                                const std::string& topic);
   // /model/<v>/link_state.
   static std::string link_state_topic(const std::string& vehicle);
   // Whether `vehicle` has a link to the ground station.

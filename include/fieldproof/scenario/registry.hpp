@@ -96,7 +96,7 @@ struct TypeSpec {
 
 class SpecRegistry {
  public:
-  // The built-in tables: 16 assertion types, 8 KPI collectors, 9 timeline actions.
+  // The built-in tables: 16 assertion types, 8 KPI collectors, 13 timeline actions.
   static const SpecRegistry& builtin();
 
   const std::vector<TypeSpec>& assertions() const { return assertions_; }

@@ -218,6 +218,9 @@ struct NetworkLink {
   std::optional<double> bandwidth_kbps;
   std::optional<double> range_m;
   std::optional<double> degrade_from_m;
+  // A vehicle-to-vehicle link's topics, relative to /model/<vehicle>/: each end's crosses to the
+  // other, arriving as /model/<receiver>/peers/<sender>/<topic> (docs/network.md).
+  std::vector<std::string> topics;
   SourcePos pos;
 };
 
