@@ -17,10 +17,16 @@ constexpr size_t kMaxSignalPoints = 600;
 
 struct Signal {
   std::string y_title;
+  std::string caption;  // what the line is, when the axis title cannot say it all (a topic)
   std::vector<std::pair<double, double>> pts;  // timeline seconds, value
   std::vector<std::pair<double, std::string>> thresholds;
-  bool step = false;  // drawn as steps (a count that holds between samples)
+  bool step = false;     // drawn as steps (a value that holds between samples)
+  bool elapsed = false;  // a straight line: the marker is interpolated
   std::string none;   // why there is no signal
+  // The window shaded when it is not the assertion's after_s / within_s (a within_time's limit
+  // counts from the action's start); NaN: the assertion's.
+  double win_from = std::numeric_limits<double>::quiet_NaN();
+  double win_to = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Timeline seconds of a sample's simulated seconds: the assertion's sim_s - t_s is the timeline's
@@ -160,8 +166,13 @@ Signal elapsed_signal(const json& m, const json& a, const json& r) {
   const double stop = std::max(end.value_or(get_num(a, "t_s").value_or(*start)),
                                get_num(a, "t_s").value_or(*start));
   s.pts = {{*start, 0.0}, {stop, stop - *start}};
-  s.y_title = "seconds since " + start_label.value_or("the start") + " started";
-  if (auto mx = get_num(r, "max_s")) s.thresholds.emplace_back(*mx, "max " + fmt_num(*mx) + " s");
+  s.y_title = "elapsed since " + start_label.value_or("the start") + " (s)";
+  s.elapsed = true;
+  s.win_from = *start;
+  if (auto mx = get_num(r, "max_s")) {
+    s.thresholds.emplace_back(*mx, "max " + fmt_num(*mx) + " s");
+    s.win_to = *start + *mx;
+  }
   if (auto mn = get_num(r, "min_s")) s.thresholds.emplace_back(*mn, "min " + fmt_num(*mn) + " s");
   return s;
 }
@@ -214,14 +225,18 @@ Signal topic_signal(const Report::Data& d, const json& a, const json& r, const s
     }
   }
   if (type == "topic_rate") {
-    s.y_title = topic + " rate (Hz)";
+    s.y_title = "rate (Hz)";
+    s.caption = topic + ": messages per simulated second over each window";
     if (auto v = get_num(r, "min_hz")) s.thresholds.emplace_back(*v, "min " + fmt_num(*v) + " Hz");
     if (auto v = get_num(r, "max_hz")) s.thresholds.emplace_back(*v, "max " + fmt_num(*v) + " Hz");
   } else if (type == "message_latency") {
-    s.y_title = topic + " " + stat + " latency (ms)";
+    s.y_title = stat + " latency (ms)";
+    s.caption = topic + ": " + stat + " latency over each window";
     if (auto v = get_num(r, "max_ms")) s.thresholds.emplace_back(*v, "max " + fmt_num(*v) + " ms");
   } else {
-    s.y_title = topic + " " + field_path + " (" + get_str(r, "condition").value_or("") + ")";
+    s.y_title = field_path;
+    s.caption = topic + " " + field_path + ", each message (the condition: " +
+                get_str(r, "condition").value_or("") + ")";
     s.step = true;
   }
   if (s.pts.empty()) s.none = "no samples of " + topic + " in samples.jsonl";
@@ -252,7 +267,9 @@ Signal resource_signal(const Report::Data& d, const json& a, const json& r) {
     sum += *v;
   }
   if (wall) s.pts.emplace_back(sim - off, sum);
-  s.y_title = vehicle + (memory ? " memory (MiB)" : " CPU (% of one core)");
+  s.y_title = memory ? "memory (MiB)" : "CPU (% of one core)";
+  s.caption = std::string("the ") + (memory ? "memory" : "CPU") + " of " + vehicle +
+              "'s processes, summed (resources.jsonl)";
   const char* limit = memory ? "max_memory_mb" : "max_cpu_pct";
   if (auto v = get_num(r, limit)) {
     s.thresholds.emplace_back(*v, "max " + fmt_num(*v) + (memory ? " MiB" : " %"));
@@ -318,11 +335,13 @@ std::string signal_svg(const json& a, const Signal& sig, size_t index) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double t = get_num(a, "t_s").value_or(nan);
   const json* w = field(a, "window");
-  const double after = w ? get_num(*w, "after_s").value_or(0.0) : 0.0;
-  const double within = w ? get_num(*w, "within_s").value_or(nan) : nan;
+  double after = w ? get_num(*w, "after_s").value_or(0.0) : 0.0;
+  double within = w ? get_num(*w, "within_s").value_or(nan) : nan;
+  if (std::isfinite(sig.win_from)) after = sig.win_from;
+  if (std::isfinite(sig.win_to)) within = sig.win_to;
   const double mark =
       std::isfinite(t)
-          ? value_at(sig.pts, t, sig.y_title.rfind("seconds since", 0) == 0).value_or(nan)
+          ? value_at(sig.pts, t, sig.elapsed).value_or(nan)
           : nan;
   double t0 = std::min(sig.pts.front().first, after), t1 = sig.pts.back().first;
   double v0 = std::numeric_limits<double>::infinity(), v1 = -v0;
@@ -389,14 +408,16 @@ std::string signals_html(const Report::Data& d) {
     if (sig.pts.empty()) {
       s += "<p class=\"none\">" + html_escape(sig.none.empty() ? "no samples" : sig.none) + "</p>\n";
     } else {
+      if (!sig.caption.empty()) s += "<p class=\"caption\">" + html_escape(sig.caption) + "</p>\n";
       s += signal_svg(a, sig, index++);
-      s += "<p class=\"legend\">The line: what the assertion watched; dashed: its threshold; "
-           "shaded: its window; the dot: the deciding sample (the verdict's moment).</p>\n";
     }
     s += "</div>\n";
   }
   if (s.empty()) return s;
-  return "<h3>Failed assertions: the signal each watched</h3>\n" + s;
+  return "<h3>Failed assertions: the signal each watched</h3>\n<p class=\"legend\">In each plot the "
+         "line is what the assertion watched over timeline time, dashed its threshold, shaded its "
+         "window, the dot the deciding sample (where the verdict was given).</p>\n" +
+         s;
 }
 
 }  // namespace fieldproof::report

@@ -97,7 +97,7 @@ std::string timeline_svg(const json& m) {
   const double row_h = 22, left = 170, right = 80, top = 6, bottom = 40;
   const double H = row_h * static_cast<double>(rows.size()) + top + bottom;
   svg::Frame f(svg::Axis::fit(0, t1, 10), svg::Axis{0, 1, 1}, 760, H, left, right, top, bottom);
-  std::string s = f.open("verdicts timeline", "timeline and verdicts", "clip-timeline");
+  std::string s = f.open("verdicts", "timeline and verdicts", "clip-timeline");
   s += f.axes("timeline time (s)", "", false);
   double y = top;
   const auto X = [&](double t) { return svg::num(f.px(std::clamp(t, f.x().lo, f.x().hi))); };
