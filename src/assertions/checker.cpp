@@ -238,7 +238,8 @@ json AssertionResult::to_json() const {
           {"vehicle", vehicle.empty() ? json(nullptr) : json(vehicle)},
           {"window",
            {{"after_s", round_to(after_s, 1e-3)},
-            {"within_s", std::isfinite(within_s) ? json(round_to(within_s, 1e-3)) : json(nullptr)}}},
+            {"within_s",
+             std::isfinite(within_s) ? json(round_to(within_s, 1e-3)) : json(nullptr)}}},
           {"resolved", resolved}};
 }
 

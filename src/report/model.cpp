@@ -136,7 +136,8 @@ void read_samples(Report::Data& d) {
     }
   });
   if (want_resources) {
-    for_each_json_line(d, d.dir / "resources.jsonl", [&](const json& j) { d.resources.push_back(j); });
+    for_each_json_line(d, d.dir / "resources.jsonl",
+                       [&](const json& j) { d.resources.push_back(j); });
   }
   // clock.jsonl, when the engine writes one, is the better source (drift included).
   std::vector<ClockPoint> from_file;

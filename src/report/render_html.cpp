@@ -500,7 +500,8 @@ std::string html_text(const Report::Data& d) {
   }
   double target = std::nan("");
   if (const json* c = field(m, "clock")) target = get_num(*c, "target_rtf").value_or(target);
-  s += "<h3>Real-time factor over simulated time</h3>\n" + line_svg("rtf", "RTF", "real-time factor", rtf, target);
+  s += "<h3>Real-time factor over simulated time</h3>\n" +
+       line_svg("rtf", "RTF", "real-time factor", rtf, target);
   s += "<h3>Drift over simulated time</h3>\n" + line_svg("drift", "drift", "drift (s)", drift, 0.0);
   s += tables_html(markdown_text(d));
   s += "</body>\n</html>\n";

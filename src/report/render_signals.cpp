@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct Signal {
   std::vector<std::pair<double, std::string>> thresholds;
   bool step = false;     // drawn as steps (a value that holds between samples)
   bool elapsed = false;  // a straight line: the marker is interpolated
-  std::string none;   // why there is no signal
+  std::string none;      // why there is no signal
   // The window shaded when it is not the assertion's after_s / within_s (a within_time's limit
   // counts from the action's start); NaN: the assertion's.
   double win_from = std::numeric_limits<double>::quiet_NaN();
@@ -100,7 +101,8 @@ Signal distance_signal(const Report::Data& d, const json& a, const std::string& 
   std::optional<Point> fixed;
   const std::vector<TimedPose>* other = nullptr;
   std::string other_name;
-  if (const json* tg = field(*to, "target")) fixed = Point{get_num(*tg, "x").value_or(0), get_num(*tg, "y").value_or(0)};
+  if (const json* tg = field(*to, "target"))
+    fixed = Point{get_num(*tg, "x").value_or(0), get_num(*tg, "y").value_or(0)};
   if (auto x = get_num(*to, "x"), y = get_num(*to, "y"); x && y) fixed = Point{*x, *y};
   for (const char* k : {"vehicle", "model"}) {
     if (auto n = get_str(*to, k)) {
@@ -204,6 +206,16 @@ std::optional<double> number_at(const json& msg, const std::string& path) {
   return std::nullopt;
 }
 
+// The bound of a condition that compares the value with a number ("value < 0.5", "value >= 2"):
+// drawn as the threshold; nullopt for any other condition.
+std::optional<double> condition_bound(const std::string& condition) {
+  static const std::regex kCompare(
+      R"(^\s*value\s*(<=|>=|<|>|==)\s*(-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)\s*$)");
+  std::smatch m;
+  if (!std::regex_match(condition, m, kCompare)) return std::nullopt;
+  return std::strtod(m[2].str().c_str(), nullptr);
+}
+
 Signal topic_signal(const Report::Data& d, const json& a, const json& r, const std::string& type) {
   Signal s;
   const std::string topic = get_str(r, "topic").value_or("");
@@ -235,9 +247,12 @@ Signal topic_signal(const Report::Data& d, const json& a, const json& r, const s
     if (auto v = get_num(r, "max_ms")) s.thresholds.emplace_back(*v, "max " + fmt_num(*v) + " ms");
   } else {
     s.y_title = field_path;
-    s.caption = topic + " " + field_path + ", each message (the condition: " +
-                get_str(r, "condition").value_or("") + ")";
+    s.caption = topic + " " + field_path +
+                ", each message (the condition: " + get_str(r, "condition").value_or("") + ")";
     s.step = true;
+    if (auto bound = condition_bound(get_str(r, "condition").value_or(""))) {
+      s.thresholds.emplace_back(*bound, fmt_num(*bound));
+    }
   }
   if (s.pts.empty()) s.none = "no samples of " + topic + " in samples.jsonl";
   return s;
@@ -291,9 +306,10 @@ Signal signal_of(const Report::Data& d, const json& a) {
   }
   if (type == "min_distance") {
     const json* to = field(r, "to");
-    const std::string other = to ? get_str(*to, "label").value_or(
-                                       get_str(*to, "vehicle").value_or(get_str(*to, "model").value_or("")))
-                                 : "";
+    const std::string other =
+        to ? get_str(*to, "label")
+                 .value_or(get_str(*to, "vehicle").value_or(get_str(*to, "model").value_or("")))
+           : "";
     return distance_signal(d, a, vehicle, to, get_num(r, "min_m").value_or(0), "to " + other);
   }
   if (type == "geofence") return geofence_signal(d, a, r);
@@ -339,10 +355,7 @@ std::string signal_svg(const json& a, const Signal& sig, size_t index) {
   double within = w ? get_num(*w, "within_s").value_or(nan) : nan;
   if (std::isfinite(sig.win_from)) after = sig.win_from;
   if (std::isfinite(sig.win_to)) within = sig.win_to;
-  const double mark =
-      std::isfinite(t)
-          ? value_at(sig.pts, t, sig.elapsed).value_or(nan)
-          : nan;
+  const double mark = std::isfinite(t) ? value_at(sig.pts, t, sig.elapsed).value_or(nan) : nan;
   double t0 = std::min(sig.pts.front().first, after), t1 = sig.pts.back().first;
   double v0 = std::numeric_limits<double>::infinity(), v1 = -v0;
   for (const auto& [x, v] : sig.pts) {
@@ -361,7 +374,8 @@ std::string signal_svg(const json& a, const Signal& sig, size_t index) {
   const double wx1 = f.px(std::isfinite(within) ? std::min(within, f.x().hi) : f.x().hi);
   s += "<rect class=\"window\" x=\"" + svg::num(wx0) + "\" y=\"" + svg::num(f.py(f.y().hi)) +
        "\" width=\"" + svg::num(std::max(1.0, wx1 - wx0)) + "\" height=\"" +
-       svg::num(f.py(f.y().lo) - f.py(f.y().hi)) + "\"><title>the assertion's window</title></rect>\n";
+       svg::num(f.py(f.y().lo) - f.py(f.y().hi)) +
+       "\"><title>the assertion's window</title></rect>\n";
   for (const auto& [v, label] : sig.thresholds) {
     s += "<line class=\"threshold\" x1=\"" + svg::num(f.px(f.x().lo)) + "\" x2=\"" +
          svg::num(f.px(f.x().hi)) + "\" y1=\"" + svg::num(f.py(v)) + "\" y2=\"" +
@@ -406,7 +420,8 @@ std::string signals_html(const Report::Data& d) {
          "</h3>\n<p class=\"reason\">" + html_escape(get_str(a, "reason").value_or("")) + "</p>\n";
     const Signal sig = signal_of(d, a);
     if (sig.pts.empty()) {
-      s += "<p class=\"none\">" + html_escape(sig.none.empty() ? "no samples" : sig.none) + "</p>\n";
+      s +=
+          "<p class=\"none\">" + html_escape(sig.none.empty() ? "no samples" : sig.none) + "</p>\n";
     } else {
       if (!sig.caption.empty()) s += "<p class=\"caption\">" + html_escape(sig.caption) + "</p>\n";
       s += signal_svg(a, sig, index++);
@@ -414,7 +429,8 @@ std::string signals_html(const Report::Data& d) {
     s += "</div>\n";
   }
   if (s.empty()) return s;
-  return "<h3>Failed assertions: the signal each watched</h3>\n<p class=\"legend\">In each plot the "
+  return "<h3>Failed assertions: the signal each watched</h3>\n<p class=\"legend\">In each plot "
+         "the "
          "line is what the assertion watched over timeline time, dashed its threshold, shaded its "
          "window, the dot the deciding sample (where the verdict was given).</p>\n" +
          s;

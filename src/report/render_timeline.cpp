@@ -41,12 +41,12 @@ double timeline_end(const json& m) {
 
 struct Row {
   std::string label;
-  std::string cls;      // "entry ok", "window failed", ...
-  double from = 0;      // bar, timeline seconds
+  std::string cls;  // "entry ok", "window failed", ...
+  double from = 0;  // bar, timeline seconds
   double to = 0;
   bool bar = false;
-  double mark = NAN;    // the verdict's moment (assertions)
-  std::string status;   // shown right of the chart
+  double mark = NAN;   // the verdict's moment (assertions)
+  std::string status;  // shown right of the chart
   std::string tooltip;
 };
 

@@ -90,8 +90,8 @@ double Frame::py(double y) const { return t_ + (y_.hi - y) / (y_.hi - y_.lo) * (
 std::string Frame::open(const std::string& cls, const std::string& aria,
                         const std::string& clip_id) {
   clip_id_ = clip_id;
-  return "<svg class=\"plot " + cls + "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-         num(w_) + "\" height=\"" + num(h_) + "\" viewBox=\"0 0 " + num(w_) + " " + num(h_) +
+  return "<svg class=\"plot " + cls + "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(w_) +
+         "\" height=\"" + num(h_) + "\" viewBox=\"0 0 " + num(w_) + " " + num(h_) +
          "\" role=\"img\" aria-label=\"" + html_escape(aria) + "\">\n<defs><clipPath id=\"" +
          html_escape(clip_id) + "\"><rect x=\"" + num(l_) + "\" y=\"" + num(t_) + "\" width=\"" +
          num(w_ - l_ - r_) + "\" height=\"" + num(h_ - t_ - b_) + "\"/></clipPath></defs>\n";
@@ -108,21 +108,21 @@ std::string Frame::axes(const std::string& x_title, const std::string& y_title,
   for (double v : x_.ticks()) {
     const std::string p = num(px(v));
     s += "<line x1=\"" + p + "\" x2=\"" + p + "\" y1=\"" + num(t_) + "\" y2=\"" + num(y1) + "\"/>";
-    labels += "<line x1=\"" + p + "\" x2=\"" + p + "\" y1=\"" + num(y1) + "\" y2=\"" +
-              num(y1 + 4) + "\"/><text x=\"" + p + "\" y=\"" + num(y1 + 15) +
-              "\" text-anchor=\"middle\">" + x_.label(v) + "</text>";
+    labels += "<line x1=\"" + p + "\" x2=\"" + p + "\" y1=\"" + num(y1) + "\" y2=\"" + num(y1 + 4) +
+              "\"/><text x=\"" + p + "\" y=\"" + num(y1 + 15) + "\" text-anchor=\"middle\">" +
+              x_.label(v) + "</text>";
   }
   labels += "</g>\n<g class=\"ticks y\">";
   for (double v : y_ticks ? y_.ticks() : std::vector<double>{}) {
     const std::string p = num(py(v));
     s += "<line x1=\"" + num(l_) + "\" x2=\"" + num(x1) + "\" y1=\"" + p + "\" y2=\"" + p + "\"/>";
-    labels += "<line x1=\"" + num(l_ - 4) + "\" x2=\"" + num(l_) + "\" y1=\"" + p + "\" y2=\"" +
-              p + "\"/><text x=\"" + num(l_ - 6) + "\" y=\"" + p +
-              "\" dy=\"4\" text-anchor=\"end\">" + y_.label(v) + "</text>";
+    labels += "<line x1=\"" + num(l_ - 4) + "\" x2=\"" + num(l_) + "\" y1=\"" + p + "\" y2=\"" + p +
+              "\"/><text x=\"" + num(l_ - 6) + "\" y=\"" + p + "\" dy=\"4\" text-anchor=\"end\">" +
+              y_.label(v) + "</text>";
   }
   s += "</g>\n" + labels + "</g>\n";
-  s += "<rect class=\"frame\" x=\"" + num(l_) + "\" y=\"" + num(t_) + "\" width=\"" +
-       num(x1 - l_) + "\" height=\"" + num(y1 - t_) + "\"/>\n";
+  s += "<rect class=\"frame\" x=\"" + num(l_) + "\" y=\"" + num(t_) + "\" width=\"" + num(x1 - l_) +
+       "\" height=\"" + num(y1 - t_) + "\"/>\n";
   s += "<text class=\"axis-title x\" x=\"" + num((l_ + x1) / 2) + "\" y=\"" + num(h_ - 6) +
        "\" text-anchor=\"middle\">" + html_escape(x_title) + "</text>\n";
   if (!y_ticks) return s;

@@ -3,9 +3,9 @@
 //
 //   svg::Axis x = svg::Axis::fit(0, 48.3, 8), y = svg::Axis::fit(0.2, 1.4, 5);
 //   svg::Frame f(x, y, 640, 200);            // the plot area in pixels, margins for the labels
-//   std::string s = f.open("rtf", "real-time factor", "clip-rtf") + f.axes("simulated time (s)", "RTF") + ...
-//   s += "<path d=\"M" + svg::num(f.px(t)) + " " + svg::num(f.py(v)) + ...";
-//   s += f.close();
+//   std::string s = f.open("rtf", "real-time factor", "clip-rtf") + f.axes("simulated time (s)",
+//   "RTF") + ... s += "<path d=\"M" + svg::num(f.px(t)) + " " + svg::num(f.py(v)) + ..."; s +=
+//   f.close();
 #pragma once
 
 #include <string>

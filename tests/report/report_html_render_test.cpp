@@ -228,7 +228,7 @@ TEST_F(HtmlRender, DrawsEachAssertionsWindowAsABarInItsVerdictsColour) {
 }
 
 // Issue 18 item 15: for each failed assertion, the signal it watched with its threshold, window
-// and the deciding sample, laid out and visible (the signals fixture: six failed assertions with
+// and the deciding sample, laid out and visible (the signals fixture: eight failed assertions with
 // a signal, one no_collision without, one passed).
 class HtmlRenderSignals : public ::testing::Test {
  protected:
@@ -245,7 +245,7 @@ json* HtmlRenderSignals::probe_ = nullptr;
 TEST_F(HtmlRenderSignals, DrawsEachFailedAssertionsSignalThresholdWindowAndDecidingSample) {
   ASSERT_TRUE(probe().is_object());
   const json& sig = probe()["signals"];
-  ASSERT_EQ(sig.size(), 6u) << sig.dump();
+  ASSERT_EQ(sig.size(), 8u) << sig.dump();
   std::vector<std::string> names;
   for (const auto& s : sig) {
     names.push_back(s["assertion"].get<std::string>());
@@ -266,7 +266,8 @@ TEST_F(HtmlRenderSignals, DrawsEachFailedAssertionsSignalThresholdWindowAndDecid
     EXPECT_TRUE(s["decision"][0]["in_view"].get<bool>()) << s.dump();
   }
   EXPECT_EQ(names, (std::vector<std::string>{"reached_goal", "stay_in_yard", "scan_rate",
-                                             "scan_latency", "drive_in_time", "stack_cpu"}));
+                                             "scan_latency", "drive_in_time", "stack_cpu",
+                                             "clear_of_crate", "slow_enough"}));
 }
 
 TEST_F(HtmlRenderSignals, FitsThePathPlotToThePathsGoalsAndGeofencesNotTheWorld) {

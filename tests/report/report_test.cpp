@@ -676,9 +676,9 @@ std::string signal_plot(const std::string& html, const std::string& name) {
 
 TEST(ReportHtmlSignals, PlotsEachFailedAssertionsSignalWithThresholdWindowAndDecidingSample) {
   const std::string html = load("signals").to_html();
-  EXPECT_EQ(count(html, "<svg class=\"plot signal\""), 6u);
-  for (const char* name :
-       {"reached_goal", "stay_in_yard", "scan_rate", "scan_latency", "drive_in_time", "stack_cpu"}) {
+  EXPECT_EQ(count(html, "<svg class=\"plot signal\""), 8u);
+  for (const char* name : {"reached_goal", "stay_in_yard", "scan_rate", "scan_latency",
+                           "drive_in_time", "stack_cpu", "clear_of_crate", "slow_enough"}) {
     const std::string svg = signal_plot(html, name);
     ASSERT_FALSE(svg.empty()) << name;
     EXPECT_EQ(count(svg, "<path class=\"series\""), 1u) << name;
@@ -706,6 +706,11 @@ TEST(ReportHtmlSignals, PlotsEachFailedAssertionsSignalWithThresholdWindowAndDec
   EXPECT_NE(signal_plot(html, "scan_rate").find(">min 10 Hz<"), std::string::npos);
   EXPECT_NE(signal_plot(html, "scan_latency").find(">max 100 ms<"), std::string::npos);
   EXPECT_NE(signal_plot(html, "stack_cpu").find(">max 50 %<"), std::string::npos);
+  // min_distance against the crate's own poses; topic_value's field with its condition's bound.
+  EXPECT_NE(signal_plot(html, "clear_of_crate").find(">1 m<"), std::string::npos);
+  EXPECT_NE(signal_plot(html, "slow_enough").find("the deciding sample: 0.9 at 6 s"),
+            std::string::npos);
+  EXPECT_NE(signal_plot(html, "slow_enough").find(">0.5<"), std::string::npos);
   EXPECT_NE(html.find("a no_collision assertion has no signal over time to plot"),
             std::string::npos);
   EXPECT_EQ(html.find("data-assertion=\"fine\""), std::string::npos);
@@ -753,10 +758,10 @@ TEST(ReportHtmlSignals, TheReportsOwnFilesAreNotListedAsMissing) {
 
 TEST(ReportHtmlSignals, TimelineHasAWindowBarPerAssertionAndABarPerEntry) {
   const std::string html = load("signals").to_html();
-  EXPECT_EQ(count(html, "<rect class=\"window failed\""), 7u);
+  EXPECT_EQ(count(html, "<rect class=\"window failed\""), 9u);
   EXPECT_EQ(count(html, "<rect class=\"window passed\""), 1u);
   EXPECT_EQ(count(html, "<rect class=\"entry ok\""), 1u);
-  EXPECT_EQ(count(html, "<circle class=\"verdict failed\""), 7u);
+  EXPECT_EQ(count(html, "<circle class=\"verdict failed\""), 9u);
 }
 
 }  // namespace
