@@ -288,7 +288,9 @@ std::string paths_svg(const Report::Data& d) {
        "<span class=\"key\">&#9679; start, &#9632; end, &#9678; goal, grey: obstacles, dashed: "
        "geofences (orange: stay inside, purple: stay outside)</span> · x and y in metres at one "
        "scale, grid every " +
-       fmt_num(f.x().step) + " m</p>\n";
+       fmt_num(f.x().step) + " m in x" +
+       (f.y().step == f.x().step ? std::string(" and y") : ", " + fmt_num(f.y().step) + " m in y") +
+       "</p>\n";
   return s;
 }
 
