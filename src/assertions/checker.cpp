@@ -234,7 +234,13 @@ json AssertionResult::to_json() const {
           {"t_s", round_to(t_s, 1e-3)},
           {"sim_s", sim_s(sim)},
           {"evidence", evidence},
-          {"metrics", metrics}};
+          {"metrics", metrics},
+          {"vehicle", vehicle.empty() ? json(nullptr) : json(vehicle)},
+          {"window",
+           {{"after_s", round_to(after_s, 1e-3)},
+            {"within_s",
+             std::isfinite(within_s) ? json(round_to(within_s, 1e-3)) : json(nullptr)}}},
+          {"resolved", resolved}};
 }
 
 world::Pose2D PlanContext::place(const scenario::Placement& p, const std::string& path) const {
@@ -267,6 +273,10 @@ void Checker::on_verdict(const AssertionResult&, double) {}
 AssertionResult Checker::result() const {
   AssertionResult r = result_;
   r.metrics = metrics();
+  r.vehicle = planned_.vehicle;
+  r.after_s = window_.after_s();
+  r.within_s = window_.end_s();
+  r.resolved = planned_.resolved;
   return r;
 }
 

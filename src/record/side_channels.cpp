@@ -47,7 +47,10 @@ constexpr std::string_view kAssertionsSchema = R"({
     "t_s": {"type": ["number", "null"], "description": "seconds into the timeline"},
     "sim_s": {"type": ["number", "null"], "description": "simulation seconds"},
     "evidence": {},
-    "metrics": {"type": "object", "description": "what the checker measured, by name", "additionalProperties": {"$ref": "#/$defs/metric"}}
+    "metrics": {"type": "object", "description": "what the checker measured, by name", "additionalProperties": {"$ref": "#/$defs/metric"}},
+    "vehicle": {"type": ["string", "null"], "description": "the model the checker read"},
+    "window": {"type": "object", "description": "after_s / within_s in timeline seconds, within_s null without one", "properties": {"after_s": {"type": "number"}, "within_s": {"type": ["number", "null"]}}},
+    "resolved": {"type": "object", "description": "the assertion's parameters as planned: target, tolerance_m, region, min_hz, ..."}
   },
   "required": ["name", "status"],
   "$defs": {

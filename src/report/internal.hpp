@@ -28,12 +28,23 @@ struct ClockPoint {
   double drift = 0;  // NaN when the sample has none and it cannot be derived
 };
 
+struct TimedPose {
+  double sim = 0;  // simulated seconds
+  double x = 0;
+  double y = 0;
+};
+
 struct Report::Data {
   std::filesystem::path dir;
   json run;                                         // run.json as read (an object)
   json model;                                       // report.json
   std::map<std::string, std::vector<Point>> paths;  // ground-truth poses per vehicle
   std::vector<ClockPoint> clock;
+  // For the failed assertions' signal plots: every pose sample per model, the samples.jsonl lines
+  // (rate, latency, value) of the topics they watch, resources.jsonl when one of them needs it.
+  std::map<std::string, std::vector<TimedPose>> poses;
+  std::map<std::string, std::vector<json>> topic_lines;
+  std::vector<json> resources;
   mutable std::vector<std::string> warnings;  // skipped lines of the .jsonl files (also while modelling)
 };
 
@@ -68,5 +79,7 @@ std::string clock_line(const json& model);
 std::string junit_text(const Report::Data& d, JunitCounts* counts);
 std::string markdown_text(const Report::Data& d);
 std::string html_text(const Report::Data& d);
+std::string timeline_svg(const json& model);        // render_timeline.cpp
+std::string signals_html(const Report::Data& d);    // render_signals.cpp
 
 }  // namespace fieldproof::report

@@ -86,8 +86,26 @@ std::vector<T> decimate(const std::vector<T>& v, size_t max) {
   return out;
 }
 
+// The topics the failed assertions watch, and whether one of them reads resources.jsonl.
+std::set<std::string> failed_topics(const json& run, bool* resources) {
+  std::set<std::string> out;
+  *resources = false;
+  const json* as = field(run, "assertions");
+  if (!as || !as->is_array()) return out;
+  for (const auto& a : *as) {
+    if (get_str(a, "status") != "failed") continue;
+    if (get_str(a, "type") == "resource_usage") *resources = true;
+    if (const json* r = field(a, "resolved")) {
+      if (auto t = get_str(*r, "topic")) out.insert(*t);
+    }
+  }
+  return out;
+}
+
 void read_samples(Report::Data& d) {
   if (d.dir.empty()) return;
+  bool want_resources = false;
+  const std::set<std::string> topics = failed_topics(d.run, &want_resources);
   std::vector<std::pair<double, double>> sim_wall;  // from clock samples
   std::vector<ClockPoint> clock;
   const auto add_clock = [&](const json& j) {
@@ -109,11 +127,18 @@ void read_samples(Report::Data& d) {
       const auto y = get_num(j, "y");
       if (model && x && y && std::isfinite(*x) && std::isfinite(*y)) {
         d.paths[*model].push_back({*x, *y});
+        d.poses[*model].push_back({get_num(j, "sim").value_or(0.0), *x, *y});
       }
     } else if (kind == "clock") {
       add_clock(j);
+    } else if (!topics.empty() && (kind == "rate" || kind == "latency" || kind == "value")) {
+      if (auto t = get_str(j, "topic"); t && topics.count(*t)) d.topic_lines[*t].push_back(j);
     }
   });
+  if (want_resources) {
+    for_each_json_line(d, d.dir / "resources.jsonl",
+                       [&](const json& j) { d.resources.push_back(j); });
+  }
   // clock.jsonl, when the engine writes one, is the better source (drift included).
   std::vector<ClockPoint> from_file;
   std::vector<std::pair<double, double>> sw_file;

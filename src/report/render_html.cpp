@@ -6,18 +6,13 @@
 #include <vector>
 
 #include "report/internal.hpp"
+#include "report/svg.hpp"
 
 namespace fieldproof::report {
 namespace {
 
 const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                 "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
-
-std::string f2(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.2f", std::isfinite(v) ? v : 0.0);
-  return b;
-}
 
 std::optional<Point> point_of(const json& j) {
   if (j.is_array() && j.size() >= 2 && j[0].is_number() && j[1].is_number()) {
@@ -180,18 +175,14 @@ std::vector<Fence> fences(const json& run) {
   return out;
 }
 
-std::string paths_svg(const Report::Data& d) {
-  const auto obs = obstacles(d.run);
-  const auto gs = goals(d.run);
-  const auto fs = fences(d.run);
+// The extent the path plot is fitted to: the paths, goals and geofences (obstacles are drawn where
+// they fall inside it: a world's boundary walls would shrink the paths to a corner), else the
+// obstacles alone.
+Bounds path_bounds(const Report::Data& d, const std::vector<Obstacle>& obs,
+                   const std::vector<Goal>& gs, const std::vector<Fence>& fs) {
   Bounds b;
   for (const auto& [n, pts] : d.paths) {
     for (const auto& p : pts) b.add(p.x, p.y);
-  }
-  for (const auto& o : obs) {
-    const double e = o.circle ? o.r : 0.5 * std::hypot(o.sx, o.sy);
-    b.add(o.c.x - e, o.c.y - e);
-    b.add(o.c.x + e, o.c.y + e);
   }
   for (const auto& g : gs) b.add(g.p.x, g.p.y);
   for (const auto& f : fs) {
@@ -201,49 +192,72 @@ std::string paths_svg(const Report::Data& d) {
       b.add(f.c.x + f.r, f.c.y + f.r);
     }
   }
-  if (b.empty()) return "<p class=\"none\">No ground-truth poses in samples.jsonl.</p>\n";
-  double w = std::max(b.x1 - b.x0, 1.0);
-  double h = std::max(b.y1 - b.y0, 1.0);
-  const double m = 0.05 * std::max(w, h) + 0.5;
-  const double x0 = b.x0 - m, y1 = b.y1 + m;
-  w += 2 * m;
-  h += 2 * m;
-  const double px = 640.0;
-  const double scale = px / std::max(w, h);
-  const double W = w * scale, H = h * scale;
-  const auto X = [&](double x) { return f2((x - x0) * scale); };
-  const auto Y = [&](double y) { return f2((y1 - y) * scale); };
-  std::string s = "<svg class=\"plot paths\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                  f2(W) + "\" height=\"" + f2(H) + "\" viewBox=\"0 0 " + f2(W) + " " + f2(H) +
-                  "\" role=\"img\" aria-label=\"ground-truth paths\">\n";
-  s += "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"" + f2(W) + "\" height=\"" + f2(H) + "\"/>\n";
-  for (const auto& f : fs) {
+  if (!b.empty()) return b;
+  for (const auto& o : obs) {
+    const double e = o.circle ? o.r : 0.5 * std::hypot(o.sx, o.sy);
+    b.add(o.c.x - e, o.c.y - e);
+    b.add(o.c.x + e, o.c.y + e);
+  }
+  return b;
+}
+
+std::string fences_svg(const std::vector<Fence>& fs, const svg::Frame& f, double scale) {
+  std::string s;
+  const auto X = [&](double x) { return svg::num(f.px(x)); };
+  const auto Y = [&](double y) { return svg::num(f.py(y)); };
+  for (const auto& fe : fs) {
     const std::string attrs = "class=\"geofence " +
-                              std::string(f.mode == "outside" ? "outside" : "inside") +
-                              "\" data-name=\"" + html_escape(f.name) + "\"";
+                              std::string(fe.mode == "outside" ? "outside" : "inside") +
+                              "\" data-name=\"" + html_escape(fe.name) + "\"";
     const std::string title =
-        "<title>geofence " + html_escape(f.name) + " (" + html_escape(f.mode) + ")</title>";
-    if (f.circle) {
-      s += "<circle " + attrs + " cx=\"" + X(f.c.x) + "\" cy=\"" + Y(f.c.y) + "\" r=\"" +
-           f2(f.r * scale) + "\">" + title + "</circle>\n";
+        "<title>geofence " + html_escape(fe.name) + " (" + html_escape(fe.mode) + ")</title>";
+    if (fe.circle) {
+      s += "<circle " + attrs + " cx=\"" + X(fe.c.x) + "\" cy=\"" + Y(fe.c.y) + "\" r=\"" +
+           svg::num(fe.r * scale) + "\">" + title + "</circle>\n";
       continue;
     }
     std::string pts;
-    for (const auto& p : f.pts) pts += X(p.x) + "," + Y(p.y) + " ";
+    for (const auto& p : fe.pts) pts += X(p.x) + "," + Y(p.y) + " ";
     s += "<polygon " + attrs + " points=\"" + pts + "\">" + title + "</polygon>\n";
   }
+  return s;
+}
+
+std::string obstacles_svg(const std::vector<Obstacle>& obs, const svg::Frame& f, double scale) {
+  std::string s;
   for (const auto& o : obs) {
     if (o.circle) {
-      s += "<circle class=\"obstacle\" cx=\"" + X(o.c.x) + "\" cy=\"" + Y(o.c.y) + "\" r=\"" +
-           f2(o.r * scale) + "\"><title>" + html_escape(o.name) + "</title></circle>\n";
+      s += "<circle class=\"obstacle\" cx=\"" + svg::num(f.px(o.c.x)) + "\" cy=\"" +
+           svg::num(f.py(o.c.y)) + "\" r=\"" + svg::num(o.r * scale) + "\"><title>" +
+           html_escape(o.name) + "</title></circle>\n";
     } else {
       const double deg = -o.yaw * 180.0 / M_PI;
-      s += "<rect class=\"obstacle\" x=\"" + f2(-o.sx * scale / 2) + "\" y=\"" +
-           f2(-o.sy * scale / 2) + "\" width=\"" + f2(o.sx * scale) + "\" height=\"" +
-           f2(o.sy * scale) + "\" transform=\"translate(" + X(o.c.x) + " " + Y(o.c.y) +
-           ") rotate(" + f2(deg) + ")\"><title>" + html_escape(o.name) + "</title></rect>\n";
+      s += "<rect class=\"obstacle\" x=\"" + svg::num(-o.sx * scale / 2) + "\" y=\"" +
+           svg::num(-o.sy * scale / 2) + "\" width=\"" + svg::num(o.sx * scale) + "\" height=\"" +
+           svg::num(o.sy * scale) + "\" transform=\"translate(" + svg::num(f.px(o.c.x)) + " " +
+           svg::num(f.py(o.c.y)) + ") rotate(" + svg::num(deg) + ")\"><title>" +
+           html_escape(o.name) + "</title></rect>\n";
     }
   }
+  return s;
+}
+
+std::string paths_svg(const Report::Data& d) {
+  const auto obs = obstacles(d.run);
+  const auto gs = goals(d.run);
+  const auto fs = fences(d.run);
+  const Bounds b = path_bounds(d, obs, gs, fs);
+  if (b.empty()) return "<p class=\"none\">No ground-truth poses in samples.jsonl.</p>\n";
+  const double m = 0.05 * std::max(b.x1 - b.x0, b.y1 - b.y0) + 0.5;
+  svg::Frame f = svg::Frame::equal_scale(svg::Axis::fit(b.x0 - m, b.x1 + m, 8),
+                                         svg::Axis::fit(b.y0 - m, b.y1 + m, 8), 640, 440);
+  const double scale = f.px(1) - f.px(0);  // pixels per metre, both axes
+  const auto X = [&](double x) { return svg::num(f.px(x)); };
+  const auto Y = [&](double y) { return svg::num(f.py(y)); };
+  std::string s = f.open("paths", "ground-truth paths", "clip-paths");
+  s += f.axes("x (m)", "y (m)");
+  s += "<g " + f.clip_attr() + ">\n";
+  s += fences_svg(fs, f, scale) + obstacles_svg(obs, f, scale);
   for (const auto& g : gs) {
     s += "<g class=\"goal\"><circle cx=\"" + X(g.p.x) + "\" cy=\"" + Y(g.p.y) +
          "\" r=\"7\"/><circle cx=\"" + X(g.p.x) + "\" cy=\"" + Y(g.p.y) +
@@ -263,20 +277,24 @@ std::string paths_svg(const Report::Data& d) {
       s += "<circle class=\"start\" fill=\"" + std::string(col) + "\" cx=\"" + X(pts[0].x) +
            "\" cy=\"" + Y(pts[0].y) + "\" r=\"4\"/>\n";
       s += "<rect class=\"end\" fill=\"" + std::string(col) + "\" x=\"" +
-           f2((pts.back().x - x0) * scale - 4) + "\" y=\"" + f2((y1 - pts.back().y) * scale - 4) +
+           svg::num(f.px(pts.back().x) - 4) + "\" y=\"" + svg::num(f.py(pts.back().y) - 4) +
            "\" width=\"8\" height=\"8\"/>\n";
     }
     legend += "<span class=\"key\" style=\"color:" + std::string(col) + "\">&#9632; " +
               html_escape(name) + "</span> ";
   }
-  s += "</svg>\n<p class=\"legend\">" + legend +
+  s += "</g>\n" + svg::Frame::close();
+  s += "<p class=\"legend\">" + legend +
        "<span class=\"key\">&#9679; start, &#9632; end, &#9678; goal, grey: obstacles, dashed: "
-       "geofences (orange: stay inside, purple: stay outside)</span> · scale: " +
-       f2(w) + " m × " + f2(h) + " m</p>\n";
+       "geofences (orange: stay inside, purple: stay outside)</span> · x and y in metres at one "
+       "scale, grid every " +
+       fmt_num(f.x().step) + " m in x" +
+       (f.y().step == f.x().step ? std::string(" and y") : ", " + fmt_num(f.y().step) + " m in y") +
+       "</p>\n";
   return s;
 }
 
-std::string line_svg(const std::string& cls, const std::string& title,
+std::string line_svg(const std::string& cls, const std::string& title, const std::string& y_title,
                      const std::vector<std::pair<double, double>>& pts, double ref) {
   if (pts.empty()) return "<p class=\"none\">No " + html_escape(title) + " samples.</p>\n";
   double t0 = pts.front().first, t1 = pts.back().first;
@@ -291,94 +309,20 @@ std::string line_svg(const std::string& cls, const std::string& title,
     v0 = std::min(v0, ref);
     v1 = std::max(v1, ref);
   }
-  if (t1 - t0 <= 0) t1 = t0 + 1;
-  if (v1 - v0 <= 1e-9) {
-    v0 -= 0.5;
-    v1 += 0.5;
-  }
-  const double W = 640, H = 200, L = 60, R = 10, T = 10, B = 30;
-  const auto X = [&](double t) { return f2(L + (t - t0) / (t1 - t0) * (W - L - R)); };
-  const auto Y = [&](double v) { return f2(T + (v1 - v) / (v1 - v0) * (H - T - B)); };
-  std::string s = "<svg class=\"plot " + cls +
-                  "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"200\" "
-                  "viewBox=\"0 0 640 200\" role=\"img\" aria-label=\"" +
-                  html_escape(title) + "\">\n";
-  s += "<rect class=\"bg\" x=\"" + f2(L) + "\" y=\"" + f2(T) + "\" width=\"" + f2(W - L - R) +
-       "\" height=\"" + f2(H - T - B) + "\"/>\n";
+  svg::Frame f(svg::Axis::fit(t0, t1, 10), svg::Axis::fit(v0, v1, 5), 640, 220);
+  std::string s = f.open(cls, title, "clip-" + cls) + f.axes("simulated time (s)", y_title);
+  s += "<g " + f.clip_attr() + ">\n";
   if (std::isfinite(ref)) {
-    s += "<line class=\"ref\" x1=\"" + X(t0) + "\" x2=\"" + X(t1) + "\" y1=\"" + Y(ref) +
-         "\" y2=\"" + Y(ref) + "\"/>\n";
+    s += "<line class=\"ref\" x1=\"" + svg::num(f.px(f.x().lo)) + "\" x2=\"" +
+         svg::num(f.px(f.x().hi)) + "\" y1=\"" + svg::num(f.py(ref)) + "\" y2=\"" +
+         svg::num(f.py(ref)) + "\"/>\n";
   }
   std::string dp;
   for (size_t k = 0; k < pts.size(); ++k) {
-    dp += (k == 0 ? "M" : " L") + X(pts[k].first) + " " + Y(pts[k].second);
+    dp += (k == 0 ? "M" : " L") + svg::num(f.px(pts[k].first)) + " " +
+          svg::num(f.py(pts[k].second));
   }
-  s += "<path class=\"series\" d=\"" + dp + "\"/>\n";
-  s += "<text x=\"5\" y=\"" + Y(v1) + "\" dy=\"8\">" + fmt_num(v1) + "</text>\n";
-  s += "<text x=\"5\" y=\"" + Y(v0) + "\">" + fmt_num(v0) + "</text>\n";
-  s += "<text x=\"" + X(t0) + "\" y=\"" + f2(H - 8) + "\">" + fmt_num(t0) + " s</text>\n";
-  s += "<text x=\"" + X(t1) + "\" y=\"" + f2(H - 8) + "\" text-anchor=\"end\">" + fmt_num(t1) +
-       " s</text>\n";
-  s += "</svg>\n";
-  return s;
-}
-
-std::string verdicts_svg(const json& m) {
-  const json& tl = m["timeline"];
-  const json& as = m["assertions"];
-  double t1 = 1;
-  for (const auto& e : tl) {
-    for (const char* k : {"at_s", "started_s", "ended_s"}) {
-      if (auto v = get_num(e, k); v && std::isfinite(*v)) t1 = std::max(t1, *v);
-    }
-  }
-  for (const auto& a : as) {
-    if (auto v = get_num(a, "t_s"); v && std::isfinite(*v)) t1 = std::max(t1, *v);
-  }
-  if (auto v = get_num(m["durations"], "sim_s"); v && std::isfinite(*v)) t1 = std::max(t1, *v);
-  const double L = 160, R = 20, row = 22, W = 640;
-  const size_t rows = tl.size() + as.size();
-  if (rows == 0) return "<p class=\"none\">No timeline entries or assertions.</p>\n";
-  const double H = row * static_cast<double>(rows) + 30;
-  const auto X = [&](double t) { return f2(L + std::clamp(t, 0.0, t1) / t1 * (W - L - R)); };
-  std::string s =
-      "<svg class=\"plot verdicts\" xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" "
-      "height=\"" +
-      f2(H) + "\" viewBox=\"0 0 640 " + f2(H) +
-      "\" role=\"img\" aria-label=\"timeline and verdicts\">\n";
-  double y = 4;
-  for (const auto& e : tl) {
-    const std::string label = show(field(e, "label"));
-    const std::string st = show(field(e, "status"));
-    s += "<text x=\"4\" y=\"" + f2(y + 14) + "\">" + html_escape(label) + "</text>\n";
-    const auto a = get_num(e, "started_s");
-    auto b = get_num(e, "ended_s");
-    if (a) {
-      if (!b) b = t1;
-      s += "<rect class=\"entry " + std::string(entry_ok(st) ? "ok" : "bad") + "\" x=\"" + X(*a) +
-           "\" y=\"" + f2(y + 3) + "\" width=\"" +
-           f2(std::max(2.0,
-                       (std::clamp(*b, 0.0, t1) - std::clamp(*a, 0.0, t1)) / t1 * (W - L - R))) +
-           "\" height=\"14\"><title>" + html_escape(label + ": " + st) + "</title></rect>\n";
-    }
-    y += row;
-  }
-  for (const auto& a : as) {
-    const std::string name = show(field(a, "name"));
-    const std::string st = get_str(a, "status").value_or("pending");
-    s += "<text x=\"4\" y=\"" + f2(y + 14) + "\">" + html_escape(name) + "</text>\n";
-    if (auto t = get_num(a, "t_s")) {
-      s += "<circle class=\"verdict " + html_escape(st) + "\" cx=\"" + X(*t) + "\" cy=\"" +
-           f2(y + 10) + "\" r=\"6\"><title>" +
-           html_escape(name + " " + st + " at " + fmt_num(*t) +
-                       " s: " + get_str(a, "reason").value_or("")) +
-           "</title></circle>\n";
-    }
-    y += row;
-  }
-  s += "<text x=\"" + X(0) + "\" y=\"" + f2(H - 6) + "\">0 s</text>\n";
-  s += "<text x=\"" + X(t1) + "\" y=\"" + f2(H - 6) + "\" text-anchor=\"end\">" + fmt_num(t1) +
-       " s</text>\n</svg>\n";
+  s += "<path class=\"series\" d=\"" + dp + "\"/>\n</g>\n" + svg::Frame::close();
   return s;
 }
 
@@ -508,8 +452,15 @@ svg .bg{fill:#fafafa}svg .obstacle{fill:#9e9e9e;stroke:#616161}svg .geofence{fil
 stroke:#ef6c00;stroke-dasharray:6 4;stroke-width:2}svg .geofence.outside{stroke:#6a1b9a}svg .goal circle{fill:none;stroke:#2e7d32;
 stroke-width:2}svg .vehicle-path{fill:none;stroke-width:2}svg .series{fill:none;stroke:#1f77b4;
 stroke-width:1.5}svg .ref{stroke:#999;stroke-dasharray:4 3}svg text{font-size:11px;fill:#444}
-svg .entry.ok{fill:#81c784}svg .entry.bad{fill:#e57373}svg .verdict.passed{fill:#2e7d32}
-svg .verdict.failed{fill:#c62828}svg .verdict.skipped,svg .verdict.pending{fill:#9e9e9e}
+svg .grid line{stroke:#e4e4e4}svg .ticks line{stroke:#777}svg .frame{fill:none;stroke:#999}
+svg .axis-title{font-size:12px;fill:#222}svg .row-label{font-size:12px;fill:#222}
+svg .entry.ok{fill:#81c784}svg .entry.bad{fill:#e57373}svg .entry.skipped{fill:#bdbdbd}
+svg .entry.running{fill:#64b5f6}svg rect.window.passed{fill:#a5d6a7}svg rect.window.failed{fill:#ef9a9a}
+svg rect.window.skipped,svg rect.window.pending{fill:#e0e0e0}svg .verdict.passed{fill:#2e7d32}
+svg .verdict.failed{fill:#b71c1c}svg .verdict.skipped,svg .verdict.pending{fill:#757575}
+svg.signal rect.window{fill:#fff3cd;fill-opacity:.7}svg .threshold{stroke:#d84315;stroke-width:1.5;
+stroke-dasharray:6 4}svg .threshold-label{fill:#d84315}svg .decision{fill:#b71c1c;stroke:#fff;
+stroke-width:1.5}.failed-assertion h3{margin-bottom:.2em}.reason{margin:.2em 0}
 .legend .key{margin-right:1em}.none{color:#777;font-style:italic})";
 
 }  // namespace
@@ -540,7 +491,9 @@ std::string html_text(const Report::Data& d) {
          "their lidars (<code>/fieldproof/vehicles/&lt;name&gt;/scan</code>); the timeline is "
          "simulated time (docs/recording.md).</p>\n";
   }
-  s += "<h2>Plots</h2>\n<h3>Ground-truth paths</h3>\n";
+  s += "<h2>Plots</h2>\n" + signals_html(d);
+  s += "<h3>Timeline and verdicts</h3>\n" + timeline_svg(m);
+  s += "<h3>Ground-truth paths</h3>\n";
   s += paths_svg(d);
   std::vector<std::pair<double, double>> rtf, drift;
   for (const auto& c : d.clock) {
@@ -549,9 +502,9 @@ std::string html_text(const Report::Data& d) {
   }
   double target = std::nan("");
   if (const json* c = field(m, "clock")) target = get_num(*c, "target_rtf").value_or(target);
-  s += "<h3>Real-time factor over simulated time</h3>\n" + line_svg("rtf", "RTF", rtf, target);
-  s += "<h3>Drift (s) over simulated time</h3>\n" + line_svg("drift", "drift", drift, 0.0);
-  s += "<h3>Timeline and verdicts</h3>\n" + verdicts_svg(m);
+  s += "<h3>Real-time factor over simulated time</h3>\n" +
+       line_svg("rtf", "RTF", "real-time factor", rtf, target);
+  s += "<h3>Drift over simulated time</h3>\n" + line_svg("drift", "drift", "drift (s)", drift, 0.0);
   s += tables_html(markdown_text(d));
   s += "</body>\n</html>\n";
   return s;

@@ -54,6 +54,26 @@ inline const char* const kProbe = R"JS(
     box: box(r), fill: getComputedStyle(r).fill}));
   out.verdicts = all('svg.verdicts circle.verdict').map((c) => ({status: c.classList[1],
     box: box(c), in_view: inView(c)}));
+  out.windows = all('svg.verdicts rect.window').map((r) => ({status: r.classList[1], box: box(r),
+    fill: getComputedStyle(r).fill}));
+  // Every plot's axes: tick labels, grid lines, axis titles.
+  const texts = (s, sel) => Array.from(s.querySelectorAll(sel)).map((t) => t.textContent);
+  out.axes = all('svg.plot').map((s) => ({plot: s.classList[1], x: texts(s, 'g.ticks.x text'),
+    y: texts(s, 'g.ticks.y text'), grid: s.querySelectorAll('g.grid line').length,
+    titles: texts(s, 'text.axis-title')}));
+  // The failed assertions' signal plots: laid out, visible, each part drawn.
+  const parts = (s, sel, f) => Array.from(s.querySelectorAll(sel)).map(f);
+  out.signals = all('svg.signal').map((s) => {
+    const r = s.getBoundingClientRect(), cs = getComputedStyle(s);
+    const holder = s.closest('.failed-assertion');
+    return {assertion: holder ? holder.dataset.assertion : null, w: r.width, h: r.height,
+      visible: cs.visibility === 'visible' && cs.display !== 'none' && s.checkVisibility(),
+      series: parts(s, 'path.series', (p) => ({length: p.getTotalLength(), box: box(p)})),
+      thresholds: parts(s, 'line.threshold', (l) => ({box: box(l),
+        dash: getComputedStyle(l).strokeDasharray})),
+      window: parts(s, 'rect.window', (w) => ({box: box(w), fill: getComputedStyle(w).fill})),
+      decision: parts(s, 'circle.decision', (c) => ({box: box(c), in_view: inView(c)}))};
+  });
   out.tables = all('table').length;
   // Elements drawn in a verdict colour (text or background): the badge alone.
   const verdictColours = ['rgb(26, 127, 55)', 'rgb(198, 40, 40)', 'rgb(178, 106, 0)'];

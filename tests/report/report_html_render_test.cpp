@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
+#include <vector>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -181,8 +183,104 @@ TEST_F(HtmlRender, WorksOfflineWithoutFetchingAnything) {
   }
   EXPECT_EQ(rest.find("http:"), std::string::npos);
   EXPECT_EQ(rest.find("https:"), std::string::npos);
-  EXPECT_EQ(rest.find("url("), std::string::npos);
+  // url() only for the plots' own clip paths, fragments of the page itself (url(#clip-...)).
+  for (size_t p = 0; (p = rest.find("url(", p)) != std::string::npos; p += 4) {
+    EXPECT_EQ(rest.compare(p, 10, "url(#clip-"), 0) << rest.substr(p, 40);
+  }
   EXPECT_EQ(rest.find("@import"), std::string::npos);
+}
+
+// Issue 18 item 15: every plot has axes with round ticks (labels on both axes), a grid and axis
+// titles with units; the timeline's x axis has them too.
+TEST_F(HtmlRender, EveryPlotHasTicksOnBothAxesAGridAndTitlesWithUnits) {
+  ASSERT_TRUE(probe().is_object());
+  std::map<std::string, json> by_plot;
+  for (const auto& a : probe()["axes"]) by_plot[a["plot"].get<std::string>()] = a;
+  for (const char* plot : {"paths", "rtf", "drift"}) {
+    ASSERT_TRUE(by_plot.count(plot)) << plot << ": " << probe()["axes"].dump();
+    const json& a = by_plot[plot];
+    EXPECT_GE(a["x"].size(), 3u) << plot << ": " << a.dump();
+    EXPECT_GE(a["y"].size(), 3u) << plot << ": " << a.dump();
+    EXPECT_GE(a["grid"].get<size_t>(), a["x"].size() + a["y"].size()) << plot;
+    ASSERT_EQ(a["titles"].size(), 2u) << plot;
+    for (const auto& v : a["x"]) EXPECT_NO_THROW((void)std::stod(v.get<std::string>())) << v;
+  }
+  EXPECT_EQ(by_plot["paths"]["titles"], json({"x (m)", "y (m)"}));
+  EXPECT_EQ(by_plot["rtf"]["titles"][0], "simulated time (s)");
+  EXPECT_EQ(by_plot["drift"]["titles"][1], "drift (s)");
+  ASSERT_TRUE(by_plot.count("verdicts"));
+  EXPECT_GE(by_plot["verdicts"]["x"].size(), 3u);
+  EXPECT_EQ(by_plot["verdicts"]["titles"], json({"timeline time (s)"}));
+}
+
+// The timeline as a bar chart: each assertion's window a bar in its verdict's colour.
+TEST_F(HtmlRender, DrawsEachAssertionsWindowAsABarInItsVerdictsColour) {
+  ASSERT_TRUE(probe().is_object());
+  const json& w = probe()["windows"];
+  ASSERT_EQ(w.size(), 4u) << w.dump();
+  std::map<std::string, std::string> fill;
+  for (const auto& b : w) {
+    EXPECT_TRUE(drawn(b["box"])) << b.dump();
+    fill[b["status"].get<std::string>()] = b["fill"].get<std::string>();
+  }
+  ASSERT_TRUE(fill.count("passed") && fill.count("failed")) << w.dump();
+  EXPECT_NE(fill["passed"], fill["failed"]);
+}
+
+// Issue 18 item 15: for each failed assertion, the signal it watched with its threshold, window
+// and the deciding sample, laid out and visible (the signals fixture: eight failed assertions with
+// a signal, one no_collision without, one passed).
+class HtmlRenderSignals : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { probe_ = new json(render_fixture("signals")); }
+  static void TearDownTestSuite() {
+    delete probe_;
+    probe_ = nullptr;
+  }
+  const json& probe() const { return *probe_; }
+  static json* probe_;
+};
+json* HtmlRenderSignals::probe_ = nullptr;
+
+TEST_F(HtmlRenderSignals, DrawsEachFailedAssertionsSignalThresholdWindowAndDecidingSample) {
+  ASSERT_TRUE(probe().is_object());
+  const json& sig = probe()["signals"];
+  ASSERT_EQ(sig.size(), 8u) << sig.dump();
+  std::vector<std::string> names;
+  for (const auto& s : sig) {
+    names.push_back(s["assertion"].get<std::string>());
+    EXPECT_TRUE(s["visible"].get<bool>()) << s.dump();
+    EXPECT_GT(s["w"].get<double>(), 300) << s.dump();
+    EXPECT_GT(s["h"].get<double>(), 100) << s.dump();
+    ASSERT_EQ(s["series"].size(), 1u) << s.dump();
+    EXPECT_GT(s["series"][0]["length"].get<double>(), 100.0) << s.dump();
+    ASSERT_GE(s["thresholds"].size(), 1u) << s.dump();
+    for (const auto& t : s["thresholds"]) {
+      EXPECT_GT(t["box"]["w"].get<double>(), 300) << s.dump();
+      EXPECT_NE(t["dash"], "none") << s.dump();
+    }
+    ASSERT_EQ(s["window"].size(), 1u) << s.dump();
+    EXPECT_TRUE(drawn(s["window"][0]["box"])) << s.dump();
+    ASSERT_EQ(s["decision"].size(), 1u) << s.dump();
+    EXPECT_TRUE(drawn(s["decision"][0]["box"])) << s.dump();
+    EXPECT_TRUE(s["decision"][0]["in_view"].get<bool>()) << s.dump();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"reached_goal", "stay_in_yard", "scan_rate",
+                                             "scan_latency", "drive_in_time", "stack_cpu",
+                                             "clear_of_crate", "slow_enough"}));
+}
+
+TEST_F(HtmlRenderSignals, FitsThePathPlotToThePathsGoalsAndGeofencesNotTheWorld) {
+  ASSERT_TRUE(probe().is_object());
+  for (const auto& a : probe()["axes"]) {
+    if (a["plot"] != "paths") continue;
+    // Path 0..8 m, goal at 10 m, geofence -1..5 m; the wall at x = -30 m is left out of the fit.
+    ASSERT_GE(a["x"].size(), 3u) << a.dump();
+    EXPECT_GE(std::stod(a["x"].front().get<std::string>()), -5.0) << a.dump();
+    EXPECT_LE(std::stod(a["x"].back().get<std::string>()), 15.0) << a.dump();
+    return;
+  }
+  ADD_FAILURE() << "no paths plot: " << probe()["axes"].dump();
 }
 
 // The probe is a real check: a page whose plots are not SVG draws nothing it can measure.

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -271,6 +272,41 @@ TEST_F(ReportOfARealRun, HtmlRendersInChromiumWithEveryPlotDrawn) {
   EXPECT_EQ(probe["verdicts"].size(), run()["assertions"].size());
   EXPECT_EQ(probe["entries"].size(), run()["timeline"].size());
   EXPECT_TRUE(probe["resources"].empty()) << probe["resources"].dump();
+  // The failed arrived_in_time: its signal (seconds since drive_ahead started) with its 1 s
+  // threshold, its window and the deciding sample; every plot with ticks on both axes.
+  ASSERT_EQ(probe["signals"].size(), 1u) << probe["signals"].dump();
+  const json& sig = probe["signals"][0];
+  EXPECT_EQ(sig["assertion"], "arrived_in_time");
+  EXPECT_TRUE(sig["visible"].get<bool>()) << sig.dump();
+  ASSERT_EQ(sig["thresholds"].size(), 1u) << sig.dump();
+  ASSERT_EQ(sig["decision"].size(), 1u) << sig.dump();
+  EXPECT_TRUE(testing::drawn(sig["decision"][0]["box"])) << sig.dump();
+  EXPECT_TRUE(testing::drawn(sig["window"][0]["box"])) << sig.dump();
+  for (const auto& a : probe["axes"]) {
+    EXPECT_GE(a["x"].size(), 3u) << a.dump();
+    if (a["plot"] != "verdicts") {
+      EXPECT_GE(a["y"].size(), 3u) << a.dump();
+    }
+  }
+}
+
+// What the signal plots read: each assertion result names its vehicle, its window and what it
+// was planned with (the engine's run.json, src/assertions/checker.cpp).
+TEST_F(ReportOfARealRun, AssertionResultsCarryVehicleWindowAndResolved) {
+  std::map<std::string, json> by_name;
+  for (const auto& a : run()["assertions"]) by_name[a["name"].get<std::string>()] = a;
+  ASSERT_EQ(by_name.size(), 3u);
+  const json& reached = by_name["reached_goal"];
+  EXPECT_EQ(reached["vehicle"], "ugv1");
+  EXPECT_EQ(reached["window"], json({{"after_s", 0.0}, {"within_s", 60.0}}));
+  EXPECT_EQ(reached["resolved"]["tolerance_m"], 0.5);
+  EXPECT_EQ(reached["resolved"]["target"]["x"], 10.0);
+  const json& in_time = by_name["arrived_in_time"];
+  EXPECT_TRUE(in_time["vehicle"].is_null());
+  EXPECT_TRUE(in_time["window"]["within_s"].is_null());
+  EXPECT_EQ(in_time["resolved"], json({{"action", "drive_ahead"}, {"max_s", 1.0}}));
+  EXPECT_EQ(count(g_run->html, "<svg class=\"plot signal\""), 1u);
+  EXPECT_NE(g_run->html.find("the deciding sample: 1 at 3 s"), std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "fieldproof/report/report.hpp"
 #include "report/fixture.hpp"
 #include "report/junit_schema.hpp"
+#include "report/svg.hpp"
 
 namespace fieldproof::report {
 namespace {
@@ -600,6 +601,167 @@ TEST(ReportRobustness, AnyFieldOfAnyTypeRendersEveryFormat) {
     ++renders;
   });
   EXPECT_GT(renders, 500);
+}
+
+// ---- the plots' axes (svg.hpp) ----
+
+TEST(SvgAxis, NiceStepsAreOneTwoOrFiveTimesAPowerOfTen) {
+  EXPECT_DOUBLE_EQ(svg::nice_step(48.3, 10), 5.0);
+  EXPECT_DOUBLE_EQ(svg::nice_step(1.0, 5), 0.2);
+  EXPECT_DOUBLE_EQ(svg::nice_step(31.2, 8), 5.0);
+  EXPECT_DOUBLE_EQ(svg::nice_step(0.0012, 6), 0.0002);
+  EXPECT_DOUBLE_EQ(svg::nice_step(7000, 5), 2000.0);
+  EXPECT_DOUBLE_EQ(svg::nice_step(10, 10), 1.0);  // exactly max_ticks intervals
+  EXPECT_DOUBLE_EQ(svg::nice_step(0, 5), 1.0);    // degenerate
+}
+
+TEST(SvgAxis, FitWidensToWholeStepsWithTicksOnTheSteps) {
+  struct Case {
+    double lo, hi;
+    int max;
+    double want_lo, want_hi, want_step;
+    std::vector<std::string> labels;
+  };
+  const Case cases[] = {
+      {0, 48.3, 10, 0, 50, 5, {"0", "5", "10", "15", "20", "25", "30", "35", "40", "45", "50"}},
+      {0.23, 1.37, 5, 0, 1.5, 0.5, {"0.0", "0.5", "1.0", "1.5"}},
+      {-15.6, 15.6, 8, -20, 20, 5, {"-20", "-15", "-10", "-5", "0", "5", "10", "15", "20"}},
+      // 0.01 would need 6 intervals once widened: the next step, 0.02.
+      {-0.037, 0.012, 5, -0.04, 0.02, 0.02, {"-0.04", "-0.02", "0.00", "0.02"}},
+      {1200, 7400, 5, 0, 8000, 2000, {"0", "2000", "4000", "6000", "8000"}},
+  };
+  for (const Case& c : cases) {
+    const svg::Axis a = svg::Axis::fit(c.lo, c.hi, c.max);
+    EXPECT_NEAR(a.lo, c.want_lo, 1e-12) << c.lo << ".." << c.hi;
+    EXPECT_NEAR(a.hi, c.want_hi, 1e-12) << c.lo << ".." << c.hi;
+    EXPECT_NEAR(a.step, c.want_step, 1e-15) << c.lo << ".." << c.hi;
+    std::vector<std::string> labels;
+    for (double t : a.ticks()) labels.push_back(a.label(t));
+    EXPECT_EQ(labels, c.labels) << c.lo << ".." << c.hi;
+    EXPECT_LE(a.ticks().size(), static_cast<size_t>(c.max) + 1);
+  }
+}
+
+TEST(SvgAxis, ADegenerateRangeBecomesOneAroundIt) {
+  const svg::Axis z = svg::Axis::fit(0, 0, 5);
+  EXPECT_LT(z.lo, 0);
+  EXPECT_GT(z.hi, 0);
+  const svg::Axis one = svg::Axis::fit(1, 1, 5);
+  EXPECT_LT(one.lo, 1);
+  EXPECT_GT(one.hi, 1);
+  const svg::Axis bad = svg::Axis::fit(std::nan(""), 3, 5);
+  EXPECT_GE(bad.ticks().size(), 2u);
+  EXPECT_EQ(svg::Axis::fit(5, 2, 5).lo, 2);  // swapped bounds
+}
+
+TEST(SvgFrame, EqualScaleGivesAMetreTheSameLengthOnBothAxes) {
+  const svg::Frame f =
+      svg::Frame::equal_scale(svg::Axis::fit(-2, 12, 8), svg::Axis::fit(-3, 3, 8), 640, 440);
+  EXPECT_NEAR(f.px(1) - f.px(0), f.py(0) - f.py(1), 1e-9);
+  EXPECT_LE(f.px(f.x().hi), 640 + 58 + 1);
+  EXPECT_NEAR(f.py(f.y().hi), 10, 1e-9);  // the top margin, y up
+}
+
+// ---- the failed assertions' signals (the signals fixture) ----
+
+// The <svg> of the signal plot of assertion `name` ("" when absent).
+std::string signal_plot(const std::string& html, const std::string& name) {
+  const auto at = html.find("<div class=\"failed-assertion\" data-assertion=\"" + name + "\"");
+  if (at == std::string::npos) return "";
+  const auto end = html.find("</div>", at);
+  const std::string div = html.substr(at, end - at);
+  const auto svg = div.find("<svg class=\"plot signal\"");
+  return svg == std::string::npos ? "" : div.substr(svg);
+}
+
+TEST(ReportHtmlSignals, PlotsEachFailedAssertionsSignalWithThresholdWindowAndDecidingSample) {
+  const std::string html = load("signals").to_html();
+  EXPECT_EQ(count(html, "<svg class=\"plot signal\""), 8u);
+  for (const char* name : {"reached_goal", "stay_in_yard", "scan_rate", "scan_latency",
+                           "drive_in_time", "stack_cpu", "clear_of_crate", "slow_enough"}) {
+    const std::string svg = signal_plot(html, name);
+    ASSERT_FALSE(svg.empty()) << name;
+    EXPECT_EQ(count(svg, "<path class=\"series\""), 1u) << name;
+    EXPECT_GE(count(svg, "<line class=\"threshold\""), 1u) << name;
+    EXPECT_EQ(count(svg, "<rect class=\"window\""), 1u) << name;
+    EXPECT_EQ(count(svg, "<circle class=\"decision\""), 1u) << name;
+    EXPECT_NE(svg.find("<g class=\"ticks y\"><line"), std::string::npos) << name;
+  }
+  // The deciding samples: reach_pose 2 m from the goal at its 10 s deadline (the pose at sim 12 s:
+  // the timeline started at sim 2 s); the geofence 0.2 m outside at 6.5 s; within_time 3 s after
+  // the start at 4 s; the stack's CPU (two processes summed, the engine not) 70 % at 9 s.
+  EXPECT_NE(signal_plot(html, "reached_goal").find("the deciding sample: 2 at 10 s"),
+            std::string::npos);
+  EXPECT_NE(signal_plot(html, "stay_in_yard").find("the deciding sample: -0.2 at 6.5 s"),
+            std::string::npos);
+  EXPECT_NE(signal_plot(html, "drive_in_time").find("the deciding sample: 3 at 4 s"),
+            std::string::npos);
+  EXPECT_NE(signal_plot(html, "stack_cpu").find("the deciding sample: 70 at 9 s"),
+            std::string::npos);
+  EXPECT_NE(signal_plot(html, "scan_rate").find("the deciding sample: 4 at 6 s"),
+            std::string::npos);
+  // Thresholds by their labels; a no_collision has no signal over time and says so; passed
+  // assertions get none.
+  EXPECT_NE(signal_plot(html, "reached_goal").find(">0.5 m<"), std::string::npos);
+  EXPECT_NE(signal_plot(html, "scan_rate").find(">min 10 Hz<"), std::string::npos);
+  EXPECT_NE(signal_plot(html, "scan_latency").find(">max 100 ms<"), std::string::npos);
+  EXPECT_NE(signal_plot(html, "stack_cpu").find(">max 50 %<"), std::string::npos);
+  // min_distance against the crate's own poses; topic_value's field with its condition's bound.
+  EXPECT_NE(signal_plot(html, "clear_of_crate").find(">1 m<"), std::string::npos);
+  EXPECT_NE(signal_plot(html, "slow_enough").find("the deciding sample: 0.9 at 6 s"),
+            std::string::npos);
+  EXPECT_NE(signal_plot(html, "slow_enough").find(">0.5<"), std::string::npos);
+  EXPECT_NE(html.find("a no_collision assertion has no signal over time to plot"),
+            std::string::npos);
+  EXPECT_EQ(html.find("data-assertion=\"fine\""), std::string::npos);
+  // Failed assertions first: before the timeline, the paths and the tables.
+  EXPECT_LT(html.find("class=\"failed-assertion\""), html.find("class=\"plot verdicts\""));
+  EXPECT_LT(html.find("class=\"plot verdicts\""), html.find("class=\"plot paths\""));
+  EXPECT_LT(html.find("class=\"plot paths\""), html.find("<table"));
+}
+
+TEST(ReportHtmlSignals, ThinsALongSignalTo600Points) {
+  const auto d = fixture_copy("signals");
+  std::string lines;
+  for (int i = 0; i <= 20000; ++i) {
+    lines += "{\"kind\":\"pose\",\"model\":\"ugv1\",\"sim\":" + std::to_string(2 + i * 0.0005) +
+             ",\"x\":" + std::to_string(i * 0.0004) + ",\"y\":0}\n";
+  }
+  write_file(d / "samples.jsonl", lines);
+  const std::string svg = signal_plot(Report::load(d).to_html(), "reached_goal");
+  const auto at = svg.find("<path class=\"series\" d=\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string dpath = svg.substr(at, svg.find("\"/>", at) - at);
+  EXPECT_EQ(count(dpath, "M") + count(dpath, " L"), 600u);
+}
+
+TEST(ReportHtmlSignals, NoVerdictColourOutsideTheBadge) {
+  const std::string html = load("signals").to_html();
+  EXPECT_EQ(count(html, "class=\"badge verdict-FAIL\""), 1u);
+  EXPECT_EQ(count(html, "verdict-FAIL"), 2u);  // the badge and its rule in the stylesheet
+  EXPECT_EQ(html.find("<table class"), std::string::npos);
+  EXPECT_EQ(html.find("<body class"), std::string::npos);
+  EXPECT_EQ(html.find("style=\"background"), std::string::npos);
+}
+
+TEST(ReportHtmlSignals, TheReportsOwnFilesAreNotListedAsMissing) {
+  const auto d = fixture_copy("signals");
+  Report::load(d).write_all(d);
+  const std::string html = read_file(d / "report.html");
+  for (const char* f : {"report.json", "report.md", "junit.xml", "report.html"}) {
+    EXPECT_NE(html.find(std::string("<td>") + f + "</td><td>written with this report</td>"),
+              std::string::npos)
+        << f;
+    EXPECT_EQ(html.find(std::string("<td>") + f + "</td><td>missing</td>"), std::string::npos) << f;
+  }
+}
+
+TEST(ReportHtmlSignals, TimelineHasAWindowBarPerAssertionAndABarPerEntry) {
+  const std::string html = load("signals").to_html();
+  EXPECT_EQ(count(html, "<rect class=\"window failed\""), 9u);
+  EXPECT_EQ(count(html, "<rect class=\"window passed\""), 1u);
+  EXPECT_EQ(count(html, "<rect class=\"entry ok\""), 1u);
+  EXPECT_EQ(count(html, "<circle class=\"verdict failed\""), 9u);
 }
 
 }  // namespace

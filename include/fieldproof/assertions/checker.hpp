@@ -115,6 +115,13 @@ struct AssertionResult {
   SimTime sim;
   nlohmann::json evidence = nlohmann::json::object();  // "excerpt": the last noted samples
   nlohmann::json metrics = nlohmann::json::object();   // name -> {value, unit}
+  // What the verdict was judged against, for the report's signal plots: the model the checker
+  // read ("" none), its after_s / within_s window (timeline seconds; within_s +inf: none) and
+  // the planned parameters as resolved (target, tolerance_m, region, min_hz, max_ms, ...).
+  std::string vehicle;
+  double after_s = 0.0;
+  double within_s = std::numeric_limits<double>::infinity();
+  nlohmann::json resolved = nlohmann::json::object();
   nlohmann::json to_json() const;
 };
 
