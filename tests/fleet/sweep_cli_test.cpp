@@ -327,3 +327,28 @@ TEST(SweepCli, SlurmBadInputIsRefusedWithExit2) {
   EXPECT_NE(refused.out.find("--sweep-id d --resume"), std::string::npos) << refused.out;
   EXPECT_TRUE(fs::exists(runs / "d" / "sweep_plan.json"));
 }
+
+// Counts below 1 or not whole numbers are refused while the command line is parsed: exit 2, the
+// option and the value named, and nothing planned.
+TEST(SweepCli, CountsBelowOneOrNotNumbersAreRefusedWithExit2) {
+  const fs::path runs = fresh_runs_dir("sweep_counts");
+  const std::string base = std::string("sweep ") + kScenario + " --seeds 0..1 --runs-dir " +
+                           runs.string() + " --sweep-id c";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"-j 0", "-j"},          {"-j -3", "-j"},         {"-j two", "-j"},
+      {"-j 1.5", "-j"},        {"--jobs=0", "--jobs"},  {"--repeat 0", "--repeat"},
+      {"--repeat -1", "--repeat"}, {"--repeat 2.5", "--repeat"},
+      {"--executor slurm --shards 0", "--shards"},
+      {"--executor slurm --shards x", "--shards"},
+      {"--executor slurm --slurm-poll 0", "--slurm-poll"},
+      {"--executor slurm --slurm-poll -2", "--slurm-poll"},
+      {"--executor slurm --slurm-poll soon", "--slurm-poll"}};
+  for (const auto& [args, option] : bad) {
+    const auto r = run_cli(base + " " + args, true, "PATH=/nonexistent ");
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(option), std::string::npos) << args << ": " << r.out;
+    EXPECT_EQ(r.out.find("sbatch: not found"), std::string::npos)
+        << args << ": refused after parsing, not at parse time: " << r.out;
+  }
+  EXPECT_FALSE(fs::exists(runs / "c")) << "nothing may be planned on a bad count";
+}
