@@ -1,6 +1,7 @@
 // `fieldproof sweep SCENARIO --seeds A..B [--param PATH=V1,V2]...`: the scenario over seeds x
 // parameter values, each point a run directory (fleet/sweep.hpp); `fieldproof sweep report ID`.
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -171,7 +172,9 @@ int sweep(const SweepArgs& a) {
   o.resume = a.resume;
   o.jobs = a.jobs > 0 ? a.jobs
                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  o.fieldproof = engine::executable_dir() / "fieldproof";
+  // The points run the full program directly (the front `fieldproof` would only exec it).
+  o.fieldproof = engine::executable_dir() / "fieldproof-core";
+  if (::access(o.fieldproof.c_str(), X_OK) != 0) o.fieldproof = engine::executable_dir() / "fieldproof";
   const bool slurm = a.executor == "slurm";
   if (!slurm && (!a.slurm_opts.empty() || a.shards != 0)) {
     std::fprintf(stderr, "--slurm-opt and --shards are for --executor slurm\n");

@@ -352,3 +352,29 @@ TEST(SweepCli, CountsBelowOneOrNotNumbersAreRefusedWithExit2) {
   }
   EXPECT_FALSE(fs::exists(runs / "c")) << "nothing may be planned on a bad count";
 }
+
+// `fieldproof` is a small front (src/cli/front_main.cpp): `runs ...` and `--version` are served
+// without the engine's libraries, every other command by fieldproof-core beside it.
+TEST(FrontCli, RunsAndVersionAreServedWithoutTheEngineLibraries) {
+  const std::string front = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+  const auto ldd = fieldproof::shell::run_shell("ldd " + front + " 2>&1");
+  ASSERT_EQ(ldd.exit_code, 0) << ldd.out;
+  for (const char* heavy : {"sdformat", "ignition", "libzmq", "protobuf", "yaml-cpp"}) {
+    EXPECT_EQ(ldd.out.find(heavy), std::string::npos) << heavy << " is linked:\n" << ldd.out;
+  }
+  const auto version = run_cli("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("fieldproof ", 0), 0u) << version.out;
+  // A core command through the front: the same arguments, exit code and output.
+  const auto schema = run_cli("schema", false);
+  EXPECT_EQ(schema.exit_code, 0);
+  EXPECT_NE(schema.out.find("\"$schema\""), std::string::npos) << schema.out.substr(0, 200);
+  const auto bad = run_cli("run /nonexistent/scenario.yaml");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("/nonexistent/scenario.yaml"), std::string::npos) << bad.out;
+  const auto unknown = run_cli("runs nope");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  const auto help = run_cli("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("sweep"), std::string::npos) << "the core's help lists every command";
+}
