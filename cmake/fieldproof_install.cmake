@@ -1,7 +1,8 @@
 # The installable SDK: what `cmake --install build --prefix P` puts under P, and the Debian
 # package CPack builds from the same rules (`make package`).
 #
-#   P/bin/fieldproof, P/bin/fieldproof-ugv-nav          the engine and the reference stack program
+#   P/bin/fieldproof, P/bin/fieldproof-core, P/bin/fieldproof-ugv-nav   the command (a front that
+#                                                    execs the engine), the engine, the reference stack program
 #   P/<libdir>/fieldproof/stacks/                        stack plugins (the reference one)
 #   P/<libdir>/libfieldproof_{time,lockstep,lockstep_zmq,msgs}.a   what a stack process links
 #   P/include/fieldproof/{time,lockstep,msgs}/ + stacks/plugin_api.hpp, the generated .pb.h
@@ -46,7 +47,8 @@ install(EXPORT fieldproof-targets
   DESTINATION ${FIELDPROOF_CMAKE_DIR})
 
 # The programs and the reference plugin.
-install(TARGETS fieldproof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# fieldproof (the front) execs fieldproof-core from its own folder: both go to bin/.
+install(TARGETS fieldproof fieldproof-core RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET fieldproof-ugv-nav)
   install(TARGETS fieldproof-ugv-nav RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

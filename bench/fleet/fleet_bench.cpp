@@ -14,7 +14,6 @@
 // each, the local pool's the baseline. Without root or the packages it says why and prints no
 // BENCH line for it.
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -28,9 +27,9 @@
 #include <vector>
 
 #include "fieldproof/fleet/run_index.hpp"
+#include "fieldproof/util/spawn.hpp"
 #include "fleet/slurm_cluster.hpp"
 
-extern char** environ;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -43,24 +42,16 @@ double now_s() {
 // Runs argv with stdout and stderr to /dev/null; the exit code (-1: did not exit). `extra_env`
 // ("NAME=value") is added to the environment.
 int run(const std::vector<std::string>& args, const std::string& extra_env = "") {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> env;
-  for (char** e = environ; *e; ++e) env.push_back(*e);
-  std::string extra = extra_env;
-  if (!extra.empty()) env.push_back(extra.data());
-  env.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), env.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
+  fieldproof::util::SpawnOptions o;
+  o.stdout_to = fieldproof::util::Redirect::null();
+  o.stderr_to = fieldproof::util::Redirect::null();
+  if (const size_t eq = extra_env.find('='); eq != std::string::npos) {
+    o.env = {{extra_env.substr(0, eq), extra_env.substr(eq + 1)}};
+  }
+  const fieldproof::util::Spawned s = fieldproof::util::spawn_process(args, o);
+  if (!s.ok()) return -1;
   int st = 0;
-  waitpid(pid, &st, 0);
+  waitpid(s.pid, &st, 0);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

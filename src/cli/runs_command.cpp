@@ -1,9 +1,13 @@
 // `fieldproof runs list|show|diff|reindex`: the run index <runs>/index.sqlite (fleet/run_index.hpp).
+// Linked into both executables: the front `fieldproof` (front_main.cpp, which serves these
+// commands without the engine's libraries) and `fieldproof-core`; it uses nothing of the engine.
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
-#include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "fieldproof/fleet/run_index.hpp"
 #include "fieldproof/fleet/runs.hpp"

@@ -1,9 +1,12 @@
 // `fieldproof sweep SCENARIO --seeds A..B [--param PATH=V1,V2]...`: the scenario over seeds x
 // parameter values, each point a run directory (fleet/sweep.hpp); `fieldproof sweep report ID`.
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -48,6 +51,40 @@ std::string pct(double v) {
   char b[16];
   std::snprintf(b, sizeof b, "%.1f%%", v * 100);
   return b;
+}
+
+// A count on the command line (-j, --repeat, --shards): a whole number of at least 1. CLI11 checks
+// it at parse time, so "-j 0", "-j -3", "-j two" and "-j 1.5" end with the message and exit 2
+// before anything is planned.
+CLI::Validator whole_count() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        long long v = 0;
+        const char* b = text.c_str();
+        const char* e = b + text.size();
+        const auto [p, ec] = std::from_chars(b, e, v);
+        if (text.empty() || ec != std::errc() || p != e || v < 1 || v > 1'000'000'000) {
+          return "expected a whole number of at least 1, got '" + text + "'";
+        }
+        return "";
+      },
+      "COUNT>=1");
+}
+
+// Seconds above 0 (--slurm-poll): "0", "-1", "soon", "nan" and "inf" are refused at parse time.
+CLI::Validator positive_seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double v = 0;
+        const char* b = text.c_str();
+        const char* e = b + text.size();
+        const auto [p, ec] = std::from_chars(b, e, v);
+        if (text.empty() || ec != std::errc() || p != e || !std::isfinite(v) || v <= 0) {
+          return "expected a number of seconds above 0, got '" + text + "'";
+        }
+        return "";
+      },
+      "SECONDS>0");
 }
 
 int report(const SweepArgs& a) {
@@ -135,7 +172,9 @@ int sweep(const SweepArgs& a) {
   o.resume = a.resume;
   o.jobs = a.jobs > 0 ? a.jobs
                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  o.fieldproof = engine::executable_dir() / "fieldproof";
+  // The points run the full program directly (the front `fieldproof` would only exec it).
+  o.fieldproof = engine::executable_dir() / "fieldproof-core";
+  if (::access(o.fieldproof.c_str(), X_OK) != 0) o.fieldproof = engine::executable_dir() / "fieldproof";
   const bool slurm = a.executor == "slurm";
   if (!slurm && (!a.slurm_opts.empty() || a.shards != 0)) {
     std::fprintf(stderr, "--slurm-opt and --shards are for --executor slurm\n");
@@ -211,7 +250,8 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--seeds-list", args->seeds_list, "a file of seeds, one a line (# comments)");
   cmd->add_option("--repeat", args->repeat,
                   "runs per point (default 1); points whose runs disagree are reported as "
-                  "nondeterministic");
+                  "nondeterministic")
+      ->check(whole_count());
   cmd->add_option("--param", args->params,
                   "PATH=V1,V2,...: a scenario value by its path (time.rtf, "
                   "vehicles[0].parameters.controller.max_linear) and the values to sweep; "
@@ -219,7 +259,8 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("-j,--jobs", args->jobs,
                   "points running at once (default: the CPU count); with --executor slurm, the "
-                  "array tasks running at once (default: as Slurm schedules them)");
+                  "array tasks running at once (default: as Slurm schedules them)")
+      ->check(whole_count());
   cmd->add_option("--executor", args->executor,
                   "local (a process pool, the default) or slurm (one sbatch job array over "
                   "shards of the points; the runs directory must be shared by the nodes)")
@@ -231,10 +272,10 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--shards", args->shards,
                   "with --executor slurm: the array's tasks, each running the points whose "
                   "position is I modulo N (default: one per point, 100 at most)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_count());
   cmd->add_option("--slurm-poll", args->slurm_poll_s,
                   "with --executor slurm: seconds between squeue calls (default 5)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   cmd->add_option("--sweep-id", args->sweep_id,
                   "the sweep's folder under the runs directory (default <scenario>-sweep-<n>)");
   cmd->add_flag("--resume", args->resume,

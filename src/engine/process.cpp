@@ -1,18 +1,16 @@
 #include "fieldproof/engine/process.hpp"
 
+#include "fieldproof/util/spawn.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <thread>
-
-extern char** environ;
 
 namespace fieldproof::engine {
 
@@ -40,54 +38,21 @@ bool ChildProcess::start(const std::vector<std::string>& argv,
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(log_file).parent_path(), ec);
   }
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string kv(*e);
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : env) merged[k] = v;
-  std::vector<std::string> env_strings;
-  env_strings.reserve(merged.size());
-  for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (auto& s : args) argp.push_back(s.data());
-  argp.push_back(nullptr);
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
+  util::SpawnOptions o;
+  o.env = env;
+  o.cwd = cwd;
   if (!log_file.empty()) {
-    posix_spawn_file_actions_addopen(&actions, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    o.stdout_to = util::Redirect::append(log_file);
+    o.stderr_to = util::Redirect::same_as_stdout();
   }
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argp[0], &actions, &attr, argp.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    *error = "cannot start '" + argv[0] + "': " + std::strerror(rc);
+  o.new_process_group = true;
+  o.default_signals = true;
+  const util::Spawned s = util::spawn_process(argv, o);
+  if (!s.ok()) {
+    *error = s.error;
     return false;
   }
+  const pid_t pid = s.pid;
   pid_ = pid;
   status_.reset();
   group_ended_ = false;

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,8 +22,7 @@
 
 #include "fieldproof/fleet/run_index.hpp"
 #include "fieldproof/time/system_clock.hpp"
-
-extern char** environ;
+#include "fieldproof/util/spawn.hpp"
 
 namespace fieldproof::fleet {
 namespace fs = std::filesystem;
@@ -49,36 +47,24 @@ CommandResult run_command(const std::vector<std::string>& argv) {
     close(out_pipe[1]);
     return r;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t def;
-  sigemptyset(&def);
-  sigaddset(&def, SIGINT);
-  sigaddset(&def, SIGTERM);
-  posix_spawnattr_setsigdefault(&attr, &def);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, argv[0].c_str(), &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  util::SpawnOptions o;
+  o.stdout_to = util::Redirect::to_fd(out_pipe[1]);
+  o.stderr_to = util::Redirect::to_fd(err_pipe[1]);
+  o.stdin_from_null = true;
+  o.new_process_group = true;
+  o.default_signals = true;
+  o.search_path = true;
+  const util::Spawned s = util::spawn_process(argv, o);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  if (rc != 0) {
+  if (!s.ok()) {
     close(out_pipe[0]);
     close(err_pipe[0]);
     r.exit_code = 127;
-    r.err = argv[0] + ": cannot be started: " + std::strerror(rc);
+    r.err = s.error;
     return r;
   }
+  const pid_t pid = s.pid;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&r.out, &r.err};
   int open_fds = 2;

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,8 +21,7 @@
 #include "fieldproof/engine/run.hpp"
 #include "fieldproof/fleet/run_index.hpp"
 #include "fieldproof/time/system_clock.hpp"
-
-extern char** environ;
+#include "fieldproof/util/spawn.hpp"
 
 namespace fieldproof::fleet {
 namespace fs = std::filesystem;
@@ -83,33 +81,15 @@ bool write_json_file(const fs::path& p, const json& j, std::string* error) {
 
 // A child `fieldproof run`, in its own process group, output to `log`.
 pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, std::string* error) {
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t def;
-  sigemptyset(&def);
-  sigaddset(&def, SIGINT);
-  sigaddset(&def, SIGTERM);
-  posix_spawnattr_setsigdefault(&attr, &def);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0].c_str(), &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    *error = argv[0] + ": cannot be started: " + std::strerror(rc);
-    return -1;
-  }
-  return pid;
+  util::SpawnOptions o;
+  o.stdout_to = util::Redirect::file(log.string());
+  o.stderr_to = util::Redirect::same_as_stdout();
+  o.stdin_from_null = true;
+  o.new_process_group = true;
+  o.default_signals = true;
+  const util::Spawned s = util::spawn_process(argv, o);
+  if (!s.ok()) *error = s.error;
+  return s.pid;
 }
 
 // A point is finished when its run directory has a run.json that is not an interruption.

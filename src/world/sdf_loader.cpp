@@ -33,11 +33,13 @@
 #include <limits>
 #include <locale>
 #include <map>
+#include <mutex>
 #include <numbers>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 namespace fieldproof::world::detail {
 namespace {
@@ -789,8 +791,10 @@ double normalize_angle(double a) {
   return a - kPi;
 }
 
-SdfOutcome load_sdf(const std::string& source, const std::string* text, double plane_z_min,
-                    double plane_z_max, size_t plain_threshold) {
+namespace {
+
+SdfOutcome parse_sdf(const std::string& source, const std::string* text, double plane_z_min,
+                     double plane_z_max, size_t plain_threshold) {
   SdfOutcome out;
   const std::string xml = xml_error(source, text);
   if (!xml.empty()) {
@@ -925,6 +929,63 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
     walker.model(*m, p, "");
   }
   for (const PlainModel& m : plain) walker.plain(m);
+  return out;
+}
+
+// The last worlds loaded in this process, by what determines them: a run plans (which loads its
+// world) and then starts its session (which loads it again); sdformat's parse of depot.sdf is
+// most of a run's start-up CPU (docs/performance.md), so the second load is this copy. Only a
+// world that names no other file (no <include>, no <uri>: meshes, models, Fuel) is kept, since
+// its text, its source name and the options are then all its outcome depends on; the file is
+// read each time and compared whole, so an edited world is parsed again.
+struct MemoEntry {
+  std::string source;
+  std::string text;
+  double z_min = 0, z_max = 0;
+  size_t threshold = 0;
+  SdfOutcome outcome;
+};
+
+std::mutex g_memo_mutex;
+std::vector<MemoEntry> g_memo;  // most recent last, at most kMemoEntries
+constexpr size_t kMemoEntries = 4;
+
+}  // namespace
+
+SdfOutcome load_sdf(const std::string& source, const std::string* text, double plane_z_min,
+                    double plane_z_max, size_t plain_threshold) {
+  std::optional<std::string> content;
+  if (text) {
+    content = *text;
+  } else {
+    std::ifstream in(source, std::ios::binary);
+    if (in) {
+      std::ostringstream whole;
+      whole << in.rdbuf();
+      if (in.good() || in.eof()) content = whole.str();
+    }
+  }
+  const bool memo = content && content->size() <= (size_t{64} << 20) &&
+                    content->find("<include") == std::string::npos &&
+                    content->find("<uri") == std::string::npos;
+  if (memo) {
+    const std::lock_guard<std::mutex> lock(g_memo_mutex);
+    for (const MemoEntry& e : g_memo) {
+      if (e.source == source && e.z_min == plane_z_min && e.z_max == plane_z_max &&
+          e.threshold == plain_threshold && e.text == *content) {
+        return e.outcome;
+      }
+    }
+  }
+  // Parsed as before (a file by its path, so sdformat's messages name it); an outcome with
+  // errors is not kept (a refused world is said afresh each time).
+  SdfOutcome out = parse_sdf(source, text, plane_z_min, plane_z_max, plain_threshold);
+  if (memo && out.errors.empty()) {
+    const std::lock_guard<std::mutex> lock(g_memo_mutex);
+    if (g_memo.size() >= kMemoEntries) g_memo.erase(g_memo.begin());
+    g_memo.push_back(MemoEntry{source, std::move(*content), plane_z_min, plane_z_max,
+                               plain_threshold, out});
+  }
   return out;
 }
 

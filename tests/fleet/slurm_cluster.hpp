@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "fieldproof/util/spawn.hpp"
 
 namespace fieldproof::testing {
 
@@ -210,25 +209,12 @@ class SlurmCluster {
   }
 
   pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& log) const {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<std::string> env_text;
-    for (char** e = environ; *e; ++e) {
-      if (std::string(*e).rfind("SLURM_CONF=", 0) != 0) env_text.push_back(*e);
-    }
-    env_text.push_back("SLURM_CONF=" + conf_.string());
-    std::vector<char*> env, args;
-    for (auto& e : env_text) env.push_back(e.data());
-    env.push_back(nullptr);
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    if (posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), env.data()) != 0) pid = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
+    fieldproof::util::SpawnOptions o;
+    o.env = {{"SLURM_CONF", conf_.string()}};
+    o.stdout_to = fieldproof::util::Redirect::file(log.string());
+    o.stderr_to = fieldproof::util::Redirect::same_as_stdout();
+    o.stdin_from_null = true;
+    return fieldproof::util::spawn_process(argv, o).pid;
   }
 
   void stop(pid_t* pid) const {

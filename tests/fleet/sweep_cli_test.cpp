@@ -327,3 +327,54 @@ TEST(SweepCli, SlurmBadInputIsRefusedWithExit2) {
   EXPECT_NE(refused.out.find("--sweep-id d --resume"), std::string::npos) << refused.out;
   EXPECT_TRUE(fs::exists(runs / "d" / "sweep_plan.json"));
 }
+
+// Counts below 1 or not whole numbers are refused while the command line is parsed: exit 2, the
+// option and the value named, and nothing planned.
+TEST(SweepCli, CountsBelowOneOrNotNumbersAreRefusedWithExit2) {
+  const fs::path runs = fresh_runs_dir("sweep_counts");
+  const std::string base = std::string("sweep ") + kScenario + " --seeds 0..1 --runs-dir " +
+                           runs.string() + " --sweep-id c";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"-j 0", "-j"},          {"-j -3", "-j"},         {"-j two", "-j"},
+      {"-j 1.5", "-j"},        {"--jobs=0", "--jobs"},  {"--repeat 0", "--repeat"},
+      {"--repeat -1", "--repeat"}, {"--repeat 2.5", "--repeat"},
+      {"--executor slurm --shards 0", "--shards"},
+      {"--executor slurm --shards x", "--shards"},
+      {"--executor slurm --slurm-poll 0", "--slurm-poll"},
+      {"--executor slurm --slurm-poll -2", "--slurm-poll"},
+      {"--executor slurm --slurm-poll soon", "--slurm-poll"}};
+  for (const auto& [args, option] : bad) {
+    const auto r = run_cli(base + " " + args, true, "PATH=/nonexistent ");
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(option), std::string::npos) << args << ": " << r.out;
+    EXPECT_EQ(r.out.find("sbatch: not found"), std::string::npos)
+        << args << ": refused after parsing, not at parse time: " << r.out;
+  }
+  EXPECT_FALSE(fs::exists(runs / "c")) << "nothing may be planned on a bad count";
+}
+
+// `fieldproof` is a small front (src/cli/front_main.cpp): `runs ...` and `--version` are served
+// without the engine's libraries, every other command by fieldproof-core beside it.
+TEST(FrontCli, RunsAndVersionAreServedWithoutTheEngineLibraries) {
+  const std::string front = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+  const auto ldd = fieldproof::shell::run_shell("ldd " + front + " 2>&1");
+  ASSERT_EQ(ldd.exit_code, 0) << ldd.out;
+  for (const char* heavy : {"sdformat", "ignition", "libzmq", "protobuf", "yaml-cpp"}) {
+    EXPECT_EQ(ldd.out.find(heavy), std::string::npos) << heavy << " is linked:\n" << ldd.out;
+  }
+  const auto version = run_cli("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("fieldproof ", 0), 0u) << version.out;
+  // A core command through the front: the same arguments, exit code and output.
+  const auto schema = run_cli("schema", false);
+  EXPECT_EQ(schema.exit_code, 0);
+  EXPECT_NE(schema.out.find("\"$schema\""), std::string::npos) << schema.out.substr(0, 200);
+  const auto bad = run_cli("run /nonexistent/scenario.yaml");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("/nonexistent/scenario.yaml"), std::string::npos) << bad.out;
+  const auto unknown = run_cli("runs nope");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  const auto help = run_cli("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("sweep"), std::string::npos) << "the core's help lists every command";
+}

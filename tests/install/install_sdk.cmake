@@ -8,7 +8,7 @@ if(NOT rc EQUAL 0)
                       "every installed target first: fieldproof, fieldproof-ugv-nav, "
                       "fieldproof_ugv_nav_plugin):\n${out}")
 endif()
-foreach(f bin/fieldproof lib/cmake/fieldproof/fieldproof-config.cmake
+foreach(f bin/fieldproof bin/fieldproof-core lib/cmake/fieldproof/fieldproof-config.cmake
           share/fieldproof/examples/stacks/cpp_goal_follower/CMakeLists.txt)
   if(NOT EXISTS ${PREFIX}/${f})
     message(FATAL_ERROR "cmake --install did not install ${f}")

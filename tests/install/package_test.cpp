@@ -62,6 +62,7 @@ TEST(DebianPackage, ContentsHoldTheProgramsTheSdkAndTheExamples) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* path : {
            "./usr/bin/fieldproof",
+           "./usr/bin/fieldproof-core",
            "./usr/bin/fieldproof-ugv-nav",
            "./usr/lib/fieldproof/stacks/libfieldproof_ugv_nav_plugin.so",
            "./usr/lib/libfieldproof_lockstep_zmq.a",

@@ -41,6 +41,34 @@ TEST(SdfLoad, DepotHasPhysicsFramesAndModels) {
   EXPECT_NEAR(w.frame("goal_b")->yaw, M_PI / 2, 1e-9);
 }
 
+// A run loads its world twice (plan, then session): the second load of an unchanged world that
+// names no other file is the first one's outcome (sdf_loader.cpp). An edited file is parsed again.
+TEST(SdfLoad, ASecondLoadOfTheSameWorldIsTheSameAndAnEditedOneIsParsedAgain) {
+  const std::string box = "<model name=\"crate\"><static>true</static><pose>2 0 0.5 0 0 0</pose>"
+                          "<link name=\"l\"><collision name=\"c\"><geometry><box><size>1 1 1"
+                          "</size></box></geometry></collision></link></model>\n";
+  TempFile f("memo.sdf", world_sdf(box));
+  LoadResult a = World::load(f.path());
+  LoadResult b = World::load(f.path());
+  ASSERT_TRUE(a.world) << all(a.errors);
+  ASSERT_TRUE(b.world) << all(b.errors);
+  EXPECT_EQ(b.world->static_shapes().size(), a.world->static_shapes().size());
+  EXPECT_EQ(b.warnings, a.warnings);
+  EXPECT_NE(a.world.get(), b.world.get());  // two worlds, not one shared
+  std::ofstream(f.path(), std::ios::trunc)
+      << world_sdf(box + "<model name=\"crate2\"><static>true</static><pose>-2 0 0.5 0 0 0</pose>"
+                         "<link name=\"l\"><collision name=\"c\"><geometry><box><size>1 1 1"
+                         "</size></box></geometry></collision></link></model>\n");
+  LoadResult c = World::load(f.path());
+  ASSERT_TRUE(c.world) << all(c.errors);
+  EXPECT_EQ(c.world->static_shapes().size(), a.world->static_shapes().size() + 1);
+  // A world whose file becomes invalid is refused, not served from the earlier load.
+  std::ofstream(f.path(), std::ios::trunc) << "<sdf version=\"1.9\"><world name=\"w\">";
+  LoadResult d = World::load(f.path());
+  EXPECT_FALSE(d.world);
+  EXPECT_FALSE(d.errors.empty());
+}
+
 TEST(SdfLoad, MalformedXmlGivesFileAndLine) {
   TempFile f("broken.sdf",
              "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n<world name=\"w\">\n"
