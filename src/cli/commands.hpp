@@ -3,6 +3,9 @@
 // here, call it in main.cpp's kCommands, add the file to CMakeLists.txt.
 #pragma once
 
+#include <cstdio>
+#include <exception>
+
 #include <CLI/CLI.hpp>
 
 namespace fieldproof::cli {
@@ -12,6 +15,26 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitInvalid = 2;
 inline constexpr int kExitInterrupted = 130;
+
+// Parses the command line and runs the chosen command: its exit code (`exit_code`, which the
+// command's callback set), 2 for a command line CLI11 refused (0 for --help and --version), and 1
+// with a message for whatever a command did not catch, never an abort. Both executables (main.cpp,
+// front_main.cpp) end with it. (`run` writes its run.json with status error itself.)
+inline int parse_and_run(CLI::App& app, int argc, char** argv, const int& exit_code) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitInvalid;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fieldproof: internal error: %s (please report it)\n", e.what());
+    return kExitFailed;
+  } catch (...) {
+    std::fprintf(stderr, "fieldproof: internal error (please report it)\n");
+    return kExitFailed;
+  }
+  return exit_code;
+}
 
 // Each add_*_command registers a subcommand on `app`; when it runs, its callback stores the
 // process exit code in `*exit_code`.

@@ -59,17 +59,5 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = fieldproof::cli::kExitOk;
   fieldproof::cli::add_runs_command(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? fieldproof::cli::kExitOk : fieldproof::cli::kExitInvalid;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fieldproof: internal error: %s (please report it)\n", e.what());
-    return fieldproof::cli::kExitFailed;
-  } catch (...) {
-    std::fprintf(stderr, "fieldproof: internal error (please report it)\n");
-    return fieldproof::cli::kExitFailed;
-  }
-  return exit_code;
+  return fieldproof::cli::parse_and_run(app, argc, argv, exit_code);
 }

@@ -54,19 +54,5 @@ int main(int argc, char** argv) {
   int exit_code = fieldproof::cli::kExitOk;
   for (AddCommand add : kCommands) add(app, &exit_code);
   std::set_terminate(on_terminate);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? fieldproof::cli::kExitOk : fieldproof::cli::kExitInvalid;
-  } catch (const std::exception& e) {
-    // Whatever a command did not catch: a message and exit 1, never an abort. (`run` writes its
-    // run.json with status error itself, engine/run.cpp.)
-    std::fprintf(stderr, "fieldproof: internal error: %s (please report it)\n", e.what());
-    return fieldproof::cli::kExitFailed;
-  } catch (...) {
-    std::fprintf(stderr, "fieldproof: internal error (please report it)\n");
-    return fieldproof::cli::kExitFailed;
-  }
-  return exit_code;
+  return fieldproof::cli::parse_and_run(app, argc, argv, exit_code);
 }
