@@ -16,6 +16,17 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitInvalid = 2;
 inline constexpr int kExitInterrupted = 130;
 
+// The top-level app both executables (main.cpp, front_main.cpp) parse with: its description,
+// --version printing `version_line`, exactly one subcommand.
+inline void set_up_app(CLI::App& app, const char* version_line) {
+  app.description("fieldproof: simulated time as a controlled, repeatable variable for testing "
+                  "robot software");
+  app.name("fieldproof");
+  app.set_version_flag("--version", version_line,
+                       "print the version (fieldproof X.Y.Z) and exit");
+  app.require_subcommand(1);
+}
+
 // Parses the command line and runs the chosen command: its exit code (`exit_code`, which the
 // command's callback set), 2 for a command line CLI11 refused (0 for --help and --version), and 1
 // with a message for whatever a command did not catch, never an abort. Both executables (main.cpp,

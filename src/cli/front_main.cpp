@@ -51,12 +51,8 @@ bool served_here(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (!served_here(argc, argv)) exec_core(argv);
-  CLI::App app{"fieldproof: simulated time as a controlled, repeatable variable for testing robot "
-               "software",
-               "fieldproof"};
-  app.set_version_flag("--version", "fieldproof " FIELDPROOF_VERSION,
-                       "print the version (fieldproof X.Y.Z) and exit");
-  app.require_subcommand(1);
+  CLI::App app;
+  fieldproof::cli::set_up_app(app, "fieldproof " FIELDPROOF_VERSION);
   int exit_code = fieldproof::cli::kExitOk;
   fieldproof::cli::add_runs_command(app, &exit_code);
   return fieldproof::cli::parse_and_run(app, argc, argv, exit_code);

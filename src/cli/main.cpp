@@ -45,12 +45,8 @@ constexpr AddCommand kCommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"fieldproof: simulated time as a controlled, repeatable variable for testing robot "
-               "software",
-               "fieldproof"};
-  app.set_version_flag("--version", "fieldproof " FIELDPROOF_VERSION,
-                       "print the version (fieldproof X.Y.Z) and exit");
-  app.require_subcommand(1);
+  CLI::App app;
+  fieldproof::cli::set_up_app(app, "fieldproof " FIELDPROOF_VERSION);
   int exit_code = fieldproof::cli::kExitOk;
   for (AddCommand add : kCommands) add(app, &exit_code);
   std::set_terminate(on_terminate);
