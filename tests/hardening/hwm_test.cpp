@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -81,6 +83,7 @@ class Child {
     pid_ = -1;
     return st;
   }
+  void signal(int sig) { ::kill(pid_, sig); }
   bool running() const {
     int st = 0;
     return ::waitpid(pid_, &st, WNOHANG) == 0;
@@ -108,8 +111,8 @@ Keys keypair() {
 // hold its public key.
 void flood_and_kill(const std::string& kind, bool curve, int rounds) {
   TempDir dir;
-  std::vector<std::string> args = {FIELDPROOF_CLI, "coordinator", "--bind", "tcp://127.0.0.1:*",
-                                   "--max-rtf", "20"};
+  std::vector<std::string> args = {FIELDPROOF_CLI,      "coordinator", "--bind",
+                                   "tcp://127.0.0.1:*", "--max-rtf",   "20"};
   Keys keys;
   if (curve) {
     keys = keypair();
@@ -130,21 +133,42 @@ void flood_and_kill(const std::string& kind, bool curve, int rounds) {
   for (int round = 0; round < rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     {
+      // The coordinator stopped (SIGSTOP) while the flooders start: their frames pile up in its
+      // sockets' kernel buffers and their own send queues fill, whatever the coordinator's speed
+      // (valid Heartbeats are served about as fast as a flooder sends them, so without the stop a
+      // quiet machine rarely throttles). Continued, its I/O thread reads the backlog until the
+      // receive queue is at the high-water mark and stops reading: the state the flooders are
+      // then killed in.
+      coordinator.signal(SIGSTOP);
       std::vector<std::unique_ptr<Child>> flooders;
       for (int k = 0; k < 3; ++k) {
         std::vector<std::string> f = {FIELDPROOF_FLOODER, kind, endpoint};
         if (curve) f.push_back(keys.pub);
         flooders.push_back(std::make_unique<Child>(f));
       }
-      for (auto& f : flooders) throttled += f->line(15000) == "throttled" ? 1 : 0;
+      // Until one flooder finds the coordinator's queue full (it is then throttled), or 10 s.
+      const auto t0 = std::chrono::steady_clock::now();
+      bool any = false;
+      while (!any && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+        for (auto& f : flooders) any = any || f->line(100) == "throttled";
+      }
+      throttled += any ? 1 : 0;
+      std::fprintf(stderr, "round %d: %s after %.2f s\n", round,
+                   any ? "throttled" : "not throttled",
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      coordinator.signal(SIGCONT);
       for (auto& f : flooders) f->end(SIGKILL);
     }
     // The coordinator serves a participant (a handful of grants) after the flooders died.
+    const auto t_served = std::chrono::steady_clock::now();
     ConnectOptions c;
     c.curve.server_public_key = keys.pub;
     auto p = connect_participant(endpoint, {.name = "after-" + std::to_string(round)}, c);
     for (int i = 0; i < 20; ++i) ASSERT_TRUE(p->sleep_for(milliseconds(1)));
     p.reset();
+    std::fprintf(
+        stderr, "round %d: served after %.2f s\n", round,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_served).count());
     ASSERT_TRUE(coordinator.running()) << testing::read_file(log);
   }
   // Without a single throttled connection the test would prove nothing.
