@@ -22,10 +22,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -37,6 +35,7 @@
 #include "fieldproof/engine/plan.hpp"
 #include "fieldproof/engine/session.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::engine {
 
@@ -139,8 +138,8 @@ class ResourceMonitor {
   ResourceMonitorOptions o_;
   ResourceReader reader_;
   std::atomic<int64_t> sim_ns_{0};
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   bool stop_ = false;
   bool started_ = false;
   SimTime last_round_;  // the wall time of the last round (or of start())

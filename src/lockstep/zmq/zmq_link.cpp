@@ -20,17 +20,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <string_view>
 #include <thread>
 
 #include "fieldproof/lockstep/codec.hpp"
 #include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 #include "shm_ring.hpp"
 #include "zmq_common.hpp"
 
@@ -123,12 +122,12 @@ class ZmqLink final : public Link {
 
   void send(Frame frame) override {
     if (auto* a = std::get_if<Announce>(&frame); a != nullptr && !have_name_.load()) {
-      std::lock_guard lock(name_mutex_);
+      MutexLock lock(name_mutex_);
       if (name_.empty()) name_ = a->participant;
       have_name_.store(true);
     }
     std::string bytes = encode_frame(frame);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return;
     send_locked(std::move(bytes));
     if (!std::holds_alternative<Control>(frame)) sent_any_ = true;
@@ -139,14 +138,14 @@ class ZmqLink final : public Link {
     const bool forever = timeout.is_infinite();
     const SimTime deadline = forever ? SimTime::infinite() : wall_() + timeout;
     {
-      std::unique_lock lock(mutex_);
+      MutexLock lock(mutex_);
       if (mode_ == Mode::kShm) return receive_shm(lock, forever, deadline);
     }
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     while (true) {
       {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         if (closed_) break;
         if (mode_ == Mode::kSwitching && !dropped_) {
           std::string why;
@@ -233,7 +232,7 @@ class ZmqLink final : public Link {
 
   void close() override {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (closed_) return;
       closed_ = true;
       flush_to_coordinator();
@@ -245,7 +244,7 @@ class ZmqLink final : public Link {
       socket_ = nullptr;
     }
     {
-      std::lock_guard lock(hb_mutex_);
+      MutexLock lock(hb_mutex_);
       stop_heartbeat_ = true;
     }
     hb_cv_.notify_all();
@@ -322,9 +321,11 @@ class ZmqLink final : public Link {
                                              " is corrupt: " + why;
   }
 
-  // receive() on the rings. `lock` (of mutex_) held on entry, released while waiting.
-  std::optional<Frame> receive_shm(std::unique_lock<std::mutex>& lock, bool forever,
-                                   SimTime deadline) {
+  // receive() on the rings. `lock` (of mutex_) held on entry, released while waiting. Not analysed
+  // inside (a scoped lock passed by reference); callers are checked to hold mutex_.
+  std::optional<Frame> receive_shm(MutexLock& lock, bool forever,
+                                   SimTime deadline) FIELDPROOF_REQUIRES(mutex_)
+      FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
     std::string bytes;
     std::string why;
     while (true) {
@@ -520,19 +521,19 @@ class ZmqLink final : public Link {
 
   void heartbeat_loop() {
     const auto interval = std::chrono::nanoseconds(options_.heartbeat_interval.ns());
-    std::unique_lock hb(hb_mutex_);
+    MutexLock hb(hb_mutex_);
     while (!stop_heartbeat_) {
-      hb_cv_.wait_for(hb, interval, [this] { return stop_heartbeat_; });
+      hb_cv_.wait_for(hb_mutex_, interval, [this] { return stop_heartbeat_; });
       if (stop_heartbeat_) break;
       if (sent_since_tick_.exchange(false, std::memory_order_relaxed)) continue;
       std::string name;
       {
-        std::lock_guard lock(name_mutex_);
+        MutexLock lock(name_mutex_);
         name = name_;
       }
       if (name.empty()) continue;
       std::string bytes = encode_frame(Heartbeat{name});
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (closed_) break;
       send_locked(std::move(bytes));
     }
@@ -542,7 +543,7 @@ class ZmqLink final : public Link {
 
   ConnectOptions options_;
   WallNow wall_;
-  std::mutex mutex_;  // guards socket_ and closed_
+  Mutex mutex_;  // guards socket_ and closed_
   void* socket_ = nullptr;
   bool closed_ = false;
   void* monitor_ = nullptr;  // PAIR receiving the DEALER's DISCONNECTED events
@@ -567,12 +568,12 @@ class ZmqLink final : public Link {
   std::unique_ptr<shm::Consumer> in_;
   std::string shm_refusal_;  // why the link stayed on ZeroMQ (for a debugger)
 
-  std::mutex name_mutex_;
+  Mutex name_mutex_;
   std::string name_;  // the participant the heartbeats speak for (from the first Announce)
   std::atomic<bool> have_name_{false};
   std::atomic<bool> sent_since_tick_{false};
-  std::mutex hb_mutex_;
-  std::condition_variable hb_cv_;
+  Mutex hb_mutex_;
+  CondVar hb_cv_;
   bool stop_heartbeat_ = false;
   std::thread heartbeat_thread_;
 };
