@@ -321,7 +321,7 @@ std::vector<assertions::Sample> ResourceMonitor::take() {
 
 bool ResourceMonitor::wait_lines(uint64_t n, std::chrono::milliseconds timeout) {
   MutexLock lk(mu_);
-  return cv_.wait_for(mu_, timeout, [&] { return lines_ >= n; });
+  return cv_.wait_for(mu_, timeout, [&]() FIELDPROOF_REQUIRES(mu_) { return lines_ >= n; });
 }
 
 json ResourceMonitor::summary() const {

@@ -140,12 +140,12 @@ class ResourceMonitor {
   std::atomic<int64_t> sim_ns_{0};
   mutable Mutex mu_;
   CondVar cv_;
-  bool stop_ = false;
+  bool stop_ FIELDPROOF_GUARDED_BY(mu_) = false;
   bool started_ = false;
   SimTime last_round_;  // the wall time of the last round (or of start())
   bool any_round_ = false;  // a round was taken since start()
-  uint64_t lines_ = 0;
-  std::vector<assertions::Sample> pending_;
+  uint64_t lines_ FIELDPROOF_GUARDED_BY(mu_) = 0;
+  std::vector<assertions::Sample> pending_ FIELDPROOF_GUARDED_BY(mu_);
   std::map<std::string, nlohmann::json> last_;
   std::set<std::string> errors_reported_;
   std::map<std::string, SimTime> baseline_at_;  // set_pid: when the new process's baseline was

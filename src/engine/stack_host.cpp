@@ -116,8 +116,8 @@ class ProcessHost final : public StackHost {
   StackContext context_;
   Mutex mu_;
   ChildProcess process_;
-  bool stopped_ = false;
-  bool killed_ = false;  // by kill(), until restart()
+  bool stopped_ FIELDPROOF_GUARDED_BY(mu_) = false;
+  bool killed_ FIELDPROOF_GUARDED_BY(mu_) = false;  // by kill(), until restart()
 };
 
 // ---- the plugin host --------------------------------------------------------------------------
@@ -248,7 +248,7 @@ class PluginHost final : public StackHost {
         &ctx);
   }
 
-  void fail_locked(const std::string& what) {
+  void fail_locked(const std::string& what) FIELDPROOF_REQUIRES(mu_) {
     if (failure_.empty()) failure_ = "the plugin's " + what;
   }
 
@@ -308,7 +308,7 @@ class PluginHost final : public StackHost {
   std::vector<std::string> subscriptions_;
   std::thread thread_;
   Mutex mu_;
-  std::string failure_;  // guarded by mu_
+  std::string failure_ FIELDPROOF_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   bool stopped_ = false;
   bool regulating_ = false;

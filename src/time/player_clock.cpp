@@ -86,7 +86,8 @@ size_t FakeSteadyTime::blocked_waits() const {
 
 void FakeSteadyTime::wait_for_blocked(size_t n) const {
   MutexLock g(blocked_mutex_);
-  blocked_cv_.wait(blocked_mutex_, [&]() FIELDPROOF_REQUIRES(blocked_mutex_) { return blocked_ >= n; });
+  blocked_cv_.wait(blocked_mutex_,
+                   [&]() FIELDPROOF_REQUIRES(blocked_mutex_) { return blocked_ >= n; });
 }
 
 void FakeSteadyTime::register_waiter(Mutex* mutex, CondVar* cv) {

@@ -1,8 +1,9 @@
-// Mutex, MutexLock, CondVar (and RecursiveMutex): a mutex the compiler can check. clang's -Wthread-safety reads the
-// attributes below and reports, at compile time, a read or write of guarded state without its
-// mutex, a function called without the mutex it requires, a lock taken twice or never released
-// (std::mutex from libstdc++ carries no attributes, so clang cannot check code that uses it).
-// With GCC every macro expands to nothing and the types cost what std::mutex costs.
+// Mutex, MutexLock, CondVar (and RecursiveMutex): a mutex the compiler can check. clang's
+// -Wthread-safety reads the attributes below and reports, at compile time, a read or write of
+// guarded state without its mutex, a function called without the mutex it requires, a lock taken
+// twice or never released (std::mutex from libstdc++ carries no attributes, so clang cannot check
+// code that uses it). With GCC every macro expands to nothing and the types cost what std::mutex
+// costs.
 //
 //   class Counter {
 //    public:
@@ -59,7 +60,8 @@
 #define FIELDPROOF_ACQUIRE(...) FIELDPROOF_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define FIELDPROOF_RELEASE(...) FIELDPROOF_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 // On a function: it takes the mutexes when it returns `result`.
-#define FIELDPROOF_TRY_ACQUIRE(...) FIELDPROOF_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
+#define FIELDPROOF_TRY_ACQUIRE(...) \
+  FIELDPROOF_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 // On a function: after it returns, the analysis assumes the mutex is held.
 #define FIELDPROOF_ASSERT_CAPABILITY(x) FIELDPROOF_THREAD_ANNOTATION(assert_capability(x))
 // On a function: it returns a reference to mutex `x`.

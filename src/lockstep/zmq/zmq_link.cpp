@@ -262,7 +262,7 @@ class ZmqLink final : public Link {
   };
 
   // With mutex_ held: one encoded frame out by the link's current mode.
-  void send_locked(std::string bytes) {
+  void send_locked(std::string bytes) FIELDPROOF_REQUIRES(mutex_) {
     if (mode_ == Mode::kZmq || mode_ == Mode::kOffered) {
       zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
       signal_if_readable();
@@ -274,7 +274,7 @@ class ZmqLink final : public Link {
 
   // With mutex_ held: the Welcome of an offered link. Maps the segment it names and switches, or
   // stays on ZeroMQ.
-  void on_offer(const std::string& coordinator) {
+  void on_offer(const std::string& coordinator) FIELDPROOF_REQUIRES(mutex_) {
     std::string why = "the coordinator did not accept shared memory";
     const size_t at = coordinator.rfind(zmqd::kShmAccept);
     if (at != std::string::npos) {
@@ -323,9 +323,8 @@ class ZmqLink final : public Link {
 
   // receive() on the rings. `lock` (of mutex_) held on entry, released while waiting. Not analysed
   // inside (a scoped lock passed by reference); callers are checked to hold mutex_.
-  std::optional<Frame> receive_shm(MutexLock& lock, bool forever,
-                                   SimTime deadline) FIELDPROOF_REQUIRES(mutex_)
-      FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
+  std::optional<Frame> receive_shm(MutexLock& lock, bool forever, SimTime deadline)
+      FIELDPROOF_REQUIRES(mutex_) FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
     std::string bytes;
     std::string why;
     while (true) {
@@ -385,7 +384,7 @@ class ZmqLink final : public Link {
   // answered proves every earlier frame of this connection arrived (frames keep their order).
   // Bounded by options_.linger; skipped when no participant frame was sent (a control client:
   // the engine records every control request) or the coordinator is gone.
-  void flush_to_coordinator() {
+  void flush_to_coordinator() FIELDPROOF_REQUIRES(mutex_) {
     if (!sent_any_ || !heard_ || dropped_ || options_.linger <= Duration::zero()) return;
     if (mode_ == Mode::kShm || mode_ == Mode::kSwitching) {
       flush_rings();
@@ -436,7 +435,7 @@ class ZmqLink final : public Link {
 
   // Called with mutex_ held after a socket operation: if input is ready, the ZMQ_FD edge may be
   // gone, so wake any receiver through the eventfd.
-  void signal_if_readable() {
+  void signal_if_readable() FIELDPROOF_REQUIRES(mutex_) {
     int events = 0;
     size_t len = sizeof events;
     if (zmq_getsockopt(socket_, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLIN)) {
@@ -523,7 +522,8 @@ class ZmqLink final : public Link {
     const auto interval = std::chrono::nanoseconds(options_.heartbeat_interval.ns());
     MutexLock hb(hb_mutex_);
     while (!stop_heartbeat_) {
-      hb_cv_.wait_for(hb_mutex_, interval, [this] { return stop_heartbeat_; });
+      hb_cv_.wait_for(hb_mutex_, interval,
+                      [this]() FIELDPROOF_REQUIRES(hb_mutex_) { return stop_heartbeat_; });
       if (stop_heartbeat_) break;
       if (sent_since_tick_.exchange(false, std::memory_order_relaxed)) continue;
       std::string name;
@@ -544,14 +544,14 @@ class ZmqLink final : public Link {
   ConnectOptions options_;
   WallNow wall_;
   Mutex mutex_;  // guards socket_ and closed_
-  void* socket_ = nullptr;
-  bool closed_ = false;
+  void* socket_ FIELDPROOF_GUARDED_BY(mutex_) = nullptr;
+  bool closed_ FIELDPROOF_GUARDED_BY(mutex_) = false;
   void* monitor_ = nullptr;  // PAIR receiving the DEALER's DISCONNECTED events
   std::string endpoint_;
   bool dropped_ = false;
   std::string drop_reason_;
   bool shutdown_delivered_ = false;  // Error{kShutdown} goes to the participant once
-  bool heard_ = false;               // a frame came from the coordinator (guarded by mutex_)
+  bool heard_ FIELDPROOF_GUARDED_BY(mutex_) = false;  // a frame came from the coordinator
   bool sent_any_ = false;  // a participant frame went out (a control client has none to flush)
   Duration connect_timeout_;
   SimTime connect_deadline_;
@@ -569,12 +569,13 @@ class ZmqLink final : public Link {
   std::string shm_refusal_;  // why the link stayed on ZeroMQ (for a debugger)
 
   Mutex name_mutex_;
-  std::string name_;  // the participant the heartbeats speak for (from the first Announce)
+  // The participant the heartbeats speak for (from the first Announce).
+  std::string name_ FIELDPROOF_GUARDED_BY(name_mutex_);
   std::atomic<bool> have_name_{false};
   std::atomic<bool> sent_since_tick_{false};
   Mutex hb_mutex_;
   CondVar hb_cv_;
-  bool stop_heartbeat_ = false;
+  bool stop_heartbeat_ FIELDPROOF_GUARDED_BY(hb_mutex_) = false;
   std::thread heartbeat_thread_;
 };
 
