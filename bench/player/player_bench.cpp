@@ -7,7 +7,6 @@
 //     the same file and reading every message (read_all).
 // Short by design (a few seconds): the lead measures the figures on a quiet machine.
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -17,6 +16,7 @@
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
 #include "fieldproof/record/player.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fr = fieldproof::record;
 using fieldproof::Duration;
@@ -86,13 +86,13 @@ int main() {
   std::vector<int64_t> bare;
   bare.reserve(kPaced);
   {
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::unique_lock lock(mutex);
+    fieldproof::Mutex mutex;
+    fieldproof::CondVar cv;
+    fieldproof::MutexLock lock(mutex);
     const SimTime t0 = steady.now();
     for (int i = 0; i < kPaced; ++i) {
       const SimTime due = t0 + Duration::from_ns(i * kSpacing);
-      while (steady.now() < due) steady.wait_until(lock, cv, due);
+      while (steady.now() < due) steady.wait_until(mutex, cv, due);
       bare.push_back((steady.now() - due).ns());
     }
   }

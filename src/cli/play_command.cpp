@@ -37,7 +37,6 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -50,6 +49,7 @@
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/player.hpp"
 #include "fieldproof/time/player_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::cli {
 namespace {
@@ -97,7 +97,7 @@ class CoordinatorPublisher {
   }
 
   void on_message(const record::PlayedMessage& m) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     SimTime stamp = SimTime::from_ns(m.log_time_ns) + offset_;
     if (stamp < announced_) stamp = announced_;  // defensive: the offset keeps this from happening
     p_.publish_at(stamp, std::string(m.topic), std::string(m.data), std::string(m.type));
@@ -108,14 +108,14 @@ class CoordinatorPublisher {
 
   // The player clock jumped (seek, loop): keep every later stamp at or above the announcement.
   void on_jump(const ClockJump& j) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (j.to + offset_ < announced_) offset_ = announced_ - j.to;
     next_ = j.to + offset_;  // the first message after a jump is stamped >= j.to
   }
 
   // The clock publisher's tick (with --clock): time follows the player clock; /clock says it.
   void on_tick(SimTime log_now, bool publish_clock) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     raise_locked(std::min(log_now + offset_, next_));
     // A paused clock repeats its time: those publications could only wait, undelivered, until
     // the coordinator's time moves again, so they are left out (a follower's watchdog then says
@@ -138,7 +138,7 @@ class CoordinatorPublisher {
 
   lockstep::Participant& p_;
   const bool drive_;
-  std::mutex mutex_;
+  Mutex mutex_;
   Duration offset_ = Duration::zero();
   SimTime announced_;
   SimTime next_;
@@ -584,7 +584,7 @@ int run_play(const PlayArgs& a) {
     });
   }
 
-  std::mutex out_mutex;
+  Mutex out_mutex;
   const uint64_t played = p.run([&](const record::PlayedMessage& m) {
     if (publisher) {
       publisher->on_message(m);
@@ -595,7 +595,7 @@ int run_play(const PlayArgs& a) {
     const std::string line = "{\"topic\":" + json_string(m.topic) +
                              ",\"log_time\":" + std::to_string(m.log_time_ns) +
                              ",\"size\":" + std::to_string(m.data.size()) + "}\n";
-    std::lock_guard lock(out_mutex);
+    MutexLock lock(out_mutex);
     std::fwrite(line.data(), 1, line.size(), stdout);
     std::fflush(stdout);
   });

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fieldproof/engine/stack_host.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::engine {
 
@@ -170,7 +171,7 @@ ResourceMonitor::~ResourceMonitor() { stop(); }
 
 void ResourceMonitor::start() {
   {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     if (started_) return;
     started_ = true;
     last_round_ = o_.wall_now();
@@ -183,7 +184,7 @@ void ResourceMonitor::stop() {
   bool final_round = false;
   bool restarted_only = false;
   {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     if (stop_) return;
     stop_ = true;
     // The teardown ends the last interval: a final round when at least half a period passed
@@ -204,7 +205,7 @@ void ResourceMonitor::stop() {
 void ResourceMonitor::set_sim(SimTime sim) { sim_ns_.store(sim.ns()); }
 
 void ResourceMonitor::set_pid(const std::string& process, int pid) {
-  std::lock_guard<std::mutex> lk(mu_);
+  MutexLock lk(mu_);
   for (MonitoredProcess& p : o_.processes) {
     if (p.process != process) continue;
     p.pid = pid;
@@ -221,12 +222,12 @@ void ResourceMonitor::loop() {
   // Wall-clock grid from the start: start + k x period (missed deadlines are skipped).
   const SimTime t0 = o_.wall_now();
   int64_t k = 1;
-  std::unique_lock<std::mutex> lk(mu_);
+  MutexLock lk(mu_);
   while (!stop_) {
     const SimTime due = t0 + o_.period * k;
     const Duration left = due - o_.wall_now();
     if (left.ns() > 0) {
-      cv_.wait_for(lk, std::chrono::nanoseconds(left.ns()));
+      (void)cv_.wait_for(mu_, std::chrono::nanoseconds(left.ns()));
       continue;  // re-check stop_ and the time
     }
     lk.unlock();
@@ -242,7 +243,7 @@ void ResourceMonitor::round(bool final, bool restarted_only) {
   const SimTime sim = SimTime::from_ns(sim_ns_.load());
   const SimTime wall = o_.wall_now();
   {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     last_round_ = wall;
     any_round_ = true;
   }
@@ -251,7 +252,7 @@ void ResourceMonitor::round(bool final, bool restarted_only) {
   std::vector<json> lines;
   std::vector<std::string> errors;
   {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     for (const MonitoredProcess& p : o_.processes) {
       if (p.pid <= 0) continue;  // not running (a killed stack before its restart)
       const auto b = baseline_at_.find(p.process);
@@ -312,19 +313,19 @@ void ResourceMonitor::round(bool final, bool restarted_only) {
 }
 
 std::vector<assertions::Sample> ResourceMonitor::take() {
-  std::lock_guard<std::mutex> lk(mu_);
+  MutexLock lk(mu_);
   std::vector<assertions::Sample> out;
   out.swap(pending_);
   return out;
 }
 
 bool ResourceMonitor::wait_lines(uint64_t n, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lk(mu_);
-  return cv_.wait_for(lk, timeout, [&] { return lines_ >= n; });
+  MutexLock lk(mu_);
+  return cv_.wait_for(mu_, timeout, [&]() FIELDPROOF_REQUIRES(mu_) { return lines_ >= n; });
 }
 
 json ResourceMonitor::summary() const {
-  std::lock_guard<std::mutex> lk(mu_);
+  MutexLock lk(mu_);
   json out = {{"processes", json::array()}, {"samples", lines_}, {"last", json::array()}};
   for (const MonitoredProcess& p : o_.processes) out["processes"].push_back(p.process);
   for (const auto& [process, line] : last_) out["last"].push_back(line);

@@ -22,10 +22,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -37,6 +35,7 @@
 #include "fieldproof/engine/plan.hpp"
 #include "fieldproof/engine/session.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::engine {
 
@@ -139,14 +138,14 @@ class ResourceMonitor {
   ResourceMonitorOptions o_;
   ResourceReader reader_;
   std::atomic<int64_t> sim_ns_{0};
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stop_ FIELDPROOF_GUARDED_BY(mu_) = false;
   bool started_ = false;
   SimTime last_round_;  // the wall time of the last round (or of start())
   bool any_round_ = false;  // a round was taken since start()
-  uint64_t lines_ = 0;
-  std::vector<assertions::Sample> pending_;
+  uint64_t lines_ FIELDPROOF_GUARDED_BY(mu_) = 0;
+  std::vector<assertions::Sample> pending_ FIELDPROOF_GUARDED_BY(mu_);
   std::map<std::string, nlohmann::json> last_;
   std::set<std::string> errors_reported_;
   std::map<std::string, SimTime> baseline_at_;  // set_pid: when the new process's baseline was

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -25,6 +24,7 @@
 #include "engine/metrics_message.hpp"
 #include "engine/resources.hpp"
 #include "fieldproof/engine/stack_host.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::engine {
 
@@ -45,17 +45,17 @@ class JsonLines {
     return static_cast<bool>(out_);
   }
   void write(const json& j, bool flush = false) {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     out_ << j.dump() << '\n';
     if (flush) out_.flush();
   }
   void flush() {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     out_.flush();
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::ofstream out_;
 };
 
@@ -266,7 +266,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
   // unpaced run (--max-rtf 0) keeps them regulating: a follower cannot keep up with a world that
   // runs as fast as the machine allows.
   so.stacks_follow = sc.time.mode != scenario::TimeMode::kLockstep && pace > 0;
-  std::mutex clock_commands_mu;
+  Mutex clock_commands_mu;
   json clock_commands = json::array();
   so.on_clock_command = [&](const ClockCommand& c) {
     json j = {{"op", c.op},
@@ -278,7 +278,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
     if (!c.ok) j["error"] = c.error;
     event(c.ok ? "clock." + c.op : "clock.refused", j);
     j["wall_s"] = wall_s();
-    std::lock_guard<std::mutex> lk(clock_commands_mu);
+    MutexLock lk(clock_commands_mu);
     clock_commands.push_back(j);
   };
 
@@ -837,7 +837,7 @@ RunOutcome run_scenario_unguarded(const RunOptions& o, fs::path* started_dir) {
     lockstep_stats.steps =
         sc.time.step.ns() > 0 ? static_cast<uint64_t>(end_sim.ns() / sc.time.step.ns()) : 0;
     {
-      std::lock_guard<std::mutex> lk(clock_commands_mu);
+      MutexLock lk(clock_commands_mu);
       lockstep_stats.commands = timeline->commands() + clock_commands.size();
     }
     lockstep_stats.holds = timeline->holds();

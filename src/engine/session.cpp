@@ -3,11 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -20,6 +18,7 @@
 #include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/lockstep/zmq_server.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 #include "fieldproof/world/world_participant.hpp"
 
 namespace fieldproof::engine {
@@ -56,8 +55,8 @@ struct Session::Impl {
   world::OccupancyGrid grid;
   world::MapBounds map_bounds;  // grid's, as FIELDPROOF_MAP_BOUNDS gives them
 
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   std::set<std::string> announced;
   std::string failure;
   bool started = false;
@@ -69,13 +68,13 @@ struct Session::Impl {
   SimTime wall_start;
 
   // Pause accounting (the clock monitor leaves paused wall time out).
-  mutable std::mutex pause_mu;
+  mutable Mutex pause_mu;
   bool paused = false;  // guarded by pause_mu
   SimTime paused_since;
   Duration paused_total = Duration::zero();
   std::unique_ptr<ControlEndpoint> control_ep;
   std::atomic<bool> stopping{false};
-  std::mutex control_mu;  // one control request at a time (endpoint thread, sim.pause)
+  Mutex control_mu;  // one control request at a time (endpoint thread, sim.pause)
   // A `fieldproof clock step` in progress: answered at once, followed here until the clock
   // reaches its target (the pause accounting), while status and the other requests keep being
   // answered.
@@ -84,7 +83,7 @@ struct Session::Impl {
   SimTime step_target;  // guarded by control_mu
 
   void note_paused(bool now_paused) {
-    std::lock_guard<std::mutex> lk(pause_mu);
+    MutexLock lk(pause_mu);
     const SimTime w = opts.wall_now();
     if (now_paused && !paused) paused_since = w;
     if (!now_paused && paused) paused_total += w - paused_since;
@@ -132,7 +131,7 @@ struct Session::Impl {
     if (opts.on_warning) opts.on_warning(w);
   }
   void fail(const std::string& who, const std::string& reason) {
-    std::lock_guard<std::mutex> lk(mu);
+    MutexLock lk(mu);
     if (failure.empty()) failure = who.empty() ? reason : who + ": " + reason;
     cv.notify_all();
   }
@@ -251,7 +250,7 @@ bool Session::start(std::string* error) {
       so.core = core;
       so.on_failure = [&m](const std::string& p, const std::string& r) { m.fail(p, r); };
       so.on_announce = [&m](const lockstep::Announce& a) {
-        std::lock_guard<std::mutex> lk(m.mu);
+        MutexLock lk(m.mu);
         m.announced.insert(a.participant);
         m.cv.notify_all();
       };
@@ -337,7 +336,7 @@ bool Session::start(std::string* error) {
   if (!m.stacks.empty()) {
     m.watching = true;
     m.watcher = std::thread([&m] {
-      std::unique_lock<std::mutex> lk(m.mu);
+      MutexLock lk(m.mu);
       while (m.watching) {
         lk.unlock();
         std::string gone = m.stack_gone();
@@ -350,7 +349,7 @@ bool Session::start(std::string* error) {
           if (m.inproc) m.inproc->shutdown(gone);
           return;
         }
-        m.cv.wait_for(lk, std::chrono::milliseconds(50));
+        (void)m.cv.wait_for(m.mu, std::chrono::milliseconds(50));
       }
     });
   }
@@ -462,7 +461,7 @@ bool Session::Impl::wait_for_processes(Impl& m, std::string* error) {
   for (VehicleStack& vs : m.stacks) {
     if (!vs.host->is_process()) continue;
     const std::string name = stack_participant(vs.vehicle);
-    std::unique_lock<std::mutex> lk(m.mu);
+    MutexLock lk(m.mu);
     while (m.announced.count(name) == 0) {
       if (!m.failure.empty()) {
         *error = m.failure;
@@ -484,7 +483,7 @@ bool Session::Impl::wait_for_processes(Impl& m, std::string* error) {
                  "as $FIELDPROOF_PARTICIPANT: docs/vehicle-interface.md)";
         return false;
       }
-      m.cv.wait_for(lk, std::chrono::milliseconds(20));
+      (void)m.cv.wait_for(m.mu, std::chrono::milliseconds(20));
     }
   }
   return true;
@@ -492,7 +491,7 @@ bool Session::Impl::wait_for_processes(Impl& m, std::string* error) {
 
 std::string Session::set_paused(bool paused) {
   Impl& m = *impl_;
-  std::lock_guard<std::mutex> lk(m.control_mu);
+  MutexLock lk(m.control_mu);
   const lockstep::ControlReply r =
       m.core_control(paused ? lockstep::pause_request() : lockstep::resume_request());
   if (r.ok) m.note_paused(paused);
@@ -501,7 +500,7 @@ std::string Session::set_paused(bool paused) {
 
 Duration Session::paused_wall() const {
   const Impl& m = *impl_;
-  std::lock_guard<std::mutex> lk(m.pause_mu);
+  MutexLock lk(m.pause_mu);
   return m.paused_total + (m.paused ? m.opts.wall_now() - m.paused_since : Duration::zero());
 }
 
@@ -592,7 +591,7 @@ std::string Session::control_endpoint() const {
 }
 
 lockstep::ControlReply Session::Impl::handle_control(const lockstep::Control& c) {
-  std::lock_guard<std::mutex> lk(control_mu);
+  MutexLock lk(control_mu);
   ClockCommand cmd;
   lockstep::ControlReply r;
   switch (c.op) {
@@ -667,7 +666,7 @@ void Session::Impl::follow_step(SimTime target) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     lockstep::ControlReply r;
     {
-      std::lock_guard<std::mutex> lk(control_mu);
+      MutexLock lk(control_mu);
       r = core_control(lockstep::status_request());
     }
     // Reached, or paused by someone else (a pause, the timeline), or the run is ending.
@@ -681,11 +680,11 @@ void Session::Impl::on_idle() {
   if (!opts.interrupt || !opts.interrupt->load()) return;
   bool was_paused = false;
   {
-    std::lock_guard<std::mutex> lk(pause_mu);
+    MutexLock lk(pause_mu);
     was_paused = paused;
   }
   if (!was_paused) return;
-  std::lock_guard<std::mutex> lk(control_mu);
+  MutexLock lk(control_mu);
   if (core_control(lockstep::resume_request()).ok) note_paused(false);
 }
 
@@ -694,7 +693,7 @@ std::string Session::failure() {
   if (!m.watcher.joinable()) {  // otherwise the watcher polls the stacks
     if (const std::string gone = m.stack_gone(); !gone.empty()) m.fail("", gone);
   }
-  std::lock_guard<std::mutex> lk(m.mu);
+  MutexLock lk(m.mu);
   return m.failure;
 }
 
@@ -703,7 +702,7 @@ void Session::stop() {
   if (m.stopped) return;
   m.stopped = true;
   {
-    std::lock_guard<std::mutex> lk(m.mu);
+    MutexLock lk(m.mu);
     m.watching = false;
     m.cv.notify_all();
   }

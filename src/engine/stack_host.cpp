@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <mutex>
 #include <thread>
 
 #include "fieldproof/engine/process.hpp"
 #include "fieldproof/stacks/plugin_api.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::engine {
 
@@ -67,13 +67,13 @@ class ProcessHost final : public StackHost {
   bool is_process() const override { return true; }
 
   std::optional<std::string> exited() override {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     if (stopped_ || killed_ || !process_.exited()) return std::nullopt;
     return process_.describe();
   }
 
   void stop() override {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     if (stopped_) return;
     stopped_ = true;
     process_.terminate_group(kStopGrace);
@@ -82,7 +82,7 @@ class ProcessHost final : public StackHost {
   int pid() const override { return process_.running() ? process_.pid() : -1; }
 
   bool kill(std::string* detail) override {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     if (stopped_ || killed_ || !process_.running() || process_.exited()) {
       *detail = "the stack of " + vehicle_ + " was not running (" + process_.describe() + ")";
       return false;
@@ -96,7 +96,7 @@ class ProcessHost final : public StackHost {
 
   bool restart(std::string* error) override {
     {
-      std::lock_guard<std::mutex> lk(mu_);
+      MutexLock lk(mu_);
       if (stopped_) {
         *error = "the stack of " + vehicle_ + " was stopped";
         return false;
@@ -105,7 +105,7 @@ class ProcessHost final : public StackHost {
     // start() spawns without the lock: exited() (the session's watcher) must not wait on it.
     const StackContext c = context_;
     if (!start(c, error)) return false;
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     killed_ = false;
     return true;
   }
@@ -114,10 +114,10 @@ class ProcessHost final : public StackHost {
   StackSpec spec_;
   std::string vehicle_;
   StackContext context_;
-  std::mutex mu_;
+  Mutex mu_;
   ChildProcess process_;
-  bool stopped_ = false;
-  bool killed_ = false;  // by kill(), until restart()
+  bool stopped_ FIELDPROOF_GUARDED_BY(mu_) = false;
+  bool killed_ FIELDPROOF_GUARDED_BY(mu_) = false;  // by kill(), until restart()
 };
 
 // ---- the plugin host --------------------------------------------------------------------------
@@ -204,7 +204,7 @@ class PluginHost final : public StackHost {
   bool is_process() const override { return false; }
 
   std::optional<std::string> exited() override {
-    std::lock_guard<std::mutex> lk(mu_);
+    MutexLock lk(mu_);
     if (stop_.load() || failure_.empty()) return std::nullopt;
     return failure_;
   }
@@ -248,14 +248,14 @@ class PluginHost final : public StackHost {
         &ctx);
   }
 
-  void fail_locked(const std::string& what) {
+  void fail_locked(const std::string& what) FIELDPROOF_REQUIRES(mu_) {
     if (failure_.empty()) failure_ = "the plugin's " + what;
   }
 
   void run() {
     for (const std::string& topic : subscriptions_) {
       participant_->subscribe(topic, [this](const lockstep::Publish& m) {
-        std::lock_guard<std::mutex> lk(mu_);
+        MutexLock lk(mu_);
         if (stack_->deliver(stack_, m.topic.c_str(), m.stamp.ns(), m.type.c_str(), m.payload.data(),
                             m.payload.size()) != 0) {
           problem(std::string("refused a message on ") + m.topic + ": " +
@@ -270,7 +270,7 @@ class PluginHost final : public StackHost {
     // a thread runs the plugin's wall-clock checks. Regulating, its clock is simulated time.
     if (!regulating_)
       watchdog.start(milliseconds(250), [this](const PeriodicTick&) {
-        std::lock_guard<std::mutex> lk(mu_);
+        MutexLock lk(mu_);
         if (stack_->check_wall(stack_) != 0) problem(stack_->last_error(stack_));
         // The main thread announced the next tick: nothing may be published before it.
         publish_locked(SimTime::from_ns(stack_->next_tick_ns(stack_)));
@@ -278,11 +278,11 @@ class PluginHost final : public StackHost {
     while (!stop_.load()) {
       SimTime next;
       {
-        std::lock_guard<std::mutex> lk(mu_);
+        MutexLock lk(mu_);
         next = SimTime::from_ns(stack_->next_tick_ns(stack_));
       }
       if (!participant_->sleep_until(next)) break;
-      std::lock_guard<std::mutex> lk(mu_);
+      MutexLock lk(mu_);
       if (stack_->tick(stack_, participant_->now().ns()) != 0) {
         fail_locked(std::string("tick failed: ") + stack_->last_error(stack_));
         break;
@@ -291,7 +291,7 @@ class PluginHost final : public StackHost {
     }
     watchdog.stop();
     if (participant_->ok()) {
-      std::lock_guard<std::mutex> lk(mu_);
+      MutexLock lk(mu_);
       const SimTime now = participant_->now();
       stack_->shutdown(stack_, now.ns(), stop_.load() ? "stopped" : "the run ended");
       publish_locked(now);
@@ -307,8 +307,8 @@ class PluginHost final : public StackHost {
   std::unique_ptr<lockstep::Participant> participant_;
   std::vector<std::string> subscriptions_;
   std::thread thread_;
-  std::mutex mu_;
-  std::string failure_;  // guarded by mu_
+  Mutex mu_;
+  std::string failure_ FIELDPROOF_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   bool stopped_ = false;
   bool regulating_ = false;

@@ -5,6 +5,7 @@
 
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::engine {
 
@@ -52,11 +53,11 @@ WorldDriveResult drive_world(const WorldDriveOptions& options) {
     return r;
   }
   lockstep::Participant& e = session->engine();
-  std::mutex mu;  // the callbacks run on this thread, inside sleeps; the lock is for clarity
+  Mutex mu;  // the callbacks run on this thread, inside sleeps; the lock is for clarity
   e.subscribe(session->pose_topic(), [&](const lockstep::Publish& m) {
     const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
     if (!poses) return;
-    std::lock_guard<std::mutex> lk(mu);
+    MutexLock lk(mu);
     for (const auto& p : poses->pose()) {
       auto it = outcome.find(p.name());
       if (it == outcome.end()) continue;
@@ -67,7 +68,7 @@ WorldDriveResult drive_world(const WorldDriveOptions& options) {
     e.subscribe(Session::status_topic(name), [&, name = name](const lockstep::Publish& m) {
       const auto s = msgs::decode_nav_status(m.payload);
       if (!s) return;
-      std::lock_guard<std::mutex> lk(mu);
+      MutexLock lk(mu);
       VehicleOutcome& v = outcome[name];
       v.status = std::string(msgs::to_string(s->status));
       v.reason = s->reason;
@@ -82,7 +83,7 @@ WorldDriveResult drive_world(const WorldDriveOptions& options) {
   }
   const auto all_done = [&] {
     if (!r.goal) return false;
-    std::lock_guard<std::mutex> lk(mu);
+    MutexLock lk(mu);
     for (const auto& [name, o] : outcome) {
       if (o.status == "none" || o.status == "accepted") return false;
     }

@@ -1,9 +1,8 @@
 #include "fieldproof/lockstep/inprocess.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -16,14 +15,14 @@ namespace {
 
 struct LinkQueue {
   detail::FrameRing frames;
-  std::condition_variable cv;
+  CondVar cv;
   bool closed = false;
 };
 
 }  // namespace
 
 struct InProcessCoordinator::State {
-  std::mutex mu;
+  Mutex mu;
   WallNow wall_now;
   std::unordered_map<ConnId, std::shared_ptr<LinkQueue>> links;
   ConnId next_id = 1;
@@ -54,13 +53,13 @@ class InProcessLink final : public Link {
   ~InProcessLink() override { close(); }
 
   void send(Frame frame) override {
-    std::lock_guard<std::mutex> lk(st_->mu);
+    MutexLock lk(st_->mu);
     if (q_->closed || st_->shut) return;
     st_->core->handle(id_, std::move(frame));
   }
 
   std::optional<Frame> receive(Duration timeout) override {
-    std::unique_lock<std::mutex> lk(st_->mu);
+    MutexLock lk(st_->mu);
     if (!q_->frames.empty()) return q_->frames.pop();
     if (q_->closed || timeout <= Duration::zero()) return std::nullopt;
     // A participant blocking in receive() is alive and waiting: that is its heartbeat (an
@@ -79,10 +78,10 @@ class InProcessLink final : public Link {
       if (!has_wall) {
         // No wall clock: nothing depends on wall time, so just wait for a frame.
         if (timeout.is_infinite()) {
-          q_->cv.wait(lk, [&] { return !q_->frames.empty() || q_->closed; });
+          q_->cv.wait(st_->mu, [&] { return !q_->frames.empty() || q_->closed; });
         } else {
           if (waited_once) return std::nullopt;
-          q_->cv.wait_for(lk, std::chrono::nanoseconds(timeout.ns()),
+          q_->cv.wait_for(st_->mu, std::chrono::nanoseconds(timeout.ns()),
                           [&] { return !q_->frames.empty() || q_->closed; });
           waited_once = true;
         }
@@ -102,8 +101,8 @@ class InProcessLink final : public Link {
         if (!timeout.is_infinite()) wait_ns = std::min(wait_ns, real_left.ns());
         const auto ready = [&] { return !q_->frames.empty() || q_->closed; };
         if (wait_ns == INT64_MAX) {
-          q_->cv.wait(lk, ready);
-        } else if (!q_->cv.wait_for(lk, std::chrono::nanoseconds(wait_ns), ready) &&
+          q_->cv.wait(st_->mu, ready);
+        } else if (!q_->cv.wait_for(st_->mu, std::chrono::nanoseconds(wait_ns), ready) &&
                    !timeout.is_infinite()) {
           real_left -= Duration::from_ns(wait_ns);
         }
@@ -112,7 +111,7 @@ class InProcessLink final : public Link {
   }
 
   void close() override {
-    std::lock_guard<std::mutex> lk(st_->mu);
+    MutexLock lk(st_->mu);
     if (q_->closed) return;
     q_->closed = true;
     if (!st_->shut) st_->core->disconnected(id_);
@@ -137,12 +136,12 @@ InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options)
 }
 
 InProcessCoordinator::~InProcessCoordinator() {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   state_->shutdown("lockstep: the in-process coordinator was destroyed");
 }
 
 std::unique_ptr<Link> InProcessCoordinator::make_link() {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   const ConnId id = state_->next_id++;
   auto q = std::make_shared<LinkQueue>();
   if (state_->shut) {
@@ -153,43 +152,43 @@ std::unique_ptr<Link> InProcessCoordinator::make_link() {
 }
 
 ControlReply InProcessCoordinator::control(const Control& request) {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   return state_->core->control(request);
 }
 
 Status InProcessCoordinator::status() {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   return state_->core->control(status_request()).status;
 }
 
 std::optional<SimTime> InProcessCoordinator::poll() {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   return state_->core->poll();
 }
 
 void InProcessCoordinator::set_tap(std::function<void(const Publish&)> tap) {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   state_->core->set_tap(std::move(tap));
 }
 
 void InProcessCoordinator::set_grant_observer(std::function<void(SimTime, uint64_t)> observer) {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   state_->core->set_grant_observer(std::move(observer));
 }
 
 void InProcessCoordinator::set_failure_handler(
     std::function<void(const std::string& participant, std::string reason)> handler) {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   state_->core->set_failure_handler(std::move(handler));
 }
 
 void InProcessCoordinator::shutdown(const std::string& reason) {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   state_->shutdown(reason);
 }
 
 void InProcessCoordinator::with_core(const std::function<void(CoordinatorCore&)>& f) {
-  std::lock_guard<std::mutex> lk(state_->mu);
+  MutexLock lk(state_->mu);
   f(*state_->core);
 }
 

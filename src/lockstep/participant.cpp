@@ -1,10 +1,9 @@
 #include "fieldproof/lockstep/participant.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -45,8 +44,8 @@ struct Participant::Shared {
   ParticipantThread* main_handle = nullptr;  // set once in the constructor
   std::unique_ptr<Link> link;
   ParticipantOptions opt;
-  mutable std::mutex mu;
-  std::condition_variable cv;
+  mutable Mutex mu;
+  CondVar cv;
   SimTime grant = SimTime::zero();
   bool got_grant = false;
   bool fatal = false;
@@ -86,12 +85,14 @@ struct Participant::Shared {
 
   // Waits (lk held) until pred() or the participant is done. One waiting thread at a time is the
   // receiver: it reads the link without the lock and dispatches what arrives; the others wait on
+  // Not analysed inside: it releases and retakes the caller's MutexLock `lk` (a scoped lock passed
+  // by reference, which the analysis cannot follow); callers are checked to hold mu.
   // the condition variable, which the receiver signals after every read.
   template <typename Pred>
-  void pump(std::unique_lock<std::mutex>& lk, Pred pred) {
+  void pump(MutexLock& lk, Pred pred) FIELDPROOF_REQUIRES(mu) FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
     while (!pred() && !done()) {
       if (receiving) {
-        cv.wait(lk);
+        cv.wait(mu);
         continue;
       }
       receiving = true;
@@ -153,7 +154,7 @@ struct Participant::Shared {
 
   // The thread's wait: see participant.hpp. Returns true when the grant reached t.
   bool wait_until(ParticipantThread::State& th, SimTime t) {
-    std::unique_lock<std::mutex> lk(mu);
+    MutexLock lk(mu);
     for (;;) {
       if (done()) return false;
       if (th.stop) {
@@ -206,7 +207,7 @@ const std::string& ParticipantThread::name() const { return state_->name; }
 Participant& ParticipantThread::participant() { return *state_->sh->owner; }
 
 SimTime ParticipantThread::now() const {
-  std::lock_guard<std::mutex> lk(state_->sh->mu);
+  MutexLock lk(state_->sh->mu);
   return state_->sh->grant;
 }
 
@@ -215,13 +216,13 @@ bool ParticipantThread::sleep_until(SimTime t) { return state_->sh->wait_until(*
 bool ParticipantThread::sleep_for(Duration d) { return sleep_until(now() + d); }
 
 void ParticipantThread::announce(SimTime safe_time) {
-  std::lock_guard<std::mutex> lk(state_->sh->mu);
+  MutexLock lk(state_->sh->mu);
   state_->sh->announce(*state_, safe_time);
 }
 
 void ParticipantThread::subscribe(const std::string& topic, MessageCallback callback) {
   auto* sh = state_->sh;
-  std::lock_guard<std::mutex> lk(sh->mu);
+  MutexLock lk(sh->mu);
   if (!state_->announced) sh->announce(*state_, sh->grant);  // registers a thread that left
   const bool fresh = state_->callbacks.count(topic) == 0;
   state_->callbacks[topic] = std::make_shared<MessageCallback>(std::move(callback));
@@ -230,7 +231,7 @@ void ParticipantThread::subscribe(const std::string& topic, MessageCallback call
 
 void ParticipantThread::unsubscribe(const std::string& topic) {
   auto* sh = state_->sh;
-  std::lock_guard<std::mutex> lk(sh->mu);
+  MutexLock lk(sh->mu);
   if (state_->callbacks.erase(topic) == 0) return;
   sh->send(Unsubscribe{sh->opt.name, state_->name, topic});
 }
@@ -238,7 +239,7 @@ void ParticipantThread::unsubscribe(const std::string& topic) {
 TimerHandle ParticipantThread::create_timer(Duration period, std::function<void()> callback) {
   if (period <= Duration::zero()) return TimerHandle{0};
   auto* sh = state_->sh;
-  std::lock_guard<std::mutex> lk(sh->mu);
+  MutexLock lk(sh->mu);
   TimerRec t;
   t.id = sh->next_timer++;
   t.start = sh->grant;
@@ -250,7 +251,7 @@ TimerHandle ParticipantThread::create_timer(Duration period, std::function<void(
 
 TimerHandle ParticipantThread::create_timer_at(SimTime at, std::function<void()> callback) {
   auto* sh = state_->sh;
-  std::lock_guard<std::mutex> lk(sh->mu);
+  MutexLock lk(sh->mu);
   TimerRec t;
   t.id = sh->next_timer++;
   t.start = at;
@@ -261,7 +262,7 @@ TimerHandle ParticipantThread::create_timer_at(SimTime at, std::function<void()>
 }
 
 void ParticipantThread::cancel_timer(TimerHandle timer) {
-  std::lock_guard<std::mutex> lk(state_->sh->mu);
+  MutexLock lk(state_->sh->mu);
   auto& v = state_->timers;
   v.erase(std::remove_if(v.begin(), v.end(), [&](const TimerRec& r) { return r.id == timer.id; }),
           v.end());
@@ -270,14 +271,14 @@ void ParticipantThread::cancel_timer(TimerHandle timer) {
 bool ParticipantThread::spin_until(SimTime until) { return sleep_until(until); }
 
 void ParticipantThread::stop() {
-  std::lock_guard<std::mutex> lk(state_->sh->mu);
+  MutexLock lk(state_->sh->mu);
   state_->stop = true;
   state_->sh->cv.notify_all();
 }
 
 void ParticipantThread::leave() {
   auto* sh = state_->sh;
-  std::lock_guard<std::mutex> lk(sh->mu);
+  MutexLock lk(sh->mu);
   if (!state_->announced) return;  // not registered
   sh->send(Leave{sh->opt.name, state_->name});
   state_->announced.reset();
@@ -296,7 +297,7 @@ Participant::Participant(std::unique_ptr<Link> link, ParticipantOptions options)
   sh.owner = this;
   sh.link = std::move(link);
   sh.opt = std::move(options);
-  std::unique_lock<std::mutex> lk(sh.mu);
+  MutexLock lk(sh.mu);
   ParticipantThread::State& main = sh.add_thread(sh.opt.thread);
   sh.main_handle = main.handle.get();
   // Register at the current time (the coordinator raises a late joiner to its grant) and learn
@@ -312,34 +313,34 @@ const std::string& Participant::name() const { return shared_->opt.name; }
 Role Participant::role() const { return shared_->opt.role; }
 
 bool Participant::ok() const {
-  std::lock_guard<std::mutex> lk(shared_->mu);
+  MutexLock lk(shared_->mu);
   return !shared_->done();
 }
 
 uint64_t Participant::errors() const {
-  std::lock_guard<std::mutex> lk(shared_->mu);
+  MutexLock lk(shared_->mu);
   return shared_->errors;
 }
 
 std::string Participant::last_error() const {
-  std::lock_guard<std::mutex> lk(shared_->mu);
+  MutexLock lk(shared_->mu);
   return shared_->last_error;
 }
 
 SimTime Participant::now() const {
-  std::lock_guard<std::mutex> lk(shared_->mu);
+  MutexLock lk(shared_->mu);
   return shared_->grant;
 }
 
 void Participant::publish(const std::string& topic, std::string payload, std::string type) {
-  std::lock_guard<std::mutex> lk(shared_->mu);
+  MutexLock lk(shared_->mu);
   Shared& sh = *shared_;
   sh.send(Publish{sh.opt.name, topic, sh.grant, ++sh.seq, std::move(type), std::move(payload)});
 }
 
 void Participant::publish_at(SimTime stamp, const std::string& topic, std::string payload,
                              std::string type) {
-  std::lock_guard<std::mutex> lk(shared_->mu);
+  MutexLock lk(shared_->mu);
   Shared& sh = *shared_;
   sh.send(Publish{sh.opt.name, topic, stamp, ++sh.seq, std::move(type), std::move(payload)});
 }
@@ -347,7 +348,7 @@ void Participant::publish_at(SimTime stamp, const std::string& topic, std::strin
 ParticipantThread& Participant::main_thread() { return *shared_->main_handle; }
 
 ParticipantThread& Participant::thread(const std::string& name) {
-  std::lock_guard<std::mutex> lk(shared_->mu);
+  MutexLock lk(shared_->mu);
   Shared& sh = *shared_;
   auto it = sh.threads.find(name);
   if (it != sh.threads.end()) return *it->second->handle;
@@ -359,7 +360,7 @@ ParticipantThread& Participant::thread(const std::string& name) {
 void Participant::leave() {
   Shared& sh = *shared_;
   {
-    std::lock_guard<std::mutex> lk(sh.mu);
+    MutexLock lk(sh.mu);
     if (sh.left) return;
     sh.send(Leave{sh.opt.name, ""});
     sh.left = true;

@@ -1,5 +1,6 @@
 // Player: an MCAP recording paced by a TimeControllerClock (see player.hpp).
 #include "fieldproof/record/player.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -131,7 +132,7 @@ Result<std::unique_ptr<Player>> Player::load(std::unique_ptr<Player> p, McapRead
     Player* raw = p.get();
     // A backward sample of the followed source: the position moves like a seek.
     p->follow_handler_ = o.follow->add_jump_handler({}, [raw](const ClockJump& j) {
-      std::lock_guard lock(raw->mutex_);
+      MutexLock lock(raw->mutex_);
       raw->next_ = raw->first_at_or_after(j.to);
       ++raw->generation_;
     });
@@ -163,7 +164,7 @@ void Player::publish_locked(size_t index) {
 }
 
 uint64_t Player::run(const MessageSink& sink) {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   sink_ = &sink;
   finished_ = false;
   running_.store(true);
@@ -201,7 +202,7 @@ uint64_t Player::run(const MessageSink& sink) {
 
 void Player::stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_.store(true);
   }
   // A jump to now wakes a sleeping run() (paused or not) without moving time: run() reads the
@@ -241,7 +242,7 @@ SeekResult Player::seek(SimTime to) {
                 seconds_text(range_end_ - range_start_) + "); clamped to " +
                 seconds_text(r.to - range_start_);
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   next_ = first_at_or_after(r.to);
   ++generation_;
   (void)clock_->jump(r.to);
@@ -270,12 +271,12 @@ ClockStatus Player::play_next_locked() {
 }
 
 ClockStatus Player::play_next() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return play_next_locked();
 }
 
 ClockStatus Player::burst(uint64_t n, uint64_t* played) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   uint64_t count = 0;
   ClockStatus status = ClockStatus::ok_status();
   for (; count < n; ++count) {
@@ -288,7 +289,7 @@ ClockStatus Player::burst(uint64_t n, uint64_t* played) {
 }
 
 PlayerStatus Player::status() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   PlayerStatus s;
   s.now = pacing_->now();
   s.paused = pacing_->is_paused();

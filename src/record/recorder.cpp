@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <system_error>
@@ -12,6 +11,7 @@
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/schema.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
+#include "fieldproof/util/mutex.hpp"
 #include "foxglove/FrameTransform.pb.h"
 #include "foxglove/LaserScan.pb.h"
 #include "foxglove/PoseInFrame.pb.h"
@@ -86,7 +86,7 @@ struct Recorder::Impl {
   std::set<std::string> allowed;
   std::set<std::string> vehicles;
 
-  mutable std::mutex mu;
+  mutable Mutex mu;
   std::unique_ptr<McapWriter> writer;
   bool opened = false;
   bool closed = false;
@@ -316,13 +316,13 @@ struct Recorder::Impl {
 Recorder::Recorder(RecorderOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 Recorder::~Recorder() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (impl_->opened && !impl_->closed) static_cast<void>(impl_->finalize("unknown", {}));
 }
 
 Status Recorder::open(const std::filesystem::path& path) {
   Impl& d = *impl_;
-  std::lock_guard lock(d.mu);
+  MutexLock lock(d.mu);
   if (d.opened) return {StatusCode::kFailedPrecondition, "recorder: already opened"};
   if (d.options.max_chunk_wall_age <= Duration::zero()) {
     return {StatusCode::kInvalidArgument, "recorder: max_chunk_wall_age must be positive"};
@@ -363,7 +363,7 @@ Status Recorder::open(const std::filesystem::path& path) {
 
 Status Recorder::on_message(const lockstep::Publish& message) {
   Impl& d = *impl_;
-  std::lock_guard lock(d.mu);
+  MutexLock lock(d.mu);
   if (Status s = d.check_writable(); !s.ok()) return s;
   // A ground truth the pose channels cannot use is still recorded as published.
   Status poses = is_pose_info(message) ? d.record_poses(message) : Status();
@@ -379,14 +379,14 @@ Status Recorder::on_message(const lockstep::Publish& message) {
 
 Status Recorder::write_side(SideChannel channel, SimTime t, const nlohmann::json& value) {
   Impl& d = *impl_;
-  std::lock_guard lock(d.mu);
+  MutexLock lock(d.mu);
   if (Status s = d.check_writable(); !s.ok()) return s;
   return d.write(d.side_channel_ids.at(channel), d.side_seq[channel]++, t, dump_json(value));
 }
 
 Status Recorder::write_scene(SimTime t, const std::vector<SceneShape>& shapes) {
   Impl& d = *impl_;
-  std::lock_guard lock(d.mu);
+  MutexLock lock(d.mu);
   if (Status s = d.check_writable(); !s.ok()) return s;
   foxglove::SceneUpdate update;
   for (const SceneShape& sh : shapes) {
@@ -431,42 +431,42 @@ Status Recorder::write_scene(SimTime t, const std::vector<SceneShape>& shapes) {
 
 Status Recorder::poll() {
   Impl& d = *impl_;
-  std::lock_guard lock(d.mu);
+  MutexLock lock(d.mu);
   if (Status s = d.check_writable(); !s.ok()) return s;
   return d.age_check(d.options.wall_now());
 }
 
 Status Recorder::close(std::string_view status, const KeyValueMap& extra) {
   Impl& d = *impl_;
-  std::lock_guard lock(d.mu);
+  MutexLock lock(d.mu);
   if (!d.opened) return {StatusCode::kFailedPrecondition, "recorder: not open"};
   if (d.closed) return d.close_status;
   return d.finalize(status, extra);
 }
 
 bool Recorder::is_open() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->opened && !impl_->closed;
 }
 
 Status Recorder::status() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->first_error;
 }
 
 uint64_t Recorder::message_count() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->messages;
 }
 
 uint64_t Recorder::bytes_written() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (impl_->writer && !impl_->closed) return impl_->writer->bytes_written();
   return impl_->bytes;
 }
 
 uint64_t Recorder::chunk_count() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (impl_->writer && !impl_->closed) return impl_->writer->statistics().chunk_count;
   return impl_->chunks;
 }

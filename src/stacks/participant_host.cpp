@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::stacks {
 
@@ -33,7 +34,7 @@ void UgvNavParticipantHost::stop() {
 bool UgvNavParticipantHost::run(SimTime until) {
   for (const std::string& topic : node_.subscriptions()) {
     participant_.subscribe(topic, [this](const lockstep::Publish& m) {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       const std::string e = node_.deliver({m.topic, m.stamp, m.type, m.payload});
       if (!e.empty()) problem(e);
       publish_locked(participant_.now());
@@ -44,7 +45,7 @@ bool UgvNavParticipantHost::run(SimTime until) {
       PeriodicThreadOptions{.spin = Duration::zero(), .now = options_.wall_now, .sleep_until = {}});
   if (options_.wall_check_period > Duration::zero()) {
     watchdog.start(options_.wall_check_period, [this](const PeriodicTick&) {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       node_.check_wall();
       // The main thread announced its next tick: nothing may be published before it.
       publish_locked(node_.next_tick());
@@ -55,7 +56,7 @@ bool UgvNavParticipantHost::run(SimTime until) {
   while (!stop_) {
     SimTime next;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       next = node_.next_tick();
     }
     if (next > until) {
@@ -66,14 +67,14 @@ bool UgvNavParticipantHost::run(SimTime until) {
       ok = false;
       break;
     }
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     node_.tick(participant_.now());
     publish_locked(participant_.now());
   }
   watchdog.stop();
   const bool failed = !participant_.ok();
   if (!failed) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     node_.stack().shutdown(participant_.now(), stop_ ? "stopped" : "the run ended");
     publish_locked(participant_.now());
   }

@@ -1,8 +1,8 @@
 #include "fieldproof/time/bus.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -57,7 +57,7 @@ struct Subscription::Link {
 
 struct Bus::Impl {
   // Guarded by mutex: the queue, the interned names, the floor.
-  mutable std::mutex mutex;
+  mutable Mutex mutex;
   // The queue: messages usually arrive in (stamp, sequence) order, so they go to `run` (a sorted
   // vector read from `run_head`, O(1) both ways); one published out of order goes to `heap`.
   // The next message is the smaller of the two fronts.
@@ -170,7 +170,7 @@ struct Bus::Impl {
     if (it == subs.end()) return;
     erase_sub(wildcard, id);
     {
-      std::lock_guard<std::mutex> lock(mutex);
+      MutexLock lock(mutex);
       for (auto& [name, t] : topics) erase_sub(t->subs, id);
     }
     subs.erase(it);
@@ -238,7 +238,7 @@ uint64_t Bus::publish(std::string_view topic, SimTime stamp, std::string payload
   if (stamp.is_infinite()) {
     throw TimeError("Bus::publish on \"" + std::string(topic) + "\": the stamp is infinite");
   }
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  MutexLock lock(impl_->mutex);
   if (stamp.ns() < impl_->floor) {
     throw TimeError("Bus::publish on \"" + std::string(topic) + "\": stamp " + stamp_text(stamp) +
                     " is before the last delivered stamp " +
@@ -270,7 +270,7 @@ Subscription Bus::subscribe(std::string_view topic, BusCallback callback) {
   if (topic.empty() || topic == "*") {
     impl_->wildcard.push_back(p);
   } else {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
+    MutexLock lock(impl_->mutex);
     impl_->intern_topic_locked(topic)->subs.push_back(p);
   }
   return Subscription(impl_->link, p->id);
@@ -296,7 +296,7 @@ size_t Bus::deliver_until(SimTime t) {
     // the batch never needs to be merged with later publications.
     size_t count = 0;
     {
-      std::lock_guard<std::mutex> lock(im.mutex);
+      MutexLock lock(im.mutex);
       for (uint32_t d : im.delivered) im.free_slots.push_back(d);
       im.delivered.clear();
       if (im.queue_empty() || im.queue_top().stamp > t.ns()) break;
@@ -335,7 +335,7 @@ size_t Bus::deliver_until(SimTime t) {
     } catch (...) {
       // A callback threw: that message counts as delivered, the rest of the batch goes back to
       // the queue, undelivered (their slots still hold them).
-      std::lock_guard<std::mutex> lock(im.mutex);
+      MutexLock lock(im.mutex);
       im.free_slots.push_back(im.batch[k].slot);
       for (size_t r = k + 1; r < count; ++r) {
         const Queued& q = *im.batch[r].queued;
@@ -348,23 +348,23 @@ size_t Bus::deliver_until(SimTime t) {
 }
 
 std::optional<SimTime> Bus::next_stamp() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  MutexLock lock(impl_->mutex);
   if (impl_->queue_empty()) return std::nullopt;
   return SimTime::from_ns(impl_->queue_top().stamp);
 }
 
 size_t Bus::pending() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  MutexLock lock(impl_->mutex);
   return impl_->queue_size();
 }
 
 SimTime Bus::last_delivered() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  MutexLock lock(impl_->mutex);
   return SimTime::from_ns(impl_->floor);
 }
 
 void Bus::advance_floor(SimTime t) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  MutexLock lock(impl_->mutex);
   impl_->floor = std::max(impl_->floor, t.ns());
 }
 

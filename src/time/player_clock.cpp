@@ -10,6 +10,7 @@
 
 #include "fieldproof/time/system_clock.hpp"
 #include "fieldproof/time/time_error.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof {
 namespace {
@@ -51,13 +52,12 @@ SimTime SystemSteadyTime::now() const {
   return wall();
 }
 
-void SystemSteadyTime::wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                                  SimTime until) {
+void SystemSteadyTime::wait_until(Mutex& mu, CondVar& cv, SimTime until) {
   const Duration d = until - now();
   if (d.ns() <= 0) return;
   // Long waits are cut in slices of an hour: the caller loops and re-checks anyway.
   const int64_t ns = std::min<int64_t>(d.ns(), int64_t{3600} * 1'000'000'000);
-  cv.wait_for(lock, std::chrono::nanoseconds(ns));
+  (void)cv.wait_for(mu, std::chrono::nanoseconds(ns));
 }
 
 SystemSteadyTime& SystemSteadyTime::instance() {
@@ -65,38 +65,38 @@ SystemSteadyTime& SystemSteadyTime::instance() {
   return steady;
 }
 
-void FakeSteadyTime::wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                                SimTime until) {
+void FakeSteadyTime::wait_until(Mutex& mu, CondVar& cv, SimTime until) {
   if (now_.load() >= until.ns()) return;
   {
-    std::lock_guard<std::mutex> g(blocked_mutex_);
+    MutexLock g(blocked_mutex_);
     ++blocked_;
   }
   blocked_cv_.notify_all();
   // advance() stores the new time before taking the caller's mutex, and the caller checked the
   // time under that mutex: either it saw the new time, or it is waiting when notified.
-  cv.wait(lock);
-  std::lock_guard<std::mutex> g(blocked_mutex_);
+  cv.wait(mu);
+  MutexLock g(blocked_mutex_);
   --blocked_;
 }
 
 size_t FakeSteadyTime::blocked_waits() const {
-  std::lock_guard<std::mutex> g(blocked_mutex_);
+  MutexLock g(blocked_mutex_);
   return blocked_;
 }
 
 void FakeSteadyTime::wait_for_blocked(size_t n) const {
-  std::unique_lock<std::mutex> g(blocked_mutex_);
-  blocked_cv_.wait(g, [&] { return blocked_ >= n; });
+  MutexLock g(blocked_mutex_);
+  blocked_cv_.wait(blocked_mutex_,
+                   [&]() FIELDPROOF_REQUIRES(blocked_mutex_) { return blocked_ >= n; });
 }
 
-void FakeSteadyTime::register_waiter(std::mutex* mutex, std::condition_variable* cv) {
-  std::lock_guard<std::mutex> g(registry_mutex_);
+void FakeSteadyTime::register_waiter(Mutex* mutex, CondVar* cv) {
+  MutexLock g(registry_mutex_);
   waiters_.emplace_back(mutex, cv);
 }
 
-void FakeSteadyTime::unregister_waiter(std::mutex* mutex, std::condition_variable* cv) {
-  std::lock_guard<std::mutex> g(registry_mutex_);
+void FakeSteadyTime::unregister_waiter(Mutex* mutex, CondVar* cv) {
+  MutexLock g(registry_mutex_);
   std::erase(waiters_, std::make_pair(mutex, cv));
 }
 
@@ -108,11 +108,11 @@ void FakeSteadyTime::advance(Duration d) {
 void FakeSteadyTime::set(SimTime t) {
   // Lock order: registry_mutex_, then a clock's mutex (a clock never takes the registry while
   // holding its own mutex).
-  std::lock_guard<std::mutex> g(registry_mutex_);
+  MutexLock g(registry_mutex_);
   if (t.ns() < now_.load()) return;
   now_.store(t.ns());
   for (auto& [mutex, cv] : waiters_) {
-    { std::lock_guard<std::mutex> clock_lock(*mutex); }
+    { MutexLock clock_lock(*mutex); }
     cv->notify_all();
   }
 }
@@ -120,19 +120,19 @@ void FakeSteadyTime::set(SimTime t) {
 // ---- jump handlers ----
 
 uint64_t JumpHandlers::add(JumpCallback pre, JumpCallback post) {
-  std::lock_guard<std::recursive_mutex> g(call_mutex_);
+  RecursiveMutexLock g(call_mutex_);
   const uint64_t id = next_id_++;
   entries_.emplace(id, Entry{std::move(pre), std::move(post)});
   return id;
 }
 
 bool JumpHandlers::remove(uint64_t id) {
-  std::lock_guard<std::recursive_mutex> g(call_mutex_);
+  RecursiveMutexLock g(call_mutex_);
   return entries_.erase(id) > 0;
 }
 
 void JumpHandlers::call_pre(const ClockJump& jump) {
-  std::lock_guard<std::recursive_mutex> g(call_mutex_);
+  RecursiveMutexLock g(call_mutex_);
   std::vector<uint64_t> ids;
   for (const auto& [id, e] : entries_) ids.push_back(id);
   for (uint64_t id : ids) {
@@ -144,7 +144,7 @@ void JumpHandlers::call_pre(const ClockJump& jump) {
 }
 
 void JumpHandlers::call_post(const ClockJump& jump) {
-  std::lock_guard<std::recursive_mutex> g(call_mutex_);
+  RecursiveMutexLock g(call_mutex_);
   std::vector<uint64_t> ids;
   for (const auto& [id, e] : entries_) ids.push_back(id);
   for (uint64_t id : ids) {
@@ -187,7 +187,7 @@ TimeControllerClock::TimeControllerClock(TimeControllerClockOptions options, Ste
                     " refused: must be a finite number > 0");
   }
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     ref_ = Snapshot{steady_.now(), options.start};
     rate_ = options.rate;
     paused_ = options.start_paused;
@@ -214,12 +214,12 @@ void TimeControllerClock::reanchor_locked() {
 }
 
 SimTime TimeControllerClock::now() const {
-  std::lock_guard<std::mutex> g(mutex_);
+  MutexLock g(mutex_);
   return now_locked();
 }
 
 uint64_t TimeControllerClock::jump_count() const {
-  std::lock_guard<std::mutex> g(mutex_);
+  MutexLock g(mutex_);
   return jumps_;
 }
 
@@ -229,7 +229,7 @@ bool TimeControllerClock::sleep_until(SimTime until, Duration real_time_timeout)
 
 bool TimeControllerClock::sleep_until(SimTime until, Duration real_time_timeout,
                                       uint64_t jumps_seen) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   const SimTime start = steady_.now();
   const SimTime deadline =
       real_time_timeout.is_infinite() ? SimTime::infinite() : start + real_time_timeout;
@@ -248,13 +248,13 @@ bool TimeControllerClock::sleep_until(SimTime until, Duration real_time_timeout,
     if (steady >= deadline) return false;
     SimTime wake = deadline;
     if (!paused_) wake = std::min(wake, log_to_steady(ref_, rate_, until));
-    steady_.wait_until(lock, cv_, wake);
+    steady_.wait_until(mutex_, cv_, wake);
   }
 }
 
 void TimeControllerClock::wakeup() {
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     ++wakeups_;
   }
   cv_.notify_all();
@@ -262,7 +262,7 @@ void TimeControllerClock::wakeup() {
 
 ClockStatus TimeControllerClock::set_paused(bool paused) {
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     if (paused == paused_) return ClockStatus::ok_status();
     reanchor_locked();
     paused_ = paused;
@@ -273,7 +273,7 @@ ClockStatus TimeControllerClock::set_paused(bool paused) {
 }
 
 bool TimeControllerClock::is_paused() const {
-  std::lock_guard<std::mutex> g(mutex_);
+  MutexLock g(mutex_);
   return paused_;
 }
 
@@ -283,7 +283,7 @@ ClockStatus TimeControllerClock::set_rate(double rate) {
                                 " refused: must be a finite number > 0 (to stop time, pause)");
   }
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     reanchor_locked();
     rate_ = rate;
   }
@@ -292,21 +292,21 @@ ClockStatus TimeControllerClock::set_rate(double rate) {
 }
 
 double TimeControllerClock::rate() const {
-  std::lock_guard<std::mutex> g(mutex_);
+  MutexLock g(mutex_);
   return rate_;
 }
 
 ClockStatus TimeControllerClock::jump(SimTime to) {
-  std::lock_guard<std::mutex> serial(jump_mutex_);
+  MutexLock serial(jump_mutex_);
   ClockJump info;
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     info.from = now_locked();
     info.to = to;
   }
   handlers_.call_pre(info);
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     ref_ = Snapshot{steady_.now(), to};
     ++controls_;
     ++jumps_;
@@ -317,7 +317,7 @@ ClockStatus TimeControllerClock::jump(SimTime to) {
 }
 
 ClockStatus TimeControllerClock::play_next(SimTime next_message_time) {
-  std::lock_guard<std::mutex> g(mutex_);
+  MutexLock g(mutex_);
   if (!paused_) return ClockStatus::refused("play_next: refused while playing (only when paused)");
   if (next_message_time < ref_.log) {
     return ClockStatus::refused("play_next: " + format_seconds(next_message_time) +
@@ -336,9 +336,9 @@ uint64_t TimeControllerClock::add_jump_handler(JumpCallback pre, JumpCallback po
 bool TimeControllerClock::remove_jump_handler(uint64_t id) { return handlers_.remove(id); }
 
 void TimeControllerClock::stop_publisher() {
-  std::lock_guard<std::mutex> serial(publisher_mutex_);
+  MutexLock serial(publisher_mutex_);
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     ++publisher_generation_;
   }
   cv_.notify_all();
@@ -360,10 +360,10 @@ ClockStatus TimeControllerClock::set_clock_publisher(double hz, ClockPublisher p
   }
   stop_publisher();
   if (hz == 0.0) return ClockStatus::ok_status();
-  std::lock_guard<std::mutex> serial(publisher_mutex_);
+  MutexLock serial(publisher_mutex_);
   uint64_t generation = 0;
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     generation = publisher_generation_;
   }
   publisher_thread_ = std::thread([this, generation, period_ns, p = std::move(publisher)] {
@@ -374,14 +374,14 @@ ClockStatus TimeControllerClock::set_clock_publisher(double hz, ClockPublisher p
 
 void TimeControllerClock::publish_loop(uint64_t generation, Duration period,
                                        ClockPublisher publisher) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   const SimTime start = steady_.now();
   int64_t k = 0;
   while (publisher_generation_ == generation) {
     const SimTime due = start + period * k;
     const SimTime steady = steady_.now();
     if (steady < due) {
-      steady_.wait_until(lock, cv_, due);
+      steady_.wait_until(mutex_, cv_, due);
       continue;
     }
     const SimTime t = now_locked();
@@ -405,7 +405,7 @@ ExternalClock::ExternalClock(ExternalClockOptions options, SteadyTime& steady)
     : options_(std::move(options)), steady_(steady) {
   if (options_.window < 2) options_.window = 2;
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     floor_ = options_.initial;
   }
   steady_.register_waiter(&mutex_, &cv_);
@@ -463,11 +463,11 @@ SimTime ExternalClock::now_locked(SimTime steady, bool* fire_silent) const {
 void ExternalClock::feed(SimTime sample) { feed(sample, steady_.now()); }
 
 void ExternalClock::feed(SimTime sample, SimTime received) {
-  std::lock_guard<std::mutex> serial(feed_mutex_);
+  MutexLock serial(feed_mutex_);
   ClockJump jump;
   bool backwards = false;
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     if (!window_.empty() && sample < window_.back().log) {
       backwards = true;
       jump.from = floor_;
@@ -483,7 +483,7 @@ void ExternalClock::feed(SimTime sample, SimTime received) {
     handlers_.call_pre(jump);
   }
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     if (backwards) {
       window_.clear();
       floor_ = sample;
@@ -505,7 +505,7 @@ SimTime ExternalClock::now() const {
   SimTime v;
   SimTime last;
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     v = now_locked(steady_.now(), &fire);
     if (!window_.empty()) last = window_.back().log;
   }
@@ -515,17 +515,17 @@ SimTime ExternalClock::now() const {
 
 bool ExternalClock::is_silent() const {
   static_cast<void>(now());
-  std::lock_guard<std::mutex> g(mutex_);
+  MutexLock g(mutex_);
   return silent_;
 }
 
 uint64_t ExternalClock::samples() const {
-  std::lock_guard<std::mutex> g(mutex_);
+  MutexLock g(mutex_);
   return samples_;
 }
 
 bool ExternalClock::sleep_until(SimTime until, Duration real_time_timeout) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   const SimTime start = steady_.now();
   const SimTime deadline =
       real_time_timeout.is_infinite() ? SimTime::infinite() : start + real_time_timeout;
@@ -557,20 +557,20 @@ bool ExternalClock::sleep_until(SimTime until, Duration real_time_timeout) {
         wake = std::min(wake, TimeControllerClock::log_to_steady(ref, fitted_rate_, until));
       }
     }
-    steady_.wait_until(lock, cv_, wake);
+    steady_.wait_until(mutex_, cv_, wake);
   }
 }
 
 void ExternalClock::wakeup() {
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    MutexLock g(mutex_);
     ++wakeups_;
   }
   cv_.notify_all();
 }
 
 double ExternalClock::rate() const {
-  std::lock_guard<std::mutex> g(mutex_);
+  MutexLock g(mutex_);
   return fitted_rate_ > 0.0 ? fitted_rate_ : 1.0;
 }
 

@@ -1,6 +1,7 @@
 // The only reader of std::chrono::steady_clock (and of the calendar clock, for the record's UTC
 // timestamps) in the project besides the lock-step pace regulator (tests/lint/clock_allowlist.txt).
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -85,7 +86,7 @@ void PeriodicThread::start(Duration period, Callback callback) {
 
 void PeriodicThread::stop() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stop_requested_.store(true);
   }
   cv_.notify_all();
@@ -102,9 +103,9 @@ void PeriodicThread::wait_until(SimTime t) {
     } else {
       bool stopped = false;
       {
-        std::unique_lock<std::mutex> lock(mutex_);
+        MutexLock lock(mutex_);
         stopped =
-            cv_.wait_until(lock, to_steady(coarse), [this] { return stop_requested_.load(); });
+            cv_.wait_until(mutex_, to_steady(coarse), [this] { return stop_requested_.load(); });
       }
       if (options_.calibrate && !stopped) {
         // Integer arithmetic: grow at once to twice the oversleep seen, shrink slowly.

@@ -2,6 +2,8 @@
 
 #include "mesh_bounds.hpp"
 
+#include "fieldproof/util/mutex.hpp"
+
 #include <tinyxml2.h>
 #include <sdf/Box.hh>
 #include <sdf/Collision.hh>
@@ -33,7 +35,6 @@
 #include <limits>
 #include <locale>
 #include <map>
-#include <mutex>
 #include <numbers>
 #include <optional>
 #include <set>
@@ -946,7 +947,7 @@ struct MemoEntry {
   SdfOutcome outcome;
 };
 
-std::mutex g_memo_mutex;
+Mutex g_memo_mutex;
 std::vector<MemoEntry> g_memo;  // most recent last, at most kMemoEntries
 constexpr size_t kMemoEntries = 4;
 
@@ -969,7 +970,7 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
                     content->find("<include") == std::string::npos &&
                     content->find("<uri") == std::string::npos;
   if (memo) {
-    const std::lock_guard<std::mutex> lock(g_memo_mutex);
+    const MutexLock lock(g_memo_mutex);
     for (const MemoEntry& e : g_memo) {
       if (e.source == source && e.z_min == plane_z_min && e.z_max == plane_z_max &&
           e.threshold == plain_threshold && e.text == *content) {
@@ -981,7 +982,7 @@ SdfOutcome load_sdf(const std::string& source, const std::string* text, double p
   // errors is not kept (a refused world is said afresh each time).
   SdfOutcome out = parse_sdf(source, text, plane_z_min, plane_z_max, plain_threshold);
   if (memo && out.errors.empty()) {
-    const std::lock_guard<std::mutex> lock(g_memo_mutex);
+    const MutexLock lock(g_memo_mutex);
     if (g_memo.size() >= kMemoEntries) g_memo.erase(g_memo.begin());
     g_memo.push_back(MemoEntry{source, std::move(*content), plane_z_min, plane_z_max,
                                plain_threshold, out});

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "fieldproof/msgs/types.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::world {
 
@@ -55,14 +56,14 @@ void WorldParticipant::refresh_subscriptions() {
 }
 
 void WorldParticipant::post(std::function<void(World&)> fn) {
-  std::lock_guard<std::mutex> lk(posted_mu_);
+  MutexLock lk(posted_mu_);
   posted_.push_back(std::move(fn));
 }
 
 void WorldParticipant::run_posted() {
   std::vector<std::function<void(World&)>> batch;
   {
-    std::lock_guard<std::mutex> lk(posted_mu_);
+    MutexLock lk(posted_mu_);
     batch.swap(posted_);
   }
   if (batch.empty()) return;

@@ -33,7 +33,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -44,6 +43,7 @@
 #include "fieldproof/record/mcap_types.hpp"
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/time/player_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::record {
 
@@ -165,7 +165,7 @@ class Player {
   PlayerClock* pacing_ = nullptr;  // clock_ or options_.follow
   uint64_t follow_handler_ = 0;    // the jump handler registered on options_.follow
 
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   const MessageSink* sink_ = nullptr;  // set while run() runs
   size_t next_ = 0;
   uint64_t generation_ = 0;  // bumped by seek, play_next, loop

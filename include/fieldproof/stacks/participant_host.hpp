@@ -12,12 +12,12 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 #include <string>
 
 #include "fieldproof/lockstep/participant.hpp"
 #include "fieldproof/stacks/ugv_nav_node.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::stacks {
 
@@ -57,7 +57,7 @@ class UgvNavParticipantHost {
   lockstep::Participant& participant_;
   UgvNavNode& node_;
   ParticipantHostOptions options_;
-  std::mutex mutex_;  // guards node_ between the loop and the watchdog thread
+  Mutex mutex_;  // guards node_ between the loop and the watchdog thread
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> problems_{0};
 };

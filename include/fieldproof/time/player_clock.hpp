@@ -35,25 +35,18 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "fieldproof/time/duration.hpp"
-
-#if defined(__clang__)
-#define FIELDPROOF_GUARDED_BY(m) __attribute__((guarded_by(m)))
-#else
-#define FIELDPROOF_GUARDED_BY(m)
-#endif
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof {
 
@@ -69,20 +62,18 @@ class SteadyTime {
   // Now on the steady time line (monotonic). Thread-safe.
   virtual SimTime now() const = 0;
   // Blocks until steady time reaches `until` or `cv` is notified; may return early (the caller
-  // re-checks its condition). `lock` is held on entry and on return.
-  virtual void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                          SimTime until) = 0;
+  // re-checks its condition). `mu` is held on entry and on return.
+  virtual void wait_until(Mutex& mu, CondVar& cv, SimTime until) FIELDPROOF_REQUIRES(mu) = 0;
   // A clock's (mutex, condition variable): registered for the clock's lifetime.
-  virtual void register_waiter(std::mutex* /*mutex*/, std::condition_variable* /*cv*/) {}
-  virtual void unregister_waiter(std::mutex* /*mutex*/, std::condition_variable* /*cv*/) {}
+  virtual void register_waiter(Mutex* /*mutex*/, CondVar* /*cv*/) {}
+  virtual void unregister_waiter(Mutex* /*mutex*/, CondVar* /*cv*/) {}
 };
 
 // The real steady clock (SystemClock::now()); waits are condition-variable timed waits.
 class SystemSteadyTime final : public SteadyTime {
  public:
   SimTime now() const override;
-  void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                  SimTime until) override;
+  void wait_until(Mutex& mu, CondVar& cv, SimTime until) FIELDPROOF_REQUIRES(mu) override;
   // A process-wide instance.
   static SystemSteadyTime& instance();
 };
@@ -94,10 +85,9 @@ class FakeSteadyTime final : public SteadyTime {
  public:
   explicit FakeSteadyTime(SimTime start = SimTime::from_ns(1'000'000'000)) : now_(start.ns()) {}
   SimTime now() const override { return SimTime::from_ns(now_.load()); }
-  void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                  SimTime until) override;
-  void register_waiter(std::mutex* mutex, std::condition_variable* cv) override;
-  void unregister_waiter(std::mutex* mutex, std::condition_variable* cv) override;
+  void wait_until(Mutex& mu, CondVar& cv, SimTime until) FIELDPROOF_REQUIRES(mu) override;
+  void register_waiter(Mutex* mutex, CondVar* cv) override;
+  void unregister_waiter(Mutex* mutex, CondVar* cv) override;
 
   // Moves time forward by d (>= 0; a negative d is ignored) / to t (ignored if before now()).
   void advance(Duration d);
@@ -110,12 +100,11 @@ class FakeSteadyTime final : public SteadyTime {
 
  private:
   std::atomic<int64_t> now_;
-  mutable std::mutex blocked_mutex_;  // a leaf lock: nothing else is taken while holding it
-  mutable std::condition_variable blocked_cv_;
+  mutable Mutex blocked_mutex_;  // a leaf lock: nothing else is taken while holding it
+  mutable CondVar blocked_cv_;
   size_t blocked_ FIELDPROOF_GUARDED_BY(blocked_mutex_) = 0;
-  std::mutex registry_mutex_;
-  std::vector<std::pair<std::mutex*, std::condition_variable*>> waiters_
-      FIELDPROOF_GUARDED_BY(registry_mutex_);
+  Mutex registry_mutex_;
+  std::vector<std::pair<Mutex*, CondVar*>> waiters_ FIELDPROOF_GUARDED_BY(registry_mutex_);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -221,7 +210,7 @@ class JumpHandlers {
   };
   // Calls are made under call_mutex_ (not the clock's mutex), so remove() waits for a running
   // call to end: after remove() returns the handler is never called.
-  std::recursive_mutex call_mutex_;
+  RecursiveMutex call_mutex_;
   std::map<uint64_t, Entry> entries_ FIELDPROOF_GUARDED_BY(call_mutex_);
   uint64_t next_id_ FIELDPROOF_GUARDED_BY(call_mutex_) = 1;
 };
@@ -280,14 +269,14 @@ class TimeControllerClock final : public PlayerClock {
   uint64_t publications() const { return publications_.load(); }
 
  private:
-  SimTime now_locked() const;
-  void reanchor_locked();
+  SimTime now_locked() const FIELDPROOF_REQUIRES(mutex_);
+  void reanchor_locked() FIELDPROOF_REQUIRES(mutex_);
   void publish_loop(uint64_t generation, Duration period, ClockPublisher publisher);
   void stop_publisher();
 
   SteadyTime& steady_;
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
+  mutable Mutex mutex_;
+  CondVar cv_;
   Snapshot ref_ FIELDPROOF_GUARDED_BY(mutex_);
   double rate_ FIELDPROOF_GUARDED_BY(mutex_) = 1.0;
   bool paused_ FIELDPROOF_GUARDED_BY(mutex_) = false;
@@ -296,9 +285,9 @@ class TimeControllerClock final : public PlayerClock {
   uint64_t wakeups_ FIELDPROOF_GUARDED_BY(mutex_) = 0;   // bumped by each wakeup()
   uint64_t controls_ FIELDPROOF_GUARDED_BY(mutex_) = 0;  // bumped by each control action
   uint64_t publisher_generation_ FIELDPROOF_GUARDED_BY(mutex_) = 0;
-  std::mutex jump_mutex_;  // serialises jump() (pre, change, post)
+  Mutex jump_mutex_;  // serialises jump() (pre, change, post)
   JumpHandlers handlers_;
-  std::mutex publisher_mutex_;  // serialises set_clock_publisher / the destructor
+  Mutex publisher_mutex_;  // serialises set_clock_publisher / the destructor
   std::thread publisher_thread_;
   std::atomic<uint64_t> publications_{0};
 };
@@ -371,14 +360,14 @@ class ExternalClock final : public PlayerClock {
     SimTime steady;
     SimTime log;
   };
-  SimTime now_locked(SimTime steady, bool* fire_silent) const;
+  SimTime now_locked(SimTime steady, bool* fire_silent) const FIELDPROOF_REQUIRES(mutex_);
   ClockStatus refuse(const char* what) const;
-  void refit_locked();
+  void refit_locked() FIELDPROOF_REQUIRES(mutex_);
 
   ExternalClockOptions options_;
   SteadyTime& steady_;
-  mutable std::mutex mutex_;
-  mutable std::condition_variable cv_;
+  mutable Mutex mutex_;
+  mutable CondVar cv_;
   std::deque<Sample> window_ FIELDPROOF_GUARDED_BY(mutex_);
   mutable SimTime floor_ FIELDPROOF_GUARDED_BY(mutex_);  // the largest value returned so far
   mutable bool silent_ FIELDPROOF_GUARDED_BY(mutex_) = false;
@@ -387,7 +376,7 @@ class ExternalClock final : public PlayerClock {
   uint64_t wakeups_ FIELDPROOF_GUARDED_BY(mutex_) = 0;  // bumped by each wakeup()
   double fitted_rate_ FIELDPROOF_GUARDED_BY(mutex_) = 0.0;  // 0: no fit
   Duration period_ FIELDPROOF_GUARDED_BY(mutex_);           // mean log step of the window
-  std::mutex feed_mutex_;  // serialises feed() (a backward sample calls the jump handlers)
+  Mutex feed_mutex_;  // serialises feed() (a backward sample calls the jump handlers)
   JumpHandlers handlers_;
 };
 

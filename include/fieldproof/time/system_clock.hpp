@@ -14,16 +14,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/time/random_source.hpp"
 #include "fieldproof/time/time_error.hpp"
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof {
 
@@ -118,8 +117,8 @@ class PeriodicThread {
 
   PeriodicThreadOptions options_;
   std::thread thread_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
+  Mutex mutex_;  // guards no data: stop() stores stop_requested_ under it (no lost wake-up)
+  CondVar cv_;
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> running_{false};
   std::atomic<uint64_t> ticks_{0};

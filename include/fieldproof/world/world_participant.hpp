@@ -30,12 +30,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "fieldproof/lockstep/participant.hpp"
+#include "fieldproof/util/mutex.hpp"
 #include "fieldproof/world/world.hpp"
 
 namespace fieldproof::world {
@@ -72,7 +72,7 @@ class WorldParticipant {
   lockstep::Participant& participant_;
   std::set<std::string> subscribed_;  // cmd_vel topics
   std::map<std::string, std::string> diverted_;
-  std::mutex posted_mu_;
+  Mutex posted_mu_;
   std::vector<std::function<void(World&)>> posted_;
   uint64_t rejected_ = 0;
   std::string last_rejection_;

@@ -7,12 +7,13 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "zmq_common.hpp"
+
+#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::lockstep::zmqd {
 namespace {
@@ -24,7 +25,7 @@ struct Policy {
 };
 
 struct Registry {
-  std::mutex mutex;
+  Mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Policy>> domains;
   std::once_flag started;
   std::string start_error;
@@ -70,7 +71,7 @@ void serve(void* socket) {
     }
     std::shared_ptr<Policy> policy;
     {
-      std::lock_guard lock(registry().mutex);
+      MutexLock lock(registry().mutex);
       auto it = registry().domains.find(r[2]);
       if (it != registry().domains.end()) policy = it->second;
     }
@@ -135,12 +136,12 @@ ZapDomain::ZapDomain(std::set<std::string> allowed, std::string server_public_ke
   policy->allowed = std::move(allowed);
   policy->server_public_key = std::move(server_public_key);
   policy->on_refused = std::move(on_refused);
-  std::lock_guard lock(r.mutex);
+  MutexLock lock(r.mutex);
   r.domains.emplace(name_, std::move(policy));
 }
 
 ZapDomain::~ZapDomain() {
-  std::lock_guard lock(registry().mutex);
+  MutexLock lock(registry().mutex);
   registry().domains.erase(name_);
 }
 

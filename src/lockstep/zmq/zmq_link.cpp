@@ -20,17 +20,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <string_view>
 #include <thread>
 
 #include "fieldproof/lockstep/codec.hpp"
 #include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 #include "shm_ring.hpp"
 #include "zmq_common.hpp"
 
@@ -123,12 +122,12 @@ class ZmqLink final : public Link {
 
   void send(Frame frame) override {
     if (auto* a = std::get_if<Announce>(&frame); a != nullptr && !have_name_.load()) {
-      std::lock_guard lock(name_mutex_);
+      MutexLock lock(name_mutex_);
       if (name_.empty()) name_ = a->participant;
       have_name_.store(true);
     }
     std::string bytes = encode_frame(frame);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return;
     send_locked(std::move(bytes));
     if (!std::holds_alternative<Control>(frame)) sent_any_ = true;
@@ -139,14 +138,14 @@ class ZmqLink final : public Link {
     const bool forever = timeout.is_infinite();
     const SimTime deadline = forever ? SimTime::infinite() : wall_() + timeout;
     {
-      std::unique_lock lock(mutex_);
+      MutexLock lock(mutex_);
       if (mode_ == Mode::kShm) return receive_shm(lock, forever, deadline);
     }
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     while (true) {
       {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         if (closed_) break;
         if (mode_ == Mode::kSwitching && !dropped_) {
           std::string why;
@@ -233,7 +232,7 @@ class ZmqLink final : public Link {
 
   void close() override {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (closed_) return;
       closed_ = true;
       flush_to_coordinator();
@@ -245,7 +244,7 @@ class ZmqLink final : public Link {
       socket_ = nullptr;
     }
     {
-      std::lock_guard lock(hb_mutex_);
+      MutexLock lock(hb_mutex_);
       stop_heartbeat_ = true;
     }
     hb_cv_.notify_all();
@@ -263,7 +262,7 @@ class ZmqLink final : public Link {
   };
 
   // With mutex_ held: one encoded frame out by the link's current mode.
-  void send_locked(std::string bytes) {
+  void send_locked(std::string bytes) FIELDPROOF_REQUIRES(mutex_) {
     if (mode_ == Mode::kZmq || mode_ == Mode::kOffered) {
       zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
       signal_if_readable();
@@ -275,7 +274,7 @@ class ZmqLink final : public Link {
 
   // With mutex_ held: the Welcome of an offered link. Maps the segment it names and switches, or
   // stays on ZeroMQ.
-  void on_offer(const std::string& coordinator) {
+  void on_offer(const std::string& coordinator) FIELDPROOF_REQUIRES(mutex_) {
     std::string why = "the coordinator did not accept shared memory";
     const size_t at = coordinator.rfind(zmqd::kShmAccept);
     if (at != std::string::npos) {
@@ -322,9 +321,10 @@ class ZmqLink final : public Link {
                                              " is corrupt: " + why;
   }
 
-  // receive() on the rings. `lock` (of mutex_) held on entry, released while waiting.
-  std::optional<Frame> receive_shm(std::unique_lock<std::mutex>& lock, bool forever,
-                                   SimTime deadline) {
+  // receive() on the rings. `lock` (of mutex_) held on entry, released while waiting. Not analysed
+  // inside (a scoped lock passed by reference); callers are checked to hold mutex_.
+  std::optional<Frame> receive_shm(MutexLock& lock, bool forever, SimTime deadline)
+      FIELDPROOF_REQUIRES(mutex_) FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
     std::string bytes;
     std::string why;
     while (true) {
@@ -384,7 +384,7 @@ class ZmqLink final : public Link {
   // answered proves every earlier frame of this connection arrived (frames keep their order).
   // Bounded by options_.linger; skipped when no participant frame was sent (a control client:
   // the engine records every control request) or the coordinator is gone.
-  void flush_to_coordinator() {
+  void flush_to_coordinator() FIELDPROOF_REQUIRES(mutex_) {
     if (!sent_any_ || !heard_ || dropped_ || options_.linger <= Duration::zero()) return;
     if (mode_ == Mode::kShm || mode_ == Mode::kSwitching) {
       flush_rings();
@@ -435,7 +435,7 @@ class ZmqLink final : public Link {
 
   // Called with mutex_ held after a socket operation: if input is ready, the ZMQ_FD edge may be
   // gone, so wake any receiver through the eventfd.
-  void signal_if_readable() {
+  void signal_if_readable() FIELDPROOF_REQUIRES(mutex_) {
     int events = 0;
     size_t len = sizeof events;
     if (zmq_getsockopt(socket_, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLIN)) {
@@ -520,19 +520,20 @@ class ZmqLink final : public Link {
 
   void heartbeat_loop() {
     const auto interval = std::chrono::nanoseconds(options_.heartbeat_interval.ns());
-    std::unique_lock hb(hb_mutex_);
+    MutexLock hb(hb_mutex_);
     while (!stop_heartbeat_) {
-      hb_cv_.wait_for(hb, interval, [this] { return stop_heartbeat_; });
+      hb_cv_.wait_for(hb_mutex_, interval,
+                      [this]() FIELDPROOF_REQUIRES(hb_mutex_) { return stop_heartbeat_; });
       if (stop_heartbeat_) break;
       if (sent_since_tick_.exchange(false, std::memory_order_relaxed)) continue;
       std::string name;
       {
-        std::lock_guard lock(name_mutex_);
+        MutexLock lock(name_mutex_);
         name = name_;
       }
       if (name.empty()) continue;
       std::string bytes = encode_frame(Heartbeat{name});
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (closed_) break;
       send_locked(std::move(bytes));
     }
@@ -542,15 +543,15 @@ class ZmqLink final : public Link {
 
   ConnectOptions options_;
   WallNow wall_;
-  std::mutex mutex_;  // guards socket_ and closed_
-  void* socket_ = nullptr;
-  bool closed_ = false;
+  Mutex mutex_;  // guards socket_ and closed_
+  void* socket_ FIELDPROOF_GUARDED_BY(mutex_) = nullptr;
+  bool closed_ FIELDPROOF_GUARDED_BY(mutex_) = false;
   void* monitor_ = nullptr;  // PAIR receiving the DEALER's DISCONNECTED events
   std::string endpoint_;
   bool dropped_ = false;
   std::string drop_reason_;
   bool shutdown_delivered_ = false;  // Error{kShutdown} goes to the participant once
-  bool heard_ = false;               // a frame came from the coordinator (guarded by mutex_)
+  bool heard_ FIELDPROOF_GUARDED_BY(mutex_) = false;  // a frame came from the coordinator
   bool sent_any_ = false;  // a participant frame went out (a control client has none to flush)
   Duration connect_timeout_;
   SimTime connect_deadline_;
@@ -567,13 +568,14 @@ class ZmqLink final : public Link {
   std::unique_ptr<shm::Consumer> in_;
   std::string shm_refusal_;  // why the link stayed on ZeroMQ (for a debugger)
 
-  std::mutex name_mutex_;
-  std::string name_;  // the participant the heartbeats speak for (from the first Announce)
+  Mutex name_mutex_;
+  // The participant the heartbeats speak for (from the first Announce).
+  std::string name_ FIELDPROOF_GUARDED_BY(name_mutex_);
   std::atomic<bool> have_name_{false};
   std::atomic<bool> sent_since_tick_{false};
-  std::mutex hb_mutex_;
-  std::condition_variable hb_cv_;
-  bool stop_heartbeat_ = false;
+  Mutex hb_mutex_;
+  CondVar hb_cv_;
+  bool stop_heartbeat_ FIELDPROOF_GUARDED_BY(hb_mutex_) = false;
   std::thread heartbeat_thread_;
 };
 

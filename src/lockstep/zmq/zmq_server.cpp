@@ -19,11 +19,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <future>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -33,6 +31,7 @@
 #include "fieldproof/lockstep/codec.hpp"
 #include "../frame_ring.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/mutex.hpp"
 #include "refusal_log.hpp"
 #include "shm_ring.hpp"
 #include "zap.hpp"
@@ -131,7 +130,7 @@ struct Monitor {
 // Refusals the ZAP handler thread reports, taken by the server thread when the matching
 // handshake failure event arrives (the handler reports before it answers, so it is there).
 struct ZapSink {
-  std::mutex mutex;
+  Mutex mutex;
   std::deque<zmqd::ZapRefusal> refusals;
 };
 
@@ -148,7 +147,7 @@ std::string kind_of(std::string_view bytes) {
 // A local link's inbox (guarded by the hub's mutex).
 struct LocalQueue {
   detail::FrameRing frames;
-  std::condition_variable cv;
+  CondVar cv;
   bool closed = false;
 };
 
@@ -158,7 +157,7 @@ struct LocalQueue {
 // the server itself. A link may outlive the server: `shut` then makes it deliver Error{kShutdown}
 // and nothing else.
 struct CoordinatorServer::LocalHub {
-  std::mutex mu;
+  Mutex mu;
   bool shut = false;            // guarded by mu
   CoordinatorServer::Impl* impl = nullptr;  // valid while !shut
 };
@@ -231,7 +230,7 @@ class CoordinatorServer::Impl {
     auto promise = std::make_shared<std::promise<ControlReply>>();
     auto future = promise->get_future();
     {
-      std::lock_guard lock(tasks_mutex_);
+      MutexLock lock(tasks_mutex_);
       if (stopped_) {
         ControlReply r;
         r.ok = false;
@@ -438,7 +437,7 @@ class CoordinatorServer::Impl {
     auto sink = zap_sink_;
     zap_ = std::make_unique<zmqd::ZapDomain>(std::move(allowed), curve_public_,
                                              [sink](const zmqd::ZapRefusal& r) {
-                                               std::lock_guard lock(sink->mutex);
+                                               MutexLock lock(sink->mutex);
                                                sink->refusals.push_back(r);
                                                if (sink->refusals.size() > 1024)
                                                  sink->refusals.pop_front();
@@ -596,7 +595,7 @@ class CoordinatorServer::Impl {
     if (parent_) items.push_back({parent_, 0, ZMQ_POLLIN, 0});
     items.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
 
-    std::unique_lock lock(hub_->mu);
+    MutexLock lock(hub_->mu);
     server_thread_ = std::this_thread::get_id();
     std::optional<SimTime> next = core_->poll();
     while (!stopping_.load(std::memory_order_relaxed)) {
@@ -676,7 +675,7 @@ class CoordinatorServer::Impl {
   void run_tasks() {
     std::deque<std::function<void()>> tasks;
     {
-      std::lock_guard lock(tasks_mutex_);
+      MutexLock lock(tasks_mutex_);
       tasks.swap(tasks_);
     }
     for (auto& t : tasks) t();
@@ -922,7 +921,7 @@ class CoordinatorServer::Impl {
   // wake-ups, not 64.
   void shm_loop() {
     shm::RingControl& bell = bell_seg_->up();
-    std::unique_lock lock(hub_->mu);
+    MutexLock lock(hub_->mu);
     while (!hub_->shut) {
       bool pending = false;
       if (drain_all_shm(&pending)) continue;  // found frames: look again before sleeping
@@ -1232,7 +1231,7 @@ class CoordinatorServer::Impl {
     std::string key = "none";
     std::string why = "CURVE handshake failed (a client needs CURVE and the server's public key)";
     if (by_zap) {
-      std::lock_guard lock(zap_sink_->mutex);
+      MutexLock lock(zap_sink_->mutex);
       if (!zap_sink_->refusals.empty()) {
         const zmqd::ZapRefusal& z = zap_sink_->refusals.front();
         key = z.key;
@@ -1281,7 +1280,7 @@ class CoordinatorServer::Impl {
     if (bell_seg_) shm::bell_ring(bell_seg_->up());  // the reader sees `shut` and ends
     if (parent_ && !child_name_.empty()) send_parent(Frame{Leave{child_name_, ""}});
     {
-      std::lock_guard lock(tasks_mutex_);
+      MutexLock lock(tasks_mutex_);
       stopped_ = true;
     }
     run_tasks();  // answer anyone who queued a request meanwhile
@@ -1351,7 +1350,7 @@ class CoordinatorServer::Impl {
   std::thread shm_thread_;  // their reader (shm_loop), started with the first switch
 
   int wake_fd_ = -1;
-  std::mutex tasks_mutex_;
+  Mutex tasks_mutex_;
   std::deque<std::function<void()>> tasks_;
   bool stopped_ = false;
   std::atomic<bool> stopping_{false};
@@ -1372,13 +1371,13 @@ class CoordinatorServer::LocalLink final : public Link {
   ~LocalLink() override { close(); }
 
   void send(Frame frame) override {
-    std::lock_guard lock(hub_->mu);
+    MutexLock lock(hub_->mu);
     if (q_->closed || hub_->shut) return;
     hub_->impl->handle_local(id_, std::move(frame));
   }
 
   std::optional<Frame> receive(Duration timeout) override {
-    std::unique_lock lock(hub_->mu);
+    MutexLock lock(hub_->mu);
     if (!q_->frames.empty()) return q_->frames.pop();
     if (q_->closed || timeout <= Duration::zero()) return std::nullopt;
     using Clock = std::chrono::steady_clock;
@@ -1392,7 +1391,7 @@ class CoordinatorServer::LocalLink final : public Link {
       if (!hub_->shut) hub_->impl->local_waiting(id_);
       if (ready()) break;
       const Clock::time_point slice = Clock::now() + kHeartbeatSlice;
-      q_->cv.wait_until(lock, std::min(slice, until), ready);
+      q_->cv.wait_until(hub_->mu, std::min(slice, until), ready);
       if (ready()) break;
       if (Clock::now() >= until) return std::nullopt;
     }
@@ -1401,7 +1400,7 @@ class CoordinatorServer::LocalLink final : public Link {
   }
 
   void close() override {
-    std::lock_guard lock(hub_->mu);
+    MutexLock lock(hub_->mu);
     if (q_->closed) return;
     if (!hub_->shut) {
       hub_->impl->close_local(id_);  // an orderly disconnect: its threads leave
@@ -1419,7 +1418,7 @@ class CoordinatorServer::LocalLink final : public Link {
 
 std::unique_ptr<Link> CoordinatorServer::make_local_link() {
   std::shared_ptr<LocalHub> hub = impl_->hub();
-  std::lock_guard lock(hub->mu);
+  MutexLock lock(hub->mu);
   if (hub->shut) {
     auto q = std::make_shared<LocalQueue>();
     q->frames.push(Frame{Error{ErrorCode::kShutdown, "the coordinator server has stopped"}});
