@@ -218,8 +218,8 @@ class Run {
     std::error_code ec;
     fs::create_directories(o_.runs_dir, ec);
     if (ec) {
-      return invalid({o_.runs_dir.string() +
-                      ": cannot create the runs directory: " + ec.message()}),
+      return invalid(
+                 {o_.runs_dir.string() + ": cannot create the runs directory: " + ec.message()}),
              false;
     }
     if (id_.empty()) id_ = free_run_id(o_.runs_dir, plan().scenario.name);
@@ -257,8 +257,10 @@ class Run {
                         {"mode", std::string(scenario::to_string(sc.time.mode))}});
     for (const auto& w : pr_.warnings) event("warning", {{"message", w}});
     if (ec) {
-      event("warning", {{"message", "scenario.yaml: the scenario could not be copied into the run "
-                                    "directory: " + ec.message()}});
+      event("warning", {{"message",
+                         "scenario.yaml: the scenario could not be copied into the run "
+                         "directory: " +
+                             ec.message()}});
     }
     for (const std::string& f : not_open) {
       event("warning", {{"message", f + ": cannot be created in " + dir_.string()}});
@@ -575,9 +577,9 @@ class Run {
         [this](const json& j) {
           files_.resource_lines.write(j);
           if (recording_) {
-            (void)recorder_->write_side(
-                record::SideChannel::kResources,
-                SimTime::from_ns(std::llround(j.value("sim", 0.0) * 1e9)), j);
+            (void)recorder_->write_side(record::SideChannel::kResources,
+                                        SimTime::from_ns(std::llround(j.value("sim", 0.0) * 1e9)),
+                                        j);
           }
         },
         [this](const std::string& w) { warn(w); }));
@@ -623,9 +625,9 @@ class Run {
     }
     for (const auto& v : vehicle_names_) {
       // A vehicle behind a link answers the ground station through it.
-      const std::string status_at_ground =
-          net_ && net_->has_ground_link(v) ? net_->ground_topic(Session::status_topic(v))
-                                           : Session::status_topic(v);
+      const std::string status_at_ground = net_ && net_->has_ground_link(v)
+                                               ? net_->ground_topic(Session::status_topic(v))
+                                               : Session::status_topic(v);
       listen(status_at_ground, [this](const lockstep::Publish& m) {
         const auto st = msgs::decode_nav_status(m.payload);
         if (!st) return;
@@ -637,9 +639,7 @@ class Run {
 
   // --- run_loop ------------------------------------------------------------------------------
 
-  bool lockstep_mode() const {
-    return plan().scenario.time.mode == scenario::TimeMode::kLockstep;
-  }
+  bool lockstep_mode() const { return plan().scenario.time.mode == scenario::TimeMode::kLockstep; }
 
   void announce_clock_mode() {
     const scenario::Scenario& sc = plan().scenario;
@@ -752,9 +752,12 @@ class Run {
     mf.drift_s = win.drift_s;
     mf.paused = win.held;
     if (lockstep_mode()) {
-      mf.lockstep = MetricsFrame::Lockstep{sc.time.step,       win.held,
-                                           timeline_->holds(), lockstep_stats_.vehicles,
-                                           now,                lockstep_stats_.max_wait};
+      mf.lockstep = MetricsFrame::Lockstep{sc.time.step,
+                                           win.held,
+                                           timeline_->holds(),
+                                           lockstep_stats_.vehicles,
+                                           now,
+                                           lockstep_stats_.max_wait};
     }
     mf.recording = MetricsFrame::Recording{recording_rel_, recorder_->bytes_written(),
                                            recorder_->message_count()};
@@ -1033,9 +1036,8 @@ class Run {
     if (!clock_->locked()) {
       char drift_text[32];
       std::snprintf(drift_text, sizeof drift_text, "%.3f", clock_->max_abs_drift_s());
-      const std::string lost = std::string("real-time lock lost: the drift reached ") +
-                               drift_text + " s, beyond max_drift_s " +
-                               format_seconds(sc.time.max_drift) + " s";
+      const std::string lost = std::string("real-time lock lost: the drift reached ") + drift_text +
+                               " s, beyond max_drift_s " + format_seconds(sc.time.max_drift) + " s";
       event("clock.drifted",
             {{"max_abs_drift_s", round3(clock_->max_abs_drift_s())}, {"verdict", "drifted"}});
       if (sc.time.on_drift == scenario::OnDrift::kFail && status_ == RunStatus::kPassed) {
@@ -1132,8 +1134,8 @@ class Run {
     r.durations = report::RunRecord::Durations{round3(secs(wall_now_() - wall0_)),
                                                round3(secs(timeline_wall_)), secs(end_sim_)};
     if (recording_) {
-      r.recording = report::RunRecord::Recording{recording_rel_, recorded_messages,
-                                                 plan().record_topics};
+      r.recording =
+          report::RunRecord::Recording{recording_rel_, recorded_messages, plan().record_topics};
       r.artefacts.push_back({recording_rel_, "mcap"});
     }
     for (const char* f :
@@ -1243,8 +1245,7 @@ std::string check_run_id(const std::string& id) {
   }
   // It names a directory: one file name (NAME_MAX), or creating it fails with a filesystem error.
   if (id.size() > 200) {
-    return "a run id is at most 200 bytes (it names a directory), got " +
-           std::to_string(id.size());
+    return "a run id is at most 200 bytes (it names a directory), got " + std::to_string(id.size());
   }
   return "";
 }

@@ -135,9 +135,8 @@ InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options)
       std::move(options),
       // The core sends only from handle(), poll(), disconnected() and shutdown(), each called
       // here with mu held; the analysis cannot follow the call through the core.
-      [st](ConnId to, Frame f) FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
-        st->deliver(to, std::move(f));
-      });
+      [st](ConnId to, Frame f)
+          FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS { st->deliver(to, std::move(f)); });
 }
 
 InProcessCoordinator::~InProcessCoordinator() {

@@ -99,13 +99,18 @@ struct Recorder::Impl {
   std::optional<SimTime> chunk_opened_wall FIELDPROOF_GUARDED_BY(mu);
 
   std::map<SideChannel, uint16_t> side_channel_ids FIELDPROOF_GUARDED_BY(mu);
-  std::map<std::string, uint16_t, std::less<>> schema_ids FIELDPROOF_GUARDED_BY(mu);  // type name -> schema id (0: none)
+  std::map<std::string, uint16_t, std::less<>> schema_ids
+      FIELDPROOF_GUARDED_BY(mu);  // type name -> schema id (0: none)
   // topic -> type -> channel id; transparent comparators keep lookups allocation-free.
-  std::map<std::string, std::map<std::string, uint16_t, std::less<>>, std::less<>> channel_ids FIELDPROOF_GUARDED_BY(mu);
-  std::map<std::string, bool, std::less<>> topic_allowed FIELDPROOF_GUARDED_BY(mu);         // cache per topic
-  std::map<std::string, uint16_t, std::less<>> pose_channel_ids FIELDPROOF_GUARDED_BY(mu);  // vehicle -> channel
+  std::map<std::string, std::map<std::string, uint16_t, std::less<>>, std::less<>> channel_ids
+      FIELDPROOF_GUARDED_BY(mu);
+  std::map<std::string, bool, std::less<>> topic_allowed
+      FIELDPROOF_GUARDED_BY(mu);  // cache per topic
+  std::map<std::string, uint16_t, std::less<>> pose_channel_ids
+      FIELDPROOF_GUARDED_BY(mu);  // vehicle -> channel
   std::map<std::string, uint32_t, std::less<>> pose_seq FIELDPROOF_GUARDED_BY(mu);
-  std::map<std::string, uint16_t, std::less<>> foxglove_channel_ids FIELDPROOF_GUARDED_BY(mu);  // topic -> channel
+  std::map<std::string, uint16_t, std::less<>> foxglove_channel_ids
+      FIELDPROOF_GUARDED_BY(mu);  // topic -> channel
   std::map<std::string, uint32_t, std::less<>> foxglove_seq FIELDPROOF_GUARDED_BY(mu);
   std::map<SideChannel, uint32_t> side_seq FIELDPROOF_GUARDED_BY(mu);
 
@@ -178,9 +183,8 @@ struct Recorder::Impl {
     return *ch;
   }
 
-  Status write_proto(const std::string& topic, const std::string& type,
-                     const KeyValueMap& metadata, SimTime t,
-                     const google::protobuf::Message& message) FIELDPROOF_REQUIRES(mu) {
+  Status write_proto(const std::string& topic, const std::string& type, const KeyValueMap& metadata,
+                     SimTime t, const google::protobuf::Message& message) FIELDPROOF_REQUIRES(mu) {
     auto ch = foxglove_channel(topic, type, metadata);
     if (!ch.ok()) return remember(ch.status());
     std::string bytes;
@@ -233,7 +237,8 @@ struct Recorder::Impl {
   }
 
   // Every write goes through here: the wall-age rule is checked after it.
-  Status write(uint16_t channel, uint32_t sequence, SimTime t, std::string_view data) FIELDPROOF_REQUIRES(mu) {
+  Status write(uint16_t channel, uint32_t sequence, SimTime t, std::string_view data)
+      FIELDPROOF_REQUIRES(mu) {
     if (t.ns() < 0) {
       return remember({StatusCode::kInvalidArgument,
                        "recorder: negative time " + std::to_string(t.ns()) + " ns"});

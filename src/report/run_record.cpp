@@ -95,9 +95,9 @@ class FieldReader {
     return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
   }
   void problem(std::string_view key, std::string_view what) const {
-    problems_->push_back((key.empty() ? (path_.empty() ? std::string("run.json") : path_)
-                                      : at(key)) +
-                         ": " + std::string(what));
+    problems_->push_back(
+        (key.empty() ? (path_.empty() ? std::string("run.json") : path_) : at(key)) + ": " +
+        std::string(what));
   }
 
  private:
@@ -106,8 +106,7 @@ class FieldReader {
   std::vector<std::string>* problems_;
 };
 
-void read_world(const FieldReader& top, RunRecord* r,
-                std::vector<std::string>* problems) {
+void read_world(const FieldReader& top, RunRecord* r, std::vector<std::string>* problems) {
   const json* w = top.get("world");
   if (!w) return;
   const FieldReader f(*w, "world", problems);
@@ -118,8 +117,7 @@ void read_world(const FieldReader& top, RunRecord* r,
   r->world = std::move(world);
 }
 
-void read_lists(const FieldReader& top, RunRecord* r,
-                std::vector<std::string>* problems) {
+void read_lists(const FieldReader& top, RunRecord* r, std::vector<std::string>* problems) {
   if (const json* a = top.get("artefacts")) {
     if (!a->is_array()) {
       top.problem("artefacts", "not an array");
@@ -201,7 +199,8 @@ json to_json(const RunRecord& r) {
   if (!r.scenario.digest.empty()) j["scenario"]["digest"] = r.scenario.digest;
   for (const auto& [path, value] : r.scenario.overrides) j["scenario"]["overrides"][path] = value;
   if (r.world) {
-    j["world"] = {{"file", r.world->file}, {"name", r.world->name}, {"obstacles", r.world->obstacles}};
+    j["world"] = {
+        {"file", r.world->file}, {"name", r.world->name}, {"obstacles", r.world->obstacles}};
   }
   j["engine_version"] = r.engine_version;
   j["status"] = to_string(r.status);
@@ -366,8 +365,7 @@ Status write_file_atomically(const fs::path& file, std::string_view text) {
 }
 
 Status write_run_record(const fs::path& dir, const RunRecord& r) {
-  const std::string text =
-      to_json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  const std::string text = to_json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   return write_file_atomically(dir / "run.json", text);
 }
 
@@ -394,12 +392,12 @@ std::string run_record_schema() {
   json entry = object_of({{"label", str}, {"action", str}, {"status", str}}, {"status"});
   json doc = object_of(
       {{"run_id", str},
-       {"scenario", object_of({{"name", str},
-                               {"file", str},
-                               {"digest", {{"type", "string"}, {"pattern", "^sha256:[0-9a-f]{64}$"}}},
-                               {"overrides", {{"type", "object"},
-                                              {"additionalProperties", str}}}},
-                              {"name", "file"})},
+       {"scenario",
+        object_of({{"name", str},
+                   {"file", str},
+                   {"digest", {{"type", "string"}, {"pattern", "^sha256:[0-9a-f]{64}$"}}},
+                   {"overrides", {{"type", "object"}, {"additionalProperties", str}}}},
+                  {"name", "file"})},
        {"world", object_of({{"file", str}, {"name", str}, {"obstacles", array_of(obj)}},
                            {"file", "name", "obstacles"})},
        {"engine_version", str},
@@ -421,18 +419,18 @@ std::string run_record_schema() {
                                {"path", "messages", "topics"})},
        {"artefacts", array_of(object_of({{"path", str}, {"kind", str}}, {"path"}, false))},
        {"assertions", array_of(assertion)},
-       {"kpis", {{"type", "object"},
-                 {"additionalProperties",
-                  object_of({{"unit", str}, {"source", str}}, {"value"})}}},
+       {"kpis",
+        {{"type", "object"},
+         {"additionalProperties", object_of({{"unit", str}, {"source", str}}, {"value"})}}},
        {"kpi_collectors", array_of(object_of({{"name", str}, {"type", str}}, {"name", "type"}))},
        {"resources", obj},
        {"network", obj},
-       {"vehicles",
-        array_of(object_of({{"name", str}, {"spawn", str}, {"stack", str}},
-                           {"name", "spawn", "stack"}, false))}},
-      {"run_id", "scenario", "world", "engine_version", "status", "verdict", "reason", "exit_code",
-       "seed", "seed_given", "clock", "timeline", "started_utc", "ended_utc", "durations",
-       "artefacts", "assertions", "kpis", "kpi_collectors", "resources", "vehicles"});
+       {"vehicles", array_of(object_of({{"name", str}, {"spawn", str}, {"stack", str}},
+                                       {"name", "spawn", "stack"}, false))}},
+      {"run_id",         "scenario",  "world",     "engine_version", "status",     "verdict",
+       "reason",         "exit_code", "seed",      "seed_given",     "clock",      "timeline",
+       "started_utc",    "ended_utc", "durations", "artefacts",      "assertions", "kpis",
+       "kpi_collectors", "resources", "vehicles"});
   doc["$schema"] = "https://json-schema.org/draft/2020-12/schema";
   doc["$id"] = "https://fieldproof.dev/schemas/run.json";
   doc["title"] = "fieldproof run record (run.json)";

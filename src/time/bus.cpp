@@ -90,7 +90,9 @@ struct Bus::Impl {
   };
   std::vector<Taken> batch;
 
-  Queued& slot_locked(uint32_t i) FIELDPROOF_REQUIRES(mutex) { return chunks[i >> kChunkBits][i & (kChunkSize - 1)]; }
+  Queued& slot_locked(uint32_t i) FIELDPROOF_REQUIRES(mutex) {
+    return chunks[i >> kChunkBits][i & (kChunkSize - 1)];
+  }
   uint32_t allocate_locked() FIELDPROOF_REQUIRES(mutex) {
     if (!free_slots.empty()) {
       const uint32_t i = free_slots.back();
@@ -102,8 +104,12 @@ struct Bus::Impl {
     return slot_count++;
   }
 
-  bool queue_empty() const FIELDPROOF_REQUIRES(mutex) { return run_head == run.size() && heap.empty(); }
-  size_t queue_size() const FIELDPROOF_REQUIRES(mutex) { return run.size() - run_head + heap.size(); }
+  bool queue_empty() const FIELDPROOF_REQUIRES(mutex) {
+    return run_head == run.size() && heap.empty();
+  }
+  size_t queue_size() const FIELDPROOF_REQUIRES(mutex) {
+    return run.size() - run_head + heap.size();
+  }
   // The smallest queued key; the queue must not be empty.
   const QueuedKey& queue_top() const FIELDPROOF_REQUIRES(mutex) {
     if (run_head == run.size()) return heap.top();

@@ -35,8 +35,10 @@ std::string read_file(const fs::path& p) {
 RunRecord complete_record() {
   RunRecord r;
   r.run_id = "depot-1";
-  r.scenario = {"ugv_nav_to_goal", "examples/scenarios/ugv_nav_to_goal.yaml",
-                "sha256:" + std::string(64, 'a'), {{"time.rtf", "2"}}};
+  r.scenario = {"ugv_nav_to_goal",
+                "examples/scenarios/ugv_nav_to_goal.yaml",
+                "sha256:" + std::string(64, 'a'),
+                {{"time.rtf", "2"}}};
   r.world = RunRecord::World{"examples/worlds/depot.sdf", "depot", json::array()};
   r.engine_version = "0.1.0";
   r.status = RunStatus::kFailed;
@@ -44,7 +46,8 @@ RunRecord complete_record() {
   r.seed = 4;
   r.seed_given = true;
   r.clock = {{"mode", "sim"}};
-  r.timeline = json::array({{{"label", "drive"}, {"action", "navigate_to_pose"}, {"status", "ok"}}});
+  r.timeline =
+      json::array({{{"label", "drive"}, {"action", "navigate_to_pose"}, {"status", "ok"}}});
   r.started_utc = "2026-12-03T07:00:00.000Z";
   r.ended_utc = "2026-12-03T07:00:01.500Z";
   r.durations = RunRecord::Durations{1.5, 1.2, 30.0};
@@ -66,12 +69,12 @@ TEST(RunStatusTable, GivesEachStatusItsNameVerdictAndExitCode) {
     const char* verdict;
     int exit;
   };
-  for (const Row& row : {Row{RunStatus::kPassed, "passed", "PASS", 0},
-                         Row{RunStatus::kFailed, "failed", "FAIL", 1},
-                         Row{RunStatus::kTimeout, "timeout", "TIMEOUT", 1},
-                         Row{RunStatus::kError, "error", "ERROR", 1},
-                         Row{RunStatus::kInterrupted, "interrupted", "INTERRUPTED", 130},
-                         Row{RunStatus::kInvalid, "invalid", "INVALID", 2}}) {
+  for (const Row& row :
+       {Row{RunStatus::kPassed, "passed", "PASS", 0}, Row{RunStatus::kFailed, "failed", "FAIL", 1},
+        Row{RunStatus::kTimeout, "timeout", "TIMEOUT", 1},
+        Row{RunStatus::kError, "error", "ERROR", 1},
+        Row{RunStatus::kInterrupted, "interrupted", "INTERRUPTED", 130},
+        Row{RunStatus::kInvalid, "invalid", "INVALID", 2}}) {
     EXPECT_EQ(to_string(row.s), row.name);
     EXPECT_EQ(verdict_of(row.s), row.verdict);
     EXPECT_EQ(exit_code_of(row.s), row.exit);
@@ -129,9 +132,9 @@ TEST(RunRecord, RefusesAVerdictOrExitCodeThatContradictsTheStatus) {
 }
 
 TEST(RunRecord, ARecordCutShortIsNotComplete) {
-  const json crashed = {{"run_id", "x"},        {"scenario", {{"file", "s.yaml"}}},
+  const json crashed = {{"run_id", "x"},         {"scenario", {{"file", "s.yaml"}}},
                         {"engine_version", "1"}, {"status", "error"},
-                        {"verdict", "ERROR"},     {"reason", "internal error: boom"},
+                        {"verdict", "ERROR"},    {"reason", "internal error: boom"},
                         {"exit_code", 1}};
   EXPECT_FALSE(run_record_from_json(crashed).ok());
   EXPECT_FALSE(read_run_record("{not json").ok());

@@ -31,10 +31,10 @@ namespace fieldproof::report {
 // exist); the others end a run that had one.
 enum class RunStatus { kPassed, kFailed, kTimeout, kError, kInterrupted, kInvalid };
 
-std::string_view to_string(RunStatus s);               // "passed", "failed", ...
+std::string_view to_string(RunStatus s);  // "passed", "failed", ...
 std::optional<RunStatus> parse_run_status(std::string_view text);
-std::string_view verdict_of(RunStatus s);              // "PASS", "FAIL", "TIMEOUT", "ERROR", ...
-int exit_code_of(RunStatus s);                         // 0; 1; 1; 1; 130; 2
+std::string_view verdict_of(RunStatus s);  // "PASS", "FAIL", "TIMEOUT", "ERROR", ...
+int exit_code_of(RunStatus s);             // 0; 1; 1; 1; 130; 2
 // True for the statuses a finished judgement gives (passed, failed).
 bool is_judged(RunStatus s);
 
@@ -57,9 +57,9 @@ struct RunRecord {
   std::string reason;
   std::optional<int64_t> seed;
   bool seed_given = false;
-  nlohmann::json clock;                                  // the clock monitor's record
-  nlohmann::json timeline = nlohmann::json::array();     // one object per entry
-  std::string started_utc;                               // "2026-12-01T00:05:24.123Z"
+  nlohmann::json clock;                               // the clock monitor's record
+  nlohmann::json timeline = nlohmann::json::array();  // one object per entry
+  std::string started_utc;                            // "2026-12-01T00:05:24.123Z"
   std::string ended_utc;
   struct Durations {
     double wall_s = 0;
@@ -81,8 +81,8 @@ struct RunRecord {
   nlohmann::json assertions = nlohmann::json::array();  // AssertionResult::to_json() each
   nlohmann::json kpis = nlohmann::json::object();       // the flat KPI map
   nlohmann::json kpi_collectors = nlohmann::json::array();
-  nlohmann::json resources;                              // the resource monitor's summary
-  nlohmann::json network;                                // null when the run had no links
+  nlohmann::json resources;  // the resource monitor's summary
+  nlohmann::json network;    // null when the run had no links
   struct Vehicle {
     std::string name;
     std::string spawn;
