@@ -57,21 +57,22 @@ struct Session::Impl {
 
   Mutex mu;
   CondVar cv;
-  std::set<std::string> announced;
-  std::string failure;
+  std::set<std::string> announced FIELDPROOF_GUARDED_BY(mu);
+  std::string failure FIELDPROOF_GUARDED_BY(mu);
+  // start() and stop() are called by the session's owner on one thread: not guarded.
   bool started = false;
   bool stopped = false;
   // Watches the stack processes: one that exits fails the run at once (instead of after
   // ack_timeout) by stopping the server, which the other participants see as a lost connection.
   std::thread watcher;
-  bool watching = false;  // guarded by mu
+  bool watching FIELDPROOF_GUARDED_BY(mu) = false;
   SimTime wall_start;
 
   // Pause accounting (the clock monitor leaves paused wall time out).
   mutable Mutex pause_mu;
-  bool paused = false;  // guarded by pause_mu
-  SimTime paused_since;
-  Duration paused_total = Duration::zero();
+  bool paused FIELDPROOF_GUARDED_BY(pause_mu) = false;
+  SimTime paused_since FIELDPROOF_GUARDED_BY(pause_mu);
+  Duration paused_total FIELDPROOF_GUARDED_BY(pause_mu) = Duration::zero();
   std::unique_ptr<ControlEndpoint> control_ep;
   std::atomic<bool> stopping{false};
   Mutex control_mu;  // one control request at a time (endpoint thread, sim.pause)
@@ -80,7 +81,7 @@ struct Session::Impl {
   // answered.
   std::thread step_thread;
   std::atomic<bool> stepping{false};
-  SimTime step_target;  // guarded by control_mu
+  SimTime step_target FIELDPROOF_GUARDED_BY(control_mu);
 
   void note_paused(bool now_paused) {
     MutexLock lk(pause_mu);
@@ -334,7 +335,10 @@ bool Session::start(std::string* error) {
     std::ofstream(dir / kControlInfoFile) << info.dump(2) << '\n';
   }
   if (!m.stacks.empty()) {
-    m.watching = true;
+    {
+      MutexLock lk(m.mu);
+      m.watching = true;
+    }
     m.watcher = std::thread([&m] {
       MutexLock lk(m.mu);
       while (m.watching) {
