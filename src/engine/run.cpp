@@ -405,17 +405,22 @@ class Run {
   // The session and what listens to it; status_ is set when the run cannot start.
   void set_up() {
     relayed_outputs_ = faulted_topics(plan().scenario);
-    std::string error;
-    session_ = Session::create(session_options(), &error);
-    if (session_) record_scene();
+    Result<std::unique_ptr<Session>> created = Session::create(session_options());
+    if (created.ok()) {
+      session_ = std::move(created).value();
+      record_scene();
+    }
     if (!recording_error_.empty()) {
       // Evidence is not lost quietly: a run asked to record that cannot is an error, not a pass.
       end_with(RunStatus::kError,
                "outputs.record: cannot write " + recording_rel_ + ": " + recording_error_);
     } else if (!session_) {
-      end_with(RunStatus::kError, "the world could not be set up: " + error);
-    } else if (event("phase", {{"phase", "starting"}}), !session_->start(&error)) {
-      end_with(RunStatus::kError, "the stacks could not be started: " + error);
+      end_with(RunStatus::kError, "the world could not be set up: " + created.status().message());
+    } else {
+      event("phase", {{"phase", "starting"}});
+      if (const Status started = session_->start(); !started.ok()) {
+        end_with(RunStatus::kError, "the stacks could not be started: " + started.message());
+      }
     }
     if (status_) return;
     event("phase", {{"phase", "ready"}});
@@ -537,7 +542,9 @@ class Run {
           return killed;
         },
         [this](const std::string& v, std::string* err) {
-          const bool started = session_->restart_stack(v, err);
+          const Status restarted = session_->restart_stack(v);
+          const bool started = restarted.ok();
+          if (!started) *err = restarted.message();
           if (started && monitor_) monitor_->set_pid(stack_participant(v), session_->stack_pid(v));
           return started;
         },

@@ -27,6 +27,7 @@ enum class StatusCode : uint8_t {
   kCorrupt,             // a record is malformed, a length runs past the end, a CRC mismatches
   kUnsupported,         // e.g. an unknown chunk compression, a newer schema
   kNotFound,
+  kUnavailable,  // a process or a peer did not start, answer or register in time
 };
 
 inline std::string_view to_string(StatusCode code) {
@@ -47,6 +48,8 @@ inline std::string_view to_string(StatusCode code) {
       return "unsupported";
     case StatusCode::kNotFound:
       return "not_found";
+    case StatusCode::kUnavailable:
+      return "unavailable";
   }
   return "unknown";
 }
