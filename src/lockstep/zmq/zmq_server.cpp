@@ -716,6 +716,12 @@ class CoordinatorServer::Impl {
     auto& ids = socket == router_ ? router_ids_ : control_ids_;
     auto it = ids.find(routing);
     if (it != ids.end()) return it->second;
+    // A new connection may have the descriptor of one that closed a moment ago, whose close
+    // event can still be waiting on the monitor (events and data arrive on different sockets).
+    // libzmq reports a close before the accept that reuses the descriptor, and that accept
+    // before the new connection's first frame: taking the monitor's events now means a close
+    // is never applied to the connection that came after it.
+    for (Monitor& m : monitors_) drain_monitor(m);
     ConnId c = next_conn_++;
     ids.emplace(routing, c);
     Peer peer;
