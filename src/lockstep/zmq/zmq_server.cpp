@@ -22,7 +22,9 @@
 #include <cstring>
 #include <deque>
 #include <future>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -42,6 +44,7 @@ namespace fieldproof::lockstep {
 namespace {
 
 constexpr int kMaxBatch = 512;
+constexpr int kMonitorBatch = 256;  // monitor events taken before looking at the sockets again
 // The child's own thread at its parent (carries the local minimum) and the thread under which it
 // mirrors each local participant's name there.
 constexpr const char* kCascadeThread = "cascade";
@@ -712,6 +715,23 @@ class CoordinatorServer::Impl {
     return i;
   }
 
+  // Whether the ROUTER attached the connection with routing id `a` before the one with `b`.
+  // Its own routing ids are 5 bytes, a zero then a 32-bit counter it increments for each
+  // connection it attaches (from a random start: compared modulo 2^32). Ids a peer chose
+  // itself carry no order: then `a` is taken as the newer (it is the frame being read now).
+  static bool attached_before(std::string_view a, std::string_view b) {
+    auto counter = [](std::string_view id) -> std::optional<uint32_t> {
+      if (id.size() != 5 || id[0] != '\0') return std::nullopt;
+      uint32_t v = 0;
+      for (size_t k = 1; k < 5; ++k) v = (v << 8) | static_cast<uint8_t>(id[k]);
+      return v;
+    };
+    const auto ca = counter(a);
+    const auto cb = counter(b);
+    if (!ca || !cb || *ca == *cb) return false;
+    return static_cast<int32_t>(*cb - *ca) > 0;
+  }
+
   ConnId conn_for(void* socket, const std::string& routing, int fd) {
     auto& ids = socket == router_ ? router_ids_ : control_ids_;
     auto it = ids.find(routing);
@@ -721,7 +741,10 @@ class CoordinatorServer::Impl {
     // libzmq reports a close before the accept that reuses the descriptor, and that accept
     // before the new connection's first frame: taking the monitor's events now means a close
     // is never applied to the connection that came after it.
-    for (Monitor& m : monitors_) drain_monitor(m);
+    for (Monitor& m : monitors_) {
+      while (drain_monitor(m) == kMonitorBatch) {
+      }
+    }
     ConnId c = next_conn_++;
     ids.emplace(routing, c);
     Peer peer;
@@ -734,10 +757,17 @@ class CoordinatorServer::Impl {
     if (fd >= 0) {
       auto old = fd_conn_.find(fd);
       if (old != fd_conn_.end()) {
-        // The descriptor was reused, so the old connection is closed; its close event, when it
-        // comes, is about the old one.
+        if (attached_before(routing, peers_.at(old->second).routing_id)) {
+          // This frame's connection is the older of the two: its frames were queued before it
+          // closed (never read before, so unknown here) and its descriptor now belongs to the
+          // newer one. It is closed; what it sent is still served, then it ends.
+          peers_.at(c).fd = -1;
+          pending_disconnects_.push_back(c);
+          return c;
+        }
+        // The descriptor was reused, so the old connection is closed. Its close event, if it
+        // had one, came before the accept that reused the descriptor and was taken above.
         pending_disconnects_.push_back(old->second);
-        ++stale_closes_[fd];
       }
       fd_conn_[fd] = c;
     }
@@ -1165,8 +1195,10 @@ class CoordinatorServer::Impl {
     }
   }
 
-  void drain_monitor(Monitor& m) {
-    for (int i = 0; i < 256; ++i) {
+  // Takes up to kMonitorBatch events; returns how many it took.
+  int drain_monitor(Monitor& m) {
+    int i = 0;
+    for (; i < kMonitorBatch; ++i) {
       zmq_msg_t ev;
       zmq_msg_init(&ev);
       if (zmq_msg_recv(&ev, m.pair, ZMQ_DONTWAIT) < 0) {
@@ -1209,6 +1241,7 @@ class CoordinatorServer::Impl {
           break;
       }
     }
+    return i;
   }
 
   void connection_closed(Monitor& m, int fd) {
@@ -1217,10 +1250,6 @@ class CoordinatorServer::Impl {
         m.handshaking.erase(it);
         break;
       }
-    }
-    if (auto st = stale_closes_.find(fd); st != stale_closes_.end()) {
-      if (--st->second == 0) stale_closes_.erase(st);
-      return;
     }
     auto it = fd_conn_.find(fd);
     if (it == fd_conn_.end()) return;  // a peer that never sent a frame (refused, or idle)
@@ -1315,7 +1344,6 @@ class CoordinatorServer::Impl {
   // Connections by file descriptor (liveness: a close event names the descriptor), descriptors
   // whose next close event is about a connection already handled, and connections found closed.
   std::unordered_map<int, ConnId> fd_conn_;
-  std::unordered_map<int, int> stale_closes_;
   std::vector<ConnId> closed_conns_;
   std::vector<std::string> endpoints_;
   std::string control_endpoint_;
