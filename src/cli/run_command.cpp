@@ -71,10 +71,9 @@ int rejudge(const RunArgs& a) {
 // --set PATH=VALUE texts; false (after saying why) when one does not parse.
 bool parse_sets(const RunArgs& a, std::vector<scenario::Override>* out) {
   for (const auto& text : a.sets) {
-    std::string error;
-    const auto ov = scenario::parse_override(text, &error);
-    if (!ov) {
-      std::fprintf(stderr, "--set %s\n", error.c_str());
+    const auto ov = scenario::parse_override(text);
+    if (!ov.ok()) {
+      std::fprintf(stderr, "--set %s\n", ov.status().message().c_str());
       return false;
     }
     out->push_back(*ov);

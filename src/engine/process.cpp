@@ -16,22 +16,21 @@ namespace fieldproof::engine {
 
 ChildProcess::~ChildProcess() { terminate_group(); }
 
-bool ChildProcess::start(const std::vector<std::string>& argv,
-                         const std::vector<std::pair<std::string, std::string>>& env,
-                         std::string* error, const std::string& log_file, const std::string& cwd) {
+Status ChildProcess::start(const std::vector<std::string>& argv,
+                           const std::vector<std::pair<std::string, std::string>>& env,
+                           const std::string& log_file, const std::string& cwd) {
   if (argv.empty()) {
-    *error = "no program to start";
-    return false;
+    return Status(StatusCode::kUnavailable, "no program to start");
   }
   if (access(argv[0].c_str(), X_OK) != 0) {
-    *error = "cannot execute '" + argv[0] + "': " + std::strerror(errno);
-    return false;
+    return Status(StatusCode::kUnavailable,
+                  "cannot execute '" + argv[0] + "': " + std::strerror(errno));
   }
   if (!cwd.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(cwd, ec)) {
-      *error = "the working directory '" + cwd + "' is not a directory";
-      return false;
+      return Status(StatusCode::kUnavailable,
+                    "the working directory '" + cwd + "' is not a directory");
     }
   }
   if (!log_file.empty()) {
@@ -49,14 +48,13 @@ bool ChildProcess::start(const std::vector<std::string>& argv,
   o.default_signals = true;
   const util::Spawned s = util::spawn_process(argv, o);
   if (!s.ok()) {
-    *error = s.error;
-    return false;
+    return Status(StatusCode::kUnavailable, s.error);
   }
   const pid_t pid = s.pid;
   pid_ = pid;
   status_.reset();
   group_ended_ = false;
-  return true;
+  return Status();
 }
 
 std::optional<int> ChildProcess::exited() {

@@ -537,9 +537,10 @@ class Run {
         },
         [&e] { return e.now(); },
         [this, &e](const std::string& v, std::string* detail) {
-          const bool killed = session_->kill_stack(v, e.now(), detail);
-          if (killed && monitor_) monitor_->set_pid(stack_participant(v), 0);
-          return killed;
+          Result<std::string> killed = session_->kill_stack(v, e.now());
+          *detail = killed.ok() ? *killed : killed.status().message();
+          if (killed.ok() && monitor_) monitor_->set_pid(stack_participant(v), 0);
+          return killed.ok();
         },
         [this](const std::string& v, std::string* err) {
           const Status restarted = session_->restart_stack(v);

@@ -457,7 +457,10 @@ bool Session::Impl::start_stacks(Impl& m, std::string* error) {
       }
     }
     VehicleStack vs{v.name, make_stack_host(v.stack)};
-    if (!vs.host->start(c, error)) return false;
+    if (Status s = vs.host->start(c); !s.ok()) {
+      *error = s.message();
+      return false;
+    }
     m.stacks.push_back(std::move(vs));
   }
   return true;
@@ -542,7 +545,7 @@ bool Session::Impl::settle(const std::string& participant, SimTime now) {
   return false;
 }
 
-bool Session::kill_stack(const std::string& vehicle, SimTime now, std::string* detail) {
+Result<std::string> Session::kill_stack(const std::string& vehicle, SimTime now) {
   Impl& m = *impl_;
   for (VehicleStack& vs : m.stacks) {
     if (vs.vehicle != vehicle) continue;
@@ -551,21 +554,19 @@ bool Session::kill_stack(const std::string& vehicle, SimTime now, std::string* d
     // A regulating stack's outputs up to `now` are part of the run, the same in every run.
     const bool settled = m.opts.stacks_follow || m.settle(name, now);
     if (m.server) (void)m.server->forget(name);
-    if (!vs.host->kill(detail)) return false;
-    if (!settled) *detail += " (it had not finished its work at the kill's time)";
-    return true;
+    Result<std::string> killed = vs.host->kill();
+    if (!killed.ok() || settled) return killed;
+    return *killed + " (it had not finished its work at the kill's time)";
   }
-  *detail = "vehicle " + vehicle + " has no process stack";
-  return false;
+  return Status(StatusCode::kNotFound, "vehicle " + vehicle + " has no process stack");
 }
 
 Status Session::restart_stack(const std::string& vehicle) {
-  std::string error_text;
-  std::string* const error = &error_text;
   Impl& m = *impl_;
   for (VehicleStack& vs : m.stacks) {
     if (vs.vehicle != vehicle) continue;
-    if (!vs.host->restart(error)) return Status(StatusCode::kUnavailable, *error);
+    if (Status s = vs.host->restart(); !s.ok())
+      return Status(StatusCode::kUnavailable, s.message());
     const std::string name = stack_participant(vehicle);
     const SimTime deadline = m.opts.wall_now() + m.opts.ready_timeout;
     // Registered: the coordinator lists it again (the killed process's last frames, read after
@@ -580,13 +581,13 @@ Status Session::restart_stack(const std::string& vehicle) {
     while (!registered()) {
       const std::optional<std::string> gone = vs.host->exited();
       if (gone) {
-        *error = "the restarted stack of " + vehicle + " " + *gone + " before it registered";
-        return Status(StatusCode::kUnavailable, *error);
+        return Status(StatusCode::kUnavailable,
+                      "the restarted stack of " + vehicle + " " + *gone + " before it registered");
       }
       if (m.opts.wall_now() >= deadline) {
-        *error = "the restarted stack of " + vehicle + " did not register as " + name +
-                 " within " + format_seconds(m.opts.ready_timeout) + " s of wall time";
-        return Status(StatusCode::kUnavailable, *error);
+        return Status(StatusCode::kUnavailable,
+                      "the restarted stack of " + vehicle + " did not register as " + name +
+                          " within " + format_seconds(m.opts.ready_timeout) + " s of wall time");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }

@@ -24,7 +24,7 @@ class ProcessHost final : public StackHost {
   explicit ProcessHost(StackSpec spec) : spec_(std::move(spec)) {}
   ~ProcessHost() override { stop(); }
 
-  bool start(const StackContext& c, std::string* error) override {
+  Status start(const StackContext& c) override {
     vehicle_ = c.vehicle;
     context_ = c;
     std::vector<std::pair<std::string, std::string>> env = {
@@ -56,12 +56,11 @@ class ProcessHost final : public StackHost {
       env.emplace_back(k, v);
     }
     const std::string cwd = spec_.cwd.empty() ? c.run_dir : spec_.cwd;
-    std::string why;
-    if (!process_.start(spec_.argv, env, &why, c.log_file, cwd)) {
-      *error = "the stack of " + c.vehicle + " (" + spec_.describe() + ") could not start: " + why;
-      return false;
+    if (Status s = process_.start(spec_.argv, env, c.log_file, cwd); !s.ok()) {
+      return Status(s.code(), "the stack of " + c.vehicle + " (" + spec_.describe() +
+                                  ") could not start: " + s.message());
     }
-    return true;
+    return Status();
   }
 
   bool is_process() const override { return true; }
@@ -81,33 +80,31 @@ class ProcessHost final : public StackHost {
 
   int pid() const override { return process_.running() ? process_.pid() : -1; }
 
-  bool kill(std::string* detail) override {
+  Result<std::string> kill() override {
     MutexLock lk(mu_);
     if (stopped_ || killed_ || !process_.running() || process_.exited()) {
-      *detail = "the stack of " + vehicle_ + " was not running (" + process_.describe() + ")";
-      return false;
+      return Status(StatusCode::kFailedPrecondition,
+                    "the stack of " + vehicle_ + " was not running (" + process_.describe() + ")");
     }
     const int pid = process_.pid();
     killed_ = true;
     process_.kill_group();
-    *detail = "pid " + std::to_string(pid) + ", " + process_.describe();
-    return true;
+    return "pid " + std::to_string(pid) + ", " + process_.describe();
   }
 
-  bool restart(std::string* error) override {
+  Status restart() override {
     {
       MutexLock lk(mu_);
       if (stopped_) {
-        *error = "the stack of " + vehicle_ + " was stopped";
-        return false;
+        return Status(StatusCode::kFailedPrecondition, "the stack of " + vehicle_ + " was stopped");
       }
     }
     // start() spawns without the lock: exited() (the session's watcher) must not wait on it.
     const StackContext c = context_;
-    if (!start(c, error)) return false;
+    if (Status s = start(c); !s.ok()) return s;
     MutexLock lk(mu_);
     killed_ = false;
-    return true;
+    return Status();
   }
 
  private:
@@ -131,29 +128,27 @@ class PluginHost final : public StackHost {
   explicit PluginHost(StackSpec spec) : spec_(std::move(spec)) {}
   ~PluginHost() override { stop(); }
 
-  bool start(const StackContext& c, std::string* error) override {
+  Status start(const StackContext& c) override {
     vehicle_ = c.vehicle;
     on_problem_ = c.on_problem;
     const std::string who = "the stack plugin of " + c.vehicle + " (" + spec_.plugin + ")";
     if (const std::string bad = check_stack_plugin(spec_.plugin); !bad.empty()) {
-      *error = who + ": " + bad;
-      return false;
+      return Status(StatusCode::kUnavailable, who + ": " + bad);
     }
     so_ = dlopen(spec_.plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (so_ == nullptr) {
       const char* e = dlerror();
-      *error = who + ": cannot be loaded: " + (e ? e : "dlopen failed");
-      return false;
+      return Status(StatusCode::kUnavailable,
+                    who + ": cannot be loaded: " + (e ? e : "dlopen failed"));
     }
     void* sym = dlsym(so_, FIELDPROOF_STACK_CREATE_SYMBOL);
     if (sym == nullptr) {
-      *error = who + ": does not export " FIELDPROOF_STACK_CREATE_SYMBOL;
-      return false;
+      return Status(StatusCode::kUnavailable,
+                    who + ": does not export " FIELDPROOF_STACK_CREATE_SYMBOL);
     }
     auto create = reinterpret_cast<fieldproof_stack_create_fn>(sym);
     if (c.map == nullptr) {
-      *error = who + ": no static map to give it";
-      return false;
+      return Status(StatusCode::kUnavailable, who + ": no static map to give it");
     }
     fieldproof_grid_v1 grid{c.map->resolution,
                             c.map->origin_x,
@@ -164,16 +159,17 @@ class PluginHost final : public StackHost {
     char message[1024] = {0};
     stack_ = create(c.vehicle.c_str(), spec_.params_json.c_str(), &grid, message, sizeof message);
     if (stack_ == nullptr) {
-      *error = who + ": refused to start: " + (message[0] ? message : "(no message)");
-      return false;
+      return Status(StatusCode::kUnavailable,
+                    who + ": refused to start: " + (message[0] ? message : "(no message)"));
     }
     if (stack_->abi_version != FIELDPROOF_STACK_ABI_VERSION ||
         stack_->struct_size < sizeof(fieldproof_stack_v1)) {
-      *error = who + ": its stack table is of ABI version " + std::to_string(stack_->abi_version) +
-               " (" + std::to_string(stack_->struct_size) + " bytes); this engine needs version " +
-               std::to_string(FIELDPROOF_STACK_ABI_VERSION);
       stack_ = nullptr;  // not ours to destroy through an unknown table
-      return false;
+      return Status(StatusCode::kUnavailable, who + ": its stack table is of ABI version " +
+                                                  std::to_string(stack_->abi_version) + " (" +
+                                                  std::to_string(stack_->struct_size) +
+                                                  " bytes); this engine needs version " +
+                                                  std::to_string(FIELDPROOF_STACK_ABI_VERSION));
     }
     // A regulating stack (lockstep, unpaced runs) gets simulated time as its wall clock: its
     // watchdogs then count the time it was given, and a loaded machine cannot fail it.
@@ -190,15 +186,14 @@ class PluginHost final : public StackHost {
     try {
       participant_ = c.participant(stack_participant(c.vehicle), c.role);
     } catch (const std::exception& e) {
-      *error = who + ": cannot join the coordinator: " + e.what();
-      return false;
+      return Status(StatusCode::kUnavailable, who + ": cannot join the coordinator: " + e.what());
     }
     for (size_t i = 0; i < stack_->subscription_count(stack_); ++i) {
       const char* topic = stack_->subscription(stack_, i);
       if (topic != nullptr) subscriptions_.emplace_back(topic);
     }
     thread_ = std::thread([this] { run(); });
-    return true;
+    return Status();
   }
 
   bool is_process() const override { return false; }
@@ -316,7 +311,7 @@ class PluginHost final : public StackHost {
 
 class NoStack final : public StackHost {
  public:
-  bool start(const StackContext&, std::string*) override { return true; }
+  Status start(const StackContext&) override { return Status(); }
   bool is_process() const override { return false; }
   std::optional<std::string> exited() override { return std::nullopt; }
   void stop() override {}

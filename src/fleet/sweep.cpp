@@ -213,10 +213,9 @@ std::optional<std::vector<int64_t>> read_seed_list(const fs::path& file, std::st
 }
 
 std::optional<SweepParam> parse_param(const std::string& text, std::string* error) {
-  std::string e;
-  const auto o = scenario::parse_override(text, &e);
-  if (!o) {
-    *error = "--param " + e;
+  const auto o = scenario::parse_override(text);
+  if (!o.ok()) {
+    *error = "--param " + o.status().message();
     return std::nullopt;
   }
   SweepParam p{o->path, {}};

@@ -188,26 +188,24 @@ std::string apply_one(YAML::Node root, const Override& o) {
 
 }  // namespace
 
-std::optional<Override> parse_override(std::string_view text, std::string* error) {
+Result<Override> parse_override(std::string_view text) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
-    *error = "'" + std::string(text) + "': expected PATH=VALUE";
-    return std::nullopt;
+    return Status(StatusCode::kInvalidArgument, "'" + std::string(text) + "': expected PATH=VALUE");
   }
   Override o{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
   if (o.path.empty()) {
-    *error = "'" + std::string(text) + "': the path before '=' is empty";
-    return std::nullopt;
+    return Status(StatusCode::kInvalidArgument,
+                  "'" + std::string(text) + "': the path before '=' is empty");
   }
   if (o.value.empty()) {
-    *error = "'" + std::string(text) + "': the value after '=' is empty";
-    return std::nullopt;
+    return Status(StatusCode::kInvalidArgument,
+                  "'" + std::string(text) + "': the value after '=' is empty");
   }
   std::vector<Segment> segs;
   std::string e;
   if (!parse_path(o.path, &segs, &e)) {
-    *error = "'" + o.path + "': " + e;
-    return std::nullopt;
+    return Status(StatusCode::kInvalidArgument, "'" + o.path + "': " + e);
   }
   return o;
 }

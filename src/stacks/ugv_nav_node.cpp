@@ -23,13 +23,13 @@ UgvNavTopics ugv_nav_topics(const UgvNavOptions& o) {
   return t;
 }
 
-std::unique_ptr<UgvNavNode> UgvNavNode::create(UgvNavOptions options,
-                                               const world::OccupancyGrid& static_map,
-                                               WallNow wall_now, std::string* error) {
+Result<std::unique_ptr<UgvNavNode>> UgvNavNode::create(UgvNavOptions options,
+                                                       const world::OccupancyGrid& static_map,
+                                                       WallNow wall_now) {
   UgvNavTopics topics = ugv_nav_topics(options);
-  auto stack = UgvNavStack::create(std::move(options), static_map, std::move(wall_now), error);
-  if (!stack) return nullptr;
-  return std::unique_ptr<UgvNavNode>(new UgvNavNode(std::move(stack), std::move(topics)));
+  auto stack = UgvNavStack::create(std::move(options), static_map, std::move(wall_now));
+  if (!stack.ok()) return stack.status();
+  return std::unique_ptr<UgvNavNode>(new UgvNavNode(std::move(stack).value(), std::move(topics)));
 }
 
 UgvNavNode::UgvNavNode(std::unique_ptr<UgvNavStack> stack, UgvNavTopics topics)

@@ -60,12 +60,11 @@ std::string UgvNavOptions::validate() const {
   return {};
 }
 
-std::unique_ptr<UgvNavStack> UgvNavStack::create(UgvNavOptions options,
-                                                 const world::OccupancyGrid& static_map,
-                                                 WallNow wall_now, std::string* error) {
-  const auto fail = [&](std::string e) -> std::unique_ptr<UgvNavStack> {
-    if (error) *error = std::move(e);
-    return nullptr;
+Result<std::unique_ptr<UgvNavStack>> UgvNavStack::create(UgvNavOptions options,
+                                                         const world::OccupancyGrid& static_map,
+                                                         WallNow wall_now) {
+  const auto fail = [](std::string e) {
+    return Status(StatusCode::kInvalidArgument, std::move(e));
   };
   if (std::string e = options.validate(); !e.empty()) return fail("ugv_nav options: " + e);
   if (!wall_now) return fail("ugv_nav: no wall clock given (wall_now is empty)");

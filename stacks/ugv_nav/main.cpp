@@ -151,13 +151,12 @@ int run(int argc, char** argv) {
     };
     no_watchdog_thread = true;  // simulated time moves only with ticks
   }
-  std::string error;
-  auto node =
-      stacks::UgvNavNode::create(o, loaded.world->occupancy_grid(map), watchdog_clock, &error);
-  if (!node) {
-    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", error.c_str());
+  auto created = stacks::UgvNavNode::create(o, loaded.world->occupancy_grid(map), watchdog_clock);
+  if (!created.ok()) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", created.status().message().c_str());
     return 2;
   }
+  std::unique_ptr<stacks::UgvNavNode> node = std::move(created).value();
   loaded.world.reset();
 
   // Signals go to one thread that asks the loop to stop (nothing async-signal-unsafe runs in a

@@ -154,13 +154,12 @@ extern "C" FIELDPROOF_EXPORT fieldproof_stack_v1* fieldproof_stack_create(
     auto p = std::make_unique<Plugin>();
     Plugin* raw = p.get();
     raw->clock = o.lifecycle.heartbeat_clock;
-    std::string e;
-    p->node = UgvNavNode::create(
-        o, grid, [raw] { return raw->wall_now(); }, &e);
-    if (!p->node) {
-      copy_error(e, error, error_size);
+    auto node = UgvNavNode::create(o, grid, [raw] { return raw->wall_now(); });
+    if (!node.ok()) {
+      copy_error(node.status().message(), error, error_size);
       return nullptr;
     }
+    p->node = std::move(node).value();
     p->subscriptions = p->node->subscriptions();
     fieldproof_stack_v1& t = p->table;
     t.abi_version = FIELDPROOF_STACK_ABI_VERSION;

@@ -17,8 +17,7 @@ namespace {
 
 TEST(ChildProcess, RunsInItsOwnProcessGroup) {
   ChildProcess p;
-  std::string error;
-  ASSERT_TRUE(p.start({"/bin/sh", "-c", "sleep 30"}, {}, &error)) << error;
+  ASSERT_TRUE(p.start({"/bin/sh", "-c", "sleep 30"}, {}).ok());
   EXPECT_EQ(getpgid(p.pid()), p.pid());
   p.terminate_group(milliseconds(500));
   ASSERT_TRUE(p.exited().has_value());
@@ -26,9 +25,8 @@ TEST(ChildProcess, RunsInItsOwnProcessGroup) {
 
 TEST(ChildProcess, TerminatingTheGroupEndsAGrandchildToo) {
   ChildProcess p;
-  std::string error;
   // The shell starts a background grandchild and waits on it.
-  ASSERT_TRUE(p.start({"/bin/sh", "-c", "sleep 30 & wait"}, {}, &error)) << error;
+  ASSERT_TRUE(p.start({"/bin/sh", "-c", "sleep 30 & wait"}, {}).ok());
   const pid_t group = p.pid();
   p.terminate_group(milliseconds(500));
   // Nothing is left in the group: signalling it fails with ESRCH (zombies aside, reaped by init).
@@ -42,10 +40,9 @@ TEST(ChildProcess, TerminatingTheGroupEndsAGrandchildToo) {
 
 TEST(ChildProcess, PassesTheEnvironment) {
   ChildProcess p;
-  std::string error;
-  ASSERT_TRUE(p.start({"/bin/sh", "-c", "test \"$FIELDPROOF_VEHICLE\" = ugv1"},
-                      {{"FIELDPROOF_VEHICLE", "ugv1"}}, &error))
-      << error;
+  const Status started = p.start({"/bin/sh", "-c", "test \"$FIELDPROOF_VEHICLE\" = ugv1"},
+                                 {{"FIELDPROOF_VEHICLE", "ugv1"}});
+  ASSERT_TRUE(started.ok()) << started.message();
   int st = 0;
   ASSERT_EQ(waitpid(p.pid(), &st, 0), p.pid());
   EXPECT_TRUE(WIFEXITED(st));
@@ -58,8 +55,8 @@ TEST(ChildProcess, StartsInTheWorkingDirectoryAndAppendsToTheLogFile) {
   const std::string log = dir + "/logs/child.log";
   std::filesystem::remove(log);
   ChildProcess p;
-  std::string error;
-  ASSERT_TRUE(p.start({"/bin/sh", "-c", "pwd; echo to-stderr >&2"}, {}, &error, log, dir)) << error;
+  const Status started = p.start({"/bin/sh", "-c", "pwd; echo to-stderr >&2"}, {}, log, dir);
+  ASSERT_TRUE(started.ok()) << started.message();
   int st = 0;
   ASSERT_EQ(waitpid(p.pid(), &st, 0), p.pid());
   std::ifstream in(log);
@@ -70,16 +67,16 @@ TEST(ChildProcess, StartsInTheWorkingDirectoryAndAppendsToTheLogFile) {
 
 TEST(ChildProcess, AWorkingDirectoryThatIsNotOneIsAnError) {
   ChildProcess p;
-  std::string error;
-  EXPECT_FALSE(p.start({"/bin/true"}, {}, &error, "", "/no/such/dir"));
-  EXPECT_NE(error.find("/no/such/dir"), std::string::npos) << error;
+  const Status started = p.start({"/bin/true"}, {}, "", "/no/such/dir");
+  EXPECT_FALSE(started.ok());
+  EXPECT_NE(started.message().find("/no/such/dir"), std::string::npos) << started.message();
 }
 
 TEST(ChildProcess, AMissingProgramIsAnError) {
   ChildProcess p;
-  std::string error;
-  EXPECT_FALSE(p.start({"/no/such/program"}, {}, &error));
-  EXPECT_NE(error.find("/no/such/program"), std::string::npos);
+  const Status started = p.start({"/no/such/program"}, {});
+  EXPECT_FALSE(started.ok());
+  EXPECT_NE(started.message().find("/no/such/program"), std::string::npos);
 }
 
 TEST(SessionStackPid, IsZeroForAnInProcessStackAndMinusOneForAnUnknownVehicle) {

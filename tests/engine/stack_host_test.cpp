@@ -159,8 +159,9 @@ TEST(PluginHost, APluginThatRefusesToStartIsReportedNamingTheVehicleAndItsMessag
   spec.kind = StackSpec::Kind::kPlugin;
   spec.plugin = bad("refuses");
   auto host = make_stack_host(spec);
-  std::string error;
-  EXPECT_FALSE(host->start(context_for(core, map), &error));
+  const Status started = host->start(context_for(core, map));
+  EXPECT_FALSE(started.ok());
+  const std::string& error = started.message();
   EXPECT_NE(error.find("the stack plugin of ugv1"), std::string::npos) << error;
   EXPECT_NE(error.find("refuses_plugin: no parameters fit ugv1"), std::string::npos) << error;
 }
@@ -171,8 +172,9 @@ TEST(PluginHost, ADataEntryPointIsRefusedBeforeAnythingIsCalled) {
   StackSpec spec;
   spec.kind = StackSpec::Kind::kPlugin;
   spec.plugin = bad("data_entry");
-  std::string error;
-  EXPECT_FALSE(make_stack_host(spec)->start(context_for(core, map), &error));
+  const Status started = make_stack_host(spec)->start(context_for(core, map));
+  EXPECT_FALSE(started.ok());
+  const std::string& error = started.message();
   EXPECT_NE(error.find("as data, not as a function"), std::string::npos) << error;
 }
 
@@ -184,8 +186,8 @@ TEST(PluginHost, TheReferencePluginRegistersAsTheVehiclesStackParticipantAndStop
   spec.plugin = FIELDPROOF_UGV_NAV_PLUGIN;
   spec.params_json = R"({"pose_source":"odometry"})";
   auto host = make_stack_host(spec);
-  std::string error;
-  ASSERT_TRUE(host->start(context_for(core, map), &error)) << error;
+  const Status started = host->start(context_for(core, map));
+  ASSERT_TRUE(started.ok()) << started.message();
   EXPECT_FALSE(host->is_process());
   EXPECT_EQ(host->pid(), 0);
   // Registered: the coordinator lists the participant (its thread announces from its own thread).

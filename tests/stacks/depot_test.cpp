@@ -41,9 +41,9 @@ struct DepotRun {
     const auto spawned = world->spawn_vehicle("ugv1", "dock");
     EXPECT_TRUE(spawned.ok) << spawned.message;
     options.world = world->name();
-    std::string error;
-    node = UgvNavNode::create(options, world->occupancy_grid(yard_map()), wall.fn(), &error);
-    EXPECT_TRUE(node) << error;
+    auto created = UgvNavNode::create(options, world->occupancy_grid(yard_map()), wall.fn());
+    EXPECT_TRUE(created.ok()) << created.status().message();
+    if (created.ok()) node = std::move(created).value();
   }
 
   // Steps until the goal ends or `limit` of simulated time passes; the goal is sent at 0.5 s.
@@ -171,9 +171,9 @@ TEST(Depot, AbortsAGoalTheMapShowsUnreachable) {
   }
   ASSERT_TRUE(w.spawn_static("pen", pen).ok);
   testing::FakeWall wall;
-  std::string error;
-  auto node = UgvNavNode::create({}, w.occupancy_grid(0.05), wall.fn(), &error);
-  ASSERT_TRUE(node) << error;
+  auto created = UgvNavNode::create({}, w.occupancy_grid(0.05), wall.fn());
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  auto node = std::move(created).value();
   node->tick(SimTime::zero());
   const auto dock = *w.frame("dock");
   ignition::msgs::Odometry o;

@@ -109,9 +109,10 @@ RunResult drive_in_lockstep() {
   Trace trace;
   coord.set_tap([&](const Publish& m) { trace.tap(m); });
   testing::FakeWall wall;
-  std::string error;
-  auto node = UgvNavNode::create({}, room_with_block(), wall.fn(), &error);
-  EXPECT_TRUE(node) << error;
+  auto created = UgvNavNode::create({}, room_with_block(), wall.fn());
+  EXPECT_TRUE(created.ok()) << created.status().message();
+  if (!created.ok()) return {};
+  auto node = std::move(created).value();
   // Both register at time 0 before either runs, so the run starts the same way every time.
   Participant world_p(coord.make_link(), {.name = "world"});
   Participant nav_p(coord.make_link(), {.name = "ugv1_nav"});
@@ -152,9 +153,9 @@ TEST(UgvNavParticipantHost, GivesTheSameOrderedStreamEveryRun) {
 TEST(UgvNavParticipantHost, WatchdogAbortsTheGoalWhileTheWorldIsPaused) {
   InProcessCoordinator coord;
   testing::FakeWall wall;
-  std::string error;
-  auto node = UgvNavNode::create({}, room_with_block(), wall.fn(), &error);
-  ASSERT_TRUE(node) << error;
+  auto created = UgvNavNode::create({}, room_with_block(), wall.fn());
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  auto node = std::move(created).value();
   Participant world_p(coord.make_link(), {.name = "world"});
   Participant nav_p(coord.make_link(), {.name = "ugv1_nav"});
 

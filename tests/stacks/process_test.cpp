@@ -73,9 +73,10 @@ std::string run_in_process() {
   Trace trace;
   coord.set_tap([&](const Publish& m) { trace.tap(m); });
   auto w = depot();
-  std::string error;
-  auto node = UgvNavNode::create({}, w->occupancy_grid(0.05), SystemClock::wall_now(), &error);
-  EXPECT_TRUE(node) << error;
+  auto created = UgvNavNode::create({}, w->occupancy_grid(0.05), SystemClock::wall_now());
+  EXPECT_TRUE(created.ok()) << created.status().message();
+  if (!created.ok()) return "";
+  auto node = std::move(created).value();
   Participant world_p(coord.make_link(), {.name = "world"});
   Participant engine(coord.make_link(), {.name = "engine"});
   Participant nav_p(coord.make_link(), {.name = "ugv1_nav"});

@@ -40,9 +40,9 @@ struct NodeFixture : ::testing::Test {
   testing::FakeWall wall;
   std::unique_ptr<UgvNavNode> node;
   void make(UgvNavOptions o = {}) {
-    std::string e;
-    node = UgvNavNode::create(o, room(), wall.fn(), &e);
-    ASSERT_TRUE(node) << e;
+    auto created = UgvNavNode::create(o, room(), wall.fn());
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    node = std::move(created).value();
   }
 };
 

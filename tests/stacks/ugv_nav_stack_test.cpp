@@ -37,9 +37,9 @@ struct Harness {
   Harness(const world::OccupancyGrid& map, world::OccupancyGrid truth_grid, Pose2D start,
           UgvNavOptions options = {})
       : truth(std::move(truth_grid)), pose(start) {
-    std::string error;
-    stack = UgvNavStack::create(options, map, wall.fn(), &error);
-    EXPECT_TRUE(stack) << error;
+    auto created = UgvNavStack::create(options, map, wall.fn());
+    EXPECT_TRUE(created.ok()) << created.status().message();
+    if (created.ok()) stack = std::move(created).value();
     step_for(milliseconds(100));  // bring-up: the lifecycle activates on the first tick
   }
 
@@ -334,11 +334,11 @@ TEST(UgvNavStack, FirstTickAfterALongPauseFindsTheSilenceToo) {
 
 TEST(UgvNavStack, NoProgressAbortsTheGoalAsBlockedTooLong) {
   testing::FakeWall wall;
-  std::string error;
   UgvNavOptions o;
   o.progress_timeout = seconds(3);
-  auto stack = UgvNavStack::create(o, room(), wall.fn(), &error);
-  ASSERT_TRUE(stack) << error;
+  auto created = UgvNavStack::create(o, room(), wall.fn());
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  auto stack = std::move(created).value();
   stack->tick(SimTime::zero());
   stack->on_pose(SimTime::zero(), {2.0, 2.0, 0.0});
   stack->on_goal(SimTime::zero(), {"g1", {8.0, 2.0, 0.0}});
@@ -451,16 +451,21 @@ TEST(UgvNavStack, NonFiniteInputsAreIgnoredAndCounted) {
 
 TEST(UgvNavStack, CreateRefusesBadOptionsAndGrids) {
   testing::FakeWall wall;
-  std::string error;
   UgvNavOptions o;
   o.control_period = Duration::zero();
-  EXPECT_FALSE(UgvNavStack::create(o, room(), wall.fn(), &error));
+  auto bad = UgvNavStack::create(o, room(), wall.fn());
+  EXPECT_FALSE(bad.ok());
+  std::string error = bad.status().message();
   EXPECT_NE(error.find("control_period"), std::string::npos) << error;
   auto g = room();
   g.cells.clear();
-  EXPECT_FALSE(UgvNavStack::create({}, g, wall.fn(), &error));
+  bad = UgvNavStack::create({}, g, wall.fn());
+  EXPECT_FALSE(bad.ok());
+  error = bad.status().message();
   EXPECT_NE(error.find("occupancy grid"), std::string::npos) << error;
-  EXPECT_FALSE(UgvNavStack::create({}, room(), WallNow{}, &error));
+  bad = UgvNavStack::create({}, room(), WallNow{});
+  EXPECT_FALSE(bad.ok());
+  error = bad.status().message();
   EXPECT_NE(error.find("wall clock"), std::string::npos) << error;
 }
 

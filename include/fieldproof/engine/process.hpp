@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::engine {
 
@@ -29,10 +30,10 @@ class ChildProcess {
 
   // Starts argv[0] (a path) with the current environment plus `env`, in a new process group,
   // stdout and stderr inherited (or appended to `log_file` when not empty, its folder created),
-  // in `cwd` when not empty. False and *error set when it cannot be started.
-  bool start(const std::vector<std::string>& argv,
-             const std::vector<std::pair<std::string, std::string>>& env, std::string* error,
-             const std::string& log_file = "", const std::string& cwd = "");
+  // in `cwd` when not empty. An unavailable Status saying why when it cannot be started.
+  Status start(const std::vector<std::string>& argv,
+               const std::vector<std::pair<std::string, std::string>>& env,
+               const std::string& log_file = "", const std::string& cwd = "");
   bool running() const { return pid_ > 0 && !status_; }
   pid_t pid() const { return pid_; }
   // Polls without blocking; the wait status once the process has exited.

@@ -152,8 +152,9 @@ class Session {
   // at the engine's time `now`, which the engine holds: a regulating stack first finishes its
   // work at `now` (announces past it, bounded by ack_timeout of wall time), then the coordinator
   // forgets it (a lockstep run goes on without it) and the group is killed. Not a failure of the
-  // run. False and *detail when there is no process stack to kill; else *detail says what died.
-  bool kill_stack(const std::string& vehicle, SimTime now, std::string* detail);
+  // run. What died ("pid 4242, killed by signal 9"); not_found when the vehicle has no process
+  // stack, failed_precondition when it was not running.
+  Result<std::string> kill_stack(const std::string& vehicle, SimTime now);
   // Starts a killed stack again and waits (wall time, ready_timeout) until it has registered
   // again, the engine holding the clock meanwhile. unavailable when it could not, not_found
   // when the vehicle has no process stack.

@@ -30,6 +30,7 @@
 #include "fieldproof/lockstep/participant.hpp"
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/status.hpp"
 #include "fieldproof/world/occupancy_grid.hpp"
 
 namespace fieldproof::engine {
@@ -109,8 +110,8 @@ class StackHost {
  public:
   virtual ~StackHost() = default;
   // Starts the stack: a process is spawned; a plugin is loaded, created and run on its thread.
-  // False and *error (naming the vehicle and what happened) when it could not.
-  virtual bool start(const StackContext& context, std::string* error) = 0;
+  // An unavailable Status naming the vehicle and what happened when it could not.
+  virtual Status start(const StackContext& context) = 0;
   // True for processes: the engine waits for their registration over the endpoint.
   virtual bool is_process() const = 0;
   // Why the stack ended by itself ("exited with code 3", "killed by signal 9", "the plugin's tick
@@ -122,17 +123,16 @@ class StackHost {
   // The process's pid while it runs; 0 for a plugin; -1 for a process that has ended.
   virtual int pid() const = 0;
   // fault.kill_stack (docs/network.md): SIGKILL to the process group, the leader reaped; exited()
-  // says nothing of it afterwards (the engine asked for it). *detail says what was killed ("pid
-  // 4242, killed by signal 9"), or why nothing was (a plugin, a process that had ended).
-  virtual bool kill(std::string* detail) {
-    *detail = "only a process stack can be killed";
-    return false;
+  // says nothing of it afterwards (the engine asked for it). What was killed ("pid 4242, killed
+  // by signal 9"), or a failed_precondition Status saying why nothing was (a plugin, a process
+  // that had ended).
+  virtual Result<std::string> kill() {
+    return Status(StatusCode::kFailedPrecondition, "only a process stack can be killed");
   }
-  // Starts the stack again after kill(), with the context of its first start. False and *error
-  // when it could not start.
-  virtual bool restart(std::string* error) {
-    *error = "only a process stack can be restarted";
-    return false;
+  // Starts the stack again after kill(), with the context of its first start; its Status when it
+  // could not start.
+  virtual Status restart() {
+    return Status(StatusCode::kFailedPrecondition, "only a process stack can be restarted");
   }
 };
 

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fieldproof/util/status.hpp"
+
 namespace fieldproof::scenario {
 
 struct Override {
@@ -27,9 +29,9 @@ struct Override {
   std::string to_string() const { return path + "=" + value; }
 };
 
-// "PATH=VALUE" split at the first '='; nullopt and *error when there is no '=' or the path or
-// value is empty or the path does not parse.
-std::optional<Override> parse_override(std::string_view text, std::string* error);
+// "PATH=VALUE" split at the first '='; an invalid_argument Status saying why when there is no
+// '=' or the path or value is empty or the path does not parse.
+Result<Override> parse_override(std::string_view text);
 
 struct OverrideResult {
   std::string yaml;                 // the scenario with the values replaced (when no error)

@@ -14,7 +14,7 @@
 //        /model/v/navigate_to_pose/feedback (fieldproof.msgs.NavigateToPoseFeedback)
 //        /model/v/lifecycle (fieldproof.msgs.LifecycleState, one per node per transition)
 //
-//   auto node = UgvNavNode::create(options, grid, wall_now, &error);
+//   auto node = UgvNavNode::create(options, grid, wall_now).value();  // or its status()
 //   for (auto& t : node->subscriptions()) bus.subscribe(t, ...);
 //   node->deliver({topic, stamp, type, payload});      // "" or why it was refused
 //   node->tick(now);
@@ -53,9 +53,10 @@ UgvNavTopics ugv_nav_topics(const UgvNavOptions& options);
 
 class UgvNavNode {
  public:
-  static std::unique_ptr<UgvNavNode> create(UgvNavOptions options,
-                                            const world::OccupancyGrid& static_map,
-                                            WallNow wall_now, std::string* error);
+  // The node over a new UgvNavStack; its Status when the stack cannot be built.
+  static Result<std::unique_ptr<UgvNavNode>> create(UgvNavOptions options,
+                                                    const world::OccupancyGrid& static_map,
+                                                    WallNow wall_now);
 
   // Topics to subscribe to, in a fixed order: pose, scan, goal, link_state.
   std::vector<std::string> subscriptions() const;

@@ -7,7 +7,7 @@
 // only wall-clock input is the injected WallNow of the lifecycle manager's heartbeats. Not thread
 // safe: the host serialises the calls.
 //
-//   auto stack = UgvNavStack::create(options, world.occupancy_grid(0.05), wall_now, &error);
+//   auto stack = UgvNavStack::create(options, world.occupancy_grid(0.05), wall_now).value();
 //   stack->on_pose(t, {x, y, yaw});
 //   stack->on_goal(t, {"g1", {10.0, -1.0, 0.0}});
 //   stack->tick(t);                        // at stack->next_tick(), every control_period
@@ -29,6 +29,7 @@
 #include "fieldproof/stacks/planner.hpp"
 #include "fieldproof/stacks/types.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/status.hpp"
 #include "fieldproof/world/occupancy_grid.hpp"
 
 namespace fieldproof::stacks {
@@ -89,11 +90,11 @@ struct StackOutput {
 
 class UgvNavStack {
  public:
-  // Builds the stack over the static map. nullptr and *error set when the options or the grid are
-  // invalid. wall_now must be callable for the stack's whole life.
-  static std::unique_ptr<UgvNavStack> create(UgvNavOptions options,
-                                             const world::OccupancyGrid& static_map,
-                                             WallNow wall_now, std::string* error);
+  // Builds the stack over the static map; an invalid_argument Status saying why when the options
+  // or the grid are invalid. wall_now must be callable for the stack's whole life.
+  static Result<std::unique_ptr<UgvNavStack>> create(UgvNavOptions options,
+                                                     const world::OccupancyGrid& static_map,
+                                                     WallNow wall_now);
 
   // Inputs, each at the simulated time it was delivered. A pose or scan with NaN/inf fields is
   // ignored (counted in ignored_inputs()).
