@@ -5,7 +5,6 @@
 
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
-#include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::engine {
 
@@ -53,11 +52,11 @@ WorldDriveResult drive_world(const WorldDriveOptions& options) {
     return r;
   }
   lockstep::Participant& e = session->engine();
-  Mutex mu;  // the callbacks run on this thread, inside sleeps; the lock is for clarity
+  // No lock: a participant delivers to the thread that subscribed, inside its sleeps, so these
+  // callbacks and the loop below never run at once.
   e.subscribe(session->pose_topic(), [&](const lockstep::Publish& m) {
     const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
     if (!poses) return;
-    MutexLock lk(mu);
     for (const auto& p : poses->pose()) {
       auto it = outcome.find(p.name());
       if (it == outcome.end()) continue;
@@ -68,7 +67,6 @@ WorldDriveResult drive_world(const WorldDriveOptions& options) {
     e.subscribe(Session::status_topic(name), [&, name = name](const lockstep::Publish& m) {
       const auto s = msgs::decode_nav_status(m.payload);
       if (!s) return;
-      MutexLock lk(mu);
       VehicleOutcome& v = outcome[name];
       v.status = std::string(msgs::to_string(s->status));
       v.reason = s->reason;
@@ -83,7 +81,6 @@ WorldDriveResult drive_world(const WorldDriveOptions& options) {
   }
   const auto all_done = [&] {
     if (!r.goal) return false;
-    MutexLock lk(mu);
     for (const auto& [name, o] : outcome) {
       if (o.status == "none" || o.status == "accepted") return false;
     }

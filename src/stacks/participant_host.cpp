@@ -9,7 +9,7 @@ namespace fieldproof::stacks {
 
 UgvNavParticipantHost::UgvNavParticipantHost(lockstep::Participant& participant, UgvNavNode& node,
                                              ParticipantHostOptions options)
-    : participant_(participant), node_(node), options_(std::move(options)) {}
+    : participant_(participant), options_(std::move(options)), node_(&node) {}
 
 UgvNavParticipantHost::~UgvNavParticipantHost() = default;
 
@@ -19,7 +19,7 @@ void UgvNavParticipantHost::problem(const std::string& what) {
 }
 
 void UgvNavParticipantHost::publish_locked(SimTime floor) {
-  for (BusMessage& m : node_.take_messages()) {
+  for (BusMessage& m : node_->take_messages()) {
     if (options_.on_published) options_.on_published(m);
     participant_.publish_at(std::max(m.stamp, floor), m.topic, std::move(m.payload),
                             std::move(m.type));
@@ -32,10 +32,15 @@ void UgvNavParticipantHost::stop() {
 }
 
 bool UgvNavParticipantHost::run(SimTime until) {
-  for (const std::string& topic : node_.subscriptions()) {
+  std::vector<std::string> topics;
+  {
+    MutexLock lock(mutex_);
+    topics = node_->subscriptions();
+  }
+  for (const std::string& topic : topics) {
     participant_.subscribe(topic, [this](const lockstep::Publish& m) {
       MutexLock lock(mutex_);
-      const std::string e = node_.deliver({m.topic, m.stamp, m.type, m.payload});
+      const std::string e = node_->deliver({m.topic, m.stamp, m.type, m.payload});
       if (!e.empty()) problem(e);
       publish_locked(participant_.now());
     });
@@ -46,9 +51,9 @@ bool UgvNavParticipantHost::run(SimTime until) {
   if (options_.wall_check_period > Duration::zero()) {
     watchdog.start(options_.wall_check_period, [this](const PeriodicTick&) {
       MutexLock lock(mutex_);
-      node_.check_wall();
+      node_->check_wall();
       // The main thread announced its next tick: nothing may be published before it.
-      publish_locked(node_.next_tick());
+      publish_locked(node_->next_tick());
     });
   }
 
@@ -57,7 +62,7 @@ bool UgvNavParticipantHost::run(SimTime until) {
     SimTime next;
     {
       MutexLock lock(mutex_);
-      next = node_.next_tick();
+      next = node_->next_tick();
     }
     if (next > until) {
       ok = participant_.sleep_until(until);
@@ -68,14 +73,14 @@ bool UgvNavParticipantHost::run(SimTime until) {
       break;
     }
     MutexLock lock(mutex_);
-    node_.tick(participant_.now());
+    node_->tick(participant_.now());
     publish_locked(participant_.now());
   }
   watchdog.stop();
   const bool failed = !participant_.ok();
   if (!failed) {
     MutexLock lock(mutex_);
-    node_.stack().shutdown(participant_.now(), stop_ ? "stopped" : "the run ended");
+    node_->stack().shutdown(participant_.now(), stop_ ? "stopped" : "the run ended");
     publish_locked(participant_.now());
   }
   return !failed && (ok || stop_);

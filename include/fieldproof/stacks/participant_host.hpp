@@ -51,13 +51,13 @@ class UgvNavParticipantHost {
   uint64_t problems() const { return problems_.load(); }
 
  private:
-  void publish_locked(SimTime floor);
+  void publish_locked(SimTime floor) FIELDPROOF_REQUIRES(mutex_);
   void problem(const std::string& what);
 
   lockstep::Participant& participant_;
-  UgvNavNode& node_;
   ParticipantHostOptions options_;
-  Mutex mutex_;  // guards node_ between the loop and the watchdog thread
+  Mutex mutex_;  // the node is called from the loop, the deliveries and the watchdog thread
+  UgvNavNode* const node_ FIELDPROOF_PT_GUARDED_BY(mutex_);
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> problems_{0};
 };
