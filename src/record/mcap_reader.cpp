@@ -356,108 +356,109 @@ std::optional<uint64_t> McapReader::header_length_from_fields() const {
   return off;
 }
 
-bool McapReader::read_summary() {
-  const uint64_t size = source_->size();
-  if (size < data_start_ + wire::kFooterRecord + wire::kMagicSize) return false;
-  const uint64_t footer_offset = size - wire::kMagicSize - wire::kFooterRecord;
-  std::vector<uint8_t> tail;
-  if (!source_->read(footer_offset, wire::kFooterRecord + wire::kMagicSize, tail)) return false;
-  if (std::memcmp(tail.data() + wire::kFooterRecord, wire::kMagic, wire::kMagicSize) != 0) {
-    return false;  // no trailing magic: not closed; the scan says so
-  }
-  Cursor fc(tail.data(), wire::kFooterRecord);
-  if (fc.u8() != static_cast<uint8_t>(Opcode::kFooter) || fc.u64() != wire::kFooterContent) {
-    problem(footer_offset, "trailing magic present but no Footer record before it");
-    return false;
-  }
-  const uint64_t summary_start = fc.u64();
-  fc.u64();  // summary_offset_start: the summary is read whole, its offsets are not needed
-  const uint32_t summary_crc = fc.u32();
-  if (summary_start == 0) return false;  // a valid file without a summary: scan it
-  if (summary_start < data_start_ || summary_start > footer_offset) {
-    problem(footer_offset, "Footer's summary_start " + std::to_string(summary_start) +
-                               " is outside the file's records; scanning instead");
-    return false;
-  }
-  std::vector<uint8_t> summary;
-  if (!source_->read(summary_start, footer_offset - summary_start, summary)) return false;
-  if (options_.verify_crcs && summary_crc != 0) {
-    uint32_t crc = wire::crc32(summary.data(), summary.size());
-    crc = wire::crc32_update(crc, tail.data(), wire::kRecordPrefix + 16);
-    if (crc != summary_crc) {
-      problem(summary_start, "summary CRC mismatch (stored " + std::to_string(summary_crc) +
-                                 ", computed " + std::to_string(crc) + "); scanning instead");
-      return false;
-    }
+// Reads the summary section the Footer points at into the reader's tables. Nothing is kept
+// unless the whole summary parses: any doubt and read() is false, and the caller scans instead.
+class McapReader::SummaryReader {
+ public:
+  explicit SummaryReader(McapReader& reader) : r_(reader) {}
+
+  bool read() {
+    if (!load_section() || !parse_records()) return false;
+    // Messages the chunk indexes cannot find (no index group, or messages outside chunks): only
+    // a scan sees them.
+    if (!saw_chunk_index_group_ && (!stats_ || stats_->message_count > 0)) return false;
+    r_.schemas_ = std::move(schemas_);
+    r_.channels_ = std::move(channels_);
+    r_.chunks_ = std::move(chunks_);
+    r_.attachments_ = std::move(attachments_);
+    r_.used_summary_ = true;
+    read_metadata();
+    fill_statistics();
+    return true;
   }
 
-  std::map<uint16_t, Schema> schemas;
-  std::map<uint16_t, Channel> channels;
-  std::vector<ChunkRef> chunks;
-  std::vector<AttachmentInfo> attachments;
-  std::vector<std::pair<uint64_t, uint64_t>> metadata_refs;
-  std::optional<Statistics> stats;
-  bool saw_chunk_index_group = false;
-  Cursor c(summary.data(), summary.size());
-  while (c.remaining() > 0) {
-    const uint64_t rec_offset = summary_start + (summary.size() - c.remaining());
-    const uint8_t op = c.u8();
-    const uint64_t len = c.u64();
-    Cursor body = Cursor::failed();
-    if (c.ok() && len <= c.remaining()) {
-      std::string_view v = c.take(len);
-      body = Cursor(reinterpret_cast<const uint8_t*>(v.data()), v.size());
-    }
-    if (!c.ok() || !body.ok()) {
-      problem(rec_offset, "summary record runs past the footer; scanning instead");
+ private:
+  // The Footer, then the summary's bytes, its CRC checked: false when the file has no usable
+  // summary.
+  bool load_section() {
+    const uint64_t size = r_.source_->size();
+    if (size < r_.data_start_ + wire::kFooterRecord + wire::kMagicSize) return false;
+    const uint64_t footer_offset = size - wire::kMagicSize - wire::kFooterRecord;
+    std::vector<uint8_t> tail;
+    if (!r_.source_->read(footer_offset, wire::kFooterRecord + wire::kMagicSize, tail)) {
       return false;
     }
-    bool ok = true;
+    if (std::memcmp(tail.data() + wire::kFooterRecord, wire::kMagic, wire::kMagicSize) != 0) {
+      return false;  // no trailing magic: not closed; the scan says so
+    }
+    Cursor fc(tail.data(), wire::kFooterRecord);
+    if (fc.u8() != static_cast<uint8_t>(Opcode::kFooter) || fc.u64() != wire::kFooterContent) {
+      r_.problem(footer_offset, "trailing magic present but no Footer record before it");
+      return false;
+    }
+    start_ = fc.u64();
+    fc.u64();  // summary_offset_start: the summary is read whole, its offsets are not needed
+    const uint32_t summary_crc = fc.u32();
+    if (start_ == 0) return false;  // a valid file without a summary: scan it
+    if (start_ < r_.data_start_ || start_ > footer_offset) {
+      r_.problem(footer_offset, "Footer's summary_start " + std::to_string(start_) +
+                                    " is outside the file's records; scanning instead");
+      return false;
+    }
+    if (!r_.source_->read(start_, footer_offset - start_, bytes_)) return false;
+    if (r_.options_.verify_crcs && summary_crc != 0) {
+      uint32_t crc = wire::crc32(bytes_.data(), bytes_.size());
+      crc = wire::crc32_update(crc, tail.data(), wire::kRecordPrefix + 16);
+      if (crc != summary_crc) {
+        r_.problem(start_, "summary CRC mismatch (stored " + std::to_string(summary_crc) +
+                               ", computed " + std::to_string(crc) + "); scanning instead");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Every record of the summary; false (after saying why) at the first that does not parse.
+  bool parse_records() {
+    Cursor c(bytes_.data(), bytes_.size());
+    while (c.remaining() > 0) {
+      const uint64_t rec_offset = start_ + (bytes_.size() - c.remaining());
+      const uint8_t op = c.u8();
+      const uint64_t len = c.u64();
+      Cursor body = Cursor::failed();
+      if (c.ok() && len <= c.remaining()) {
+        std::string_view v = c.take(len);
+        body = Cursor(reinterpret_cast<const uint8_t*>(v.data()), v.size());
+      }
+      if (!c.ok() || !body.ok()) {
+        r_.problem(rec_offset, "summary record runs past the footer; scanning instead");
+        return false;
+      }
+      if (!parse_record(op, body, rec_offset)) {
+        r_.problem(rec_offset,
+                   "malformed " + opcode_name(op) + " record in the summary; scanning instead");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // One summary record; false when it is malformed.
+  bool parse_record(uint8_t op, Cursor body, uint64_t rec_offset) {
     switch (static_cast<Opcode>(op)) {
       case Opcode::kSchema: {
         auto s = parse_schema(body);
-        ok = s.has_value();
-        if (ok && s->id != 0) schemas[s->id] = std::move(*s);
-        break;
+        if (s && s->id != 0) schemas_[s->id] = std::move(*s);
+        return s.has_value();
       }
       case Opcode::kChannel: {
         auto ch = parse_channel(body);
-        ok = ch.has_value();
-        if (ok) channels[ch->id] = std::move(*ch);
-        break;
+        if (ch) channels_[ch->id] = std::move(*ch);
+        return ch.has_value();
       }
-      case Opcode::kChunkIndex: {
-        saw_chunk_index_group = true;
-        ChunkRef r;
-        r.start_ns = wire::to_ns(body.u64());
-        r.end_ns = wire::to_ns(body.u64());
-        r.offset = body.u64();
-        r.length = body.u64();
-        Cursor m = body.sub32();
-        while (m.ok() && m.remaining() > 0) {
-          uint16_t id = m.u16();
-          uint64_t off = m.u64();
-          if (m.ok()) r.message_index_offsets[id] = off;
-        }
-        r.message_index_length = body.u64();
-        std::string comp = body.str();
-        body.u64();  // compressed_size and uncompressed_size: the chunk record repeats them
-        body.u64();
-        ok = body.ok() && m.ok();
-        if (!ok) break;
-        auto cm = parse_compression(comp);
-        if (!cm) {
-          problem(r.offset, "chunk uses unsupported compression '" + comp + "'; skipped");
-          break;
-        }
-        if (!source_->in_range(r.offset, r.length) || r.offset < data_start_) {
-          problem(rec_offset, "ChunkIndex points outside the file" + at(r.offset) + "; skipped");
-          break;
-        }
-        r.compression = *cm;
-        chunks.push_back(std::move(r));
-        break;
-      }
+      case Opcode::kChunkIndex:
+        saw_chunk_index_group_ = true;
+        return parse_chunk_index(body, rec_offset);
       case Opcode::kAttachmentIndex: {
         AttachmentInfo a;
         a.offset = body.u64();
@@ -467,327 +468,401 @@ bool McapReader::read_summary() {
         a.data_size = body.u64();
         a.name = body.str();
         a.content_type = body.str();
-        ok = body.ok();
-        if (ok) attachments.push_back(std::move(a));
-        break;
+        if (body.ok()) attachments_.push_back(std::move(a));
+        return body.ok();
       }
       case Opcode::kStatistics:
-        stats = parse_statistics(body);
-        ok = stats.has_value();
-        break;
+        stats_ = parse_statistics(body);
+        return stats_.has_value();
       case Opcode::kMetadataIndex: {
         uint64_t off = body.u64();
         uint64_t length = body.u64();
         body.str();
-        ok = body.ok();
-        if (ok) metadata_refs.emplace_back(off, length);
-        break;
+        if (body.ok()) metadata_refs_.emplace_back(off, length);
+        return body.ok();
       }
       default:
-        break;  // summary offsets, unknown records: not needed
-    }
-    if (!ok) {
-      problem(rec_offset,
-              "malformed " + opcode_name(op) + " record in the summary; scanning instead");
-      return false;
+        return true;  // summary offsets, unknown records: not needed
     }
   }
-  // Messages the chunk indexes cannot find (no index group, or messages outside chunks): only a
-  // scan sees them.
-  if (!saw_chunk_index_group && (!stats || stats->message_count > 0)) return false;
 
-  schemas_ = std::move(schemas);
-  channels_ = std::move(channels);
-  chunks_ = std::move(chunks);
-  attachments_ = std::move(attachments);
-  used_summary_ = true;
-
-  std::vector<uint8_t> rec;
-  for (const auto& [off, length] : metadata_refs) {
-    if (length < wire::kRecordPrefix || length > (uint64_t{64} << 20) ||
-        !source_->read(off, length, rec)) {
-      problem(off, "MetadataIndex points outside the file; skipped");
-      continue;
+  // A ChunkIndex; false when malformed. One whose chunk cannot be read (an unknown compression,
+  // outside the file) is skipped with a problem, not an error.
+  bool parse_chunk_index(Cursor body, uint64_t rec_offset) {
+    ChunkRef r;
+    r.start_ns = wire::to_ns(body.u64());
+    r.end_ns = wire::to_ns(body.u64());
+    r.offset = body.u64();
+    r.length = body.u64();
+    Cursor m = body.sub32();
+    while (m.ok() && m.remaining() > 0) {
+      uint16_t id = m.u16();
+      uint64_t off = m.u64();
+      if (m.ok()) r.message_index_offsets[id] = off;
     }
-    Cursor mc(rec.data(), rec.size());
-    const uint8_t op = mc.u8();
-    const uint64_t len = mc.u64();
-    Metadata m;
-    m.name = mc.str();
-    m.metadata = mc.string_map();
-    if (op != static_cast<uint8_t>(Opcode::kMetadata) || len != length - wire::kRecordPrefix ||
-        !mc.ok()) {
-      problem(off, "MetadataIndex does not point at a whole Metadata record; skipped");
-      continue;
+    r.message_index_length = body.u64();
+    std::string comp = body.str();
+    body.u64();  // compressed_size and uncompressed_size: the chunk record repeats them
+    body.u64();
+    if (!body.ok() || !m.ok()) return false;
+    auto cm = parse_compression(comp);
+    if (!cm) {
+      r_.problem(r.offset, "chunk uses unsupported compression '" + comp + "'; skipped");
+      return true;
     }
-    metadata_.push_back(std::move(m));
+    if (!r_.source_->in_range(r.offset, r.length) || r.offset < r_.data_start_) {
+      r_.problem(rec_offset, "ChunkIndex points outside the file" + at(r.offset) + "; skipped");
+      return true;
+    }
+    r.compression = *cm;
+    chunks_.push_back(std::move(r));
+    return true;
   }
 
-  if (stats) {
-    stats_ = *stats;
-  } else {
-    stats_ = {};
-    stats_.schema_count = static_cast<uint16_t>(schemas_.size());
-    stats_.channel_count = static_cast<uint32_t>(channels_.size());
-    stats_.attachment_count = static_cast<uint32_t>(attachments_.size());
-    stats_.metadata_count = static_cast<uint32_t>(metadata_.size());
-    stats_.chunk_count = static_cast<uint32_t>(chunks_.size());
+  // The Metadata records the MetadataIndex entries point at; a bad entry is skipped.
+  void read_metadata() {
+    std::vector<uint8_t> rec;
+    for (const auto& [off, length] : metadata_refs_) {
+      if (length < wire::kRecordPrefix || length > (uint64_t{64} << 20) ||
+          !r_.source_->read(off, length, rec)) {
+        r_.problem(off, "MetadataIndex points outside the file; skipped");
+        continue;
+      }
+      Cursor mc(rec.data(), rec.size());
+      const uint8_t op = mc.u8();
+      const uint64_t len = mc.u64();
+      Metadata m;
+      m.name = mc.str();
+      m.metadata = mc.string_map();
+      if (op != static_cast<uint8_t>(Opcode::kMetadata) || len != length - wire::kRecordPrefix ||
+          !mc.ok()) {
+        r_.problem(off, "MetadataIndex does not point at a whole Metadata record; skipped");
+        continue;
+      }
+      r_.metadata_.push_back(std::move(m));
+    }
+  }
+
+  // The Statistics record, or what the indexes say when there was none.
+  void fill_statistics() {
+    Statistics& st = r_.stats_;
+    if (stats_) {
+      st = *stats_;
+      return;
+    }
+    st = {};
+    st.schema_count = static_cast<uint16_t>(r_.schemas_.size());
+    st.channel_count = static_cast<uint32_t>(r_.channels_.size());
+    st.attachment_count = static_cast<uint32_t>(r_.attachments_.size());
+    st.metadata_count = static_cast<uint32_t>(r_.metadata_.size());
+    st.chunk_count = static_cast<uint32_t>(r_.chunks_.size());
     bool first = true;
-    for (const ChunkRef& r : chunks_) {
-      stats_.message_start_time_ns =
-          first ? r.start_ns : std::min(stats_.message_start_time_ns, r.start_ns);
-      stats_.message_end_time_ns =
-          first ? r.end_ns : std::max(stats_.message_end_time_ns, r.end_ns);
+    for (const ChunkRef& c : r_.chunks_) {
+      st.message_start_time_ns =
+          first ? c.start_ns : std::min(st.message_start_time_ns, c.start_ns);
+      st.message_end_time_ns = first ? c.end_ns : std::max(st.message_end_time_ns, c.end_ns);
       first = false;
     }
   }
-  return true;
-}
 
-void McapReader::scan() {
-  used_summary_ = false;
-  schemas_.clear();
-  channels_.clear();
-  chunks_.clear();
-  attachments_.clear();
-  metadata_.clear();
-  loose_messages_.clear();
-  stats_ = {};
+  McapReader& r_;
+  uint64_t start_ = 0;          // of the summary section
+  std::vector<uint8_t> bytes_;  // the summary section
+  std::map<uint16_t, Schema> schemas_;
+  std::map<uint16_t, Channel> channels_;
+  std::vector<ChunkRef> chunks_;
+  std::vector<AttachmentInfo> attachments_;
+  std::vector<std::pair<uint64_t, uint64_t>> metadata_refs_;
+  std::optional<Statistics> stats_;
+  bool saw_chunk_index_group_ = false;
+};
 
-  const uint64_t size = source_->size();
-  const uint64_t max_record = options_.max_chunk_uncompressed_size + (uint64_t{1} << 20);
-  std::vector<uint8_t> buf;
-  std::vector<uint8_t> records;
-  // The data section CRC covers every byte before the Data End record, magic included.
-  uint32_t crc = 0;
-  bool crc_known = options_.verify_crcs && source_->read(0, data_start_, buf);
-  if (crc_known) crc = wire::crc32(buf.data(), buf.size());
-  uint64_t pos = data_start_;
-  uint64_t messages = 0;
-  std::vector<uint8_t> prefix;
+bool McapReader::read_summary() { return SummaryReader(*this).read(); }
 
-  auto count_message = [&](const MessageHeader& m) {
-    if (messages == 0) {
-      stats_.message_start_time_ns = m.log_time_ns;
-      stats_.message_end_time_ns = m.log_time_ns;
-    } else {
-      stats_.message_start_time_ns = std::min(stats_.message_start_time_ns, m.log_time_ns);
-      stats_.message_end_time_ns = std::max(stats_.message_end_time_ns, m.log_time_ns);
-    }
-    ++messages;
-    ++stats_.channel_message_counts[m.channel_id];
-  };
-  auto add_schema = [&](Cursor body, uint64_t offset) {
-    auto s = parse_schema(body);
-    if (!s) return problem(offset, "malformed Schema record; skipped");
-    if (s->id != 0) schemas_[s->id] = std::move(*s);
-  };
-  auto add_channel = [&](Cursor body, uint64_t offset) {
-    auto ch = parse_channel(body);
-    if (!ch) return problem(offset, "malformed Channel record; skipped");
-    channels_[ch->id] = std::move(*ch);
-  };
+// Reads the file record by record from the data section's start, as far as it goes: what the
+// summary would have said (schemas, channels, chunks, attachments, metadata, statistics) is
+// rebuilt, and each damaged record is a problem, skipped.
+class McapReader::Scanner {
+ public:
+  explicit Scanner(McapReader& reader) : r_(reader) {}
 
-  while (true) {
-    if (pos >= size) {
-      problem(pos, "file ends" + at(pos) +
-                       " without a Data End record: it was not closed (cut short?); kept what "
-                       "precedes");
-      break;
-    }
-    if (size - pos < wire::kRecordPrefix) {
-      problem(pos, "file cut short: " + std::to_string(size - pos) + " trailing bytes" + at(pos) +
-                       " are not a whole record; skipped");
-      break;
-    }
-    if (!source_->read(pos, wire::kRecordPrefix, prefix)) {
-      problem(pos, "read failed" + at(pos));
-      break;
-    }
-    Cursor pc(prefix.data(), prefix.size());
-    const uint8_t op = pc.u8();
-    const uint64_t len = pc.u64();
-    const uint64_t body_at = pos + wire::kRecordPrefix;
-    if (len > size - body_at) {
-      problem(pos, opcode_name(op) + " record" + at(pos) + " claims " + std::to_string(len) +
-                       " bytes but only " + std::to_string(size - body_at) +
-                       " remain: file cut short; skipped");
-      break;
-    }
-    if (len > max_record) {
-      problem(pos, opcode_name(op) + " record" + at(pos) + " of " + std::to_string(len) +
-                       " bytes exceeds the reader's limit; skipped");
-      crc_known = false;
+  void run() {
+    r_.used_summary_ = false;
+    r_.schemas_.clear();
+    r_.channels_.clear();
+    r_.chunks_.clear();
+    r_.attachments_.clear();
+    r_.metadata_.clear();
+    r_.loose_messages_.clear();
+    r_.stats_ = {};
+
+    const uint64_t size = r_.source_->size();
+    const uint64_t max_record = r_.options_.max_chunk_uncompressed_size + (uint64_t{1} << 20);
+    // The data section CRC covers every byte before the Data End record, magic included.
+    crc_known_ = r_.options_.verify_crcs && r_.source_->read(0, r_.data_start_, buf_);
+    if (crc_known_) crc_ = wire::crc32(buf_.data(), buf_.size());
+    uint64_t pos = r_.data_start_;
+    while (true) {
+      if (pos >= size) {
+        r_.problem(pos, "file ends" + at(pos) +
+                            " without a Data End record: it was not closed (cut short?); kept "
+                            "what precedes");
+        break;
+      }
+      if (size - pos < wire::kRecordPrefix) {
+        r_.problem(pos, "file cut short: " + std::to_string(size - pos) + " trailing bytes" +
+                            at(pos) + " are not a whole record; skipped");
+        break;
+      }
+      if (!r_.source_->read(pos, wire::kRecordPrefix, prefix_)) {
+        r_.problem(pos, "read failed" + at(pos));
+        break;
+      }
+      Cursor pc(prefix_.data(), prefix_.size());
+      const uint8_t op = pc.u8();
+      const uint64_t len = pc.u64();
+      const uint64_t body_at = pos + wire::kRecordPrefix;
+      if (len > size - body_at) {
+        r_.problem(pos, opcode_name(op) + " record" + at(pos) + " claims " + std::to_string(len) +
+                            " bytes but only " + std::to_string(size - body_at) +
+                            " remain: file cut short; skipped");
+        break;
+      }
+      if (len > max_record) {
+        r_.problem(pos, opcode_name(op) + " record" + at(pos) + " of " + std::to_string(len) +
+                            " bytes exceeds the reader's limit; skipped");
+        crc_known_ = false;
+        pos = body_at + len;
+        continue;
+      }
+      if (!r_.source_->read(body_at, len, buf_)) {
+        r_.problem(pos, "read failed" + at(pos));
+        break;
+      }
+      const uint32_t crc_before = crc_;
+      if (crc_known_) {
+        crc_ = wire::crc32_update(crc_, prefix_.data(), prefix_.size());
+        crc_ = wire::crc32_update(crc_, buf_.data(), buf_.size());
+      }
+      const bool stop = record(op, pos, len, crc_before);
       pos = body_at + len;
-      continue;
+      if (stop) break;
     }
-    if (!source_->read(body_at, len, buf)) {
-      problem(pos, "read failed" + at(pos));
-      break;
-    }
-    const uint32_t crc_before = crc;
-    if (crc_known) {
-      crc = wire::crc32_update(crc, prefix.data(), prefix.size());
-      crc = wire::crc32_update(crc, buf.data(), buf.size());
-    }
-    Cursor body(buf.data(), buf.size());
-    bool stop = false;
+    finish_statistics();
+  }
+
+ private:
+  // The record at `pos` (its body in buf_); true when the scan ends with it.
+  bool record(uint8_t op, uint64_t pos, uint64_t len, uint32_t crc_before) {
+    Cursor body(buf_.data(), buf_.size());
     switch (static_cast<Opcode>(op)) {
       case Opcode::kDataEnd: {
         const uint32_t stored = body.u32();
-        if (body.ok() && crc_known && stored != 0 && stored != crc_before) {
-          problem(pos, "data section CRC mismatch (stored " + std::to_string(stored) +
-                           ", computed " + std::to_string(crc_before) + ")");
+        if (body.ok() && crc_known_ && stored != 0 && stored != crc_before) {
+          r_.problem(pos, "data section CRC mismatch (stored " + std::to_string(stored) +
+                              ", computed " + std::to_string(crc_before) + ")");
         }
-        if (!has_footer_) {
-          problem(pos, "the file ends after the Data End record" + at(pos) +
-                           " without its summary and footer (cut short while closing)");
+        if (!r_.has_footer_) {
+          r_.problem(pos, "the file ends after the Data End record" + at(pos) +
+                              " without its summary and footer (cut short while closing)");
         }
-        stop = true;
-        break;
+        return true;
       }
       case Opcode::kFooter:
-        problem(pos, "Footer met before any Data End record");
-        stop = true;
-        break;
+        r_.problem(pos, "Footer met before any Data End record");
+        return true;
       case Opcode::kSchema:
         add_schema(body, pos);
         break;
       case Opcode::kChannel:
         add_channel(body, pos);
         break;
-      case Opcode::kMessage: {
-        auto m = parse_message(buf.data(), buf.size());
-        if (!m) {
-          problem(pos, "malformed Message record; skipped");
-        } else if (!channels_.contains(m->channel_id)) {
-          problem(pos,
-                  "Message on undeclared channel " + std::to_string(m->channel_id) + "; skipped");
-        } else {
-          loose_messages_.push_back(pos);
-          count_message(*m);
-        }
+      case Opcode::kMessage:
+        loose_message(pos);
         break;
-      }
-      case Opcode::kChunk: {
-        auto f = parse_chunk(body);
-        if (!f) {
-          problem(pos, "malformed Chunk record; skipped");
-          break;
-        }
-        auto comp = parse_compression(f->compression);
-        if (!comp) {
-          problem(pos, "Chunk uses unsupported compression '" + f->compression + "'; skipped");
-          break;
-        }
-        if (f->uncompressed_size > options_.max_chunk_uncompressed_size) {
-          problem(pos, "Chunk claims " + std::to_string(f->uncompressed_size) +
-                           " uncompressed bytes, above the reader's limit; skipped");
-          break;
-        }
-        const auto* data = reinterpret_cast<const uint8_t*>(f->records.data());
-        if (Status s =
-                detail::decompress(*comp, data, f->records.size(), f->uncompressed_size, records);
-            !s.ok()) {
-          problem(pos, "Chunk cannot be decompressed (" + s.message() + "); skipped");
-          break;
-        }
-        if (options_.verify_crcs && f->crc != 0) {
-          const uint32_t computed = wire::crc32(records.data(), records.size());
-          if (computed != f->crc) {
-            problem(pos, "Chunk CRC mismatch (stored " + std::to_string(f->crc) + ", computed " +
-                             std::to_string(computed) + "); skipped");
-            break;
-          }
-        }
-        ChunkRef ref;
-        ref.offset = pos;
-        ref.length = wire::kRecordPrefix + len;
-        ref.compression = *comp;
-        bool any = false;
-        Cursor rc(records.data(), records.size());
-        while (rc.remaining() > 0) {
-          const uint64_t inner = records.size() - rc.remaining();
-          const uint8_t iop = rc.u8();
-          const uint64_t ilen = rc.u64();
-          if (!rc.ok() || ilen > rc.remaining()) {
-            problem(pos, "Chunk's record at inner offset " + std::to_string(inner) +
-                             " runs past the chunk's end; the rest of the chunk is skipped");
-            break;
-          }
-          std::string_view iv = rc.take(ilen);
-          Cursor ib(reinterpret_cast<const uint8_t*>(iv.data()), iv.size());
-          if (iop == static_cast<uint8_t>(Opcode::kSchema)) {
-            add_schema(ib, pos);
-          } else if (iop == static_cast<uint8_t>(Opcode::kChannel)) {
-            add_channel(ib, pos);
-          } else if (iop == static_cast<uint8_t>(Opcode::kMessage)) {
-            auto m = parse_message(reinterpret_cast<const uint8_t*>(iv.data()), iv.size());
-            if (!m) {
-              problem(pos, "malformed Message at inner offset " + std::to_string(inner) +
-                               " of the Chunk; skipped");
-            } else if (!channels_.contains(m->channel_id)) {
-              problem(pos, "Message on undeclared channel " + std::to_string(m->channel_id) +
-                               " in the Chunk; skipped");
-            } else {
-              ref.start_ns = any ? std::min(ref.start_ns, m->log_time_ns) : m->log_time_ns;
-              ref.end_ns = any ? std::max(ref.end_ns, m->log_time_ns) : m->log_time_ns;
-              any = true;
-              count_message(*m);
-            }
-          }
-        }
-        chunks_.push_back(std::move(ref));
+      case Opcode::kChunk:
+        chunk(body, pos, len);
         break;
-      }
-      case Opcode::kAttachment: {
-        uint32_t computed = 0;
-        auto a = parse_attachment(body, options_.verify_crcs ? &computed : nullptr);
-        if (!a) {
-          problem(pos, "malformed Attachment record; skipped");
-        } else if (options_.verify_crcs && a->second != 0 && computed != a->second) {
-          problem(pos, "Attachment '" + a->first.name + "' CRC mismatch; skipped");
-        } else {
-          AttachmentInfo info;
-          info.offset = pos;
-          info.length = wire::kRecordPrefix + len;
-          info.log_time_ns = a->first.log_time_ns;
-          info.create_time_ns = a->first.create_time_ns;
-          info.data_size = a->first.data.size();
-          info.name = a->first.name;
-          info.content_type = a->first.content_type;
-          attachments_.push_back(std::move(info));
-        }
+      case Opcode::kAttachment:
+        attachment(body, pos, len);
         break;
-      }
       case Opcode::kMetadata: {
         Metadata m;
         m.name = body.str();
         m.metadata = body.string_map();
         if (!body.ok()) {
-          problem(pos, "malformed Metadata record; skipped");
+          r_.problem(pos, "malformed Metadata record; skipped");
         } else {
-          metadata_.push_back(std::move(m));
+          r_.metadata_.push_back(std::move(m));
         }
         break;
       }
       case Opcode::kHeader:
-        problem(pos, "a second Header record; ignored");
+        r_.problem(pos, "a second Header record; ignored");
         break;
       default:
         break;  // message indexes (rebuilt on demand), unknown opcodes: skipped as the spec says
     }
-    pos = body_at + len;
-    if (stop) break;
+    return false;
   }
-  stats_.message_count = messages;
-  stats_.schema_count = static_cast<uint16_t>(schemas_.size());
-  stats_.channel_count = static_cast<uint32_t>(channels_.size());
-  stats_.attachment_count = static_cast<uint32_t>(attachments_.size());
-  stats_.metadata_count = static_cast<uint32_t>(metadata_.size());
-  stats_.chunk_count = static_cast<uint32_t>(chunks_.size());
-  for (const auto& [id, ch] : channels_) stats_.channel_message_counts.try_emplace(id, 0);
-}
+
+  // A Message record outside any chunk (its body in buf_).
+  void loose_message(uint64_t pos) {
+    auto m = parse_message(buf_.data(), buf_.size());
+    if (!m) {
+      r_.problem(pos, "malformed Message record; skipped");
+    } else if (!r_.channels_.contains(m->channel_id)) {
+      r_.problem(pos,
+                 "Message on undeclared channel " + std::to_string(m->channel_id) + "; skipped");
+    } else {
+      r_.loose_messages_.push_back(pos);
+      count_message(*m);
+    }
+  }
+
+  // A Chunk record: decompressed, its CRC checked, its records read; kept as a ChunkRef.
+  void chunk(Cursor body, uint64_t pos, uint64_t len) {
+    auto f = parse_chunk(body);
+    if (!f) {
+      r_.problem(pos, "malformed Chunk record; skipped");
+      return;
+    }
+    auto comp = parse_compression(f->compression);
+    if (!comp) {
+      r_.problem(pos, "Chunk uses unsupported compression '" + f->compression + "'; skipped");
+      return;
+    }
+    if (f->uncompressed_size > r_.options_.max_chunk_uncompressed_size) {
+      r_.problem(pos, "Chunk claims " + std::to_string(f->uncompressed_size) +
+                          " uncompressed bytes, above the reader's limit; skipped");
+      return;
+    }
+    const auto* data = reinterpret_cast<const uint8_t*>(f->records.data());
+    if (Status s =
+            detail::decompress(*comp, data, f->records.size(), f->uncompressed_size, records_);
+        !s.ok()) {
+      r_.problem(pos, "Chunk cannot be decompressed (" + s.message() + "); skipped");
+      return;
+    }
+    if (r_.options_.verify_crcs && f->crc != 0) {
+      const uint32_t computed = wire::crc32(records_.data(), records_.size());
+      if (computed != f->crc) {
+        r_.problem(pos, "Chunk CRC mismatch (stored " + std::to_string(f->crc) + ", computed " +
+                            std::to_string(computed) + "); skipped");
+        return;
+      }
+    }
+    ChunkRef ref;
+    ref.offset = pos;
+    ref.length = wire::kRecordPrefix + len;
+    ref.compression = *comp;
+    chunk_records(pos, ref);
+    r_.chunks_.push_back(std::move(ref));
+  }
+
+  // The records of the chunk at `pos` (decompressed in records_); its messages' times go to ref.
+  void chunk_records(uint64_t pos, ChunkRef& ref) {
+    bool any = false;
+    Cursor rc(records_.data(), records_.size());
+    while (rc.remaining() > 0) {
+      const uint64_t inner = records_.size() - rc.remaining();
+      const uint8_t iop = rc.u8();
+      const uint64_t ilen = rc.u64();
+      if (!rc.ok() || ilen > rc.remaining()) {
+        r_.problem(pos, "Chunk's record at inner offset " + std::to_string(inner) +
+                            " runs past the chunk's end; the rest of the chunk is skipped");
+        break;
+      }
+      std::string_view iv = rc.take(ilen);
+      Cursor ib(reinterpret_cast<const uint8_t*>(iv.data()), iv.size());
+      if (iop == static_cast<uint8_t>(Opcode::kSchema)) {
+        add_schema(ib, pos);
+      } else if (iop == static_cast<uint8_t>(Opcode::kChannel)) {
+        add_channel(ib, pos);
+      } else if (iop == static_cast<uint8_t>(Opcode::kMessage)) {
+        auto m = parse_message(reinterpret_cast<const uint8_t*>(iv.data()), iv.size());
+        if (!m) {
+          r_.problem(pos, "malformed Message at inner offset " + std::to_string(inner) +
+                              " of the Chunk; skipped");
+        } else if (!r_.channels_.contains(m->channel_id)) {
+          r_.problem(pos, "Message on undeclared channel " + std::to_string(m->channel_id) +
+                              " in the Chunk; skipped");
+        } else {
+          ref.start_ns = any ? std::min(ref.start_ns, m->log_time_ns) : m->log_time_ns;
+          ref.end_ns = any ? std::max(ref.end_ns, m->log_time_ns) : m->log_time_ns;
+          any = true;
+          count_message(*m);
+        }
+      }
+    }
+  }
+
+  void attachment(Cursor body, uint64_t pos, uint64_t len) {
+    uint32_t computed = 0;
+    auto a = parse_attachment(body, r_.options_.verify_crcs ? &computed : nullptr);
+    if (!a) {
+      r_.problem(pos, "malformed Attachment record; skipped");
+    } else if (r_.options_.verify_crcs && a->second != 0 && computed != a->second) {
+      r_.problem(pos, "Attachment '" + a->first.name + "' CRC mismatch; skipped");
+    } else {
+      AttachmentInfo info;
+      info.offset = pos;
+      info.length = wire::kRecordPrefix + len;
+      info.log_time_ns = a->first.log_time_ns;
+      info.create_time_ns = a->first.create_time_ns;
+      info.data_size = a->first.data.size();
+      info.name = a->first.name;
+      info.content_type = a->first.content_type;
+      r_.attachments_.push_back(std::move(info));
+    }
+  }
+
+  void count_message(const MessageHeader& m) {
+    Statistics& st = r_.stats_;
+    if (messages_ == 0) {
+      st.message_start_time_ns = m.log_time_ns;
+      st.message_end_time_ns = m.log_time_ns;
+    } else {
+      st.message_start_time_ns = std::min(st.message_start_time_ns, m.log_time_ns);
+      st.message_end_time_ns = std::max(st.message_end_time_ns, m.log_time_ns);
+    }
+    ++messages_;
+    ++st.channel_message_counts[m.channel_id];
+  }
+
+  void add_schema(Cursor body, uint64_t offset) {
+    auto s = parse_schema(body);
+    if (!s) return r_.problem(offset, "malformed Schema record; skipped");
+    if (s->id != 0) r_.schemas_[s->id] = std::move(*s);
+  }
+
+  void add_channel(Cursor body, uint64_t offset) {
+    auto ch = parse_channel(body);
+    if (!ch) return r_.problem(offset, "malformed Channel record; skipped");
+    r_.channels_[ch->id] = std::move(*ch);
+  }
+
+  void finish_statistics() {
+    Statistics& st = r_.stats_;
+    st.message_count = messages_;
+    st.schema_count = static_cast<uint16_t>(r_.schemas_.size());
+    st.channel_count = static_cast<uint32_t>(r_.channels_.size());
+    st.attachment_count = static_cast<uint32_t>(r_.attachments_.size());
+    st.metadata_count = static_cast<uint32_t>(r_.metadata_.size());
+    st.chunk_count = static_cast<uint32_t>(r_.chunks_.size());
+    for (const auto& [id, ch] : r_.channels_) st.channel_message_counts.try_emplace(id, 0);
+  }
+
+  McapReader& r_;
+  std::vector<uint8_t> buf_;      // the current record's body
+  std::vector<uint8_t> prefix_;   // its opcode and length
+  std::vector<uint8_t> records_;  // the current chunk's records, decompressed
+  bool crc_known_ = false;        // the data section's CRC can still be checked
+  uint32_t crc_ = 0;              // of the data section so far
+  uint64_t messages_ = 0;
+};
+
+void McapReader::scan() { Scanner(*this).run(); }
 
 Status McapReader::load_chunk(const ChunkRef& chunk, std::vector<uint8_t>& scratch,
                               std::vector<uint8_t>& records, size_t* records_at) {

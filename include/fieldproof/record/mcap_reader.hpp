@@ -148,6 +148,9 @@ class McapReader {
     uint64_t message_index_length = 0;
   };
 
+  class SummaryReader;  // read_summary()'s steps
+  class Scanner;        // scan()'s steps
+
   Status open_source(std::unique_ptr<Source> source, McapReaderOptions options);
   void reset();
   void problem(uint64_t offset, std::string message);
