@@ -60,6 +60,12 @@ class PlaySession::Publisher {
     p_.publish_at(stamp, std::string(m.topic), std::string(m.data), std::string(m.type));
     next_ = m.next_log_time_ns ? std::max(SimTime::from_ns(*m.next_log_time_ns) + offset_, stamp)
                                : SimTime::infinite();
+    if (!m.next_log_time_ns) ended_at_ = SimTime::from_ns(m.log_time_ns);
+    // The next message's stamp, when playback goes forward to it (a loop's next is behind).
+    pending_.reset();
+    if (m.next_log_time_ns && *m.next_log_time_ns >= m.log_time_ns) {
+      pending_ = SimTime::from_ns(*m.next_log_time_ns);
+    }
     raise_locked(drive_ ? stamp : next_);
   }
 
@@ -68,11 +74,18 @@ class PlaySession::Publisher {
     MutexLock lock(mutex_);
     if (j.to + offset_ < announced_) offset_ = announced_ - j.to;
     next_ = j.to + offset_;  // the first message after a jump is stamped >= j.to
+    ended_at_.reset();
+    pending_.reset();  // unknown until the first message after the jump
   }
 
   // The clock publisher's tick (with a clock rate): time follows the player clock; /clock says it.
   void on_tick(SimTime log_now) {
     MutexLock lock(mutex_);
+    // /clock never passes a message not yet published (the run thread may wake late for it), nor,
+    // after the last message, the end of the recording (the player clock runs on until the session
+    // leaves): a follower's time then never overtakes what the leader has still to publish.
+    if (ended_at_) log_now = std::min(log_now, *ended_at_);
+    if (pending_) log_now = std::min(log_now, *pending_);
     raise_locked(std::min(log_now + offset_, next_));
     // A paused clock repeats its time: those publications could only wait, undelivered, until
     // the coordinator's time moves again, so they are left out (a follower's watchdog then says
@@ -100,6 +113,10 @@ class PlaySession::Publisher {
   SimTime announced_ FIELDPROOF_GUARDED_BY(mutex_);
   SimTime next_ FIELDPROOF_GUARDED_BY(mutex_);
   std::optional<SimTime> last_clock_ FIELDPROOF_GUARDED_BY(mutex_);  // the last /clock published
+  // The last message's log time, once the last message of the range (not looping) was published.
+  std::optional<SimTime> ended_at_ FIELDPROOF_GUARDED_BY(mutex_);
+  // The log time of the message that plays next (see on_message), when known.
+  std::optional<SimTime> pending_ FIELDPROOF_GUARDED_BY(mutex_);
   bool first_ FIELDPROOF_GUARDED_BY(mutex_) = true;
 };
 

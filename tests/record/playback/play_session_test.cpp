@@ -20,6 +20,7 @@
 #include "fieldproof/engine/play_session.hpp"
 #include "fieldproof/lockstep/zmq_server.hpp"
 #include "fieldproof/lockstep/zmq_socket.hpp"
+#include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
 
 namespace fieldproof::engine {
@@ -76,6 +77,7 @@ class Coordinator {
     o.tap = [this](const lockstep::Publish& m) {
       std::lock_guard lock(mutex_);
       tapped_.push_back(m);
+      cv_.notify_all();
     };
     server_ = std::make_unique<lockstep::CoordinatorServer>(std::move(o));
   }
@@ -84,9 +86,26 @@ class Coordinator {
     std::lock_guard lock(mutex_);
     return tapped_;
   }
+  std::vector<lockstep::Publish> tapped(const std::string& topic) {
+    std::vector<lockstep::Publish> out;
+    for (auto& m : tapped()) {
+      if (m.topic == topic) out.push_back(m);
+    }
+    return out;
+  }
+  // True once `n` messages on `topic` were delivered (false after 10 s).
+  bool await_count(const std::string& topic, size_t n) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] {
+      size_t c = 0;
+      for (const auto& m : tapped_) c += m.topic == topic;
+      return c >= n;
+    });
+  }
 
  private:
   std::mutex mutex_;
+  std::condition_variable cv_;
   std::vector<lockstep::Publish> tapped_;
   std::unique_ptr<lockstep::CoordinatorServer> server_;
 };
@@ -118,6 +137,70 @@ TEST(PlaySessionTest, publishes_onto_a_coordinator_stamped_at_log_time_and_hands
     EXPECT_EQ(tapped[i].type, "test.Text") << i;
     EXPECT_EQ(tapped[i].payload, kMsgs[i].payload) << i;
   }
+}
+
+TEST(PlaySessionTest, with_a_clock_rate_the_player_clock_drives_the_coordinator_and_clock_says_it) {
+  Coordinator coord("clock");
+  PlaySessionOptions o;
+  o.file = write_recording("clock.mcap", {{"/a", kS, "a0"}, {"/a", kS + 200 * kMs, "a1"}});
+  o.player.rate = 0.5;
+  o.coordinator = coord.endpoint();
+  o.clock_hz = 50;
+  auto s = PlaySession::open(o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  ASSERT_TRUE((*s)->join().ok());
+  EXPECT_EQ((*s)->run().played, 2u);
+  const auto clocks = coord.tapped(std::string(kPlayClockTopic));
+  // 0.2 s of log time at rate 0.5 is 0.4 s of wall time: about 20 publications at 50 Hz.
+  ASSERT_GE(clocks.size(), 5u);
+  int64_t last = 0;
+  size_t between = 0;
+  for (const auto& c : clocks) {
+    EXPECT_EQ(c.type, kPlayClockType);
+    const auto parsed = msgs::parse<ignition::msgs::Clock>(c.payload);
+    ASSERT_TRUE(parsed);
+    const int64_t sim = msgs::from_time(parsed->sim()).ns();
+    EXPECT_GT(sim, last);  // a paused or repeated time is not published again
+    EXPECT_GE(sim, kS);
+    EXPECT_LE(sim, kS + 200 * kMs);
+    EXPECT_LE(c.stamp.ns(), sim);  // stamped at the announcement: never ahead of the clock
+    last = sim;
+    between += c.stamp.ns() > kS && c.stamp.ns() < kS + 200 * kMs;
+  }
+  EXPECT_GE(between, 3u);  // the coordinator's time moved between the two messages
+  const auto a = coord.tapped("/a");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[1].stamp.ns(), kS + 200 * kMs);
+}
+
+TEST(PlaySessionTest, a_looping_session_keeps_the_coordinator_time_monotonic_until_stopped) {
+  Coordinator coord("loop");
+  PlaySessionOptions o;
+  o.file = write_recording("loop.mcap", {{"/a", kS, "a0"}, {"/a", kS + 10 * kMs, "a1"}});
+  o.player.rate = 10;
+  o.player.loop = true;
+  o.player.playback_duration = milliseconds(10);
+  o.coordinator = coord.endpoint();
+  auto s = PlaySession::open(o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  ASSERT_TRUE((*s)->join().ok());
+  auto run = std::async(std::launch::async, [&] { return (*s)->run().played; });
+  EXPECT_TRUE(coord.await_count("/a", 6));
+  (*s)->stop();
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_GE(run.get(), 6u);
+  const auto a = coord.tapped("/a");
+  ASSERT_GE(a.size(), 6u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].payload, i % 2 == 0 ? "a0" : "a1") << i;
+    if (i > 0) {
+      EXPECT_GE(a[i].stamp, a[i - 1].stamp) << i;
+    }
+  }
+  // The loop jumps the player clock back; the stamps go on forward, shifted by the jump.
+  EXPECT_EQ(a[0].stamp.ns(), kS);
+  EXPECT_EQ(a[1].stamp.ns(), kS + 10 * kMs);
+  EXPECT_EQ(a[3].stamp - a[2].stamp, Duration::from_ns(10 * kMs));
 }
 
 // A REQ client of the control endpoint (the wrapper the server uses, from the other side).
