@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +80,11 @@ class Coordinator {
       tapped_.push_back(m);
       cv_.notify_all();
     };
+    o.on_announce = [this](const lockstep::Announce& a) {
+      std::lock_guard lock(mutex_);
+      announced_.insert(a.participant);
+      cv_.notify_all();
+    };
     server_ = std::make_unique<lockstep::CoordinatorServer>(std::move(o));
   }
   std::string endpoint() const { return server_->endpoints().front(); }
@@ -92,6 +98,10 @@ class Coordinator {
       if (m.topic == topic) out.push_back(m);
     }
     return out;
+  }
+  bool await_participant(const std::string& name) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return announced_.count(name) > 0; });
   }
   // True once `n` messages on `topic` were delivered (false after 10 s).
   bool await_count(const std::string& topic, size_t n) {
@@ -107,6 +117,7 @@ class Coordinator {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<lockstep::Publish> tapped_;
+  std::set<std::string> announced_;
   std::unique_ptr<lockstep::CoordinatorServer> server_;
 };
 
@@ -201,6 +212,56 @@ TEST(PlaySessionTest, a_looping_session_keeps_the_coordinator_time_monotonic_unt
   EXPECT_EQ(a[0].stamp.ns(), kS);
   EXPECT_EQ(a[1].stamp.ns(), kS + 10 * kMs);
   EXPECT_EQ(a[3].stamp - a[2].stamp, Duration::from_ns(10 * kMs));
+}
+
+// A follower session paces by the leader session's /clock: their messages, 50 ms of log time
+// apart, interleave in log-time order on the coordinator (the bound of docs/playback.md, "Two
+// synchronised players"), each follower message stamped at or just after its log time.
+TEST(PlaySessionTest, a_following_session_interleaves_with_the_leading_one_in_log_order) {
+  Coordinator coord("sync");
+  std::vector<Msg> lead;
+  std::vector<Msg> follow;
+  for (int k = 0; k < 6; ++k) {
+    lead.push_back({"/lead", kS + k * 100 * kMs, "L" + std::to_string(k)});
+    follow.push_back({"/follow", kS + k * 100 * kMs + 50 * kMs, "F" + std::to_string(k)});
+  }
+  lead.push_back({"/lead", kS + 700 * kMs, "L6"});  // the leader outlasts the follower
+  PlaySessionOptions fo;
+  fo.file = write_recording("follow.mcap", follow);
+  fo.coordinator = coord.endpoint();
+  fo.follow_clock = true;
+  auto f = PlaySession::open(fo);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  ASSERT_TRUE((*f)->join().ok());
+  auto followed = std::async(std::launch::async, [&] { return (*f)->run().played; });
+  ASSERT_TRUE(coord.await_participant("player-follower"));
+  PlaySessionOptions lo;
+  lo.file = write_recording("lead.mcap", lead);
+  lo.coordinator = coord.endpoint();
+  lo.clock_hz = 100;
+  lo.player.rate = 0.5;
+  auto l = PlaySession::open(lo);
+  ASSERT_TRUE(l.ok()) << l.status().to_string();
+  ASSERT_TRUE((*l)->join().ok());
+  EXPECT_EQ((*l)->run().played, lead.size());
+  ASSERT_EQ(followed.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(followed.get(), follow.size());
+  EXPECT_TRUE(coord.await_count("/lead", 7));
+  EXPECT_TRUE(coord.await_count("/follow", 6));
+  std::vector<std::string> order;
+  for (const auto& m : coord.tapped()) {
+    if (m.topic == kPlayClockTopic) continue;
+    order.push_back(m.payload);
+    if (m.topic == "/follow") {
+      EXPECT_EQ(m.participant, "player-follower");
+      const int k = std::stoi(m.payload.substr(1));
+      const int64_t log = kS + k * 100 * kMs + 50 * kMs;
+      EXPECT_GE(m.stamp.ns(), log) << m.payload;
+      EXPECT_LT(m.stamp.ns(), log + 50 * kMs) << m.payload;
+    }
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"L0", "F0", "L1", "F1", "L2", "F2", "L3", "F3", "L4",
+                                             "F4", "L5", "F5", "L6"}));
 }
 
 // A REQ client of the control endpoint (the wrapper the server uses, from the other side).
