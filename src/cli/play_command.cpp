@@ -11,6 +11,9 @@
 //               toggle, set_rate R, seek T (from the start of playback; clamped and said),
 //               play_next, burst N, status; the reply is one JSON object {"ok":...}.
 //   progress    a status line on standard error when it is a terminal (quiet when piped).
+// The playback itself (the player, its coordinator publishing and its control server) is
+// engine::PlaySession (include/fieldproof/engine/play_session.hpp); this file parses, calls it,
+// and does the terminal's part: keys, the progress line, --echo, signals and messages.
 // Ctrl-C (SIGINT/SIGTERM) ends promptly, paused or not: exit 130. Problems (a cut file, an offset
 // past the end, a clamped seek) go to standard error. Exit 0 played, 1 the file could not be
 // read, 2 bad input.
@@ -29,26 +32,22 @@
 #include <signal.h>
 #include <termios.h>
 #include <unistd.h>
-#include <zmq.h>
 
 #include <atomic>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
-#include "fieldproof/lockstep/participant.hpp"
-#include "fieldproof/lockstep/zmq_server.hpp"
-#include "fieldproof/msgs/ign.hpp"
+#include "fieldproof/engine/play_session.hpp"
 #include "fieldproof/record/player.hpp"
-#include "fieldproof/time/player_clock.hpp"
 #include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::cli {
@@ -74,108 +73,9 @@ struct PlayArgs {
 };
 
 constexpr double kDefaultClockHz = 100.0;
-// How long the coordinator has to answer before the player gives up joining.
-constexpr Duration kJoinTimeout = seconds(5);
-constexpr std::string_view kClockTopic = "/clock";
-constexpr std::string_view kClockType = "ignition.msgs.Clock";
 
-// The leading player on a coordinator (a regulating participant). Stamps on the coordinator are
-// log time + offset_: offset_ starts at max(0, grant at joining - range start) and only grows, at
-// a backward jump of the player clock (seek back, loop) by just enough that every later stamp is
-// >= what was announced, because the coordinator's time never goes backwards. The announcement
-// is the stamp of the next message (without --clock) or min(player clock, next message) (with
-// --clock, refreshed at HZ): never above a message not yet published, never backwards.
-class CoordinatorPublisher {
- public:
-  CoordinatorPublisher(lockstep::Participant& participant, bool drive, SimTime range_start)
-      : p_(participant), drive_(drive) {
-    const SimTime joined = p_.now();
-    announced_ = joined;
-    if (joined > range_start) offset_ = joined - range_start;
-    next_ = range_start + offset_;
-    raise_locked(range_start + offset_);
-  }
-
-  void on_message(const record::PlayedMessage& m) {
-    MutexLock lock(mutex_);
-    SimTime stamp = SimTime::from_ns(m.log_time_ns) + offset_;
-    if (stamp < announced_) stamp = announced_;  // defensive: the offset keeps this from happening
-    p_.publish_at(stamp, std::string(m.topic), std::string(m.data), std::string(m.type));
-    next_ = m.next_log_time_ns ? std::max(SimTime::from_ns(*m.next_log_time_ns) + offset_, stamp)
-                               : SimTime::infinite();
-    raise_locked(drive_ ? stamp : next_);
-  }
-
-  // The player clock jumped (seek, loop): keep every later stamp at or above the announcement.
-  void on_jump(const ClockJump& j) {
-    MutexLock lock(mutex_);
-    if (j.to + offset_ < announced_) offset_ = announced_ - j.to;
-    next_ = j.to + offset_;  // the first message after a jump is stamped >= j.to
-  }
-
-  // The clock publisher's tick (with --clock): time follows the player clock; /clock says it.
-  void on_tick(SimTime log_now, bool publish_clock) {
-    MutexLock lock(mutex_);
-    raise_locked(std::min(log_now + offset_, next_));
-    // A paused clock repeats its time: those publications could only wait, undelivered, until
-    // the coordinator's time moves again, so they are left out (a follower's watchdog then says
-    // the source is silent, and its time stands still as the leader's does).
-    if (!publish_clock || (last_clock_ && *last_clock_ == log_now)) return;
-    last_clock_ = log_now;
-    ignition::msgs::Clock c;
-    *c.mutable_sim() = msgs::to_time(log_now);
-    p_.publish_at(announced_, std::string(kClockTopic), msgs::serialize(c),
-                  std::string(kClockType));
-  }
-
- private:
-  void raise_locked(SimTime t) {
-    if (t <= announced_ && !first_) return;
-    first_ = false;
-    announced_ = std::max(t, announced_);
-    p_.main_thread().announce(announced_);
-  }
-
-  lockstep::Participant& p_;
-  const bool drive_;
-  Mutex mutex_;
-  Duration offset_ = Duration::zero();
-  SimTime announced_;
-  SimTime next_;
-  std::optional<SimTime> last_clock_;  // the last /clock published
-  bool first_ = true;
-};
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+void say(std::string_view line) {
+  std::fprintf(stderr, "fieldproof play: %.*s\n", static_cast<int>(line.size()), line.data());
 }
 
 std::string sec(Duration d) {
@@ -184,69 +84,41 @@ std::string sec(Duration d) {
   return buf;
 }
 
-std::string status_json(const record::PlayerStatus& s) {
-  std::ostringstream o;
-  o << "{\"ok\":true,\"paused\":" << (s.paused ? "true" : "false") << ",\"rate\":" << s.rate
-    << ",\"now\":" << s.now.ns() << ",\"offset\":" << sec(s.now - s.range_start)
-    << ",\"played\":" << s.played << ",\"position\":" << s.position << ",\"total\":" << s.total
-    << ",\"loops\":" << s.loops << "}";
-  return o.str();
+// Bad input (an option, a file that is not MCAP, an endpoint) is 2; the rest (a file that could
+// not be read, no coordinator, a refusal) is 1.
+int exit_code(const Status& s) {
+  return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotMcap
+             ? kExitInvalid
+             : kExitFailed;
 }
 
-std::string refused_json(const std::string& message) {
-  return "{\"ok\":false,\"error\":" + json_string(message) + "}";
-}
-
-std::string clock_reply(const ClockStatus& s) {
-  return s.ok() ? std::string("{\"ok\":true}") : refused_json(s.message());
-}
-
-// One control command (the --control endpoint; the keyboard maps onto the same calls).
-std::string handle_command(record::Player& player, const std::string& line) {
-  std::istringstream in(line);
-  std::string verb;
-  in >> verb;
-  if (verb == "pause") return clock_reply(player.pause());
-  if (verb == "resume") return clock_reply(player.resume());
-  if (verb == "toggle") return clock_reply(player.toggle());
-  if (verb == "play_next") return clock_reply(player.play_next());
-  if (verb == "status") return status_json(player.status());
-  if (verb == "set_rate") {
-    std::string text;
-    in >> text;
-    char* end = nullptr;
-    const double rate = std::strtod(text.c_str(), &end);
-    if (text.empty() || end == nullptr || *end != '\0') {
-      return refused_json("set_rate: '" + text + "' is not a number");
-    }
-    return clock_reply(player.set_rate(rate));
+// The session's options from the command line; the durations are parsed here.
+Result<engine::PlaySessionOptions> session_options(const PlayArgs& a) {
+  engine::PlaySessionOptions o;
+  o.file = a.file;
+  o.player.rate = a.rate;
+  o.player.start_paused = a.start_paused;
+  o.player.loop = a.loop;
+  o.player.topics = a.topics;
+  o.coordinator = a.coordinator;
+  o.clock_hz = a.clock_hz;
+  o.follow_clock = a.follow_clock;
+  o.extrapolate = a.extrapolate;
+  o.name = a.name;
+  o.control = a.control;
+  o.on_diagnostic = say;
+  const auto offset = parse_duration(a.start_offset);
+  if (!offset) return Status(StatusCode::kInvalidArgument, "--start-offset: " + offset.error());
+  o.player.start_offset = *offset;
+  for (auto [text, out, name] :
+       {std::tuple{&a.playback_duration, &o.player.playback_duration, "--playback-duration"},
+        std::tuple{&a.playback_until, &o.player.playback_until, "--playback-until"}}) {
+    if (text->empty()) continue;
+    const auto d = parse_duration(*text);
+    if (!d) return Status(StatusCode::kInvalidArgument, std::string(name) + ": " + d.error());
+    *out = *d;
   }
-  if (verb == "burst") {
-    std::string text;
-    in >> text;
-    char* end = nullptr;
-    const long long n = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || n <= 0) {
-      return refused_json("burst: '" + text + "' is not a count > 0");
-    }
-    uint64_t played = 0;
-    const ClockStatus s = player.burst(static_cast<uint64_t>(n), &played);
-    if (!s.ok()) return refused_json(s.message());
-    return "{\"ok\":true,\"played\":" + std::to_string(played) + "}";
-  }
-  if (verb == "seek") {
-    std::string text;
-    in >> text;
-    const auto d = parse_duration(text);
-    if (!d) return refused_json("seek: " + d.error());
-    const record::SeekResult r = player.seek(player.status().range_start + *d);
-    if (r.clamped) std::fprintf(stderr, "fieldproof play: %s\n", r.message.c_str());
-    return "{\"ok\":true,\"to\":" + std::to_string(r.to.ns()) +
-           ",\"clamped\":" + (r.clamped ? "true" : "false") +
-           (r.clamped ? ",\"message\":" + json_string(r.message) : std::string()) + "}";
-  }
-  return refused_json("unknown command '" + verb +
-                      "' (pause, resume, toggle, set_rate R, seek T, play_next, burst N, status)");
+  return o;
 }
 
 // Raw mode on a terminal for the keyboard; the destructor restores what was there.
@@ -333,249 +205,73 @@ std::string progress_line(const record::PlayerStatus& s) {
   return buf;
 }
 
-int run_play(const PlayArgs& a) {
-  if (a.coordinator.empty() && (a.clock_hz || a.follow_clock)) {
-    std::fprintf(stderr, "fieldproof play: --clock and --follow-clock need --coordinator EP\n");
-    return kExitInvalid;
-  }
-  if (a.clock_hz && (!std::isfinite(*a.clock_hz) || *a.clock_hz < 0)) {
-    std::fprintf(stderr, "fieldproof play: --clock %g refused: must be a finite number >= 0\n",
-                 *a.clock_hz);
-    return kExitInvalid;
-  }
-  if (a.clock_hz && a.follow_clock) {
-    std::fprintf(stderr,
-                 "fieldproof play: --clock and --follow-clock exclude each other (a player is "
-                 "the time source or follows one)\n");
-    return kExitInvalid;
-  }
-  if (a.extrapolate && !a.follow_clock) {
-    std::fprintf(stderr, "fieldproof play: --extrapolate needs --follow-clock\n");
-    return kExitInvalid;
-  }
-  if (!a.echo && a.coordinator.empty()) {
-    std::fprintf(stderr, "fieldproof play: nothing to play to: give --echo or --coordinator EP\n");
-    return kExitInvalid;
-  }
-  if (!(a.rate > 0.0) || !std::isfinite(a.rate)) {
-    std::fprintf(stderr, "fieldproof play: --rate %g refused: must be a finite number > 0\n",
-                 a.rate);
-    return kExitInvalid;
-  }
-  record::PlayerOptions po;
-  po.rate = a.rate;
-  po.start_paused = a.start_paused;
-  po.loop = a.loop;
-  po.topics = a.topics;
-  // A follower paces by another player's /clock, received through the coordinator. The watchdog
-  // stops its time when that clock goes silent (the leader paused its publication or ended).
-  std::unique_ptr<ExternalClock> followed;
-  if (a.follow_clock) {
-    followed = std::make_unique<ExternalClock>(ExternalClockOptions{
-        .initial = SimTime::from_ns(std::numeric_limits<int64_t>::min()),
-        .extrapolate = a.extrapolate,
-        .window = 8,
-        .watchdog = seconds(1),
-        .on_silent = {},
-        .logger = [](std::string_view w) {
-          std::fprintf(stderr, "fieldproof play: %.*s\n", static_cast<int>(w.size()), w.data());
-        }});
-    po.follow = followed.get();
-  }
-  const auto offset = parse_duration(a.start_offset);
-  if (!offset) {
-    std::fprintf(stderr, "fieldproof play: --start-offset: %s\n", offset.error().c_str());
-    return kExitInvalid;
-  }
-  po.start_offset = *offset;
-  for (auto [text, out, name] :
-       {std::tuple{&a.playback_duration, &po.playback_duration, "--playback-duration"},
-        std::tuple{&a.playback_until, &po.playback_until, "--playback-until"}}) {
-    if (text->empty()) continue;
-    const auto d = parse_duration(*text);
-    if (!d) {
-      std::fprintf(stderr, "fieldproof play: %s: %s\n", name, d.error().c_str());
-      return kExitInvalid;
-    }
-    *out = *d;
-  }
 
-  auto opened = record::Player::open(a.file, po);
-  if (!opened.ok()) {
-    const record::Status s = opened.status();
-    std::fprintf(stderr, "fieldproof play: %s: %s\n", a.file.c_str(), s.to_string().c_str());
-    return s.code() == record::StatusCode::kNotMcap ||
-                   s.code() == record::StatusCode::kInvalidArgument
-               ? kExitInvalid
-               : kExitFailed;
+// Stop signals are taken by a thread of our own (sigtimedwait), so Ctrl-C ends promptly even
+// while paused, and the terminal is restored by the normal return path. They are blocked
+// before any other thread starts (the coordinator link's included), so every thread inherits
+// the mask; the destructor ends the thread and restores the mask.
+class StopSignals {
+ public:
+  StopSignals() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, &old_mask_);
   }
-  std::unique_ptr<record::Player> player = std::move(opened).value();
-  record::Player& p = *player;
-  for (const std::string& n : p.notices()) std::fprintf(stderr, "fieldproof play: %s\n", n.c_str());
-  for (const std::string& n : p.problems()) {
-    std::fprintf(stderr, "fieldproof play: skipped %s\n", n.c_str());
+  ~StopSignals() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
   }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
 
-  // The control endpoint binds before playback starts, so a client may connect at once.
-  void* zctx = nullptr;
-  void* rep = nullptr;
-  if (!a.control.empty()) {
-    zctx = zmq_ctx_new();
-    rep = zmq_socket(zctx, ZMQ_REP);
-    const int timeout_ms = 100;
-    zmq_setsockopt(rep, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
-    const int linger = 0;
-    zmq_setsockopt(rep, ZMQ_LINGER, &linger, sizeof linger);
-    if (zmq_bind(rep, a.control.c_str()) != 0) {
-      std::fprintf(stderr, "fieldproof play: --control %s: %s\n", a.control.c_str(),
-                   zmq_strerror(zmq_errno()));
-      zmq_close(rep);
-      zmq_ctx_term(zctx);
-      return kExitInvalid;
-    }
-  }
-
-  const auto close_control = [&] {
-    if (rep != nullptr) {
-      zmq_close(rep);
-      zmq_ctx_term(zctx);
-    }
-  };
-
-  // Stop signals are taken by a thread of our own (sigtimedwait), so Ctrl-C ends promptly even
-  // while paused, and the terminal is restored by the normal return path. They are blocked
-  // before any other thread starts (the coordinator link's included), so every thread inherits
-  // the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigset_t old_mask;
-  pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
-
-  std::atomic<bool> done{false};
-  std::atomic<bool> joining{false};
-  std::atomic<bool> interrupted{false};
-  std::atomic<bool> quit{false};
-  std::thread signal_thread([&] {
-    const timespec tick{0, 100'000'000};
-    while (!done.load()) {
-      if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) {
-        if (joining.load()) {
-          std::fprintf(stderr, "fieldproof play: interrupted while joining the coordinator\n");
-          std::_Exit(kExitInterrupted);
+  // A signal stops the session; while joining (which waits for the coordinator's first grant)
+  // it ends the process at once.
+  void watch(engine::PlaySession& session) {
+    thread_ = std::thread([this, &session] {
+      const timespec tick{0, 100'000'000};
+      while (!done_.load()) {
+        if (sigtimedwait(&signals_, nullptr, &tick) > 0) {
+          if (joining.load()) {
+            std::fprintf(stderr, "fieldproof play: interrupted while joining the coordinator\n");
+            std::_Exit(kExitInterrupted);
+          }
+          interrupted.store(true);
+          session.stop();
+          return;
         }
-        interrupted.store(true);
-        p.stop();
-        return;
-      }
-    }
-  });
-
-  // Joining waits for the coordinator's first grant: Ctrl-C meanwhile ends the process at once.
-  joining.store(!a.coordinator.empty());
-  std::unique_ptr<lockstep::Participant> participant;
-  std::unique_ptr<CoordinatorPublisher> publisher;
-  uint64_t jump_handler = 0;
-  std::thread receiver;
-  if (!a.coordinator.empty()) {
-    try {
-      // A coordinator that does not answer a status request is not there (a typo in the
-      // endpoint, not started): said at once instead of waiting for a first grant forever.
-      lockstep::ControlClient probe(a.coordinator);
-      const lockstep::ControlReply reply = probe.request(lockstep::status_request(), kJoinTimeout);
-      if (!reply.ok && reply.error.rfind("timeout", 0) == 0) {
-        std::fprintf(stderr,
-                     "fieldproof play: no coordinator answered at %s within %s s (start one with "
-                     "`fieldproof coordinator --bind %s`)\n",
-                     a.coordinator.c_str(), sec(kJoinTimeout).c_str(), a.coordinator.c_str());
-        done.store(true);
-        signal_thread.join();
-        close_control();
-        pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-        return kExitFailed;
-      }
-      participant = lockstep::connect_participant(
-          a.coordinator,
-          {.name = a.name.empty() ? (a.follow_clock ? "player-follower" : "player") : a.name,
-           .role = a.follow_clock ? lockstep::Role::kFollowing : lockstep::Role::kRegulating,
-           .thread = "main",
-           .on_error = [](const lockstep::Error& e) {
-             std::fprintf(stderr, "fieldproof play: coordinator: %s\n", e.reason.c_str());
-           }});
-    } catch (const lockstep::TransportError& e) {
-      std::fprintf(stderr, "fieldproof play: --coordinator: %s\n", e.what());
-      done.store(true);
-      signal_thread.join();
-      close_control();
-      pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-      return kExitInvalid;
-    }
-    if (!participant->ok()) {
-      std::fprintf(stderr, "fieldproof play: the coordinator at %s refused the player: %s\n",
-                   a.coordinator.c_str(), participant->last_error().c_str());
-      done.store(true);
-      signal_thread.join();
-      close_control();
-      pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-      return kExitFailed;
-    }
-    // One thread reads the link (grants, errors, the followed /clock) for the whole run.
-    lockstep::ParticipantThread& rx = participant->thread("rx");
-    if (followed) {
-      ExternalClock* clock = followed.get();
-      rx.subscribe(std::string(kClockTopic), [clock](const lockstep::Publish& m) {
-        if (auto c = msgs::parse<ignition::msgs::Clock>(m.payload)) {
-          clock->feed(msgs::from_time(c->sim()));
-        }
-      });
-    } else {
-      const SimTime start = p.status().range_start;
-      const bool drive = a.clock_hz && *a.clock_hz > 0;
-      publisher = std::make_unique<CoordinatorPublisher>(*participant, drive, start);
-      CoordinatorPublisher* pub = publisher.get();
-      jump_handler = p.clock().add_jump_handler({}, [pub](const ClockJump& j) { pub->on_jump(j); });
-      if (a.clock_hz && *a.clock_hz > 0) {
-        (void)p.clock().set_clock_publisher(*a.clock_hz,
-                                            [pub](SimTime now) { pub->on_tick(now, true); });
-      }
-    }
-    receiver = std::thread([&rx] { (void)rx.spin_until(SimTime::infinite()); });
-  }
-  joining.store(false);
-
-  std::thread control_thread;
-  if (rep != nullptr) {
-    control_thread = std::thread([&] {
-      while (!done.load()) {
-        char buf[512];
-        const int n = zmq_recv(rep, buf, sizeof buf, 0);
-        if (n < 0) continue;  // timeout: check done
-        const std::string reply =
-            handle_command(p, std::string(buf, static_cast<size_t>(std::min<int>(n, sizeof buf))));
-        zmq_send(rep, reply.data(), reply.size(), 0);
       }
     });
   }
 
-  RawTerminal terminal(STDIN_FILENO);
-  const bool progress = ::isatty(STDERR_FILENO) != 0;
-  std::thread ui_thread;
-  if (terminal.active() || progress) {
-    ui_thread = std::thread([&] {
+  std::atomic<bool> joining{false};
+  std::atomic<bool> interrupted{false};
+
+ private:
+  sigset_t signals_;
+  sigset_t old_mask_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// The keyboard (when standard input is a terminal) and the progress line (when standard error
+// is one), on a thread of their own until the destructor.
+class Terminal {
+ public:
+  explicit Terminal(record::Player& p) : raw_(STDIN_FILENO), progress_(::isatty(STDERR_FILENO) != 0) {
+    if (!raw_.active() && !progress_) return;
+    thread_ = std::thread([this, &p] {
       std::string pending;
-      while (!done.load()) {
-        pollfd pfd{terminal.active() ? STDIN_FILENO : -1, POLLIN, 0};
+      while (!done_.load()) {
+        pollfd pfd{raw_.active() ? STDIN_FILENO : -1, POLLIN, 0};
         if (::poll(&pfd, 1, 100) > 0 && (pfd.revents & POLLIN) != 0) {
           char buf[64];
           const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
           if (n > 0) pending.append(buf, static_cast<size_t>(n));
-          if (!handle_keys(p, pending)) {
-            quit.store(true);
-            p.stop();
-          }
+          if (!handle_keys(p, pending)) p.stop();
         }
-        if (progress) {
+        if (progress_) {
           const std::string line = progress_line(p.status());
           std::fputs(line.c_str(), stderr);
           std::fflush(stderr);
@@ -583,56 +279,91 @@ int run_play(const PlayArgs& a) {
       }
     });
   }
+  ~Terminal() { stop(); }
+  Terminal(const Terminal&) = delete;
+  Terminal& operator=(const Terminal&) = delete;
+  void stop() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  bool progress() const { return progress_; }
 
-  Mutex out_mutex;
-  const uint64_t played = p.run([&](const record::PlayedMessage& m) {
-    if (publisher) {
-      publisher->on_message(m);
-    } else if (participant) {
-      participant->publish(std::string(m.topic), std::string(m.data), std::string(m.type));
-    }
-    if (!a.echo) return;
-    const std::string line = "{\"topic\":" + json_string(m.topic) +
-                             ",\"log_time\":" + std::to_string(m.log_time_ns) +
-                             ",\"size\":" + std::to_string(m.data.size()) + "}\n";
-    MutexLock lock(out_mutex);
+ private:
+  RawTerminal raw_;
+  const bool progress_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// --echo: one JSON line per message, {"topic":...,"log_time":...,"size":...} in that order.
+class Echo {
+ public:
+  void operator()(const record::PlayedMessage& m) {
+    const nlohmann::ordered_json j{{"topic", std::string(m.topic)},
+                                   {"log_time", m.log_time_ns},
+                                   {"size", m.data.size()}};
+    const std::string line =
+        j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    MutexLock lock(mutex_);
     std::fwrite(line.data(), 1, line.size(), stdout);
     std::fflush(stdout);
+  }
+
+ private:
+  Mutex mutex_;
+};
+
+int run_play(const PlayArgs& a) {
+  if (!a.echo && a.coordinator.empty()) {
+    say("nothing to play to: give --echo or --coordinator EP");
+    return kExitInvalid;
+  }
+  auto options = session_options(a);
+  if (!options.ok()) {
+    say(options.status().message());
+    return kExitInvalid;
+  }
+  // Declared before the signals: their thread (which may stop the session) ends first.
+  std::unique_ptr<engine::PlaySession> session;
+  StopSignals signals;
+  auto opened = engine::PlaySession::open(std::move(options).value());
+  if (!opened.ok()) {
+    say(opened.status().message());
+    return exit_code(opened.status());
+  }
+  session = std::move(opened).value();
+  record::Player& p = session->player();
+  for (const std::string& n : p.notices()) say(n);
+  for (const std::string& n : p.problems()) say("skipped " + n);
+
+  signals.watch(*session);
+  signals.joining.store(!a.coordinator.empty());
+  if (const Status joined = session->join(); !joined.ok()) {
+    say(joined.message());
+    return exit_code(joined);
+  }
+  signals.joining.store(false);
+
+  Terminal terminal(p);
+  Echo echo;
+  const engine::PlayOutcome out = session->run([&](const record::PlayedMessage& m) {
+    if (a.echo) echo(m);
   });
-  done.store(true);
-  if (participant) {
-    if (publisher) {
-      (void)p.clock().set_clock_publisher(0, {});
-      (void)p.clock().remove_jump_handler(jump_handler);
-    }
-    participant->thread("rx").stop();
-    receiver.join();
-    participant->leave();
-  }
-  if (ui_thread.joinable()) ui_thread.join();
-  if (control_thread.joinable()) control_thread.join();
-  signal_thread.join();
-  if (rep != nullptr) {
-    zmq_close(rep);
-    zmq_ctx_term(zctx);
-  }
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-  if (progress) std::fputs("\n", stderr);
-  if (!p.complete()) {
+  terminal.stop();
+  if (terminal.progress()) std::fputs("\n", stderr);
+  if (!out.complete) {
     std::fprintf(stderr,
                  "fieldproof play: the recording is damaged or cut short: played its %llu "
                  "complete messages, skipped %zu damaged part(s)\n",
-                 static_cast<unsigned long long>(played), p.problems().size());
+                 static_cast<unsigned long long>(out.played), out.damaged);
   }
-  if (interrupted.load()) {
-    std::fprintf(stderr, "fieldproof play: interrupted\n");
+  if (signals.interrupted.load()) {
+    say("interrupted");
     return kExitInterrupted;
   }
-  if (!p.complete() && played == 0) {
+  if (!out.complete && out.played == 0) {
     // Nothing at all came out of a damaged file: a stated failure, not a quiet success.
-    std::fprintf(stderr,
-                 "fieldproof play: no message could be played: the damage (above) hides every "
-                 "message of the recording\n");
+    say("no message could be played: the damage (above) hides every message of the recording");
     return kExitFailed;
   }
   return kExitOk;
