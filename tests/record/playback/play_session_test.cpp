@@ -154,7 +154,7 @@ TEST(PlaySessionTest, with_a_clock_rate_the_player_clock_drives_the_coordinator_
   Coordinator coord("clock");
   PlaySessionOptions o;
   o.file = write_recording("clock.mcap", {{"/a", kS, "a0"}, {"/a", kS + 200 * kMs, "a1"}});
-  o.player.rate = 0.5;
+  o.player.rate = 0.2;
   o.coordinator = coord.endpoint();
   o.clock_hz = 50;
   auto s = PlaySession::open(o);
@@ -162,7 +162,8 @@ TEST(PlaySessionTest, with_a_clock_rate_the_player_clock_drives_the_coordinator_
   ASSERT_TRUE((*s)->join().ok());
   EXPECT_EQ((*s)->run().played, 2u);
   const auto clocks = coord.tapped(std::string(kPlayClockTopic));
-  // 0.2 s of log time at rate 0.5 is 0.4 s of wall time: about 20 publications at 50 Hz.
+  // 0.2 s of log time at rate 0.2 is 1 s of wall time: about 50 publications at 50 Hz, so a
+  // loaded machine that delays many of them still leaves more than 5.
   ASSERT_GE(clocks.size(), 5u);
   int64_t last = 0;
   size_t between = 0;
