@@ -185,97 +185,18 @@ ParamValue Walker::walk(const YAML::Node& node, const ParamSpec& spec, const std
   }
   switch (spec.kind) {
     case ParamKind::kString:
-    case ParamKind::kName: {
-      if (!scalar_or_error(node, spec, path)) return {};
-      v.kind = ParamValue::Kind::kString;
-      v.string = node.Scalar();
-      if (spec.kind == ParamKind::kName && !is_name(v.string)) {
-        error(v.pos, path, accepted(spec) + ", got \"" + v.string + "\"");
-        return {};
-      }
-      if (spec.kind == ParamKind::kString && v.string.empty()) {
-        error(v.pos, path, "expected a non-empty string");
-        return {};
-      }
-      if (spec.ref != Ref::kNone) refs_.push_back({spec.ref, v.string, v.pos, path});
-      return v;
-    }
-    case ParamKind::kBool: {
-      if (!scalar_or_error(node, spec, path)) return {};
-      auto b = plain(node) ? read_bool(node.Scalar()) : std::nullopt;
-      if (!b) {
-        error(v.pos, path, accepted(spec) + ", got " + shown(node));
-        return {};
-      }
-      v.kind = ParamValue::Kind::kBool;
-      v.boolean = *b;
-      return v;
-    }
-    case ParamKind::kInteger: {
-      if (!scalar_or_error(node, spec, path)) return {};
-      auto i = plain(node) ? read_integer(node.Scalar()) : std::nullopt;
-      bool in_range = i && (!spec.minimum || static_cast<double>(*i) >= *spec.minimum) &&
-                      (!spec.maximum || static_cast<double>(*i) <= *spec.maximum);
-      if (!in_range) {
-        error(v.pos, path, accepted(spec) + ", got " + shown(node));
-        return {};
-      }
-      v.kind = ParamValue::Kind::kInteger;
-      v.integer = *i;
-      v.number = static_cast<double>(*i);
-      return v;
-    }
-    case ParamKind::kNumber: {
-      if (!scalar_or_error(node, spec, path)) return {};
-      auto d = plain(node) ? read_number(node.Scalar()) : std::nullopt;
-      // .nan and .inf mean nothing as a speed, a rate or a distance: refused like text.
-      bool in_range =
-          d && std::isfinite(*d) &&
-          (!spec.minimum || (spec.exclusive_minimum ? *d > *spec.minimum : *d >= *spec.minimum)) &&
-          (!spec.maximum || *d <= *spec.maximum);
-      if (!in_range) {
-        error(v.pos, path,
-              accepted(spec) + ", got " + shown(node) +
-                  (d && !std::isfinite(*d) ? " (a finite number is needed)" : ""));
-        return {};
-      }
-      v.kind = ParamValue::Kind::kNumber;
-      v.number = *d;
-      return v;
-    }
-    case ParamKind::kDuration: {
-      if (!scalar_or_error(node, spec, path)) return {};
-      auto d = parse_duration(node.Scalar());
-      if (!d) {
-        error(v.pos, path,
-              accepted(spec) + ", got " + shown(node) + " (" + duration_reason(d.error()) + ")");
-        return {};
-      }
-      if (spec.minimum) {
-        auto min_ns = static_cast<int64_t>(std::llround(*spec.minimum * 1e9));
-        bool ok = spec.exclusive_minimum ? (*d).ns() > min_ns : (*d).ns() >= min_ns;
-        if (!ok) {
-          error(v.pos, path, accepted(spec) + ", got " + shown(node));
-          return {};
-        }
-      }
-      v.kind = ParamValue::Kind::kDuration;
-      v.duration = *d;
-      return v;
-    }
-    case ParamKind::kEnum: {
-      if (!scalar_or_error(node, spec, path)) return {};
-      const std::string& s = node.Scalar();
-      bool found = false;
-      for (const auto& c : spec.choices) found = found || c == s;
-      if (!found) {
-        error(v.pos, path, accepted(spec) + ", got " + shown(node));
-        return {};
-      }
-      v.kind = ParamValue::Kind::kString;
-      v.string = s;
-      return v;
-    }
+    case ParamKind::kName:
+      return walk_text(node, spec, path, std::move(v));
+    case ParamKind::kBool:
+      return walk_bool(node, spec, path, std::move(v));
+    case ParamKind::kInteger:
+      return walk_integer(node, spec, path, std::move(v));
+    case ParamKind::kNumber:
+      return walk_number(node, spec, path, std::move(v));
+    case ParamKind::kDuration:
+      return walk_duration(node, spec, path, std::move(v));
+    case ParamKind::kEnum:
+      return walk_enum(node, spec, path, std::move(v));
     case ParamKind::kCondition: {
       std::vector<std::string> names = {"value"};
       if (spec.scope == ConditionScope::kSignals) names = signal_names_;
@@ -283,114 +204,235 @@ ParamValue Walker::walk(const YAML::Node& node, const ParamSpec& spec, const std
     }
     case ParamKind::kPlacement:
       return walk_placement(node, path);
-    case ParamKind::kScalar: {
-      if (!scalar_or_error(node, spec, path)) return {};
-      const std::string& s = node.Scalar();
-      if (plain(node)) {
-        if (auto b = read_bool(s)) {
-          v.kind = ParamValue::Kind::kBool;
-          v.boolean = *b;
-          return v;
-        }
-        if (auto i = read_integer(s)) {
-          v.kind = ParamValue::Kind::kInteger;
-          v.integer = *i;
-          v.number = static_cast<double>(*i);
-          return v;
-        }
-        if (auto d = read_number(s)) {
-          v.kind = ParamValue::Kind::kNumber;
-          v.number = *d;
-          return v;
-        }
-      }
-      v.kind = ParamValue::Kind::kString;
-      v.string = s;
-      return v;
-    }
-    case ParamKind::kBoolOrString: {
-      if (!scalar_or_error(node, spec, path)) return {};
-      if (plain(node)) {
-        if (auto b = read_bool(node.Scalar())) {
-          v.kind = ParamValue::Kind::kBool;
-          v.boolean = *b;
-          return v;
-        }
-      }
-      if (node.Scalar().empty()) {
-        error(v.pos, path, accepted(spec));
-        return {};
-      }
-      v.kind = ParamValue::Kind::kString;
-      v.string = node.Scalar();
-      return v;
-    }
-    case ParamKind::kList: {
-      if (!node.IsSequence()) {
-        error(v.pos, path,
-              accepted(spec) + " of " + describe_kind(spec.fields[0]) + ", got " + shown(node));
-        return {};
-      }
-      v.kind = ParamValue::Kind::kList;
-      size_t i = 0;
-      for (const auto& item : node) {
-        ParamValue iv = walk(item, spec.fields[0], path + "[" + std::to_string(i) + "]");
-        v.items.push_back(std::move(iv));
-        ++i;
-      }
-      if (v.items.size() < spec.min_items) {
-        error(v.pos, path,
-              "expected at least " + std::to_string(spec.min_items) +
-                  (spec.min_items == 1 ? " item" : " items") + ", got " +
-                  std::to_string(v.items.size()));
-      } else if (spec.max_items != 0 && v.items.size() > spec.max_items) {
-        error(v.pos, path,
-              "expected at most " + std::to_string(spec.max_items) + " items, got " +
-                  std::to_string(v.items.size()));
-      }
-      return v;
-    }
-    case ParamKind::kMap: {
-      if (!node.IsMap()) {
-        error(v.pos, path,
-              accepted(spec) + " of " + describe_kind(spec.fields[0]) + ", got " + shown(node));
-        return {};
-      }
-      v.kind = ParamValue::Kind::kMap;
-      std::set<std::string> seen;
-      for (const auto& kv : node) {
-        SourcePos kpos = pos_of(kv.first);
-        if (!kv.first.IsScalar()) {
-          error(kpos, path, "keys must be plain names");
-          continue;
-        }
-        std::string key = kv.first.Scalar();
-        std::string kpath = path + "." + key;
-        if (!seen.insert(key).second) {
-          error(kpos, kpath, "duplicate key '" + key + "'");
-          continue;
-        }
-        if (spec.identifier_keys && !is_valid_signal_name(key)) {
-          error(kpos, kpath,
-                "'" + key +
-                    "' cannot name a signal: use an identifier (letters, digits, _) "
-                    "that is not a function, constant or keyword of the condition "
-                    "language");
-          continue;
-        }
-        v.keys.push_back(key);
-        v.items.push_back(walk(kv.second, spec.fields[0], kpath));
-      }
-      if (node.size() < spec.min_items) {
-        error(v.pos, path, "expected at least " + std::to_string(spec.min_items) + " entry");
-      }
-      return v;
-    }
+    case ParamKind::kScalar:
+      return walk_scalar(node, spec, path, std::move(v));
+    case ParamKind::kBoolOrString:
+      return walk_bool_or_string(node, spec, path, std::move(v));
+    case ParamKind::kList:
+      return walk_list(node, spec, path, std::move(v));
+    case ParamKind::kMap:
+      return walk_map(node, spec, path, std::move(v));
     case ParamKind::kObject:
       return walk_object(node, spec.fields, spec.exactly_one_of, spec.at_least_one_of,
                          spec.dependent_required, path, spec.name);
     case ParamKind::kTyped:
       return walk_typed(node, spec, path);
+  }
+  return v;
+}
+
+// A string, or a name (letters, digits, _ and -) that may refer to something declared.
+ParamValue Walker::walk_text(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                             ParamValue v) {
+  if (!scalar_or_error(node, spec, path)) return {};
+  v.kind = ParamValue::Kind::kString;
+  v.string = node.Scalar();
+  if (spec.kind == ParamKind::kName && !is_name(v.string)) {
+    error(v.pos, path, accepted(spec) + ", got \"" + v.string + "\"");
+    return {};
+  }
+  if (spec.kind == ParamKind::kString && v.string.empty()) {
+    error(v.pos, path, "expected a non-empty string");
+    return {};
+  }
+  if (spec.ref != Ref::kNone) refs_.push_back({spec.ref, v.string, v.pos, path});
+  return v;
+}
+
+ParamValue Walker::walk_bool(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                             ParamValue v) {
+  if (!scalar_or_error(node, spec, path)) return {};
+  auto b = plain(node) ? read_bool(node.Scalar()) : std::nullopt;
+  if (!b) {
+    error(v.pos, path, accepted(spec) + ", got " + shown(node));
+    return {};
+  }
+  v.kind = ParamValue::Kind::kBool;
+  v.boolean = *b;
+  return v;
+}
+
+ParamValue Walker::walk_integer(const YAML::Node& node, const ParamSpec& spec,
+                                const std::string& path, ParamValue v) {
+  if (!scalar_or_error(node, spec, path)) return {};
+  auto i = plain(node) ? read_integer(node.Scalar()) : std::nullopt;
+  bool in_range = i && (!spec.minimum || static_cast<double>(*i) >= *spec.minimum) &&
+                  (!spec.maximum || static_cast<double>(*i) <= *spec.maximum);
+  if (!in_range) {
+    error(v.pos, path, accepted(spec) + ", got " + shown(node));
+    return {};
+  }
+  v.kind = ParamValue::Kind::kInteger;
+  v.integer = *i;
+  v.number = static_cast<double>(*i);
+  return v;
+}
+
+ParamValue Walker::walk_number(const YAML::Node& node, const ParamSpec& spec,
+                               const std::string& path, ParamValue v) {
+  if (!scalar_or_error(node, spec, path)) return {};
+  auto d = plain(node) ? read_number(node.Scalar()) : std::nullopt;
+  // .nan and .inf mean nothing as a speed, a rate or a distance: refused like text.
+  bool in_range =
+      d && std::isfinite(*d) &&
+      (!spec.minimum || (spec.exclusive_minimum ? *d > *spec.minimum : *d >= *spec.minimum)) &&
+      (!spec.maximum || *d <= *spec.maximum);
+  if (!in_range) {
+    error(v.pos, path,
+          accepted(spec) + ", got " + shown(node) +
+              (d && !std::isfinite(*d) ? " (a finite number is needed)" : ""));
+    return {};
+  }
+  v.kind = ParamValue::Kind::kNumber;
+  v.number = *d;
+  return v;
+}
+
+ParamValue Walker::walk_duration(const YAML::Node& node, const ParamSpec& spec,
+                                 const std::string& path, ParamValue v) {
+  if (!scalar_or_error(node, spec, path)) return {};
+  auto d = parse_duration(node.Scalar());
+  if (!d) {
+    error(v.pos, path,
+          accepted(spec) + ", got " + shown(node) + " (" + duration_reason(d.error()) + ")");
+    return {};
+  }
+  if (spec.minimum) {
+    auto min_ns = static_cast<int64_t>(std::llround(*spec.minimum * 1e9));
+    bool ok = spec.exclusive_minimum ? (*d).ns() > min_ns : (*d).ns() >= min_ns;
+    if (!ok) {
+      error(v.pos, path, accepted(spec) + ", got " + shown(node));
+      return {};
+    }
+  }
+  v.kind = ParamValue::Kind::kDuration;
+  v.duration = *d;
+  return v;
+}
+
+ParamValue Walker::walk_enum(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                             ParamValue v) {
+  if (!scalar_or_error(node, spec, path)) return {};
+  const std::string& s = node.Scalar();
+  bool found = false;
+  for (const auto& c : spec.choices) found = found || c == s;
+  if (!found) {
+    error(v.pos, path, accepted(spec) + ", got " + shown(node));
+    return {};
+  }
+  v.kind = ParamValue::Kind::kString;
+  v.string = s;
+  return v;
+}
+
+// Any scalar, typed by its text: a bool, an integer, a number, else a string.
+ParamValue Walker::walk_scalar(const YAML::Node& node, const ParamSpec& spec,
+                               const std::string& path, ParamValue v) {
+  if (!scalar_or_error(node, spec, path)) return {};
+  const std::string& s = node.Scalar();
+  if (plain(node)) {
+    if (auto b = read_bool(s)) {
+      v.kind = ParamValue::Kind::kBool;
+      v.boolean = *b;
+      return v;
+    }
+    if (auto i = read_integer(s)) {
+      v.kind = ParamValue::Kind::kInteger;
+      v.integer = *i;
+      v.number = static_cast<double>(*i);
+      return v;
+    }
+    if (auto d = read_number(s)) {
+      v.kind = ParamValue::Kind::kNumber;
+      v.number = *d;
+      return v;
+    }
+  }
+  v.kind = ParamValue::Kind::kString;
+  v.string = s;
+  return v;
+}
+
+ParamValue Walker::walk_bool_or_string(const YAML::Node& node, const ParamSpec& spec,
+                                       const std::string& path, ParamValue v) {
+  if (!scalar_or_error(node, spec, path)) return {};
+  if (plain(node)) {
+    if (auto b = read_bool(node.Scalar())) {
+      v.kind = ParamValue::Kind::kBool;
+      v.boolean = *b;
+      return v;
+    }
+  }
+  if (node.Scalar().empty()) {
+    error(v.pos, path, accepted(spec));
+    return {};
+  }
+  v.kind = ParamValue::Kind::kString;
+  v.string = node.Scalar();
+  return v;
+}
+
+ParamValue Walker::walk_list(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                             ParamValue v) {
+  if (!node.IsSequence()) {
+    error(v.pos, path,
+          accepted(spec) + " of " + describe_kind(spec.fields[0]) + ", got " + shown(node));
+    return {};
+  }
+  v.kind = ParamValue::Kind::kList;
+  size_t i = 0;
+  for (const auto& item : node) {
+    ParamValue iv = walk(item, spec.fields[0], path + "[" + std::to_string(i) + "]");
+    v.items.push_back(std::move(iv));
+    ++i;
+  }
+  if (v.items.size() < spec.min_items) {
+    error(v.pos, path,
+          "expected at least " + std::to_string(spec.min_items) +
+              (spec.min_items == 1 ? " item" : " items") + ", got " +
+              std::to_string(v.items.size()));
+  } else if (spec.max_items != 0 && v.items.size() > spec.max_items) {
+    error(v.pos, path,
+          "expected at most " + std::to_string(spec.max_items) + " items, got " +
+              std::to_string(v.items.size()));
+  }
+  return v;
+}
+
+ParamValue Walker::walk_map(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                            ParamValue v) {
+  if (!node.IsMap()) {
+    error(v.pos, path,
+          accepted(spec) + " of " + describe_kind(spec.fields[0]) + ", got " + shown(node));
+    return {};
+  }
+  v.kind = ParamValue::Kind::kMap;
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    SourcePos kpos = pos_of(kv.first);
+    if (!kv.first.IsScalar()) {
+      error(kpos, path, "keys must be plain names");
+      continue;
+    }
+    std::string key = kv.first.Scalar();
+    std::string kpath = path + "." + key;
+    if (!seen.insert(key).second) {
+      error(kpos, kpath, "duplicate key '" + key + "'");
+      continue;
+    }
+    if (spec.identifier_keys && !is_valid_signal_name(key)) {
+      error(kpos, kpath,
+            "'" + key +
+                "' cannot name a signal: use an identifier (letters, digits, _) "
+                "that is not a function, constant or keyword of the condition "
+                "language");
+      continue;
+    }
+    v.keys.push_back(key);
+    v.items.push_back(walk(kv.second, spec.fields[0], kpath));
+  }
+  if (node.size() < spec.min_items) {
+    error(v.pos, path, "expected at least " + std::to_string(spec.min_items) + " entry");
   }
   return v;
 }

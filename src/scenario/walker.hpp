@@ -42,6 +42,27 @@ class Walker {
                          const std::vector<std::pair<std::string, std::vector<std::string>>>& deps,
                          const std::string& path, const std::string& what);
   ParamValue walk_typed(const YAML::Node& node, const ParamSpec& spec, const std::string& path);
+  // walk()'s cases, one per kind of value; v holds the node's position.
+  ParamValue walk_text(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                       ParamValue v);
+  ParamValue walk_bool(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                       ParamValue v);
+  ParamValue walk_integer(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                          ParamValue v);
+  ParamValue walk_number(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                         ParamValue v);
+  ParamValue walk_duration(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                           ParamValue v);
+  ParamValue walk_enum(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                       ParamValue v);
+  ParamValue walk_scalar(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                         ParamValue v);
+  ParamValue walk_bool_or_string(const YAML::Node& node, const ParamSpec& spec,
+                                 const std::string& path, ParamValue v);
+  ParamValue walk_list(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                       ParamValue v);
+  ParamValue walk_map(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
+                      ParamValue v);
   ParamValue walk_placement(const YAML::Node& node, const std::string& path);
   ParamValue walk_condition(const YAML::Node& node, const ParamSpec& spec, const std::string& path,
                             const std::vector<std::string>& names);
