@@ -205,172 +205,161 @@ struct LexResult {
   std::optional<ConditionError> error;
 };
 
+ConditionError lex_error(int col, const std::string& msg) {
+  return ConditionError{at(col, msg), col};
+}
+
+// A number starting at s[i] (a digit, or '.' before one): its token, i past it.
+std::optional<ConditionError> lex_number(std::string_view s, size_t& i, Token& t) {
+  const int col = static_cast<int>(i) + 1;
+  size_t j = i;
+  while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
+  if (j < s.size() && (s[j] == 'e' || s[j] == 'E')) {
+    size_t k = j + 1;
+    if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+    if (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) {
+      j = k;
+      while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    }
+  }
+  std::string text(s.substr(i, j - i));
+  double d = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (ec != std::errc() || p != text.data() + text.size()) {
+    if (ec == std::errc::result_out_of_range) {
+      d = HUGE_VAL;
+    } else {
+      return lex_error(col, "'" + text + "' is not a number");
+    }
+  }
+  if (j < s.size() && ident_char(s[j])) {
+    return lex_error(col, "'" + std::string(s.substr(i, j + 1 - i)) +
+                              "' is not a number (hex, octal, binary, complex and _ digit "
+                              "separators are not supported)");
+  }
+  t.kind = Tok::kNumber;
+  t.number = d;
+  t.text = text;
+  i = j;
+  return std::nullopt;
+}
+
+// A name starting at s[i]: its token, i past it.
+std::optional<ConditionError> lex_name(std::string_view s, size_t& i, Token& t) {
+  size_t j = i;
+  while (j < s.size() && ident_char(s[j])) ++j;
+  t.text = std::string(s.substr(i, j - i));
+  if (j < s.size() && (s[j] == '\'' || s[j] == '"')) {
+    return lex_error(static_cast<int>(i) + 1, "string prefixes such as " + t.text +
+                                                  "'...' are not allowed; write a plain 'string'");
+  }
+  t.kind = Tok::kName;
+  i = j;
+  return std::nullopt;
+}
+
+// A quoted string starting at s[i] (its quote): its token with the escapes resolved, i past it.
+std::optional<ConditionError> lex_string(std::string_view s, size_t& i, Token& t) {
+  const char quote = s[i];
+  size_t j = i + 1;
+  std::string out;
+  bool closed = false;
+  while (j < s.size()) {
+    char d = s[j];
+    if (d == '\\') {
+      if (j + 1 >= s.size()) break;
+      char e = s[j + 1];
+      switch (e) {
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case '\\':
+        case '\'':
+        case '"':
+          out += e;
+          break;
+        default:
+          return lex_error(static_cast<int>(j) + 1,
+                           std::string("unsupported escape \\") + e + " in a string");
+      }
+      j += 2;
+      continue;
+    }
+    if (d == quote) {
+      closed = true;
+      ++j;
+      break;
+    }
+    if (d == '\n') break;
+    out += d;
+    ++j;
+  }
+  if (!closed) return lex_error(static_cast<int>(i) + 1, "this string is not closed");
+  t.kind = Tok::kString;
+  t.text = std::move(out);
+  i = j;
+  return std::nullopt;
+}
+
+// The operator or punctuation at s[i]: its token, i past it. What the language does not have
+// is a kRefused token, which the parser explains.
+void lex_operator(std::string_view s, size_t& i, Token& t) {
+  const std::string_view two = s.substr(i, 2);
+  static constexpr std::pair<std::string_view, Tok> kPairs[] = {
+      {"==", Tok::kEq},      {"!=", Tok::kNe},      {"<=", Tok::kLe},      {">=", Tok::kGe},
+      {"**", Tok::kRefused}, {"//", Tok::kRefused}, {"<<", Tok::kRefused}, {">>", Tok::kRefused},
+      {":=", Tok::kRefused}, {"->", Tok::kRefused}};
+  for (const auto& [text, kind] : kPairs) {
+    if (two == text) {
+      t.kind = kind;
+      t.text = std::string(two);
+      i += 2;
+      return;
+    }
+  }
+  static constexpr std::pair<char, Tok> kSingles[] = {
+      {'(', Tok::kLParen}, {')', Tok::kRParen},  {'[', Tok::kLBracket}, {']', Tok::kRBracket},
+      {',', Tok::kComma},  {'+', Tok::kPlus},    {'-', Tok::kMinus},    {'*', Tok::kStar},
+      {'/', Tok::kSlash},  {'%', Tok::kPercent}, {'<', Tok::kLt},       {'>', Tok::kGt}};
+  const char c = s[i];
+  // . = { } : ; & | ^ ~ @ ! ` $ ? \ and anything else: refused by the parser with its own
+  // explanation.
+  t.kind = Tok::kRefused;
+  for (const auto& [ch, kind] : kSingles) {
+    if (c == ch) t.kind = kind;
+  }
+  t.text = std::string(1, c);
+  ++i;
+}
+
 LexResult tokenize(std::string_view s) {
   LexResult r;
   size_t i = 0;
-  auto fail = [&](int col, const std::string& msg) {
-    r.error = ConditionError{at(col, msg), col};
-    return r;
-  };
   while (i < s.size()) {
-    char c = s[i];
-    int col = static_cast<int>(i) + 1;
+    const char c = s[i];
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
       ++i;
       continue;
     }
     Token t;
-    t.column = col;
+    t.column = static_cast<int>(i) + 1;
+    std::optional<ConditionError> error;
     if (std::isdigit(static_cast<unsigned char>(c)) ||
         (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
-      size_t j = i;
-      while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
-      if (j < s.size() && (s[j] == 'e' || s[j] == 'E')) {
-        size_t k = j + 1;
-        if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
-        if (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) {
-          j = k;
-          while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
-        }
-      }
-      std::string text(s.substr(i, j - i));
-      double d = 0;
-      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-      if (ec != std::errc() || p != text.data() + text.size()) {
-        if (ec == std::errc::result_out_of_range) {
-          d = HUGE_VAL;
-        } else {
-          return fail(col, "'" + text + "' is not a number");
-        }
-      }
-      if (j < s.size() && ident_char(s[j])) {
-        return fail(col, "'" + std::string(s.substr(i, j + 1 - i)) +
-                             "' is not a number (hex, octal, binary, complex and _ digit "
-                             "separators are not supported)");
-      }
-      t.kind = Tok::kNumber;
-      t.number = d;
-      t.text = text;
-      i = j;
+      error = lex_number(s, i, t);
     } else if (ident_start(c)) {
-      size_t j = i;
-      while (j < s.size() && ident_char(s[j])) ++j;
-      t.text = std::string(s.substr(i, j - i));
-      if (j < s.size() && (s[j] == '\'' || s[j] == '"')) {
-        return fail(col, "string prefixes such as " + t.text +
-                             "'...' are not allowed; write a plain 'string'");
-      }
-      t.kind = Tok::kName;
-      i = j;
+      error = lex_name(s, i, t);
     } else if (c == '\'' || c == '"') {
-      size_t j = i + 1;
-      std::string out;
-      bool closed = false;
-      while (j < s.size()) {
-        char d = s[j];
-        if (d == '\\') {
-          if (j + 1 >= s.size()) break;
-          char e = s[j + 1];
-          switch (e) {
-            case 'n':
-              out += '\n';
-              break;
-            case 't':
-              out += '\t';
-              break;
-            case '\\':
-            case '\'':
-            case '"':
-              out += e;
-              break;
-            default:
-              return fail(static_cast<int>(j) + 1,
-                          std::string("unsupported escape \\") + e + " in a string");
-          }
-          j += 2;
-          continue;
-        }
-        if (d == c) {
-          closed = true;
-          ++j;
-          break;
-        }
-        if (d == '\n') break;
-        out += d;
-        ++j;
-      }
-      if (!closed) return fail(col, "this string is not closed");
-      t.kind = Tok::kString;
-      t.text = std::move(out);
-      i = j;
+      error = lex_string(s, i, t);
     } else {
-      auto two = s.substr(i, 2);
-      auto single = [&](Tok k) {
-        t.kind = k;
-        t.text = std::string(1, c);
-        ++i;
-      };
-      auto pair = [&](Tok k) {
-        t.kind = k;
-        t.text = std::string(two);
-        i += 2;
-      };
-      if (two == "==") {
-        pair(Tok::kEq);
-      } else if (two == "!=") {
-        pair(Tok::kNe);
-      } else if (two == "<=") {
-        pair(Tok::kLe);
-      } else if (two == ">=") {
-        pair(Tok::kGe);
-      } else if (two == "**" || two == "//" || two == "<<" || two == ">>" || two == ":=" ||
-                 two == "->") {
-        pair(Tok::kRefused);
-      } else {
-        switch (c) {
-          case '(':
-            single(Tok::kLParen);
-            break;
-          case ')':
-            single(Tok::kRParen);
-            break;
-          case '[':
-            single(Tok::kLBracket);
-            break;
-          case ']':
-            single(Tok::kRBracket);
-            break;
-          case ',':
-            single(Tok::kComma);
-            break;
-          case '+':
-            single(Tok::kPlus);
-            break;
-          case '-':
-            single(Tok::kMinus);
-            break;
-          case '*':
-            single(Tok::kStar);
-            break;
-          case '/':
-            single(Tok::kSlash);
-            break;
-          case '%':
-            single(Tok::kPercent);
-            break;
-          case '<':
-            single(Tok::kLt);
-            break;
-          case '>':
-            single(Tok::kGt);
-            break;
-          default:
-            // . = { } : ; & | ^ ~ @ ! ` $ ? \ and anything else: refused by the parser with its
-            // own explanation.
-            single(Tok::kRefused);
-            break;
-        }
-      }
+      lex_operator(s, i, t);
+    }
+    if (error) {
+      r.error = std::move(error);
+      return r;
     }
     r.tokens.push_back(std::move(t));
   }
