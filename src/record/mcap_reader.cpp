@@ -954,53 +954,97 @@ struct RunAfter {
 
 }  // namespace
 
-Status McapReader::read_messages(const ReadMessageOptions& query,
-                                 const std::function<bool(const MessageView&)>& on_message) {
-  if (!source_) return {StatusCode::kFailedPrecondition, "reader not open"};
-  // Channel lookups by id, resolved once per read.
-  std::vector<const Channel*> channel_by_id;
-  std::vector<const Schema*> schema_by_channel;
-  if (!channels_.empty()) {
-    channel_by_id.assign(static_cast<size_t>(channels_.rbegin()->first) + 1, nullptr);
-    schema_by_channel.assign(channel_by_id.size(), nullptr);
-  }
-  for (const auto& [id, ch] : channels_) {
-    if (!query.topics.empty() &&
-        std::find(query.topics.begin(), query.topics.end(), ch.topic) == query.topics.end()) {
-      continue;
-    }
-    channel_by_id[id] = &ch;
-    auto sit = schemas_.find(ch.schema_id);
-    if (ch.schema_id != 0 && sit != schemas_.end()) schema_by_channel[id] = &sit->second;
-  }
-  auto usable = [&](uint16_t channel) {
-    return channel < channel_by_id.size() && channel_by_id[channel] != nullptr;
-  };
-  auto in_range = [&](int64_t t) { return t >= query.start_ns && t < query.end_ns; };
+// One read_messages: the loose messages and the chunks that overlap the query, each a sorted run
+// of entries, merged by log time through a heap; a chunk is loaded only when the merge reaches
+// its start time.
+class McapReader::MessageMerge {
+ public:
+  MessageMerge(McapReader& reader, const ReadMessageOptions& query) : r_(reader), query_(query) {}
 
-  std::vector<std::unique_ptr<Run>> runs;
-  // Buffers of finished chunks, reused: fresh megabyte buffers per chunk cost page faults.
-  std::vector<std::vector<uint8_t>> pool;
-  std::vector<uint8_t> scratch;
-  std::priority_queue<Run*, std::vector<Run*>, RunAfter> heap;
-  auto add_run = [&](std::unique_ptr<Run> run) {
+  void run(const std::function<bool(const MessageView&)>& on_message) {
+    select_channels();
+    add_loose_messages();
+    std::vector<const ChunkRef*> candidates;
+    for (const ChunkRef& c : r_.chunks_) {
+      if (c.end_ns >= query_.start_ns && c.start_ns < query_.end_ns) candidates.push_back(&c);
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const ChunkRef* a, const ChunkRef* b) {
+      return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->offset < b->offset;
+    });
+    size_t next = 0;
+    while (true) {
+      while (next < candidates.size() &&
+             (heap_.empty() || candidates[next]->start_ns <= heap_.top()->head().log_time_ns)) {
+        load(*candidates[next]);
+        ++next;
+      }
+      if (heap_.empty()) break;
+      Run* run = heap_.top();
+      heap_.pop();
+      const Entry& e = run->head();
+      auto m = parse_message(e.body, e.body_len);  // validated when added
+      MessageView view;
+      view.channel = channel_by_id_[m->channel_id];
+      view.schema = schema_by_channel_[m->channel_id];
+      view.sequence = m->sequence;
+      view.log_time_ns = m->log_time_ns;
+      view.publish_time_ns = m->publish_time_ns;
+      view.data = m->data;
+      if (!on_message(view)) break;
+      if (++run->next < run->entries.size()) {
+        heap_.push(run);
+      } else {
+        // Done with this chunk: give its memory back now, not at the end of the read.
+        if (pool_.size() < 4) pool_.push_back(std::move(run->storage));
+        run->storage = {};
+        run->loose_storage = {};
+        run->entries = {};
+      }
+    }
+  }
+
+ private:
+  // Channel lookups by id, resolved once per read: the query's topics only.
+  void select_channels() {
+    if (!r_.channels_.empty()) {
+      channel_by_id_.assign(static_cast<size_t>(r_.channels_.rbegin()->first) + 1, nullptr);
+      schema_by_channel_.assign(channel_by_id_.size(), nullptr);
+    }
+    for (const auto& [id, ch] : r_.channels_) {
+      if (!query_.topics.empty() &&
+          std::find(query_.topics.begin(), query_.topics.end(), ch.topic) == query_.topics.end()) {
+        continue;
+      }
+      channel_by_id_[id] = &ch;
+      auto sit = r_.schemas_.find(ch.schema_id);
+      if (ch.schema_id != 0 && sit != r_.schemas_.end()) schema_by_channel_[id] = &sit->second;
+    }
+  }
+
+  bool usable(uint16_t channel) const {
+    return channel < channel_by_id_.size() && channel_by_id_[channel] != nullptr;
+  }
+  bool in_range(int64_t t) const { return t >= query_.start_ns && t < query_.end_ns; }
+
+  void add_run(std::unique_ptr<Run> run) {
     if (run->entries.empty()) return;
     std::sort(run->entries.begin(), run->entries.end());
-    heap.push(run.get());
-    runs.push_back(std::move(run));
-  };
+    heap_.push(run.get());
+    runs_.push_back(std::move(run));
+  }
 
-  // Messages outside chunks (found by the scan).
-  if (!loose_messages_.empty()) {
+  // Messages outside chunks (found by the scan): one run.
+  void add_loose_messages() {
+    if (r_.loose_messages_.empty()) return;
     auto run = std::make_unique<Run>();
     std::vector<uint8_t> prefix;
-    for (uint64_t off : loose_messages_) {
-      if (!source_->read(off, wire::kRecordPrefix, prefix)) continue;
+    for (uint64_t off : r_.loose_messages_) {
+      if (!r_.source_->read(off, wire::kRecordPrefix, prefix)) continue;
       Cursor pc(prefix.data(), prefix.size());
       pc.u8();
       const uint64_t len = pc.u64();
       std::vector<uint8_t> rec;
-      if (!source_->read(off + wire::kRecordPrefix, len, rec)) continue;
+      if (!r_.source_->read(off + wire::kRecordPrefix, len, rec)) continue;
       auto m = parse_message(rec.data(), rec.size());
       if (!m || !usable(m->channel_id) || !in_range(m->log_time_ns)) continue;
       run->loose_storage.push_back(std::move(rec));
@@ -1010,57 +1054,54 @@ Status McapReader::read_messages(const ReadMessageOptions& query,
     add_run(std::move(run));
   }
 
-  std::vector<const ChunkRef*> candidates;
-  for (const ChunkRef& c : chunks_) {
-    if (c.end_ns >= query.start_ns && c.start_ns < query.end_ns) candidates.push_back(&c);
-  }
-  std::sort(candidates.begin(), candidates.end(), [](const ChunkRef* a, const ChunkRef* b) {
-    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->offset < b->offset;
-  });
-
-  auto load = [&](const ChunkRef& c) {
-    std::vector<std::pair<int64_t, uint64_t>> indexed;
-    bool use_index = !c.message_index_offsets.empty();
-    if (use_index) {
-      std::vector<uint8_t> idx;
-      for (const auto& [channel, off] : c.message_index_offsets) {
-        if (!usable(channel)) continue;
-        bool ok = source_->read(off, wire::kRecordPrefix, idx);
-        uint64_t len = 0;
-        if (ok) {
-          Cursor pc(idx.data(), idx.size());
-          ok = pc.u8() == static_cast<uint8_t>(Opcode::kMessageIndex);
-          len = pc.u64();
-          ok = ok && len <= c.message_index_length &&
-               source_->read(off + wire::kRecordPrefix, len, idx);
-        }
-        Cursor ic(idx.data(), ok ? idx.size() : 0);
-        if (ok && ic.u16() != channel) ok = false;
-        Cursor arr = ok ? ic.sub32() : Cursor::failed();
-        while (ok && arr.ok() && arr.remaining() > 0) {
-          const int64_t t = wire::to_ns(arr.u64());
-          const uint64_t inner = arr.u64();
-          if (arr.ok() && in_range(t)) indexed.emplace_back(t, inner);
-        }
-        if (!ok || !arr.ok()) {
-          problem(off, "unreadable MessageIndex for the Chunk" + at(c.offset) +
-                           "; reading the whole chunk instead");
-          use_index = false;
-          indexed.clear();
-          break;
-        }
+  // The (log time, inner offset) of the wanted messages of chunk c from its MessageIndex
+  // records; false when the chunk has none or one is unreadable (then the whole chunk is read).
+  bool indexed_messages(const ChunkRef& c, std::vector<std::pair<int64_t, uint64_t>>& indexed) {
+    if (c.message_index_offsets.empty()) return false;
+    std::vector<uint8_t> idx;
+    for (const auto& [channel, off] : c.message_index_offsets) {
+      if (!usable(channel)) continue;
+      bool ok = r_.source_->read(off, wire::kRecordPrefix, idx);
+      uint64_t len = 0;
+      if (ok) {
+        Cursor pc(idx.data(), idx.size());
+        ok = pc.u8() == static_cast<uint8_t>(Opcode::kMessageIndex);
+        len = pc.u64();
+        ok = ok && len <= c.message_index_length &&
+             r_.source_->read(off + wire::kRecordPrefix, len, idx);
       }
-      if (use_index && indexed.empty()) return;  // nothing wanted here: not even decompressed
+      Cursor ic(idx.data(), ok ? idx.size() : 0);
+      if (ok && ic.u16() != channel) ok = false;
+      Cursor arr = ok ? ic.sub32() : Cursor::failed();
+      while (ok && arr.ok() && arr.remaining() > 0) {
+        const int64_t t = wire::to_ns(arr.u64());
+        const uint64_t inner = arr.u64();
+        if (arr.ok() && in_range(t)) indexed.emplace_back(t, inner);
+      }
+      if (!ok || !arr.ok()) {
+        r_.problem(off, "unreadable MessageIndex for the Chunk" + at(c.offset) +
+                            "; reading the whole chunk instead");
+        indexed.clear();
+        return false;
+      }
     }
+    return true;
+  }
+
+  // Chunk c's wanted messages as a run (none read when its index says nothing is wanted).
+  void load(const ChunkRef& c) {
+    std::vector<std::pair<int64_t, uint64_t>> indexed;
+    const bool use_index = indexed_messages(c, indexed);
+    if (use_index && indexed.empty()) return;  // nothing wanted here: not even decompressed
     auto run = std::make_unique<Run>();
-    if (!pool.empty()) {
-      run->storage = std::move(pool.back());
-      pool.pop_back();
+    if (!pool_.empty()) {
+      run->storage = std::move(pool_.back());
+      pool_.pop_back();
     }
     size_t records_at = 0;
-    if (Status s = load_chunk(c, scratch, run->storage, &records_at); !s.ok()) {
-      problem(c.offset, s.message() + "; skipped");
-      pool.push_back(std::move(run->storage));
+    if (Status s = r_.load_chunk(c, scratch_, run->storage, &records_at); !s.ok()) {
+      r_.problem(c.offset, s.message() + "; skipped");
+      pool_.push_back(std::move(run->storage));
       return;
     }
     const uint8_t* base = run->storage.data() + records_at;
@@ -1084,8 +1125,8 @@ Status McapReader::read_messages(const ReadMessageOptions& query,
       run->entries.reserve(indexed.size());
       for (const auto& e : indexed) {
         if (!add_at(e.second)) {
-          problem(c.offset, "MessageIndex entry points at no Message (inner offset " +
-                                std::to_string(e.second) + ") in the Chunk; skipped");
+          r_.problem(c.offset, "MessageIndex entry points at no Message (inner offset " +
+                                   std::to_string(e.second) + ") in the Chunk; skipped");
         }
       }
     } else {
@@ -1100,38 +1141,23 @@ Status McapReader::read_messages(const ReadMessageOptions& query,
       }
     }
     add_run(std::move(run));
-  };
-
-  size_t next = 0;
-  while (true) {
-    while (next < candidates.size() &&
-           (heap.empty() || candidates[next]->start_ns <= heap.top()->head().log_time_ns)) {
-      load(*candidates[next]);
-      ++next;
-    }
-    if (heap.empty()) break;
-    Run* run = heap.top();
-    heap.pop();
-    const Entry& e = run->head();
-    auto m = parse_message(e.body, e.body_len);  // validated when added
-    MessageView view;
-    view.channel = channel_by_id[m->channel_id];
-    view.schema = schema_by_channel[m->channel_id];
-    view.sequence = m->sequence;
-    view.log_time_ns = m->log_time_ns;
-    view.publish_time_ns = m->publish_time_ns;
-    view.data = m->data;
-    if (!on_message(view)) break;
-    if (++run->next < run->entries.size()) {
-      heap.push(run);
-    } else {
-      // Done with this chunk: give its memory back now, not at the end of the read.
-      if (pool.size() < 4) pool.push_back(std::move(run->storage));
-      run->storage = {};
-      run->loose_storage = {};
-      run->entries = {};
-    }
   }
+
+  McapReader& r_;
+  const ReadMessageOptions& query_;
+  std::vector<const Channel*> channel_by_id_;
+  std::vector<const Schema*> schema_by_channel_;
+  std::vector<std::unique_ptr<Run>> runs_;
+  // Buffers of finished chunks, reused: fresh megabyte buffers per chunk cost page faults.
+  std::vector<std::vector<uint8_t>> pool_;
+  std::vector<uint8_t> scratch_;
+  std::priority_queue<Run*, std::vector<Run*>, RunAfter> heap_;
+};
+
+Status McapReader::read_messages(const ReadMessageOptions& query,
+                                 const std::function<bool(const MessageView&)>& on_message) {
+  if (!source_) return {StatusCode::kFailedPrecondition, "reader not open"};
+  MessageMerge(*this, query).run(on_message);
   return {};
 }
 

@@ -150,6 +150,7 @@ class McapReader {
 
   class SummaryReader;  // read_summary()'s steps
   class Scanner;        // scan()'s steps
+  class MessageMerge;   // one read_messages()
 
   Status open_source(std::unique_ptr<Source> source, McapReaderOptions options);
   void reset();
