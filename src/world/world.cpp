@@ -227,8 +227,17 @@ class WorkerPool {
   std::vector<std::jthread> threads_;  // last: joined before the members above go
 };
 
-// Threads of the sensor pass: FIELDPROOF_WORLD_THREADS (1..64) or min(hardware, 4).
-Status world_threads(int* out) {
+// Threads of the sensor pass: WorldOptions::threads when set, else FIELDPROOF_WORLD_THREADS
+// (1..64), else min(hardware, 4).
+Status world_threads(int option, int* out) {
+  if (option != 0) {
+    if (option < 1 || option > 64) {
+      return Status::error("WorldOptions::threads: expected 1..64 (or 0 for the default), got " +
+                           std::to_string(option));
+    }
+    *out = option;
+    return Status::success();
+  }
   const char* env = std::getenv("FIELDPROOF_WORLD_THREADS");
   if (env == nullptr || *env == '\0') {
     *out = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
@@ -1053,7 +1062,7 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
   if (!result.errors.empty()) return result;
   auto impl = std::make_unique<World::Impl>();
   impl->opts = std::move(options);
-  (void)world_threads(&impl->threads);  // checked by check_options
+  (void)world_threads(impl->opts.threads, &impl->threads);  // checked by check_options
   impl->name = outcome.world.name;
   impl->step = outcome.world.step;
   impl->target_rtf = outcome.world.real_time_factor;
@@ -1071,7 +1080,7 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
 
 Status check_options(const WorldOptions& o) {
   int threads = 0;
-  if (Status s = world_threads(&threads); !s) return s;
+  if (Status s = world_threads(o.threads, &threads); !s) return s;
   if (o.clock_period.ns() <= 0 || o.stats_period.ns() <= 0 || o.pose_period.ns() <= 0 ||
       o.contact_repeat_period.ns() <= 0) {
     return Status::error("world output periods must be > 0");
@@ -1121,7 +1130,7 @@ std::unique_ptr<World> World::empty(std::string name, Duration step, WorldOption
   if (Status s = check_options(options); !s) throw std::invalid_argument(s.message);
   auto impl = std::make_unique<Impl>();
   impl->opts = std::move(options);
-  (void)world_threads(&impl->threads);  // checked by check_options
+  (void)world_threads(impl->opts.threads, &impl->threads);  // checked by check_options
   impl->name = std::move(name);
   impl->step = step;
   impl->rebuild_static();
@@ -1130,6 +1139,7 @@ std::unique_ptr<World> World::empty(std::string name, Duration step, WorldOption
 }
 
 const std::string& World::name() const { return impl_->name; }
+int World::sensor_threads() const { return impl_->threads; }
 Duration World::step_size() const { return impl_->step; }
 double World::target_real_time_factor() const { return impl_->target_rtf; }
 SimTime World::sim_time() const { return impl_->now; }

@@ -264,6 +264,68 @@ TEST(WorldThreads, StreamIdenticalWithOneAndSeveralThreads) {
   EXPECT_GE(scans, 12u * 9);  // the lidar ran, so the threaded path was taken
 }
 
+// The same with the count as an option (the environment only its default).
+std::vector<WorldMessage> stream_with_option(int threads) {
+  setenv("FIELDPROOF_WORLD_THREADS", "0", 1);  // invalid: shows the option wins
+  WorldOptions o;
+  o.seed = 7;
+  o.threads = threads;
+  auto w = World::empty("flat", milliseconds(1), o);
+  unsetenv("FIELDPROOF_WORLD_THREADS");
+  EXPECT_EQ(w->sensor_threads(), threads);
+  EXPECT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}));
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_TRUE(w->spawn_vehicle("ugv" + std::to_string(i), Pose2D{0.0, 2.0 * i, 0.0},
+                                 UgvParams{}));
+    EXPECT_TRUE(w->set_cmd_vel("ugv" + std::to_string(i), Twist2D{0.5, 0.1 * i}));
+  }
+  w->step_n(1000);
+  return w->take_messages();
+}
+
+TEST(WorldThreads, OptionOneAndThreeGiveTheSameStream) {
+  const auto a = stream_with_option(1);
+  const auto b = stream_with_option(3);
+  const auto env = stream_with_threads("2");
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_EQ(a.size(), env.size());
+  size_t scans = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].topic, b[i].topic) << i;
+    ASSERT_EQ(a[i].stamp, b[i].stamp) << i;
+    ASSERT_EQ(a[i].payload, b[i].payload) << a[i].topic;
+    ASSERT_EQ(a[i].payload, env[i].payload) << a[i].topic;
+    scans += a[i].topic.ends_with("/scan") ? 1 : 0;
+  }
+  EXPECT_EQ(scans, 12u * 10);  // every scan of 1 s at 10 Hz: the threaded path ran
+}
+
+TEST(WorldThreads, OptionUnsetTakesTheEnvironment) {
+  setenv("FIELDPROOF_WORLD_THREADS", "5", 1);
+  EXPECT_EQ(World::empty("flat", milliseconds(1), {})->sensor_threads(), 5);
+  WorldOptions o;
+  o.threads = 2;
+  EXPECT_EQ(World::empty("flat", milliseconds(1), o)->sensor_threads(), 2);
+  unsetenv("FIELDPROOF_WORLD_THREADS");
+  const int def = World::empty("flat", milliseconds(1), {})->sensor_threads();
+  EXPECT_GE(def, 1);
+  EXPECT_LE(def, 4);
+}
+
+TEST(WorldThreads, BadThreadOptionIsRefused) {
+  for (int bad : {-1, 65}) {
+    WorldOptions o;
+    o.threads = bad;
+    EXPECT_THROW(World::empty("flat", milliseconds(1), o), std::invalid_argument) << bad;
+    const auto loaded = World::load_string(
+        "<sdf version='1.9'><world name='w'></world></sdf>", o, "bad.sdf");
+    EXPECT_EQ(loaded.world, nullptr) << bad;
+    ASSERT_EQ(loaded.errors.size(), 1u) << bad;
+    EXPECT_NE(loaded.errors[0].find("WorldOptions::threads"), std::string::npos)
+        << loaded.errors[0];
+  }
+}
+
 TEST(WorldThreads, BadThreadCountIsRefused) {
   setenv("FIELDPROOF_WORLD_THREADS", "0", 1);
   EXPECT_THROW(World::empty("flat", milliseconds(1), {}), std::invalid_argument);
