@@ -164,6 +164,7 @@ struct SensorScratch {
   ignition::msgs::IMU imu_msg;
   ignition::msgs::LaserScan scan_msg;
   std::vector<double> ray_dx, ray_dy;
+  detail::Grid::Stamps grid_stamps;  // the lidar's static-grid queries
 };
 
 // A fixed set of workers started once per world. run(fn) calls fn(0) on the calling thread and
@@ -880,7 +881,7 @@ struct World::Impl {
         trace(first, count,
               [&](int i) { return detail::ray_hit(col.circle, ox, oy, rdx[i], rdy[i]); });
       }
-    });
+    }, sc.grid_stamps);
     for (int i = 0; i < n; ++i) {
       if (!(r[i] <= range)) r[i] = kInf;
     }

@@ -326,6 +326,50 @@ TEST(WorldThreads, BadThreadOptionIsRefused) {
   }
 }
 
+// Many lidars querying the static grid at once, with obstacles spanning several grid cells (the
+// grid's visit marks): every thread count gives the serial stream, run after run.
+std::vector<WorldMessage> crowded_stream(int threads) {
+  WorldOptions o;
+  o.seed = 11;
+  o.threads = threads;
+  auto w = World::empty("crowd", milliseconds(1), o);
+  std::vector<StaticShape> walls;
+  for (int k = 0; k < 16; ++k) {
+    walls.push_back(testing::box_shape(-2.0 + 5.0 * k, -3.0, 4.5, 0.4));
+    walls.push_back(testing::box_shape(-2.0 + 5.0 * k, 24.0, 4.5, 0.4));
+    walls.push_back(testing::box_shape(1.0 + 5.0 * k, 10.5, 0.5, 6.0));
+    for (int j = 0; j < 7; ++j) {
+      walls.push_back(testing::box_shape(1.0 + 5.0 * k, 1.3 + 2.6 * j, 0.3, 0.3));
+    }
+  }
+  EXPECT_TRUE(w->spawn_static("walls", walls));
+  int n = 0;
+  for (int y = 0; y < 8; ++y) {
+    for (int x = 0; x < 16; ++x) {
+      const std::string name = "v" + std::to_string(n++);
+      EXPECT_TRUE(w->spawn_vehicle(name, Pose2D{-1.0 + 5.0 * x, 2.6 * y, 0.3 * x}, UgvParams{}));
+      EXPECT_TRUE(w->set_cmd_vel(name, Twist2D{0.4, 0.5}));
+    }
+  }
+  w->step_n(1500);
+  return w->take_messages();
+}
+
+TEST(WorldThreads, CrowdedStaticGridSameStreamOnFourThreads) {
+  const auto serial = crowded_stream(1);
+  size_t scans = 0;
+  for (const auto& m : serial) scans += m.topic.ends_with("/scan") ? 1 : 0;
+  EXPECT_EQ(scans, 128u * 15);
+  for (int run = 0; run < 3; ++run) {
+    const auto threaded = crowded_stream(4);
+    ASSERT_EQ(serial.size(), threaded.size()) << run;
+    for (size_t i = 0; i < serial.size(); ++i) {
+      ASSERT_EQ(serial[i].topic, threaded[i].topic) << run << " " << i;
+      ASSERT_EQ(serial[i].payload, threaded[i].payload) << run << " " << serial[i].topic;
+    }
+  }
+}
+
 TEST(WorldThreads, BadThreadCountIsRefused) {
   setenv("FIELDPROOF_WORLD_THREADS", "0", 1);
   EXPECT_THROW(World::empty("flat", milliseconds(1), {}), std::invalid_argument);
