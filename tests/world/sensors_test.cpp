@@ -370,6 +370,33 @@ TEST(WorldThreads, CrowdedStaticGridSameStreamOnFourThreads) {
   }
 }
 
+// Each vehicle's odometry header names its own child frame, or none: a vehicle without one,
+// after one with, carries only its frame_id (the messages are built afresh for every vehicle).
+TEST(WorldOdometry, ChildFrameIsEachVehiclesOwn) {
+  auto w = empty_world();
+  UgvParams with = ideal_ugv();
+  with.odometry_child_frame = "a/base_link";
+  UgvParams other = ideal_ugv();
+  other.odometry_child_frame = "c/base";
+  ASSERT_TRUE(w->spawn_vehicle("a", Pose2D{0.0, 0.0, 0.0}, with));
+  ASSERT_TRUE(w->spawn_vehicle("b", Pose2D{0.0, 3.0, 0.0}, ideal_ugv()));
+  ASSERT_TRUE(w->spawn_vehicle("c", Pose2D{0.0, 6.0, 0.0}, other));
+  w->step_n(100);
+  const auto msgs_ = w->take_messages();
+  const auto header_of = [&](const std::string& v) {
+    const auto odo = on_topic(msgs_, "/model/" + v + "/odometry");
+    EXPECT_GE(odo.size(), 4u) << v;
+    return msgs::parse<ignition::msgs::Odometry>(odo.back().payload)->header();
+  };
+  const auto a = header_of("a"), b = header_of("b"), c = header_of("c");
+  EXPECT_EQ(msgs::header_value(a, "child_frame_id"), "a/base_link");
+  EXPECT_EQ(b.data_size(), 1);
+  EXPECT_EQ(msgs::header_value(b, "child_frame_id"), "");
+  EXPECT_EQ(msgs::header_value(b, "frame_id"), "b/odom");
+  EXPECT_EQ(msgs::header_value(c, "child_frame_id"), "c/base");
+  EXPECT_EQ(msgs::stamp_of(c), SimTime::zero() + milliseconds(100));
+}
+
 TEST(WorldThreads, BadThreadCountIsRefused) {
   setenv("FIELDPROOF_WORLD_THREADS", "0", 1);
   EXPECT_THROW(World::empty("flat", milliseconds(1), {}), std::invalid_argument);
