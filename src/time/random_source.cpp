@@ -1,6 +1,7 @@
 #include "fieldproof/time/random_source.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,9 +33,22 @@ uint64_t derive(uint64_t parent_key, std::string_view component) {
 
 // Natural logarithm from IEEE +, -, *, / only (plus the exact frexp), so that it gives the same
 // bits under every libm: log(x) = e*ln2 + 2*atanh(f), f = (m-1)/(m+1), m in [sqrt(1/2), sqrt(2)).
+// frexp for a positive normal double by its bits, else the library's: the same exact result
+// without a call per draw (the noise of every lidar ray goes through here).
+inline double exact_frexp(double x, int* e) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  const uint64_t biased = bits >> 52;  // sign bit 0 for a positive x
+  if (biased == 0 || biased >= 0x7ff) return std::frexp(x, e);
+  *e = static_cast<int>(biased) - 1022;
+  bits = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1022} << 52);
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
 double portable_log(double x) {
   int e = 0;
-  double m = std::frexp(x, &e);  // exact: x = m * 2^e, m in [0.5, 1)
+  double m = exact_frexp(x, &e);  // exact: x = m * 2^e, m in [0.5, 1)
   if (m < 0.70710678118654752440) {
     m *= 2.0;
     e -= 1;

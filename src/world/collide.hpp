@@ -183,21 +183,27 @@ class Grid {
     }
   }
 
+  // The visited marks of one thread's queries. The grid's own serve the thread that builds it;
+  // a thread querying while others do brings its own (a shared stamp is a data race: two threads
+  // drawing one query number skip each other's colliders).
+  struct Stamps {
+    std::vector<uint32_t> stamp;
+    uint32_t query = 0;
+  };
+
   // Calls f(const Collider&) for every collider whose cell range meets `box`.
   template <typename F>
   void query(const Aabb& box, F&& f) {
-    if (nx_ == 0 || !box.overlaps(bounds_)) return;
-    const uint32_t q = next_query();
-    int x0, y0, x1, y1;
-    cell_range(box, &x0, &y0, &x1, &y1);
-    for (int y = y0; y <= y1; ++y)
-      for (int x = x0; x <= x1; ++x)
-        for (int i : cells_[idx(x, y)]) {
-          if (stamp_[i] == q) continue;
-          stamp_[i] = q;
-          const Collider& c = (*colliders_)[i];
-          if (c.bounds.overlaps(box)) f(c);
-        }
+    query_with(box, f, stamp_, query_);
+  }
+  // The same with the caller's marks; the grid itself is only read (safe from several threads).
+  template <typename F>
+  void query(const Aabb& box, F&& f, Stamps& own) const {
+    if (own.stamp.size() != stamp_.size()) {
+      own.stamp.assign(stamp_.size(), 0);
+      own.query = 0;
+    }
+    query_with(box, f, own.stamp, own.query);
   }
 
   // Where query(box) first meets a collider of these bounds: its first cell in the query's
@@ -277,12 +283,28 @@ class Grid {
     *y0 = cy(b.min_y);
     *y1 = cy(b.max_y);
   }
-  uint32_t next_query() {
-    if (++query_ == 0) {  // wrapped: clear the stamps
-      std::fill(stamp_.begin(), stamp_.end(), 0);
-      query_ = 1;
+  uint32_t next_query() { return next_query(stamp_, query_); }
+  static uint32_t next_query(std::vector<uint32_t>& stamp, uint32_t& query) {
+    if (++query == 0) {  // wrapped: clear the stamps
+      std::fill(stamp.begin(), stamp.end(), 0);
+      query = 1;
     }
-    return query_;
+    return query;
+  }
+  template <typename F>
+  void query_with(const Aabb& box, F& f, std::vector<uint32_t>& stamp, uint32_t& query) const {
+    if (nx_ == 0 || !box.overlaps(bounds_)) return;
+    const uint32_t q = next_query(stamp, query);
+    int x0, y0, x1, y1;
+    cell_range(box, &x0, &y0, &x1, &y1);
+    for (int y = y0; y <= y1; ++y)
+      for (int x = x0; x <= x1; ++x)
+        for (int i : cells_[idx(x, y)]) {
+          if (stamp[i] == q) continue;
+          stamp[i] = q;
+          const Collider& c = (*colliders_)[i];
+          if (c.bounds.overlaps(box)) f(c);
+        }
   }
 
   const std::vector<Collider>* colliders_ = nullptr;

@@ -1,6 +1,7 @@
 #include "fieldproof/world/world.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include "fieldproof/world/robot_model.hpp"
 #include "include_check.hpp"
 #include "sdf_loader.hpp"
+#include "wire.hpp"
 
 namespace fieldproof::world {
 
@@ -32,6 +34,7 @@ using detail::Circle;
 using detail::Collider;
 using detail::kInf;
 using detail::Obb;
+namespace wire = detail::wire;
 
 namespace {
 
@@ -156,14 +159,12 @@ struct ContactInfo {
   double x = 0, y = 0, depth = 0;
 };
 
-// Per-thread scratch of the sensor pass (reused across vehicles and outputs: a proto3 Clear()
-// would free their sub-messages; each emit sets every field it ever sets, so the encoding is that
-// of a fresh message).
+// Per-thread scratch of the sensor pass (reused across vehicles: no allocation per scan). The
+// messages themselves are encoded directly (wire.hpp): nothing of one vehicle's message can
+// linger in the next one's.
 struct SensorScratch {
-  ignition::msgs::Odometry odom_msg;
-  ignition::msgs::IMU imu_msg;
-  ignition::msgs::LaserScan scan_msg;
   std::vector<double> ray_dx, ray_dy;
+  detail::Grid::Stamps grid_stamps;  // the lidar's static-grid queries
 };
 
 // A fixed set of workers started once per world. run(fn) calls fn(0) on the calling thread and
@@ -227,8 +228,17 @@ class WorkerPool {
   std::vector<std::jthread> threads_;  // last: joined before the members above go
 };
 
-// Threads of the sensor pass: FIELDPROOF_WORLD_THREADS (1..64) or min(hardware, 4).
-Status world_threads(int* out) {
+// Threads of the sensor pass: WorldOptions::threads when set, else FIELDPROOF_WORLD_THREADS
+// (1..64), else min(hardware, 4).
+Status world_threads(int option, int* out) {
+  if (option != 0) {
+    if (option < 1 || option > 64) {
+      return Status::error("WorldOptions::threads: expected 1..64 (or 0 for the default), got " +
+                           std::to_string(option));
+    }
+    *out = option;
+    return Status::success();
+  }
   const char* env = std::getenv("FIELDPROOF_WORLD_THREADS");
   if (env == nullptr || *env == '\0') {
     *out = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
@@ -642,23 +652,21 @@ struct World::Impl {
   static constexpr size_t kMinParallelScans = 8;
 
   void sense(Vehicle& v, SensorScratch& sc) {
-    if (due(now, &v.next_odom, v.params.odometry_period)) emit_odometry(v, sc);
-    if (v.params.imu && due(now, &v.next_imu, v.params.imu_period)) emit_imu(v, sc);
+    if (due(now, &v.next_odom, v.params.odometry_period)) emit_odometry(v);
+    if (v.params.imu && due(now, &v.next_imu, v.params.imu_period)) emit_imu(v);
     if (v.params.lidar && due(now, &v.next_scan, v.params.lidar_period)) emit_scan(v, sc);
     if (v.params.contact) emit_contacts_if_due(v);
     if (v.params.navsat && due(now, &v.next_navsat, v.params.navsat_period)) emit_navsat(v);
   }
 
-  // msgs::set_stamp(header, now, frame) on a reused header, without building a string: the
-  // same encoding (the stamp, then one "frame_id" entry holding `frame`).
-  void stamp(ignition::msgs::Header* header, const std::string& frame) {
-    msgs::set_stamp(header, now);
-    if (header->data_size() == 1 && header->data(0).key() == "frame_id" &&
-        header->data(0).value_size() == 1) {
-      *header->mutable_data(0)->mutable_value(0) = frame;
-      return;
-    }
-    msgs::set_stamp(header, now, frame);
+  // The header msgs::set_stamp(header, now, frame) gives, and msgs::set_planar_pose's pose, for
+  // the hand-written encoders.
+  wire::Header wire_header(std::string_view frame) const {
+    const msgs::SecNsec t = msgs::to_sec_nsec(now);
+    return wire::Header{t.sec, t.nsec, true, frame};
+  }
+  static wire::Pose wire_planar_pose(double x, double y, double yaw) {
+    return wire::Pose{{x, y, 0.0}, {0.0, 0.0, std::sin(yaw / 2), std::cos(yaw / 2)}};
   }
 
   void emit_clock() {
@@ -720,7 +728,7 @@ struct World::Impl {
     emit(topic_pose, msgs::kPoseV, msgs::serialize(m));
   }
 
-  void emit_odometry(Vehicle& v, SensorScratch& sc) {
+  void emit_odometry(Vehicle& v) {
     const UgvParams& p = v.params;
     const double elapsed = static_cast<double>((now - v.last_odom).ns()) * 1e-9;
     v.last_odom = now;
@@ -733,25 +741,23 @@ struct World::Impl {
     o.x += ds * std::cos(o.yaw + dth / 2);
     o.y += ds * std::sin(o.yaw + dth / 2);
     o.yaw = detail::normalize_angle(o.yaw + dth);
-    // Every field is set again below (or cleared), so the encoding is that of a fresh message.
-    ignition::msgs::Odometry& m = sc.odom_msg;
-    stamp(m.mutable_header(), v.frame_odom);
-    if (!p.odometry_child_frame.empty() && m.header().data_size() == 1) {
-      auto* child = m.mutable_header()->add_data();
-      child->set_key("child_frame_id");
-      child->add_value(p.odometry_child_frame);
-    }
-    msgs::set_planar_pose(m.mutable_pose(), o.x, o.y, o.yaw);
+    wire::Odometry m;
+    m.header = wire_header(v.frame_odom);
+    m.has_child = !p.odometry_child_frame.empty();
+    m.child_frame_id = p.odometry_child_frame;
+    m.pose = wire_planar_pose(o.x, o.y, o.yaw);
     if (elapsed > 0) {
-      m.mutable_twist()->mutable_linear()->set_x(ds / elapsed);
-      m.mutable_twist()->mutable_angular()->set_z(dth / elapsed);
-    } else {
-      m.clear_twist();
+      m.has_twist = true;
+      m.linear.x = ds / elapsed;
+      m.angular.z = dth / elapsed;
     }
-    vemit(v, v.topic_odom, msgs::kOdometry, msgs::serialize(m));
+    std::string payload;
+    [[maybe_unused]] const bool whole = wire::encode(m, &payload);
+    assert(whole);  // the sizes and the writes agree (tests/world/wire_test.cpp)
+    vemit(v, v.topic_odom, msgs::kOdometry, std::move(payload));
   }
 
-  void emit_imu(Vehicle& v, SensorScratch& sc) {
+  void emit_imu(Vehicle& v) {
     const UgvParams& p = v.params;
     const double elapsed = static_cast<double>((now - v.last_imu).ns()) * 1e-9;
     const double lin = v.state.velocity.linear_x;
@@ -759,20 +765,24 @@ struct World::Impl {
     const double ax = elapsed > 0 ? (lin - v.imu_last_v) / elapsed : 0.0;
     v.last_imu = now;
     v.imu_last_v = lin;
-    ignition::msgs::IMU& m = sc.imu_msg;  // every field set again below
-    stamp(m.mutable_header(), v.frame_imu);
-    m.set_entity_name(v.entity_imu);
+    wire::Imu m;
+    m.header = wire_header(v.frame_imu);
+    m.entity_name = v.entity_imu;
     const double yaw = v.state.pose.yaw;
-    m.mutable_orientation()->set_w(std::cos(yaw / 2));
-    m.mutable_orientation()->set_z(std::sin(yaw / 2));
+    m.orientation.w = std::cos(yaw / 2);
+    m.orientation.z = std::sin(yaw / 2);
     const double sg = p.imu_angular_velocity_stddev, sa = p.imu_linear_acceleration_stddev;
-    m.mutable_angular_velocity()->set_x(v.imu_rng.normal(0.0, sg));
-    m.mutable_angular_velocity()->set_y(v.imu_rng.normal(0.0, sg));
-    m.mutable_angular_velocity()->set_z(ang + v.imu_rng.normal(0.0, sg));
-    m.mutable_linear_acceleration()->set_x(ax + v.imu_rng.normal(0.0, sa));
-    m.mutable_linear_acceleration()->set_y(lin * ang + v.imu_rng.normal(0.0, sa));
-    m.mutable_linear_acceleration()->set_z(kGravity + v.imu_rng.normal(0.0, sa));
-    vemit(v, v.topic_imu, msgs::kImu, msgs::serialize(m));
+    // The draws in this order (the recorded noise).
+    m.angular_velocity.x = v.imu_rng.normal(0.0, sg);
+    m.angular_velocity.y = v.imu_rng.normal(0.0, sg);
+    m.angular_velocity.z = ang + v.imu_rng.normal(0.0, sg);
+    m.linear_acceleration.x = ax + v.imu_rng.normal(0.0, sa);
+    m.linear_acceleration.y = lin * ang + v.imu_rng.normal(0.0, sa);
+    m.linear_acceleration.z = kGravity + v.imu_rng.normal(0.0, sa);
+    std::string payload;
+    [[maybe_unused]] const bool whole = wire::encode(m, &payload);
+    assert(whole);  // the sizes and the writes agree (tests/world/wire_test.cpp)
+    vemit(v, v.topic_imu, msgs::kImu, std::move(payload));
   }
 
   // The rays of a lidar at (ox, oy) facing `yaw` that may meet a collider: [first, first + count)
@@ -871,7 +881,7 @@ struct World::Impl {
         trace(first, count,
               [&](int i) { return detail::ray_hit(col.circle, ox, oy, rdx[i], rdy[i]); });
       }
-    });
+    }, sc.grid_stamps);
     for (int i = 0; i < n; ++i) {
       if (!(r[i] <= range)) r[i] = kInf;
     }
@@ -917,42 +927,42 @@ struct World::Impl {
     const int64_t t0 = timed ? opts.wall_now().ns() : 0;
     cast_scan(v, sc, &v.ranges);
     if (timed) raycast_ns += opts.wall_now().ns() - t0;
-    ignition::msgs::LaserScan& m = sc.scan_msg;  // every field set again below
-    m.clear_ranges();
-    stamp(m.mutable_header(), v.frame_lidar_link);
-    m.set_frame(v.frame_lidar);
-    msgs::set_planar_pose(m.mutable_world_pose(), v.state.pose.x, v.state.pose.y, v.state.pose.yaw);
+    wire::LaserScan m;
+    m.header = wire_header(v.frame_lidar_link);
+    m.frame = v.frame_lidar;
+    m.world_pose = wire_planar_pose(v.state.pose.x, v.state.pose.y, v.state.pose.yaw);
     if (p.lidar_full_turn) {
       const double step = 2 * kPi / p.lidar_rays;
-      m.set_angle_min(-kPi);
-      m.set_angle_max(-kPi + step * (p.lidar_rays - 1));
-      m.set_angle_step(step);
+      m.angle_min = -kPi;
+      m.angle_max = -kPi + step * (p.lidar_rays - 1);
+      m.angle_step = step;
     } else {
-      m.set_angle_min(p.lidar_angle_min);
-      m.set_angle_max(p.lidar_angle_max);
-      m.set_angle_step(p.lidar_rays > 1
-                           ? (p.lidar_angle_max - p.lidar_angle_min) / (p.lidar_rays - 1)
-                           : 0.0);
+      m.angle_min = p.lidar_angle_min;
+      m.angle_max = p.lidar_angle_max;
+      m.angle_step = p.lidar_rays > 1
+                         ? (p.lidar_angle_max - p.lidar_angle_min) / (p.lidar_rays - 1)
+                         : 0.0;
     }
-    m.set_range_min(p.lidar_range_min);
-    m.set_range_max(p.lidar_range_max);
-    m.set_count(static_cast<uint32_t>(p.lidar_rays));
-    m.set_vertical_count(1);
-    auto* ranges = m.mutable_ranges();
-    ranges->Reserve(p.lidar_rays);
-    for (double t : v.ranges) {
-      double r;
+    m.range_min = p.lidar_range_min;
+    m.range_max = p.lidar_range_max;
+    m.count = static_cast<uint32_t>(p.lidar_rays);
+    m.vertical_count = 1;
+    // The readings replace the true ranges in place (cast_scan refills them for the next scan).
+    for (double& t : v.ranges) {
       if (!(t <= p.lidar_range_max)) {
-        r = kInf;
+        t = kInf;
       } else if (t < p.lidar_range_min) {
-        r = -kInf;
+        t = -kInf;
       } else {
-        r = std::clamp(t + v.lidar_rng.normal(0.0, p.lidar_noise_stddev), p.lidar_range_min,
+        t = std::clamp(t + v.lidar_rng.normal(0.0, p.lidar_noise_stddev), p.lidar_range_min,
                        p.lidar_range_max);
       }
-      ranges->Add(r);
     }
-    vemit(v, v.topic_scan, msgs::kLaserScan, msgs::serialize(m));
+    m.ranges = v.ranges;
+    std::string payload;
+    [[maybe_unused]] const bool whole = wire::encode(m, &payload);
+    assert(whole);  // the sizes and the writes agree (tests/world/wire_test.cpp)
+    vemit(v, v.topic_scan, msgs::kLaserScan, std::move(payload));
   }
 
   std::string contact_name(int64_t key) const {
@@ -1053,7 +1063,7 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
   if (!result.errors.empty()) return result;
   auto impl = std::make_unique<World::Impl>();
   impl->opts = std::move(options);
-  (void)world_threads(&impl->threads);  // checked by check_options
+  (void)world_threads(impl->opts.threads, &impl->threads);  // checked by check_options
   impl->name = outcome.world.name;
   impl->step = outcome.world.step;
   impl->target_rtf = outcome.world.real_time_factor;
@@ -1071,7 +1081,7 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
 
 Status check_options(const WorldOptions& o) {
   int threads = 0;
-  if (Status s = world_threads(&threads); !s) return s;
+  if (Status s = world_threads(o.threads, &threads); !s) return s;
   if (o.clock_period.ns() <= 0 || o.stats_period.ns() <= 0 || o.pose_period.ns() <= 0 ||
       o.contact_repeat_period.ns() <= 0) {
     return Status::error("world output periods must be > 0");
@@ -1121,7 +1131,7 @@ std::unique_ptr<World> World::empty(std::string name, Duration step, WorldOption
   if (Status s = check_options(options); !s) throw std::invalid_argument(s.message);
   auto impl = std::make_unique<Impl>();
   impl->opts = std::move(options);
-  (void)world_threads(&impl->threads);  // checked by check_options
+  (void)world_threads(impl->opts.threads, &impl->threads);  // checked by check_options
   impl->name = std::move(name);
   impl->step = step;
   impl->rebuild_static();
@@ -1130,6 +1140,7 @@ std::unique_ptr<World> World::empty(std::string name, Duration step, WorldOption
 }
 
 const std::string& World::name() const { return impl_->name; }
+int World::sensor_threads() const { return impl_->threads; }
 Duration World::step_size() const { return impl_->step; }
 double World::target_real_time_factor() const { return impl_->target_rtf; }
 SimTime World::sim_time() const { return impl_->now; }

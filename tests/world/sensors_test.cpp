@@ -264,6 +264,139 @@ TEST(WorldThreads, StreamIdenticalWithOneAndSeveralThreads) {
   EXPECT_GE(scans, 12u * 9);  // the lidar ran, so the threaded path was taken
 }
 
+// The same with the count as an option (the environment only its default).
+std::vector<WorldMessage> stream_with_option(int threads) {
+  setenv("FIELDPROOF_WORLD_THREADS", "0", 1);  // invalid: shows the option wins
+  WorldOptions o;
+  o.seed = 7;
+  o.threads = threads;
+  auto w = World::empty("flat", milliseconds(1), o);
+  unsetenv("FIELDPROOF_WORLD_THREADS");
+  EXPECT_EQ(w->sensor_threads(), threads);
+  EXPECT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}));
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_TRUE(w->spawn_vehicle("ugv" + std::to_string(i), Pose2D{0.0, 2.0 * i, 0.0},
+                                 UgvParams{}));
+    EXPECT_TRUE(w->set_cmd_vel("ugv" + std::to_string(i), Twist2D{0.5, 0.1 * i}));
+  }
+  w->step_n(1000);
+  return w->take_messages();
+}
+
+TEST(WorldThreads, OptionOneAndThreeGiveTheSameStream) {
+  const auto a = stream_with_option(1);
+  const auto b = stream_with_option(3);
+  const auto env = stream_with_threads("2");
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_EQ(a.size(), env.size());
+  size_t scans = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].topic, b[i].topic) << i;
+    ASSERT_EQ(a[i].stamp, b[i].stamp) << i;
+    ASSERT_EQ(a[i].payload, b[i].payload) << a[i].topic;
+    ASSERT_EQ(a[i].payload, env[i].payload) << a[i].topic;
+    scans += a[i].topic.ends_with("/scan") ? 1 : 0;
+  }
+  EXPECT_EQ(scans, 12u * 10);  // every scan of 1 s at 10 Hz: the threaded path ran
+}
+
+TEST(WorldThreads, OptionUnsetTakesTheEnvironment) {
+  setenv("FIELDPROOF_WORLD_THREADS", "5", 1);
+  EXPECT_EQ(World::empty("flat", milliseconds(1), {})->sensor_threads(), 5);
+  WorldOptions o;
+  o.threads = 2;
+  EXPECT_EQ(World::empty("flat", milliseconds(1), o)->sensor_threads(), 2);
+  unsetenv("FIELDPROOF_WORLD_THREADS");
+  const int def = World::empty("flat", milliseconds(1), {})->sensor_threads();
+  EXPECT_GE(def, 1);
+  EXPECT_LE(def, 4);
+}
+
+TEST(WorldThreads, BadThreadOptionIsRefused) {
+  for (int bad : {-1, 65}) {
+    WorldOptions o;
+    o.threads = bad;
+    EXPECT_THROW(World::empty("flat", milliseconds(1), o), std::invalid_argument) << bad;
+    const auto loaded = World::load_string(
+        "<sdf version='1.9'><world name='w'></world></sdf>", o, "bad.sdf");
+    EXPECT_EQ(loaded.world, nullptr) << bad;
+    ASSERT_EQ(loaded.errors.size(), 1u) << bad;
+    EXPECT_NE(loaded.errors[0].find("WorldOptions::threads"), std::string::npos)
+        << loaded.errors[0];
+  }
+}
+
+// Many lidars querying the static grid at once, with obstacles spanning several grid cells (the
+// grid's visit marks): every thread count gives the serial stream, run after run.
+std::vector<WorldMessage> crowded_stream(int threads) {
+  WorldOptions o;
+  o.seed = 11;
+  o.threads = threads;
+  auto w = World::empty("crowd", milliseconds(1), o);
+  std::vector<StaticShape> walls;
+  for (int k = 0; k < 16; ++k) {
+    walls.push_back(testing::box_shape(-2.0 + 5.0 * k, -3.0, 4.5, 0.4));
+    walls.push_back(testing::box_shape(-2.0 + 5.0 * k, 24.0, 4.5, 0.4));
+    walls.push_back(testing::box_shape(1.0 + 5.0 * k, 10.5, 0.5, 6.0));
+    for (int j = 0; j < 7; ++j) {
+      walls.push_back(testing::box_shape(1.0 + 5.0 * k, 1.3 + 2.6 * j, 0.3, 0.3));
+    }
+  }
+  EXPECT_TRUE(w->spawn_static("walls", walls));
+  int n = 0;
+  for (int y = 0; y < 8; ++y) {
+    for (int x = 0; x < 16; ++x) {
+      const std::string name = "v" + std::to_string(n++);
+      EXPECT_TRUE(w->spawn_vehicle(name, Pose2D{-1.0 + 5.0 * x, 2.6 * y, 0.3 * x}, UgvParams{}));
+      EXPECT_TRUE(w->set_cmd_vel(name, Twist2D{0.4, 0.5}));
+    }
+  }
+  w->step_n(1500);
+  return w->take_messages();
+}
+
+TEST(WorldThreads, CrowdedStaticGridSameStreamOnFourThreads) {
+  const auto serial = crowded_stream(1);
+  size_t scans = 0;
+  for (const auto& m : serial) scans += m.topic.ends_with("/scan") ? 1 : 0;
+  EXPECT_EQ(scans, 128u * 15);
+  for (int run = 0; run < 3; ++run) {
+    const auto threaded = crowded_stream(4);
+    ASSERT_EQ(serial.size(), threaded.size()) << run;
+    for (size_t i = 0; i < serial.size(); ++i) {
+      ASSERT_EQ(serial[i].topic, threaded[i].topic) << run << " " << i;
+      ASSERT_EQ(serial[i].payload, threaded[i].payload) << run << " " << serial[i].topic;
+    }
+  }
+}
+
+// Each vehicle's odometry header names its own child frame, or none: a vehicle without one,
+// after one with, carries only its frame_id (the messages are built afresh for every vehicle).
+TEST(WorldOdometry, ChildFrameIsEachVehiclesOwn) {
+  auto w = empty_world();
+  UgvParams with = ideal_ugv();
+  with.odometry_child_frame = "a/base_link";
+  UgvParams other = ideal_ugv();
+  other.odometry_child_frame = "c/base";
+  ASSERT_TRUE(w->spawn_vehicle("a", Pose2D{0.0, 0.0, 0.0}, with));
+  ASSERT_TRUE(w->spawn_vehicle("b", Pose2D{0.0, 3.0, 0.0}, ideal_ugv()));
+  ASSERT_TRUE(w->spawn_vehicle("c", Pose2D{0.0, 6.0, 0.0}, other));
+  w->step_n(100);
+  const auto msgs_ = w->take_messages();
+  const auto header_of = [&](const std::string& v) {
+    const auto odo = on_topic(msgs_, "/model/" + v + "/odometry");
+    EXPECT_GE(odo.size(), 4u) << v;
+    return msgs::parse<ignition::msgs::Odometry>(odo.back().payload)->header();
+  };
+  const auto a = header_of("a"), b = header_of("b"), c = header_of("c");
+  EXPECT_EQ(msgs::header_value(a, "child_frame_id"), "a/base_link");
+  EXPECT_EQ(b.data_size(), 1);
+  EXPECT_EQ(msgs::header_value(b, "child_frame_id"), "");
+  EXPECT_EQ(msgs::header_value(b, "frame_id"), "b/odom");
+  EXPECT_EQ(msgs::header_value(c, "child_frame_id"), "c/base");
+  EXPECT_EQ(msgs::stamp_of(c), SimTime::zero() + milliseconds(100));
+}
+
 TEST(WorldThreads, BadThreadCountIsRefused) {
   setenv("FIELDPROOF_WORLD_THREADS", "0", 1);
   EXPECT_THROW(World::empty("flat", milliseconds(1), {}), std::invalid_argument);

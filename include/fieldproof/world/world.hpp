@@ -181,6 +181,10 @@ struct WorldOptions {
   size_t direct_read_threshold = 64;
   // Where navsat has no fix (above); checked by load and empty (a bad region is refused).
   std::vector<GpsDeniedRegion> gps_denied;
+  // Threads of the sensor pass (1 to 64; anything else is refused by load and empty). 0: the
+  // environment's FIELDPROOF_WORLD_THREADS (1 to 64), else min(hardware threads, 4). The message
+  // stream is the same whatever the count (docs/world.md "Threads").
+  int threads = 0;
 };
 
 // What World::occupancy_grid covers and how finely. The world's extent is the union of its
@@ -347,6 +351,8 @@ class World {
   std::vector<WorldMessage> take_messages();
 
   uint64_t warning_count() const;
+  // Threads of the sensor pass (WorldOptions::threads resolved at load).
+  int sensor_threads() const;
   // Wall time spent ray casting (ns, via WorldOptions::wall_now; 0 without it): the benchmark's
   // share.
   int64_t raycast_wall_ns() const;
