@@ -71,10 +71,14 @@ double world_floor(int seconds) {
   v.name = "ugv1";
   v.frame = "dock";
   so.vehicles = {v};
-  std::string error;
-  auto s = fieldproof::engine::Session::create(so, &error);
-  if (!s || !s->start(&error)) {
-    std::fprintf(stderr, "engine_bench: %s\n", error.c_str());
+  auto created = fieldproof::engine::Session::create(so);
+  if (!created.ok()) {
+    std::fprintf(stderr, "engine_bench: %s\n", created.status().message().c_str());
+    return -1;
+  }
+  std::unique_ptr<fieldproof::engine::Session> s = std::move(created).value();
+  if (const fieldproof::Status st = s->start(); !st.ok()) {
+    std::fprintf(stderr, "engine_bench: %s\n", st.message().c_str());
     return -1;
   }
   // The world's output is delivered (to the engine), as in a run, so its sensors count.

@@ -5,7 +5,13 @@
 // --max-rtf 0` (N = 200 by default): the sweep's wall time over the sum of its points' own wall
 // times (run.json durations.wall_s) divided by J, measured in the same run. 1.0 would be a pool
 // that costs nothing beyond the runs themselves; process start, planning and the index count
-// against it. Target <= 1.1.
+// against it. Target <= 1.1. The points are forked by the sweep (the default, --points-by fork);
+// sweep_overhead_exec is the same sweep with --points-by exec (one `fieldproof run` exec'd per
+// point, the way before the fork server), for comparison.
+// sweep_overhead_vs_runs: the same sweep's wall time over (the wall time of S = 10 of its points,
+// evenly spaced seeds, each run alone as `fieldproof run ... --max-rtf 0` one after another,
+// scaled to N, / J): what sweeping costs over running the points by hand. Below 1 the sweep is
+// cheaper than running them (the fork server saves each point's program start and SDF parse).
 // runs_list_10k_ms: `fieldproof runs list` (the table, to /dev/null) over an index of M = 10 000
 // runs, median of 5, beside the same command over an index of one run. Target <= 100 ms.
 // slurm_overhead_per_point_ms: the same K points (K = 20) swept with --executor slurm on a private
@@ -184,6 +190,36 @@ int main(int argc, char** argv) {
                 points, t.finished, jobs, t.wall, t.points, jobs, ideal);
     std::printf("BENCH sweep_overhead %.3f x ratio=%.3f baseline=points_wall_sum_over_jobs\n",
                 t.wall / ideal, t.wall / ideal);
+    const SweepTiming e = time_sweep(tmp / "sweep_exec", points, jobs, {"--points-by", "exec"});
+    if (e.exit_code == 0 || e.exit_code == 1) {
+      std::printf("sweep --points-by exec: %.2f s; points' own wall time %.2f s\n", e.wall,
+                  e.points);
+      std::printf("BENCH sweep_overhead_exec %.3f x ratio=%.3f baseline=points_wall_sum_over_jobs\n",
+                  e.wall / (e.points / jobs), e.wall / (e.points / jobs));
+    }
+    // The same points run alone, one after another: a sample, scaled.
+    const int sample = std::min(points, 10);
+    double alone = 0;
+    const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+    for (int k = 0; k < sample; ++k) {
+      const int seed = k * points / sample;
+      const double a0 = now_s();
+      const int rc = run({bin, "run",
+                          std::string(FIELDPROOF_SOURCE_DIR) + "/examples/scenarios/ugv_nav_to_goal.yaml",
+                          "--seed", std::to_string(seed), "--max-rtf", "0", "--run-id",
+                          "alone-" + std::to_string(seed), "--runs-dir", (tmp / "alone").string()});
+      if (rc != 0 && rc != 1) {
+        std::fprintf(stderr, "fieldproof run --seed %d exited with %d\n", seed, rc);
+        return 1;
+      }
+      alone += now_s() - a0;
+    }
+    const double runs_ideal = alone * points / sample / jobs;
+    std::printf("the same scenario run alone: %d runs %.2f s (%.3f s each), scaled to %d / %d = "
+                "%.2f s\n", sample, alone, alone / sample, points, jobs, runs_ideal);
+    std::printf("BENCH sweep_overhead_vs_runs %.3f x ratio=%.3f "
+                "baseline=alone_runs_wall_sum_scaled_over_jobs\n",
+                t.wall / runs_ideal, t.wall / runs_ideal);
   }
   if (!skip_slurm) {
     std::string why;

@@ -35,6 +35,7 @@ struct SweepArgs {
   std::vector<std::string> params;
   int jobs = 0;
   std::string executor = "local";
+  std::string points_by = "fork";
   std::string sweep_id;
   bool resume = false;
   std::string runs_dir = "runs";
@@ -175,6 +176,8 @@ int sweep(const SweepArgs& a) {
   // The points run the full program directly (the front `fieldproof` would only exec it).
   o.fieldproof = engine::executable_dir() / "fieldproof-core";
   if (::access(o.fieldproof.c_str(), X_OK) != 0) o.fieldproof = engine::executable_dir() / "fieldproof";
+  o.launch = a.points_by == "exec" ? fleet::SweepOptions::PointLaunch::kExec
+                                    : fleet::SweepOptions::PointLaunch::kFork;
   const bool slurm = a.executor == "slurm";
   if (!slurm && (!a.slurm_opts.empty() || a.shards != 0)) {
     std::fprintf(stderr, "--slurm-opt and --shards are for --executor slurm\n");
@@ -265,6 +268,11 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
                   "local (a process pool, the default) or slurm (one sbatch job array over "
                   "shards of the points; the runs directory must be shared by the nodes)")
       ->check(CLI::IsMember({"local", "slurm"}));
+  cmd->add_option("--points-by", args->points_by,
+                  "how a point's process starts: fork (the default: the sweep plans the scenario "
+                  "once and forks each point from it, no program start or SDF parse per point) "
+                  "or exec (each point runs `fieldproof run ...`)")
+      ->check(CLI::IsMember({"fork", "exec"}));
   cmd->add_option("--slurm-opt", args->slurm_opts,
                   "an sbatch option passed through as given, e.g. --slurm-opt=--partition=short "
                   "--slurm-opt=--time=00:30:00 --slurm-opt=--account=robots; repeatable")

@@ -3,7 +3,7 @@
 // An assertion plugin is not loaded: its types' tables are read from the library (a plugin
 // without them is a warning, and its type is then refused as unknown).
 // `fieldproof schema`: the JSON Schema, with the types of FIELDPROOF_PLUGIN_PATH's plugins (their
-// tables, read the same way).
+// tables, read the same way); `fieldproof schema --run`: the JSON Schema of run.json.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "fieldproof/assertions/plugin.hpp"
 #include "fieldproof/engine/plan.hpp"
+#include "fieldproof/report/run_record.hpp"
 
 namespace fieldproof::cli {
 namespace {
@@ -46,8 +47,16 @@ void add_validate_command(CLI::App& app, int* exit_code) {
 }
 
 void add_schema_command(CLI::App& app, int* exit_code) {
-  CLI::App* cmd = app.add_subcommand("schema", "Print the JSON Schema of a scenario");
-  cmd->callback([exit_code] {
+  CLI::App* cmd = app.add_subcommand(
+      "schema", "Print the JSON Schema of a scenario (or, with --run, of a run's run.json)");
+  auto run = std::make_shared<bool>(false);
+  cmd->add_flag("--run", *run, "the schema of run.json, the record every run writes");
+  cmd->callback([exit_code, run] {
+    if (*run) {
+      std::fputs(report::run_record_schema().c_str(), stdout);
+      *exit_code = kExitOk;
+      return;
+    }
     // The installed plugins' types are part of the schema (FIELDPROOF_PLUGIN_PATH).
     assertions::PluginLoadOptions o;
     o.search_path = assertions::plugin_search_path_from_env();

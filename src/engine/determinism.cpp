@@ -281,7 +281,7 @@ DeterminismOutcome check_determinism(const DeterminismOptions& options) {
   std::string prefix = options.run.run_id;
   if (!prefix.empty()) {
     if (const std::string e = check_run_id(prefix); !e.empty()) {
-      out.exit_code = 2;
+      out.exit_code = report::exit_code_of(report::RunStatus::kInvalid);
       out.errors = {"--run-id '" + prefix + "': " + e};
       return out;
     }
@@ -300,13 +300,13 @@ DeterminismOutcome check_determinism(const DeterminismOptions& options) {
   RunOptions ra = options.run;
   ra.run_id = prefix + "-a";
   out.a = run_scenario(ra);
-  if (out.a.exit_code == 2) {
-    out.exit_code = 2;
+  if (out.a.run_status == report::RunStatus::kInvalid) {
+    out.exit_code = out.a.exit_code;
     out.errors = out.a.errors;
     return out;
   }
-  if (out.a.exit_code == 130) {
-    out.exit_code = 130;
+  if (out.a.run_status == report::RunStatus::kInterrupted) {
+    out.exit_code = out.a.exit_code;
     out.report = "interrupted during the first run (" + out.a.run_dir.string() + ")\n";
     return out;
   }
@@ -314,13 +314,13 @@ DeterminismOutcome check_determinism(const DeterminismOptions& options) {
   rb.run_id = prefix + "-b";
   if (options.second_seed) rb.seed = options.second_seed;
   out.b = run_scenario(rb);
-  if (out.b.exit_code == 2) {
-    out.exit_code = 2;
+  if (out.b.run_status == report::RunStatus::kInvalid) {
+    out.exit_code = out.b.exit_code;
     out.errors = out.b.errors;
     return out;
   }
-  if (out.b.exit_code == 130) {
-    out.exit_code = 130;
+  if (out.b.run_status == report::RunStatus::kInterrupted) {
+    out.exit_code = out.b.exit_code;
     out.report = "interrupted during the second run (" + out.b.run_dir.string() + ")\n";
     return out;
   }
@@ -347,7 +347,7 @@ DeterminismOutcome check_determinism(const DeterminismOptions& options) {
     r << "IDENTICAL: the ordered streams (" << c.source << ") are identical (" << c.compared
       << " messages)\n";
     out.exit_code = 0;
-    if (out.a.status != out.b.status) {
+    if (out.a.run_status != out.b.run_status) {
       r << "but the verdicts differ: " << out.a.status << " / " << out.b.status << "\n";
       out.identical = false;
       out.exit_code = 1;

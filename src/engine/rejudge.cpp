@@ -18,6 +18,7 @@
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/report/report.hpp"
+#include "fieldproof/report/run_record.hpp"
 #include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::engine {
@@ -95,10 +96,15 @@ class VehiclePoseDecoder {
   const google::protobuf::Message* prototype_ = nullptr;
 };
 
+// status, verdict and exit code from the one table (report/run_record.hpp).
+void set_status(RejudgeOutcome& out, report::RunStatus s) {
+  out.status = std::string(report::to_string(s));
+  out.verdict = std::string(report::verdict_of(s));
+  out.exit_code = report::exit_code_of(s);
+}
+
 RejudgeOutcome invalid(RejudgeOutcome& out, std::string error) {
-  out.exit_code = 2;
-  out.status = "invalid";
-  out.verdict = "INVALID";
+  set_status(out, report::RunStatus::kInvalid);
   out.reason = error;
   out.errors.push_back(std::move(error));
   return out;
@@ -425,16 +431,13 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   out.kpi_collectors = collectors.results();
   const AssertionResult* f = ev.first_failed();
   if (f) {
-    out.status = "failed";
-    out.verdict = "FAIL";
-    out.exit_code = 1;
+    set_status(out, report::RunStatus::kFailed);
     out.reason = "assertion " + f->name + " failed: " + f->reason;
     if (ev.failed_count() > 1) {
       out.reason += " (and " + std::to_string(ev.failed_count() - 1) + " more)";
     }
   } else {
-    out.status = "passed";
-    out.verdict = "PASS";
+    set_status(out, report::RunStatus::kPassed);
     size_t skipped = 0;
     for (const AssertionResult& a : out.assertions) skipped += a.status == Verdict::kSkipped;
     out.reason = !completed    ? "no assertion failed (the recorded run ended early: the pending "
@@ -472,9 +475,10 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     json run = out.to_json();
     run["run_id"] = id;
     run["scenario"] = plan.scenario.name;
-    {
-      std::ofstream run_file(dir / "run.json");
-      run_file << run.dump(2) << "\n";
+    if (const Status st = report::write_file_atomically(
+            dir / "run.json", run.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+        !st.ok()) {
+      out.notes.push_back("run.json could not be written: " + st.to_string());
     }
     // The same reports as a live run's (report.json, report.md, junit.xml, report.html).
     try {

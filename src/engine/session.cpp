@@ -57,21 +57,22 @@ struct Session::Impl {
 
   Mutex mu;
   CondVar cv;
-  std::set<std::string> announced;
-  std::string failure;
+  std::set<std::string> announced FIELDPROOF_GUARDED_BY(mu);
+  std::string failure FIELDPROOF_GUARDED_BY(mu);
+  // start() and stop() are called by the session's owner on one thread: not guarded.
   bool started = false;
   bool stopped = false;
   // Watches the stack processes: one that exits fails the run at once (instead of after
   // ack_timeout) by stopping the server, which the other participants see as a lost connection.
   std::thread watcher;
-  bool watching = false;  // guarded by mu
+  bool watching FIELDPROOF_GUARDED_BY(mu) = false;
   SimTime wall_start;
 
   // Pause accounting (the clock monitor leaves paused wall time out).
   mutable Mutex pause_mu;
-  bool paused = false;  // guarded by pause_mu
-  SimTime paused_since;
-  Duration paused_total = Duration::zero();
+  bool paused FIELDPROOF_GUARDED_BY(pause_mu) = false;
+  SimTime paused_since FIELDPROOF_GUARDED_BY(pause_mu);
+  Duration paused_total FIELDPROOF_GUARDED_BY(pause_mu) = Duration::zero();
   std::unique_ptr<ControlEndpoint> control_ep;
   std::atomic<bool> stopping{false};
   Mutex control_mu;  // one control request at a time (endpoint thread, sim.pause)
@@ -80,7 +81,7 @@ struct Session::Impl {
   // answered.
   std::thread step_thread;
   std::atomic<bool> stepping{false};
-  SimTime step_target;  // guarded by control_mu
+  SimTime step_target FIELDPROOF_GUARDED_BY(control_mu);
 
   void note_paused(bool now_paused) {
     MutexLock lk(pause_mu);
@@ -154,7 +155,9 @@ struct Session::Impl {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() { stop(); }
 
-std::unique_ptr<Session> Session::create(SessionOptions options, std::string* error) {
+Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
+  std::string error_text;
+  std::string* const error = &error_text;
   auto impl = std::make_unique<Impl>();
   if (!options.wall_now) options.wall_now = SystemClock::wall_now();
   world::WorldOptions wo;
@@ -164,7 +167,7 @@ std::unique_ptr<Session> Session::create(SessionOptions options, std::string* er
   wo.gps_denied = options.gps_denied;
   if (!std::filesystem::exists(options.world_file)) {
     *error = options.world_file + ": the world file does not exist";
-    return nullptr;
+    return Status(StatusCode::kInvalidArgument, *error);
   }
   auto loaded = world::World::load(options.world_file, wo);
   if (!loaded.world) {
@@ -173,7 +176,7 @@ std::unique_ptr<Session> Session::create(SessionOptions options, std::string* er
       out << (i ? "\n" : "") << loaded.errors[i];
     }
     *error = loaded.errors.empty() ? options.world_file + ": the world does not load" : out.str();
-    return nullptr;
+    return Status(StatusCode::kInvalidArgument, *error);
   }
   for (const auto& w : loaded.warnings) {
     if (options.on_warning) options.on_warning(w);
@@ -185,7 +188,7 @@ std::unique_ptr<Session> Session::create(SessionOptions options, std::string* er
                              : w.spawn_vehicle(v.name, v.frame, v.params);
     if (!s) {
       *error = "vehicle " + v.name + ": " + s.message;
-      return nullptr;
+      return Status(StatusCode::kInvalidArgument, *error);
     }
     if (v.stack.kind == StackSpec::Kind::kProcess) {
       impl->any_process = true;
@@ -193,7 +196,7 @@ std::unique_ptr<Session> Session::create(SessionOptions options, std::string* er
         *error = "vehicle " + v.name + ": the stack program '" +
                  (v.stack.argv.empty() ? std::string() : v.stack.argv[0]) +
                  "' is not an executable file";
-        return nullptr;
+        return Status(StatusCode::kInvalidArgument, *error);
       }
     }
   }
@@ -221,11 +224,13 @@ std::string Session::pose_topic() const { return "/world/" + impl_->world_name +
 
 Duration Session::wall_elapsed() const { return impl_->opts.wall_now() - impl_->wall_start; }
 
-bool Session::start(std::string* error) {
+Status Session::start() {
+  std::string error_text;
+  std::string* const error = &error_text;
   Impl& m = *impl_;
   if (m.started) {
     *error = "the session was started already";
-    return false;
+    return Status(StatusCode::kUnavailable, *error);
   }
   m.started = true;
   m.wall_start = m.opts.wall_now();
@@ -240,7 +245,7 @@ bool Session::start(std::string* error) {
       if (dir.empty()) {
         if (!m.ensure_temp_dir(error)) {
           *error += " for the coordinator's socket";
-          return false;
+          return Status(StatusCode::kUnavailable, *error);
         }
         dir = m.temp_dir;
       }
@@ -268,12 +273,12 @@ bool Session::start(std::string* error) {
     m.world_p = m.participant("world");
   } catch (const std::exception& e) {
     *error = std::string("cannot start the coordinator: ") + e.what();
-    return false;
+    return Status(StatusCode::kUnavailable, *error);
   }
   if (!m.engine->ok() || !m.world_p->ok()) {
     *error = "the coordinator refused the engine or the world: " + m.engine->last_error() +
              m.world_p->last_error();
-    return false;
+    return Status(StatusCode::kUnavailable, *error);
   }
   m.glue = std::make_unique<world::WorldParticipant>(*m.world, *m.world_p);
   if (!m.opts.relayed_outputs.empty()) {
@@ -287,23 +292,23 @@ bool Session::start(std::string* error) {
     m.grid = m.world->occupancy_grid(m.opts.map);
   } catch (const std::invalid_argument& e) {
     *error = e.what();
-    return false;
+    return Status(StatusCode::kUnavailable, *error);
   }
   // Bounds from which occupancy_grid makes exactly this grid (its corner, and half a cell short
   // of its far edges, so rounding cannot add a row): what a process stack is told.
   m.map_bounds = world::MapBounds{m.grid.origin_x, m.grid.origin_y,
                                   m.grid.origin_x + (m.grid.width - 0.5) * m.grid.resolution,
                                   m.grid.origin_y + (m.grid.height - 0.5) * m.grid.resolution};
-  if (!Impl::start_stacks(m, error)) return false;
+  if (!Impl::start_stacks(m, error)) return Status(StatusCode::kUnavailable, *error);
   m.world_thread = std::thread([&m] { m.glue->run_until(SimTime::from_ns(kHorizonNs)); });
-  if (!Impl::wait_for_processes(m, error)) return false;
+  if (!Impl::wait_for_processes(m, error)) return Status(StatusCode::kUnavailable, *error);
   // The origin: every participant is there and time is still at 0. The coordinator started
   // paused (a pace with nobody registered yet would advance time on its own); resuming anchors
   // the pace now, so the first window holds the cap like every other and the bring-up's wall
   // time is neither simulated nor owed as a burst.
   if (const lockstep::ControlReply r = m.core_control(lockstep::resume_request()); !r.ok) {
     *error = "the coordinator did not start: " + r.error;
-    return false;
+    return Status(StatusCode::kUnavailable, *error);
   }
   // fieldproof clock: served once every stack has registered (the run is live).
   if (!m.opts.control_dir.empty()) {
@@ -314,7 +319,7 @@ bool Session::start(std::string* error) {
     if (sock.string().size() >= 100) {
       if (!m.ensure_temp_dir(error)) {
         *error += " for the control socket";
-        return false;
+        return Status(StatusCode::kUnavailable, *error);
       }
       sock = std::filesystem::path(m.temp_dir) / kControlSocketFile;
     }
@@ -324,7 +329,7 @@ bool Session::start(std::string* error) {
           [&m] { m.on_idle(); });
     } catch (const std::exception& e) {
       *error = std::string("cannot serve fieldproof clock: ") + e.what();
-      return false;
+      return Status(StatusCode::kUnavailable, *error);
     }
     const nlohmann::json info = {{"endpoint", m.control_ep->endpoint()},
                                  {"mode", m.opts.mode},
@@ -334,7 +339,10 @@ bool Session::start(std::string* error) {
     std::ofstream(dir / kControlInfoFile) << info.dump(2) << '\n';
   }
   if (!m.stacks.empty()) {
-    m.watching = true;
+    {
+      MutexLock lk(m.mu);
+      m.watching = true;
+    }
     m.watcher = std::thread([&m] {
       MutexLock lk(m.mu);
       while (m.watching) {
@@ -353,7 +361,7 @@ bool Session::start(std::string* error) {
       }
     });
   }
-  return true;
+  return Status();
 }
 
 void Session::Impl::hold_for_teardown() {
@@ -551,11 +559,13 @@ bool Session::kill_stack(const std::string& vehicle, SimTime now, std::string* d
   return false;
 }
 
-bool Session::restart_stack(const std::string& vehicle, std::string* error) {
+Status Session::restart_stack(const std::string& vehicle) {
+  std::string error_text;
+  std::string* const error = &error_text;
   Impl& m = *impl_;
   for (VehicleStack& vs : m.stacks) {
     if (vs.vehicle != vehicle) continue;
-    if (!vs.host->restart(error)) return false;
+    if (!vs.host->restart(error)) return Status(StatusCode::kUnavailable, *error);
     const std::string name = stack_participant(vehicle);
     const SimTime deadline = m.opts.wall_now() + m.opts.ready_timeout;
     // Registered: the coordinator lists it again (the killed process's last frames, read after
@@ -571,19 +581,18 @@ bool Session::restart_stack(const std::string& vehicle, std::string* error) {
       const std::optional<std::string> gone = vs.host->exited();
       if (gone) {
         *error = "the restarted stack of " + vehicle + " " + *gone + " before it registered";
-        return false;
+        return Status(StatusCode::kUnavailable, *error);
       }
       if (m.opts.wall_now() >= deadline) {
         *error = "the restarted stack of " + vehicle + " did not register as " + name +
                  " within " + format_seconds(m.opts.ready_timeout) + " s of wall time";
-        return false;
+        return Status(StatusCode::kUnavailable, *error);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    return true;
+    return Status();
   }
-  *error = "vehicle " + vehicle + " has no process stack";
-  return false;
+  return Status(StatusCode::kNotFound, "vehicle " + vehicle + " has no process stack");
 }
 
 std::string Session::control_endpoint() const {

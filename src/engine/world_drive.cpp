@@ -11,13 +11,13 @@ namespace fieldproof::engine {
 
 WorldDriveResult drive_world(const WorldDriveOptions& options) {
   WorldDriveResult r;
-  std::string error;
-  auto session = Session::create(options.session, &error);
-  if (!session) {
+  Result<std::unique_ptr<Session>> created = Session::create(options.session);
+  if (!created.ok()) {
     r.exit_code = 2;
-    r.error = error;
+    r.error = created.status().message();
     return r;
   }
+  std::unique_ptr<Session> session = std::move(created).value();
   if (!options.goal_frame.empty()) {
     const auto f = session->world().frame(options.goal_frame);
     if (!f) {
@@ -46,10 +46,10 @@ WorldDriveResult drive_world(const WorldDriveOptions& options) {
     o.start = o.end = session->world().vehicle(name)->pose;
     o.status = "none";
   }
-  if (!session->start(&error)) {
+  if (const Status started = session->start(); !started.ok()) {
     session->stop();
     r.exit_code = 1;
-    r.error = error;
+    r.error = started.message();
     return r;
   }
   lockstep::Participant& e = session->engine();

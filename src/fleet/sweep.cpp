@@ -92,6 +92,63 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, std::stri
   return s.pid;
 }
 
+// The threads of this process: fork() copies only the calling one, so a thread holding a lock
+// (a ZeroMQ context's, a logger's) would leave the child a lock nobody releases.
+size_t thread_count() {
+  std::error_code ec;
+  size_t n = 0;
+  for (fs::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return n;
+}
+
+std::atomic<bool> g_point_interrupted{false};
+extern "C" void on_point_signal(int) { g_point_interrupted.store(true); }
+
+// The forked point: its own process group, default signals but SIGINT/SIGTERM ending the run as
+// interrupted (as `fieldproof run` does), output to its log, then the normal run code path. It
+// leaves by _exit: the sweep's stdio buffers and static objects are the parent's to flush.
+[[noreturn]] void run_forked_point(const fs::path& log, engine::RunOptions ro, size_t threads) {
+  ::setpgid(0, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || in < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0 || ::dup2(in, 0) < 0) _exit(127);
+  ::close(fd);
+  ::close(in);
+  struct sigaction sa {};
+  sa.sa_handler = on_point_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  g_point_interrupted.store(false);
+  ro.interrupt = &g_point_interrupted;
+  std::fprintf(stderr, "fieldproof sweep: point (pid %d) forked by the sweep process %d (%zu thread at fork)\n",
+               static_cast<int>(::getpid()), static_cast<int>(::getppid()), threads);
+  int code = 1;
+  try {
+    const engine::RunOutcome r = engine::run_scenario(ro);
+    code = r.exit_code;
+    if (r.exit_code == 2) {
+      for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    } else {
+      std::printf("%s: %s (%s)\n", r.verdict.c_str(), r.reason.c_str(), r.status.c_str());
+      for (const auto& as : r.assertions) {
+        std::printf("  %-8s %s (%s): %s\n", std::string(engine::to_string(as.status)).c_str(),
+                    as.name.c_str(), as.type.c_str(), as.reason.c_str());
+      }
+      std::printf("run directory: %s\n", r.run_dir.string().c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fieldproof: internal error: %s (please report it)\n", e.what());
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);
+}
+
 // A point is finished when its run directory has a run.json that is not an interruption.
 std::optional<json> finished_run(const fs::path& dir) {
   auto run = read_json_object(dir / "run.json");
@@ -442,6 +499,24 @@ SweepOutcome run_sweep(const SweepOptions& o) {
   report();
 
   fs::create_directories(dir / "logs", ec);
+  // The fork server: plan once here (the SDF parse lands in load_sdf's memo, the assertion
+  // plugins are loaded) so that every forked point's plan finds it done.
+  bool fork_points = o.launch == SweepOptions::PointLaunch::kFork && !todo.empty();
+  const fs::path tool_dir = o.fieldproof.parent_path();
+  if (fork_points) {
+    engine::PlanOptions po;
+    po.tool_dir = tool_dir;
+    po.seed = todo.front().point.value("seed", int64_t{0});
+    for (const json& ov : todo.front().point.value("overrides", json::array())) {
+      po.overrides.push_back({ov.value("path", ""), ov.value("value", "")});
+    }
+    (void)engine::plan_run(plan["scenario"].value("path", ""), po);
+    if (const size_t n = thread_count(); n != 1) {
+      out.warnings.push_back("the sweep process has " + std::to_string(n) +
+                             " threads, so its points are started by exec, not forked");
+      fork_points = false;
+    }
+  }
   std::map<pid_t, Pending> running;
   size_t next = 0;
   bool forwarded = false;
@@ -463,7 +538,41 @@ SweepOutcome run_sweep(const SweepOptions& o) {
         argv.push_back(fmt_num(plan["max_rtf"].get<double>()));
       }
       std::string e;
-      const pid_t child = spawn(argv, dir / "logs" / (pid + ".log"), &e);
+      pid_t child = -1;
+      const fs::path log = dir / "logs" / (pid + ".log");
+      if (fork_points) {
+        engine::RunOptions ro;
+        ro.scenario_file = plan["scenario"].value("path", "");
+        ro.seed = p.point.value("seed", int64_t{0});
+        for (const json& ov : p.point.value("overrides", json::array())) {
+          ro.overrides.push_back({ov.value("path", ""), ov.value("value", "")});
+        }
+        ro.run_id = pid;
+        ro.runs_dir = dir;
+        ro.index_file = index_file;
+        if (plan.contains("max_rtf") && plan["max_rtf"].is_number()) {
+          // The same value the exec'd point parses from --max-rtf.
+          ro.max_rtf = std::stod(fmt_num(plan["max_rtf"].get<double>()));
+        }
+        ro.tool_dir = tool_dir;
+        const size_t threads = thread_count();
+        if (threads != 1) {
+          out.warnings.push_back("the sweep process has " + std::to_string(threads) +
+                                 " threads, so its points are started by exec, not forked");
+          fork_points = false;
+        } else {
+          std::fflush(stdout);
+          std::fflush(stderr);
+          child = ::fork();
+          if (child == 0) run_forked_point(log, std::move(ro), threads);
+          if (child < 0) {
+            e = std::string("fork: ") + std::strerror(errno);
+          } else {
+            ::setpgid(child, child);  // also here: a SIGINT may be forwarded before the child runs
+          }
+        }
+      }
+      if (!fork_points) child = spawn(argv, log, &e);
       if (child < 0) {
         out.exit_code = 1;
         out.warnings.push_back(e);

@@ -46,21 +46,23 @@ struct Participant::Shared {
   ParticipantOptions opt;
   mutable Mutex mu;
   CondVar cv;
-  SimTime grant = SimTime::zero();
-  bool got_grant = false;
-  bool fatal = false;
-  bool left = false;
-  uint64_t errors = 0;
-  std::string last_error;
-  bool receiving = false;
-  uint64_t seq = 0;
-  uint64_t next_timer = 1;
-  std::map<std::string, std::unique_ptr<ParticipantThread::State>> threads;
-  std::vector<Error> unreported;  // errors for opt.on_error, called without the lock
+  SimTime grant FIELDPROOF_GUARDED_BY(mu) = SimTime::zero();
+  bool got_grant FIELDPROOF_GUARDED_BY(mu) = false;
+  bool fatal FIELDPROOF_GUARDED_BY(mu) = false;
+  bool left FIELDPROOF_GUARDED_BY(mu) = false;
+  uint64_t errors FIELDPROOF_GUARDED_BY(mu) = 0;
+  std::string last_error FIELDPROOF_GUARDED_BY(mu);
+  bool receiving FIELDPROOF_GUARDED_BY(mu) = false;
+  uint64_t seq FIELDPROOF_GUARDED_BY(mu) = 0;
+  uint64_t next_timer FIELDPROOF_GUARDED_BY(mu) = 1;
+  std::map<std::string, std::unique_ptr<ParticipantThread::State>> threads
+      FIELDPROOF_GUARDED_BY(mu);
+  std::vector<Error> unreported
+      FIELDPROOF_GUARDED_BY(mu);  // errors for opt.on_error, called without the lock
 
-  bool done() const { return fatal || left; }
+  bool done() const FIELDPROOF_REQUIRES(mu) { return fatal || left; }
 
-  void dispatch(Frame& f) {
+  void dispatch(Frame& f) FIELDPROOF_REQUIRES(mu) {
     if (auto* g = std::get_if<Grant>(&f)) {
       if (g->time > grant) grant = g->time;
       got_grant = true;
@@ -120,18 +122,18 @@ struct Participant::Shared {
     }
   }
 
-  void send(Frame f) {
+  void send(Frame f) FIELDPROOF_REQUIRES(mu) {
     if (left) return;
     link->send(std::move(f));
   }
 
-  void announce(ParticipantThread::State& th, SimTime t) {
+  void announce(ParticipantThread::State& th, SimTime t) FIELDPROOF_REQUIRES(mu) {
     th.announced = t;
     th.lowered = false;
     send(Announce{opt.name, th.name, opt.role, t});
   }
 
-  ParticipantThread::State& add_thread(const std::string& name) {
+  ParticipantThread::State& add_thread(const std::string& name) FIELDPROOF_REQUIRES(mu) {
     auto st = std::make_unique<ParticipantThread::State>();
     st->sh = this;
     st->name = name;
@@ -153,7 +155,7 @@ struct Participant::Shared {
   }
 
   // The thread's wait: see participant.hpp. Returns true when the grant reached t.
-  bool wait_until(ParticipantThread::State& th, SimTime t) {
+  bool wait_until(ParticipantThread::State& th, SimTime t) FIELDPROOF_EXCLUDES(mu) {
     MutexLock lk(mu);
     for (;;) {
       if (done()) return false;
@@ -195,7 +197,9 @@ struct Participant::Shared {
       SimTime target = t;
       if (ti < th.timers.size()) target = std::min(target, th.timers[ti].due());
       if (!th.announced || *th.announced != target || th.lowered) announce(th, target);
-      pump(lk, [&] { return !th.inbox.empty() || grant >= target || th.stop; });
+      pump(lk, [&]() FIELDPROOF_REQUIRES(mu) {
+        return !th.inbox.empty() || grant >= target || th.stop;
+      });
     }
   }
 };
@@ -303,7 +307,7 @@ Participant::Participant(std::unique_ptr<Link> link, ParticipantOptions options)
   // Register at the current time (the coordinator raises a late joiner to its grant) and learn
   // the time from the Grant that answers a registration.
   sh.announce(main, SimTime::zero());
-  sh.pump(lk, [&] { return sh.got_grant; });
+  sh.pump(lk, [&]() FIELDPROOF_REQUIRES(sh.mu) { return sh.got_grant; });
   main.announced = sh.grant;
 }
 
@@ -333,23 +337,23 @@ SimTime Participant::now() const {
 }
 
 void Participant::publish(const std::string& topic, std::string payload, std::string type) {
-  MutexLock lk(shared_->mu);
   Shared& sh = *shared_;
+  MutexLock lk(sh.mu);
   sh.send(Publish{sh.opt.name, topic, sh.grant, ++sh.seq, std::move(type), std::move(payload)});
 }
 
 void Participant::publish_at(SimTime stamp, const std::string& topic, std::string payload,
                              std::string type) {
-  MutexLock lk(shared_->mu);
   Shared& sh = *shared_;
+  MutexLock lk(sh.mu);
   sh.send(Publish{sh.opt.name, topic, stamp, ++sh.seq, std::move(type), std::move(payload)});
 }
 
 ParticipantThread& Participant::main_thread() { return *shared_->main_handle; }
 
 ParticipantThread& Participant::thread(const std::string& name) {
-  MutexLock lk(shared_->mu);
   Shared& sh = *shared_;
+  MutexLock lk(sh.mu);
   auto it = sh.threads.find(name);
   if (it != sh.threads.end()) return *it->second->handle;
   ParticipantThread::State& st = sh.add_thread(name);

@@ -8,33 +8,6 @@
 
 namespace fieldproof::record {
 
-std::string_view to_string(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kInvalidArgument:
-      return "invalid_argument";
-    case StatusCode::kFailedPrecondition:
-      return "failed_precondition";
-    case StatusCode::kIoError:
-      return "io_error";
-    case StatusCode::kNotMcap:
-      return "not_mcap";
-    case StatusCode::kCorrupt:
-      return "corrupt";
-    case StatusCode::kUnsupported:
-      return "unsupported";
-    case StatusCode::kNotFound:
-      return "not_found";
-  }
-  return "unknown";
-}
-
-std::string Status::to_string() const {
-  if (ok()) return "ok";
-  return std::string(record::to_string(code_)) + ": " + message_;
-}
-
 std::string_view compression_name(Compression c) {
   switch (c) {
     case Compression::kNone:

@@ -87,40 +87,45 @@ struct Recorder::Impl {
   std::set<std::string> vehicles;
 
   mutable Mutex mu;
-  std::unique_ptr<McapWriter> writer;
-  bool opened = false;
-  bool closed = false;
-  Status first_error;
-  Status close_status;
-  uint64_t messages = 0;
-  uint64_t chunks = 0;
-  uint64_t bytes = 0;  // the file's size once closed
+  std::unique_ptr<McapWriter> writer FIELDPROOF_GUARDED_BY(mu);
+  bool opened FIELDPROOF_GUARDED_BY(mu) = false;
+  bool closed FIELDPROOF_GUARDED_BY(mu) = false;
+  Status first_error FIELDPROOF_GUARDED_BY(mu);
+  Status close_status FIELDPROOF_GUARDED_BY(mu);
+  uint64_t messages FIELDPROOF_GUARDED_BY(mu) = 0;
+  uint64_t chunks FIELDPROOF_GUARDED_BY(mu) = 0;
+  uint64_t bytes FIELDPROOF_GUARDED_BY(mu) = 0;  // the file's size once closed
   // Wall time when the open chunk got its first message; nullopt while the chunk is empty.
-  std::optional<SimTime> chunk_opened_wall;
+  std::optional<SimTime> chunk_opened_wall FIELDPROOF_GUARDED_BY(mu);
 
-  std::map<SideChannel, uint16_t> side_channel_ids;
-  std::map<std::string, uint16_t, std::less<>> schema_ids;  // type name -> schema id (0: none)
+  std::map<SideChannel, uint16_t> side_channel_ids FIELDPROOF_GUARDED_BY(mu);
+  std::map<std::string, uint16_t, std::less<>> schema_ids
+      FIELDPROOF_GUARDED_BY(mu);  // type name -> schema id (0: none)
   // topic -> type -> channel id; transparent comparators keep lookups allocation-free.
-  std::map<std::string, std::map<std::string, uint16_t, std::less<>>, std::less<>> channel_ids;
-  std::map<std::string, bool, std::less<>> topic_allowed;         // cache per topic
-  std::map<std::string, uint16_t, std::less<>> pose_channel_ids;  // vehicle -> channel
-  std::map<std::string, uint32_t, std::less<>> pose_seq;
-  std::map<std::string, uint16_t, std::less<>> foxglove_channel_ids;  // topic -> channel
-  std::map<std::string, uint32_t, std::less<>> foxglove_seq;
-  std::map<SideChannel, uint32_t> side_seq;
+  std::map<std::string, std::map<std::string, uint16_t, std::less<>>, std::less<>> channel_ids
+      FIELDPROOF_GUARDED_BY(mu);
+  std::map<std::string, bool, std::less<>> topic_allowed
+      FIELDPROOF_GUARDED_BY(mu);  // cache per topic
+  std::map<std::string, uint16_t, std::less<>> pose_channel_ids
+      FIELDPROOF_GUARDED_BY(mu);  // vehicle -> channel
+  std::map<std::string, uint32_t, std::less<>> pose_seq FIELDPROOF_GUARDED_BY(mu);
+  std::map<std::string, uint16_t, std::less<>> foxglove_channel_ids
+      FIELDPROOF_GUARDED_BY(mu);  // topic -> channel
+  std::map<std::string, uint32_t, std::less<>> foxglove_seq FIELDPROOF_GUARDED_BY(mu);
+  std::map<SideChannel, uint32_t> side_seq FIELDPROOF_GUARDED_BY(mu);
 
-  Status remember(Status s) {
+  Status remember(Status s) FIELDPROOF_REQUIRES(mu) {
     if (!s.ok() && first_error.ok()) first_error = s;
     return s;
   }
 
-  Status check_writable() const {
+  Status check_writable() const FIELDPROOF_REQUIRES(mu) {
     if (!opened) return {StatusCode::kFailedPrecondition, "recorder: not open"};
     if (closed) return {StatusCode::kFailedPrecondition, "recorder: already closed"};
     return {};
   }
 
-  bool allowed_topic(const std::string& topic) {
+  bool allowed_topic(const std::string& topic) FIELDPROOF_REQUIRES(mu) {
     auto it = topic_allowed.find(topic);
     if (it != topic_allowed.end()) return it->second;
     const bool ok = allowed.empty() ? !is_hidden(topic) : allowed.contains(topic);
@@ -128,7 +133,7 @@ struct Recorder::Impl {
     return ok;
   }
 
-  Result<uint16_t> schema_for(const std::string& type) {
+  Result<uint16_t> schema_for(const std::string& type) FIELDPROOF_REQUIRES(mu) {
     if (auto it = schema_ids.find(type); it != schema_ids.end()) return it->second;
     uint16_t id = 0;
     if (auto fds = msgs::file_descriptor_set(type)) {
@@ -140,7 +145,7 @@ struct Recorder::Impl {
     return id;
   }
 
-  Result<uint16_t> channel_for(const lockstep::Publish& m) {
+  Result<uint16_t> channel_for(const lockstep::Publish& m) FIELDPROOF_REQUIRES(mu) {
     auto& by_type = channel_ids[m.topic];
     if (auto it = by_type.find(m.type); it != by_type.end()) return it->second;
     auto schema = schema_for(m.type);
@@ -152,7 +157,7 @@ struct Recorder::Impl {
     return *ch;
   }
 
-  Result<uint16_t> pose_channel_for(const std::string& vehicle) {
+  Result<uint16_t> pose_channel_for(const std::string& vehicle) FIELDPROOF_REQUIRES(mu) {
     if (auto it = pose_channel_ids.find(vehicle); it != pose_channel_ids.end()) return it->second;
     const std::string type = foxglove::PoseInFrame::descriptor()->full_name();
     auto schema = schema_for(type);
@@ -166,7 +171,7 @@ struct Recorder::Impl {
 
   // A channel of a Foxglove schema (protobuf), made on first use.
   Result<uint16_t> foxglove_channel(const std::string& topic, const std::string& type,
-                                    const KeyValueMap& metadata) {
+                                    const KeyValueMap& metadata) FIELDPROOF_REQUIRES(mu) {
     if (auto it = foxglove_channel_ids.find(topic); it != foxglove_channel_ids.end()) {
       return it->second;
     }
@@ -178,9 +183,8 @@ struct Recorder::Impl {
     return *ch;
   }
 
-  Status write_proto(const std::string& topic, const std::string& type,
-                     const KeyValueMap& metadata, SimTime t,
-                     const google::protobuf::Message& message) {
+  Status write_proto(const std::string& topic, const std::string& type, const KeyValueMap& metadata,
+                     SimTime t, const google::protobuf::Message& message) FIELDPROOF_REQUIRES(mu) {
     auto ch = foxglove_channel(topic, type, metadata);
     if (!ch.ok()) return remember(ch.status());
     std::string bytes;
@@ -190,7 +194,7 @@ struct Recorder::Impl {
 
   // A vehicle's ground-truth pose as the transform world -> <vehicle> on /fieldproof/tf.
   Status record_transform(const std::string& vehicle, SimTime stamp, SimTime t,
-                          const foxglove::Pose& pose) {
+                          const foxglove::Pose& pose) FIELDPROOF_REQUIRES(mu) {
     foxglove::FrameTransform tf;
     set_stamp(tf.mutable_timestamp(), stamp);
     tf.set_parent_frame_id(std::string(kPoseFrame));
@@ -201,7 +205,7 @@ struct Recorder::Impl {
   }
 
   Status record_scan(const lockstep::Publish& m, const std::string& vehicle,
-                     const std::string& rest) {
+                     const std::string& rest) FIELDPROOF_REQUIRES(mu) {
     if (!vehicles.empty() && !vehicles.contains(vehicle)) return {};
     auto in = msgs::parse<ignition::msgs::LaserScan>(m.payload);
     if (!in) {
@@ -233,7 +237,8 @@ struct Recorder::Impl {
   }
 
   // Every write goes through here: the wall-age rule is checked after it.
-  Status write(uint16_t channel, uint32_t sequence, SimTime t, std::string_view data) {
+  Status write(uint16_t channel, uint32_t sequence, SimTime t, std::string_view data)
+      FIELDPROOF_REQUIRES(mu) {
     if (t.ns() < 0) {
       return remember({StatusCode::kInvalidArgument,
                        "recorder: negative time " + std::to_string(t.ns()) + " ns"});
@@ -251,7 +256,7 @@ struct Recorder::Impl {
     return age_check(wall);
   }
 
-  Status age_check(SimTime wall) {
+  Status age_check(SimTime wall) FIELDPROOF_REQUIRES(mu) {
     if (writer->buffered_bytes() == 0 || !chunk_opened_wall) return {};
     if (wall - *chunk_opened_wall < options.max_chunk_wall_age) return {};
     Status s = writer->close_chunk();
@@ -259,7 +264,7 @@ struct Recorder::Impl {
     return remember(s);
   }
 
-  Status record_poses(const lockstep::Publish& m) {
+  Status record_poses(const lockstep::Publish& m) FIELDPROOF_REQUIRES(mu) {
     auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
     if (!poses) {
       return remember({StatusCode::kInvalidArgument, "recorder: " + m.topic + " seq " +
@@ -297,7 +302,7 @@ struct Recorder::Impl {
     return {};
   }
 
-  Status finalize(std::string_view status, const KeyValueMap& extra) {
+  Status finalize(std::string_view status, const KeyValueMap& extra) FIELDPROOF_REQUIRES(mu) {
     KeyValueMap md = options.run;
     for (const auto& [k, v] : extra) md[k] = v;
     md["status"] = std::string(status);

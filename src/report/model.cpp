@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "fieldproof/report/run_record.hpp"
 #include "fieldproof/util/input_file.hpp"
 #include "report/internal.hpp"
 
@@ -19,20 +20,13 @@ constexpr size_t kMaxPathPoints = 4000;  // per vehicle, for the plot
 constexpr size_t kMaxClockPoints = 4000;
 
 std::string verdict_of_status(const std::string& s) {
-  if (s == "passed") return "PASS";
-  if (s == "failed") return "FAIL";
-  if (s == "timeout") return "TIMEOUT";
-  if (s == "error") return "ERROR";
-  if (s == "interrupted") return "INTERRUPTED";
-  if (s == "invalid") return "INVALID";
-  return "";
+  const auto st = parse_run_status(s);
+  return st ? std::string(verdict_of(*st)) : std::string();
 }
 
 int exit_of_status(const std::string& s) {
-  if (s == "passed") return 0;
-  if (s == "interrupted") return 130;
-  if (s == "invalid") return 2;
-  return 1;
+  const auto st = parse_run_status(s);
+  return st ? exit_code_of(*st) : 1;
 }
 
 // An object field as an object: a string becomes {name: s}; anything else null.

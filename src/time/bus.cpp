@@ -61,17 +61,19 @@ struct Bus::Impl {
   // The queue: messages usually arrive in (stamp, sequence) order, so they go to `run` (a sorted
   // vector read from `run_head`, O(1) both ways); one published out of order goes to `heap`.
   // The next message is the smaller of the two fronts.
-  std::vector<QueuedKey> run;
-  size_t run_head = 0;
-  detail::DaryHeap<QueuedKey, QueuedLess> heap;
+  std::vector<QueuedKey> run FIELDPROOF_GUARDED_BY(mutex);
+  size_t run_head FIELDPROOF_GUARDED_BY(mutex) = 0;
+  detail::DaryHeap<QueuedKey, QueuedLess> heap FIELDPROOF_GUARDED_BY(mutex);
   // Message storage in fixed chunks, so a Queued keeps its address while being delivered even if
   // publishers add chunks meanwhile.
   static constexpr uint32_t kChunkBits = 8;
   static constexpr uint32_t kChunkSize = 1u << kChunkBits;
-  std::vector<std::unique_ptr<Queued[]>> chunks;
-  uint32_t slot_count = 0;
-  std::vector<uint32_t> free_slots;
-  std::vector<uint32_t> delivered;  // slots of the last batch, freed at the next lock
+  std::vector<std::unique_ptr<Queued[]>> chunks FIELDPROOF_GUARDED_BY(mutex);
+  uint32_t slot_count FIELDPROOF_GUARDED_BY(mutex) = 0;
+  std::vector<uint32_t> free_slots FIELDPROOF_GUARDED_BY(mutex);
+  // Slots of the last batch, freed at the next lock: written by the delivering thread alone
+  // (one delivery at a time), outside the lock while callbacks run, so not guarded by it.
+  std::vector<uint32_t> delivered;
   std::unordered_map<std::string, std::unique_ptr<TopicEntry>, StringHash, std::equal_to<>> topics;
   std::unordered_set<std::string, StringHash, std::equal_to<>> types;
   // Recently used topics, checked before hashing (publishers reuse a handful of topics).
@@ -88,8 +90,10 @@ struct Bus::Impl {
   };
   std::vector<Taken> batch;
 
-  Queued& slot_locked(uint32_t i) { return chunks[i >> kChunkBits][i & (kChunkSize - 1)]; }
-  uint32_t allocate_locked() {
+  Queued& slot_locked(uint32_t i) FIELDPROOF_REQUIRES(mutex) {
+    return chunks[i >> kChunkBits][i & (kChunkSize - 1)];
+  }
+  uint32_t allocate_locked() FIELDPROOF_REQUIRES(mutex) {
     if (!free_slots.empty()) {
       const uint32_t i = free_slots.back();
       free_slots.pop_back();
@@ -100,22 +104,26 @@ struct Bus::Impl {
     return slot_count++;
   }
 
-  bool queue_empty() const { return run_head == run.size() && heap.empty(); }
-  size_t queue_size() const { return run.size() - run_head + heap.size(); }
+  bool queue_empty() const FIELDPROOF_REQUIRES(mutex) {
+    return run_head == run.size() && heap.empty();
+  }
+  size_t queue_size() const FIELDPROOF_REQUIRES(mutex) {
+    return run.size() - run_head + heap.size();
+  }
   // The smallest queued key; the queue must not be empty.
-  const QueuedKey& queue_top() const {
+  const QueuedKey& queue_top() const FIELDPROOF_REQUIRES(mutex) {
     if (run_head == run.size()) return heap.top();
     if (heap.empty()) return run[run_head];
     return QueuedLess{}(heap.top(), run[run_head]) ? heap.top() : run[run_head];
   }
-  void queue_push(const QueuedKey& k) {
+  void queue_push(const QueuedKey& k) FIELDPROOF_REQUIRES(mutex) {
     if (run_head == run.size() || !QueuedLess{}(k, run.back())) {
       run.push_back(k);
     } else {
       heap.push(k);
     }
   }
-  QueuedKey queue_pop() {
+  QueuedKey queue_pop() FIELDPROOF_REQUIRES(mutex) {
     QueuedKey k;
     if (run_head != run.size() && (heap.empty() || !QueuedLess{}(heap.top(), run[run_head]))) {
       k = run[run_head++];

@@ -948,7 +948,8 @@ struct MemoEntry {
 };
 
 Mutex g_memo_mutex;
-std::vector<MemoEntry> g_memo;  // most recent last, at most kMemoEntries
+std::vector<MemoEntry> g_memo
+    FIELDPROOF_GUARDED_BY(g_memo_mutex);  // most recent last, at most kMemoEntries
 constexpr size_t kMemoEntries = 4;
 
 }  // namespace

@@ -1,13 +1,16 @@
 #include "fieldproof/world/world.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <numbers>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include <ignition/msgs/entity.pb.h>
@@ -16,6 +19,7 @@
 #include "collide.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/time/random_source.hpp"
+#include "fieldproof/util/mutex.hpp"
 #include "fieldproof/util/example_defaults.hpp"
 #include "fieldproof/world/robot_model.hpp"
 #include "include_check.hpp"
@@ -152,6 +156,95 @@ struct ContactInfo {
   double x = 0, y = 0, depth = 0;
 };
 
+// Per-thread scratch of the sensor pass (reused across vehicles and outputs: a proto3 Clear()
+// would free their sub-messages; each emit sets every field it ever sets, so the encoding is that
+// of a fresh message).
+struct SensorScratch {
+  ignition::msgs::Odometry odom_msg;
+  ignition::msgs::IMU imu_msg;
+  ignition::msgs::LaserScan scan_msg;
+  std::vector<double> ray_dx, ray_dy;
+};
+
+// A fixed set of workers started once per world. run(fn) calls fn(0) on the calling thread and
+// fn(1) .. fn(workers) on the workers, and returns when every call has returned.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int workers) {
+    threads_.reserve(static_cast<size_t>(workers));
+    for (int i = 1; i <= workers; ++i) threads_.emplace_back([this, i] { loop(i); });
+  }
+  ~WorkerPool() {
+    {
+      MutexLock lock(mu_);
+      stop_ = true;
+      cv_.notify_all();
+    }
+    threads_.clear();  // joins
+  }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void run(const std::function<void(int)>& fn) FIELDPROOF_EXCLUDES(mu_) {
+    {
+      MutexLock lock(mu_);
+      fn_ = &fn;
+      remaining_ = static_cast<int>(threads_.size());
+      ++generation_;
+      cv_.notify_all();
+    }
+    fn(0);
+    MutexLock lock(mu_);
+    done_.wait(mu_, [&]() FIELDPROOF_REQUIRES(mu_) { return remaining_ == 0; });
+    fn_ = nullptr;
+  }
+
+ private:
+  void loop(int part) FIELDPROOF_EXCLUDES(mu_) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(int)>* fn = nullptr;
+      {
+        MutexLock lock(mu_);
+        cv_.wait(mu_, [&]() FIELDPROOF_REQUIRES(mu_) { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        fn = fn_;
+      }
+      (*fn)(part);
+      MutexLock lock(mu_);
+      if (--remaining_ == 0) done_.notify_one();
+    }
+  }
+
+  Mutex mu_;
+  CondVar cv_;    // new work or stop
+  CondVar done_;  // remaining_ reached 0
+  uint64_t generation_ FIELDPROOF_GUARDED_BY(mu_) = 0;
+  int remaining_ FIELDPROOF_GUARDED_BY(mu_) = 0;
+  bool stop_ FIELDPROOF_GUARDED_BY(mu_) = false;
+  const std::function<void(int)>* fn_ FIELDPROOF_GUARDED_BY(mu_) = nullptr;
+  std::vector<std::jthread> threads_;  // last: joined before the members above go
+};
+
+// Threads of the sensor pass: FIELDPROOF_WORLD_THREADS (1..64) or min(hardware, 4).
+Status world_threads(int* out) {
+  const char* env = std::getenv("FIELDPROOF_WORLD_THREADS");
+  if (env == nullptr || *env == '\0') {
+    *out = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+    return Status::success();
+  }
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(env, &end, 10);
+  if (errno != 0 || *end != '\0' || n < 1 || n > 64) {
+    return Status::error(std::string("FIELDPROOF_WORLD_THREADS: expected an integer 1..64, got '") +
+                         env + "'");
+  }
+  *out = static_cast<int>(n);
+  return Status::success();
+}
+
 }  // namespace
 
 struct Vehicle {
@@ -173,6 +266,9 @@ struct Vehicle {
   std::vector<int64_t> published_keys;
   std::vector<double> ray_c, ray_s;  // body-frame ray directions
   std::vector<double> ranges;
+  // This step's sensor messages while the sensor pass runs on several threads (published by the
+  // stepping thread afterwards, vehicle by vehicle in name order, as a serial pass would).
+  std::vector<WorldMessage> pending;
 
   size_t slot = SIZE_MAX;  // index in World::Impl::order (name order); SIZE_MAX before spawn
   Obb box;                 // the chassis at the current pose (kept in step with state.pose)
@@ -221,12 +317,14 @@ struct World::Impl {
   std::vector<int> candidates;
   std::vector<int64_t> ranks;
   std::vector<ContactInfo> touching_scratch;
-  std::vector<double> ray_dx, ray_dy;
-  // Reused across vehicles and outputs (a proto3 Clear() would free their sub-messages): each
-  // emit sets every field it ever sets, so the encoding is that of a fresh message.
-  ignition::msgs::Odometry odom_msg;
-  ignition::msgs::IMU imu_msg;
-  ignition::msgs::LaserScan scan_msg;
+  // Scratch of the sensor pass, one per thread of it (0: the stepping thread's).
+  std::vector<SensorScratch> scratch = std::vector<SensorScratch>(1);
+  // Threads of the sensor pass (WorldOptions::threads resolved); the workers are started when
+  // first needed. collecting: the pass is running on several threads (vehicles' messages go to
+  // Vehicle::pending; nothing shared is written).
+  int threads = 1;
+  std::unique_ptr<WorkerPool> pool;
+  bool collecting = false;
   int64_t next_vehicle_id = 0;
 
   SimTime now;
@@ -270,6 +368,14 @@ struct World::Impl {
       opts.sink(std::move(m));
     } else {
       outbox.push_back(std::move(m));
+    }
+  }
+
+  void vemit(Vehicle& v, const std::string& topic, std::string_view type, std::string payload) {
+    if (collecting) {
+      v.pending.push_back(WorldMessage{topic, now, type, std::move(payload)});
+    } else {
+      emit(topic, type, std::move(payload));
     }
   }
 
@@ -499,14 +605,48 @@ struct World::Impl {
     if (due(now, &next_clock, opts.clock_period)) emit_clock();
     if (due(now, &next_stats, opts.stats_period)) emit_stats();
     if (due(now, &next_pose, opts.pose_period)) emit_poses();
-    for (Vehicle* vp : order) {
-      Vehicle& v = *vp;
-      if (due(now, &v.next_odom, v.params.odometry_period)) emit_odometry(v);
-      if (v.params.imu && due(now, &v.next_imu, v.params.imu_period)) emit_imu(v);
-      if (v.params.lidar && due(now, &v.next_scan, v.params.lidar_period)) emit_scan(v);
-      if (v.params.contact) emit_contacts_if_due(v);
-      if (v.params.navsat && due(now, &v.next_navsat, v.params.navsat_period)) emit_navsat(v);
+    // Each vehicle's readings depend only on the stepped world (read-only here) and its own
+    // noise sources, so the vehicles can be split over threads; their messages are then
+    // published in the serial order. Only steps with enough scans due are worth the hand-off.
+    size_t scans_due = 0;
+    if (threads > 1) {
+      for (const Vehicle* v : order) scans_due += v->params.lidar && now >= v->next_scan ? 1 : 0;
     }
+    if (scans_due < kMinParallelScans) {
+      for (Vehicle* vp : order) sense(*vp, scratch[0]);
+      return;
+    }
+    if (!pool) {
+      scratch.resize(static_cast<size_t>(threads));
+      pool = std::make_unique<WorkerPool>(threads - 1);
+    }
+    collecting = true;
+    const size_t nv = order.size(), parts = static_cast<size_t>(threads);
+    pool->run([&](int part) {
+      const size_t k = static_cast<size_t>(part);
+      for (size_t i = k * nv / parts; i < (k + 1) * nv / parts; ++i) sense(*order[i], scratch[k]);
+    });
+    collecting = false;
+    for (Vehicle* vp : order) {
+      for (WorldMessage& m : vp->pending) {
+        if (opts.sink) {
+          opts.sink(std::move(m));
+        } else {
+          outbox.push_back(std::move(m));
+        }
+      }
+      vp->pending.clear();
+    }
+  }
+
+  static constexpr size_t kMinParallelScans = 8;
+
+  void sense(Vehicle& v, SensorScratch& sc) {
+    if (due(now, &v.next_odom, v.params.odometry_period)) emit_odometry(v, sc);
+    if (v.params.imu && due(now, &v.next_imu, v.params.imu_period)) emit_imu(v, sc);
+    if (v.params.lidar && due(now, &v.next_scan, v.params.lidar_period)) emit_scan(v, sc);
+    if (v.params.contact) emit_contacts_if_due(v);
+    if (v.params.navsat && due(now, &v.next_navsat, v.params.navsat_period)) emit_navsat(v);
   }
 
   // msgs::set_stamp(header, now, frame) on a reused header, without building a string: the
@@ -580,7 +720,7 @@ struct World::Impl {
     emit(topic_pose, msgs::kPoseV, msgs::serialize(m));
   }
 
-  void emit_odometry(Vehicle& v) {
+  void emit_odometry(Vehicle& v, SensorScratch& sc) {
     const UgvParams& p = v.params;
     const double elapsed = static_cast<double>((now - v.last_odom).ns()) * 1e-9;
     v.last_odom = now;
@@ -594,7 +734,7 @@ struct World::Impl {
     o.y += ds * std::sin(o.yaw + dth / 2);
     o.yaw = detail::normalize_angle(o.yaw + dth);
     // Every field is set again below (or cleared), so the encoding is that of a fresh message.
-    ignition::msgs::Odometry& m = odom_msg;
+    ignition::msgs::Odometry& m = sc.odom_msg;
     stamp(m.mutable_header(), v.frame_odom);
     if (!p.odometry_child_frame.empty() && m.header().data_size() == 1) {
       auto* child = m.mutable_header()->add_data();
@@ -608,10 +748,10 @@ struct World::Impl {
     } else {
       m.clear_twist();
     }
-    emit(v.topic_odom, msgs::kOdometry, msgs::serialize(m));
+    vemit(v, v.topic_odom, msgs::kOdometry, msgs::serialize(m));
   }
 
-  void emit_imu(Vehicle& v) {
+  void emit_imu(Vehicle& v, SensorScratch& sc) {
     const UgvParams& p = v.params;
     const double elapsed = static_cast<double>((now - v.last_imu).ns()) * 1e-9;
     const double lin = v.state.velocity.linear_x;
@@ -619,7 +759,7 @@ struct World::Impl {
     const double ax = elapsed > 0 ? (lin - v.imu_last_v) / elapsed : 0.0;
     v.last_imu = now;
     v.imu_last_v = lin;
-    ignition::msgs::IMU& m = imu_msg;  // every field set again below
+    ignition::msgs::IMU& m = sc.imu_msg;  // every field set again below
     stamp(m.mutable_header(), v.frame_imu);
     m.set_entity_name(v.entity_imu);
     const double yaw = v.state.pose.yaw;
@@ -632,7 +772,7 @@ struct World::Impl {
     m.mutable_linear_acceleration()->set_x(ax + v.imu_rng.normal(0.0, sa));
     m.mutable_linear_acceleration()->set_y(lin * ang + v.imu_rng.normal(0.0, sa));
     m.mutable_linear_acceleration()->set_z(kGravity + v.imu_rng.normal(0.0, sa));
-    emit(v.topic_imu, msgs::kImu, msgs::serialize(m));
+    vemit(v, v.topic_imu, msgs::kImu, msgs::serialize(m));
   }
 
   // The rays of a lidar at (ox, oy) facing `yaw` that may meet a collider: [first, first + count)
@@ -681,7 +821,9 @@ struct World::Impl {
   // Every ray against the static colliders within range (each tested only on the rays that can
   // meet it), then against the chassis of the vehicles within range: the nearest hit per ray,
   // +inf beyond range_max.
-  void cast_scan(const Vehicle& v, std::vector<double>* out) {
+  void cast_scan(const Vehicle& v, SensorScratch& sc, std::vector<double>* out) {
+    std::vector<double>& ray_dx = sc.ray_dx;
+    std::vector<double>& ray_dy = sc.ray_dy;
     const UgvParams& p = v.params;
     const int n = p.lidar_rays;
     const double range = p.lidar_range_max;
@@ -768,12 +910,14 @@ struct World::Impl {
     });
   }
 
-  void emit_scan(Vehicle& v) {
+  void emit_scan(Vehicle& v, SensorScratch& sc) {
     const UgvParams& p = v.params;
-    const int64_t t0 = opts.wall_now ? opts.wall_now().ns() : 0;
-    cast_scan(v, &v.ranges);
-    if (opts.wall_now) raycast_ns += opts.wall_now().ns() - t0;
-    ignition::msgs::LaserScan& m = scan_msg;  // every field set again below
+    // Timed only on a serial pass: the wall clock is the caller's and need not be thread-safe.
+    const bool timed = opts.wall_now && !collecting;
+    const int64_t t0 = timed ? opts.wall_now().ns() : 0;
+    cast_scan(v, sc, &v.ranges);
+    if (timed) raycast_ns += opts.wall_now().ns() - t0;
+    ignition::msgs::LaserScan& m = sc.scan_msg;  // every field set again below
     m.clear_ranges();
     stamp(m.mutable_header(), v.frame_lidar_link);
     m.set_frame(v.frame_lidar);
@@ -808,7 +952,7 @@ struct World::Impl {
       }
       ranges->Add(r);
     }
-    emit(v.topic_scan, msgs::kLaserScan, msgs::serialize(m));
+    vemit(v, v.topic_scan, msgs::kLaserScan, msgs::serialize(m));
   }
 
   std::string contact_name(int64_t key) const {
@@ -844,7 +988,7 @@ struct World::Impl {
       pos->set_z(v.params.height / 2);
       ct->add_depth(c.depth);
     }
-    emit(v.topic_contacts, msgs::kContacts, msgs::serialize(m));
+    vemit(v, v.topic_contacts, msgs::kContacts, msgs::serialize(m));
   }
 
   // WGS84 around the world's origin (small distances: the local tangent plane).
@@ -889,7 +1033,7 @@ struct World::Impl {
       m.set_velocity_up(kNoFix);
     }
     m.set_frame_id(v.frame_navsat);
-    emit(v.topic_navsat, msgs::kNavSat, msgs::serialize(m));
+    vemit(v, v.topic_navsat, msgs::kNavSat, msgs::serialize(m));
   }
 
   bool name_taken(const std::string& n) const {
@@ -909,6 +1053,7 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
   if (!result.errors.empty()) return result;
   auto impl = std::make_unique<World::Impl>();
   impl->opts = std::move(options);
+  (void)world_threads(&impl->threads);  // checked by check_options
   impl->name = outcome.world.name;
   impl->step = outcome.world.step;
   impl->target_rtf = outcome.world.real_time_factor;
@@ -925,6 +1070,8 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
 }
 
 Status check_options(const WorldOptions& o) {
+  int threads = 0;
+  if (Status s = world_threads(&threads); !s) return s;
   if (o.clock_period.ns() <= 0 || o.stats_period.ns() <= 0 || o.pose_period.ns() <= 0 ||
       o.contact_repeat_period.ns() <= 0) {
     return Status::error("world output periods must be > 0");
@@ -974,6 +1121,7 @@ std::unique_ptr<World> World::empty(std::string name, Duration step, WorldOption
   if (Status s = check_options(options); !s) throw std::invalid_argument(s.message);
   auto impl = std::make_unique<Impl>();
   impl->opts = std::move(options);
+  (void)world_threads(&impl->threads);  // checked by check_options
   impl->name = std::move(name);
   impl->step = step;
   impl->rebuild_static();

@@ -89,11 +89,10 @@ TEST(SessionStackPid, IsZeroForAnInProcessStackAndMinusOneForAnUnknownVehicle) {
   v.name = "ugv1";
   v.frame = "dock";
   o.vehicles = {v};
-  std::string error;
-  auto s = Session::create(o, &error);
-  ASSERT_TRUE(s) << error;
-  EXPECT_EQ(s->stack_pid("ugv1"), 0);
-  EXPECT_EQ(s->stack_pid("ugv9"), -1);
+  auto s = Session::create(o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ((*s)->stack_pid("ugv1"), 0);
+  EXPECT_EQ((*s)->stack_pid("ugv9"), -1);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <set>
+#include <sstream>
 
 #include "integration/cli_test_util.hpp"
 
@@ -377,4 +378,114 @@ TEST(FrontCli, RunsAndVersionAreServedWithoutTheEngineLibraries) {
   const auto help = run_cli("--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("sweep"), std::string::npos) << "the core's help lists every command";
+}
+
+// The fork server (the default) and the exec fallback give every point the same result: the same
+// verdict, reason and assertion verdicts, the same recording (message count, topics) and the same
+// ground-truth samples; and each forked point says in its log that the sweep process had one
+// thread when it forked.
+TEST(SweepCli, ForkedAndExecdPointsGiveTheSameResults) {
+  const fs::path runs = fresh_runs_dir("sweep_fork_exec");
+  const auto sweep = [&](const std::string& id, const std::string& by) {
+    return run_cli(std::string("sweep ") + kScenario + " --seeds 0..5 -j 2 --max-rtf 0 " +
+                   "--points-by " + by + " --no-report --sweep-id " + id + " --runs-dir " +
+                   runs.string());
+  };
+  const auto forked = sweep("fk", "fork");
+  const auto execd = sweep("ex", "exec");
+  // Seeds 0 and 4 fail the tolerance (quick_goal.yaml): both ways fail them.
+  EXPECT_EQ(forked.exit_code, 1) << forked.out;
+  EXPECT_EQ(execd.exit_code, 1) << execd.out;
+  EXPECT_EQ(forked.out.find("started by exec"), std::string::npos) << forked.out;
+  int failed = 0;
+  for (int s = 0; s <= 5; ++s) {
+    const std::string id = "s" + std::to_string(s);
+    const json a = run_json(runs / "fk" / id);
+    const json b = run_json(runs / "ex" / id);
+    EXPECT_EQ(a["status"], b["status"]) << id;
+    EXPECT_EQ(a["reason"], b["reason"]) << id;
+    EXPECT_EQ(a["seed"], s);
+    EXPECT_EQ(b["seed"], s);
+    ASSERT_EQ(a["assertions"].size(), b["assertions"].size()) << id;
+    for (size_t i = 0; i < a["assertions"].size(); ++i) {
+      EXPECT_EQ(a["assertions"][i]["name"], b["assertions"][i]["name"]) << id;
+      EXPECT_EQ(a["assertions"][i]["status"], b["assertions"][i]["status"]) << id;
+      EXPECT_EQ(a["assertions"][i]["reason"], b["assertions"][i]["reason"]) << id;
+    }
+    ASSERT_TRUE(a.contains("recording")) << id;
+    EXPECT_EQ(a["recording"]["messages"], b["recording"]["messages"]) << id;
+    EXPECT_EQ(a["recording"]["topics"], b["recording"]["topics"]) << id;
+    const auto poses = [](const fs::path& d) {
+      // Ground truth without its wall-clock stamps (those differ between any two runs).
+      std::vector<json> out;
+      std::istringstream in(read_file(d / "samples.jsonl"));
+      for (std::string line; std::getline(in, line);) {
+        json j = json::parse(line);
+        if (j.value("kind", "") != "pose") continue;
+        j.erase("wall");
+        out.push_back(j);
+      }
+      return out;
+    };
+    const auto pa = poses(runs / "fk" / id);
+    EXPECT_GT(pa.size(), 20u) << id;
+    EXPECT_EQ(pa, poses(runs / "ex" / id)) << id;
+    if (a["status"] != "passed") ++failed;
+    const std::string flog = read_file(runs / "fk" / "logs" / (id + ".log"));
+    EXPECT_NE(flog.find(") forked by the sweep process"), std::string::npos) << flog;
+    EXPECT_NE(flog.find("(1 thread at fork)"), std::string::npos) << flog;
+    EXPECT_NE(flog.find("run directory: "), std::string::npos) << flog;
+    const std::string elog = read_file(runs / "ex" / "logs" / (id + ".log"));
+    EXPECT_EQ(elog.find("forked by the sweep"), std::string::npos) << elog;
+  }
+  EXPECT_EQ(failed, 2);
+  const auto listed = run_cli("runs list --sweep fk --json --runs-dir " + runs.string(), false);
+  EXPECT_EQ(parse(listed.out).size(), 6u) << listed.out;
+}
+
+// A forked point killed with SIGKILL loses only itself: the sweep goes on, the others finish,
+// and the killed one is a failed point that --resume runs again.
+TEST(SweepCli, AKilledForkedPointLosesOnlyItself) {
+  const fs::path runs = fresh_runs_dir("sweep_fork_kill");
+  const std::string bin = std::string(FIELDPROOF_BIN_DIR) + "/fieldproof";
+  const std::string dir = runs.string();
+  // Paced at real time (--max-rtf 1), each point lasts seconds: time to kill one mid-run.
+  std::vector<std::string> args = {bin, "sweep", kScenario, "--seeds", "0..3", "-j", "2",
+                                   "--max-rtf", "1", "--no-report", "--sweep-id", "sw", "--runs-dir", dir};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, bin.c_str(), nullptr, nullptr, argv.data(), environ), 0);
+  // The first point's engine.log appears once its run has started; its pid is in its log.
+  const fs::path log = runs / "sw" / "logs" / "s0.log";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(runs / "sw" / "s0" / "engine.log") && fs::exists(log)) {
+      text = read_file(log);
+      if (text.find(") forked by the sweep") != std::string::npos) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_NE(text.find(") forked by the sweep"), std::string::npos) << text;
+  const size_t at = text.find("(pid ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const pid_t point = static_cast<pid_t>(std::stol(text.substr(at + 5)));
+  ASSERT_GT(point, 1);
+  const bool s0_done_before = fs::exists(runs / "sw" / "s0" / "run.json");
+  ASSERT_EQ(kill(point, SIGKILL), 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 1);
+  for (int s = 1; s <= 3; ++s) {
+    EXPECT_TRUE(fs::exists(runs / "sw" / ("s" + std::to_string(s)) / "run.json")) << s;
+  }
+  if (!s0_done_before) {
+    EXPECT_FALSE(fs::exists(runs / "sw" / "s0" / "run.json"));
+    const auto resumed = run_cli(std::string("sweep ") + kScenario +
+                                 " --sweep-id sw --resume --max-rtf 0 --no-report --runs-dir " + dir);
+    EXPECT_TRUE(fs::exists(runs / "sw" / "s0" / "run.json")) << resumed.out;
+  }
 }

@@ -163,7 +163,9 @@ void flood_and_kill(const std::string& kind, bool curve, int rounds) {
     ConnectOptions c;
     c.curve.server_public_key = keys.pub;
     auto p = connect_participant(endpoint, {.name = "after-" + std::to_string(round)}, c);
-    for (int i = 0; i < 20; ++i) ASSERT_TRUE(p->sleep_for(milliseconds(1)));
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(p->sleep_for(milliseconds(1))) << "grant " << i << ": " << p->last_error();
+    }
     p.reset();
     ASSERT_TRUE(coordinator.running()) << testing::read_file(log);
   }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fieldproof/report/run_record.hpp"
 #include "report/chromium_probe.hpp"
 #include "report/fixture.hpp"
 
@@ -307,6 +309,53 @@ TEST_F(ReportOfARealRun, AssertionResultsCarryVehicleWindowAndResolved) {
   EXPECT_EQ(in_time["resolved"], json({{"action", "drive_ahead"}, {"max_s", 1.0}}));
   EXPECT_EQ(count(g_run->html, "<svg class=\"plot signal\""), 1u);
   EXPECT_NE(g_run->html.find("the deciding sample: 1 at 3 s"), std::string::npos);
+}
+
+// run.json is a complete run record: it reads back as a RunRecord with no field missing or
+// mistyped, and writing that record again gives the same JSON (nothing the engine wrote is
+// outside the type).
+TEST_F(ReportOfARealRun, RunJsonIsACompleteRunRecordThatRoundTrips) {
+  const Result<RunRecord> r = run_record_from_json(run());
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->status, RunStatus::kFailed);
+  EXPECT_EQ(r->exit_code(), g_run->exit_code);
+  EXPECT_EQ(to_json(*r), run()) << "fields the type does not hold were written";
+  // The atomic write leaves no temporary file behind.
+  EXPECT_FALSE(fs::exists(g_run->dir / "run.json.tmp"));
+}
+
+// The exported schema (`fieldproof schema --run`) accepts the real run.json, checked by an
+// independent validator (ajv, draft 2020-12, tests/js/run_record_check.mjs).
+TEST_F(ReportOfARealRun, RunJsonMatchesTheExportedSchema) {
+  ASSERT_TRUE(fs::exists(fs::path(FIELDPROOF_JS_DIR) / "node_modules" / "ajv"))
+      << "npm ci in tests/js first (scripts/install-deps.sh)";
+  const fs::path schema = g_run->dir.parent_path() / "run.schema.json";
+  const std::string export_cmd =
+      std::string(FIELDPROOF_EXE) + " schema --run > '" + schema.string() + "'";
+  ASSERT_EQ(std::system(export_cmd.c_str()), 0);
+  const json s = json::parse(read_file(schema), nullptr, false);
+  ASSERT_TRUE(s.is_object());
+  EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
+  const fs::path out = g_run->dir.parent_path() / "run_schema_check.json";
+  const std::string cmd = "node '" + std::string(FIELDPROOF_JS_DIR) + "/run_record_check.mjs' '" +
+                          schema.string() + "' '" + (g_run->dir / "run.json").string() + "' > '" +
+                          out.string() + "'";
+  const int st = std::system(cmd.c_str());
+  const std::string text = read_file(out);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << text;
+  const json j = json::parse(text, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << text;
+  EXPECT_TRUE(j["files"][(g_run->dir / "run.json").string()]["valid"].get<bool>()) << text;
+  // And the validator is not a yes-man: a record without its status is refused.
+  json broken = run();
+  broken.erase("status");
+  const fs::path bad = g_run->dir.parent_path() / "broken_run.json";
+  { std::ofstream(bad) << broken.dump(); }
+  const std::string bad_cmd = "node '" + std::string(FIELDPROOF_JS_DIR) +
+                              "/run_record_check.mjs' '" + schema.string() + "' '" + bad.string() +
+                              "' > /dev/null";
+  const int bst = std::system(bad_cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(bst) && WEXITSTATUS(bst) == 1);
 }
 
 }  // namespace

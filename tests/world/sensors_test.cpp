@@ -229,3 +229,48 @@ TEST(Sensors, ImuReportsTurnRateAndGravity) {
 
 }  // namespace
 }  // namespace fieldproof::world
+
+namespace fieldproof::world {
+namespace {
+
+// The sensor pass on several threads publishes exactly the serial pass's stream.
+std::vector<WorldMessage> stream_with_threads(const char* threads) {
+  setenv("FIELDPROOF_WORLD_THREADS", threads, 1);
+  WorldOptions o;
+  o.seed = 7;
+  auto w = World::empty("flat", milliseconds(1), o);
+  unsetenv("FIELDPROOF_WORLD_THREADS");
+  EXPECT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}));
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_TRUE(w->spawn_vehicle("ugv" + std::to_string(i), Pose2D{0.0, 2.0 * i, 0.0},
+                                 UgvParams{}));
+    EXPECT_TRUE(w->set_cmd_vel("ugv" + std::to_string(i), Twist2D{0.5, 0.1 * i}));
+  }
+  w->step_n(1000);
+  return w->take_messages();
+}
+
+TEST(WorldThreads, StreamIdenticalWithOneAndSeveralThreads) {
+  const auto a = stream_with_threads("1");
+  const auto b = stream_with_threads("3");
+  ASSERT_EQ(a.size(), b.size());
+  size_t scans = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].topic, b[i].topic) << i;
+    ASSERT_EQ(a[i].stamp, b[i].stamp) << i;
+    ASSERT_EQ(a[i].payload, b[i].payload) << a[i].topic;
+    scans += a[i].topic.ends_with("/scan") ? 1 : 0;
+  }
+  EXPECT_GE(scans, 12u * 9);  // the lidar ran, so the threaded path was taken
+}
+
+TEST(WorldThreads, BadThreadCountIsRefused) {
+  setenv("FIELDPROOF_WORLD_THREADS", "0", 1);
+  EXPECT_THROW(World::empty("flat", milliseconds(1), {}), std::invalid_argument);
+  setenv("FIELDPROOF_WORLD_THREADS", "2x", 1);
+  EXPECT_THROW(World::empty("flat", milliseconds(1), {}), std::invalid_argument);
+  unsetenv("FIELDPROOF_WORLD_THREADS");
+}
+
+}  // namespace
+}  // namespace fieldproof::world

@@ -11,7 +11,7 @@
 // action.start / action.end, assertion.<status>, run.end), samples.jsonl (ground-truth poses at
 // 10 Hz, contacts, the clock once a second), assertions.jsonl (the verdicts in the order they
 // resolved), clock.jsonl (one line per one-second metrics window: sim, wall, rtf, drift_s) and
-// run.json (status, verdict, reason, seed and whether it was given, the clock's basics, the
+// run.json (a report::RunRecord, written atomically: status, verdict, reason, seed and whether it was given, the clock's basics, the
 // timeline with each goal, the assertions with their evidence excerpts, durations {wall_s,
 // timeline_s, sim_s}, engine_version, scenario.digest "sha256:...", world.obstacles, recording
 // and artefacts, started_utc / ended_utc "2026-12-01T00:05:24.123Z").
@@ -44,6 +44,7 @@
 
 #include "fieldproof/engine/evaluator.hpp"
 #include "fieldproof/engine/plan.hpp"
+#include "fieldproof/report/run_record.hpp"
 #include "fieldproof/time/system_clock.hpp"
 
 namespace fieldproof::engine {
@@ -73,9 +74,12 @@ struct RunOptions {
 };
 
 struct RunOutcome {
+  // How the run ended; exit_code, status and verdict are report::exit_code_of, to_string and
+  // verdict_of of it (report/run_record.hpp), kept as values for printing.
+  report::RunStatus run_status = report::RunStatus::kPassed;
   int exit_code = 0;
   std::string status;   // passed, failed, timeout, error, interrupted, invalid
-  std::string verdict;  // PASS, FAIL, ERROR, INTERRUPTED, INVALID
+  std::string verdict;  // PASS, FAIL, TIMEOUT, ERROR, INTERRUPTED, INVALID
   std::string reason;
   std::vector<std::string> errors;  // invalid input, one per line (exit 2)
   std::filesystem::path run_dir;

@@ -9,8 +9,8 @@
 //   o.world_file = "examples/worlds/depot.sdf";
 //   o.vehicles = {{.name = "ugv1", .frame = "dock", .stack = spec}};
 //   std::string error;
-//   auto s = Session::create(o, &error);           // bad input: nullptr, error says what/where
-//   if (!s || !s->start(&error)) ...;              // every stack registered, time still at 0
+//   Result<std::unique_ptr<Session>> s = Session::create(o);  // bad input: a Status, what/where
+//   if (!s.ok() || !(*s)->start().ok()) ...;       // every stack registered, time still at 0
 //   lockstep::Participant& e = s->engine();
 //   e.subscribe(...); e.publish(...); e.sleep_until(...);
 //   s->stop();                                     // ends everything (idempotent; destructor too)
@@ -44,6 +44,7 @@
 #include "fieldproof/engine/stack_host.hpp"
 #include "fieldproof/lockstep/participant.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/status.hpp"
 #include "fieldproof/world/world.hpp"
 
 namespace fieldproof::engine {
@@ -119,17 +120,18 @@ struct SessionOptions {
 
 class Session {
  public:
-  // Loads the world and spawns the vehicles. nullptr and *error (file:line where known) on bad
-  // input: a world that does not load, an unknown frame, a spawn inside an obstacle, a process
-  // stack without an executable.
-  static std::unique_ptr<Session> create(SessionOptions options, std::string* error);
+  // Loads the world and spawns the vehicles. On bad input an invalid_argument Status saying
+  // what and where (file:line where known): a world that does not load, an unknown frame, a
+  // spawn inside an obstacle, a process stack without an executable.
+  static Result<std::unique_ptr<Session>> create(SessionOptions options);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   // Starts the coordinator, the world, the stacks; returns once every stack has registered (time
-  // held at 0 by the engine). False and *error when a stack could not start or register.
-  bool start(std::string* error);
+  // held at 0 by the engine). An unavailable Status when the coordinator or a stack could not
+  // start or register.
+  Status start();
   // The engine's participant ("engine", regulating); valid after start().
   lockstep::Participant& engine();
   // The world; only before start() (afterwards the world thread owns it).
@@ -153,8 +155,9 @@ class Session {
   // run. False and *detail when there is no process stack to kill; else *detail says what died.
   bool kill_stack(const std::string& vehicle, SimTime now, std::string* detail);
   // Starts a killed stack again and waits (wall time, ready_timeout) until it has registered
-  // again, the engine holding the clock meanwhile. False and *error when it could not.
-  bool restart_stack(const std::string& vehicle, std::string* error);
+  // again, the engine holding the clock meanwhile. unavailable when it could not, not_found
+  // when the vehicle has no process stack.
+  Status restart_stack(const std::string& vehicle);
 
   // Pauses or resumes the coordinator (no grant while paused; the pace regulator leaves paused
   // wall time out). "" or why the coordinator refused.

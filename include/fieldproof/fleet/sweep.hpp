@@ -87,6 +87,15 @@ struct SweepOptions {
   int shard_index = 0;
   int shard_count = 1;
   std::filesystem::path fieldproof;  // the program each point runs (`fieldproof run ...`)
+  // How a point's process starts. kFork (the default): the sweep process, while it is still
+  // single-threaded, plans the scenario once (which fills world::load_sdf's memo and loads the
+  // assertion plugins) and then forks one child per point that runs engine::run_scenario with
+  // the point's seed, --set values and run directory, and exits with its exit code: no program
+  // start and no SDF parse per point. A point is still its own process (own process group, its
+  // log, killed alone). kExec: each point execs `fieldproof run ...` (the fallback, also taken,
+  // with a warning, when the sweep process has more than one thread at fork time).
+  enum class PointLaunch { kFork, kExec };
+  PointLaunch launch = PointLaunch::kFork;
   // Validate, write (or, with resume, check) the plan and count what is finished, but run
   // nothing: SweepOutcome::pending lists what is left (the Slurm executor starts from this).
   bool plan_only = false;

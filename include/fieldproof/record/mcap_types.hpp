@@ -1,4 +1,4 @@
-// Value types shared by the MCAP writer and reader: Status / Result (errors are values), the
+// Value types shared by the MCAP writer and reader: Status / Result (util/status.hpp), the
 // records as plain structs, and the compression choice.
 //
 //   Status s = writer.write(channel, seq, SimTime::from_ns(5), SimTime::from_ns(5), bytes);
@@ -16,57 +16,15 @@
 #include <variant>
 #include <vector>
 
+#include "fieldproof/util/status.hpp"
+
 namespace fieldproof::record {
 
-enum class StatusCode : uint8_t {
-  kOk = 0,
-  kInvalidArgument,     // the caller passed something the format cannot hold or did not declare
-  kFailedPrecondition,  // wrong state: not open, already closed
-  kIoError,             // the file or sink failed
-  kNotMcap,             // the bytes are not an MCAP file (bad magic)
-  kCorrupt,             // a record is malformed, a length runs past the end, a CRC mismatches
-  kUnsupported,         // e.g. an unknown chunk compression
-  kNotFound,
-};
-
-std::string_view to_string(StatusCode code);
-
-// The outcome of an operation: ok, or a code and a message saying what and where (offsets).
-class [[nodiscard]] Status {
- public:
-  Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
-  static Status ok_status() { return {}; }
-
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
-  // "ok" or "<code>: <message>".
-  std::string to_string() const;
-
- private:
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
-};
-
-// A value or the Status explaining its absence.
-template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
-  Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
-
-  bool ok() const { return v_.index() == 0; }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  const T& operator*() const& { return value(); }
-  const T* operator->() const { return &value(); }
-  // Ok when a value is held.
-  Status status() const { return ok() ? Status() : std::get<1>(v_); }
-
- private:
-  std::variant<T, Status> v_;
-};
+// Status, StatusCode and Result are the library's one error style (util/status.hpp).
+using ::fieldproof::Result;
+using ::fieldproof::Status;
+using ::fieldproof::StatusCode;
+using ::fieldproof::to_string;
 
 enum class Compression : uint8_t { kNone = 0, kLz4, kZstd };
 

@@ -148,9 +148,9 @@ class Player {
   };
   Player(PlayerOptions options, SteadyTime& steady);
   static Result<std::unique_ptr<Player>> load(std::unique_ptr<Player> player, McapReader& reader);
-  void publish_locked(size_t index);
+  void publish_locked(size_t index) FIELDPROOF_REQUIRES(mutex_);
   size_t first_at_or_after(SimTime t) const;
-  ClockStatus play_next_locked();
+  ClockStatus play_next_locked() FIELDPROOF_REQUIRES(mutex_);
 
   PlayerOptions options_;
   SteadyTime& steady_;
@@ -166,12 +166,12 @@ class Player {
   uint64_t follow_handler_ = 0;    // the jump handler registered on options_.follow
 
   mutable Mutex mutex_;
-  const MessageSink* sink_ = nullptr;  // set while run() runs
-  size_t next_ = 0;
-  uint64_t generation_ = 0;  // bumped by seek, play_next, loop
-  uint64_t played_ = 0;
-  uint64_t loops_ = 0;
-  bool finished_ = false;
+  const MessageSink* sink_ FIELDPROOF_GUARDED_BY(mutex_) = nullptr;  // set while run() runs
+  size_t next_ FIELDPROOF_GUARDED_BY(mutex_) = 0;
+  uint64_t generation_ FIELDPROOF_GUARDED_BY(mutex_) = 0;  // bumped by seek, play_next, loop
+  uint64_t played_ FIELDPROOF_GUARDED_BY(mutex_) = 0;
+  uint64_t loops_ FIELDPROOF_GUARDED_BY(mutex_) = 0;
+  bool finished_ FIELDPROOF_GUARDED_BY(mutex_) = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
 };

@@ -73,7 +73,7 @@ class WorldParticipant {
   std::set<std::string> subscribed_;  // cmd_vel topics
   std::map<std::string, std::string> diverted_;
   Mutex posted_mu_;
-  std::vector<std::function<void(World&)>> posted_;
+  std::vector<std::function<void(World&)>> posted_ FIELDPROOF_GUARDED_BY(posted_mu_);
   uint64_t rejected_ = 0;
   std::string last_rejection_;
 };

@@ -26,7 +26,7 @@ struct Policy {
 
 struct Registry {
   Mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<Policy>> domains;
+  std::unordered_map<std::string, std::shared_ptr<Policy>> domains FIELDPROOF_GUARDED_BY(mutex);
   std::once_flag started;
   std::string start_error;
 };

@@ -11,21 +11,15 @@
 #include <sstream>
 
 #include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/lockstep/zmq_socket.hpp"
 #include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::lockstep::zmqd {
 
 void* context() {
-  static void* ctx = [] {
-    void* c = zmq_ctx_new();
-    if (c == nullptr) throw_zmq("zmq_ctx_new");
-    zmq_ctx_set(c, ZMQ_BLOCKY, 0);
-    if (const char* n = std::getenv("FIELDPROOF_ZMQ_IO_THREADS"); n != nullptr) {
-      zmq_ctx_set(c, ZMQ_IO_THREADS, std::atoi(n));
-    }
-    return c;
-  }();
-  return ctx;
+  void* c = ZmqContext::process().raw();
+  if (c == nullptr) throw_zmq("zmq_ctx_new");
+  return c;
 }
 
 void throw_zmq(const std::string& what) { throw TransportError(what + ": " + zmq_strerror(errno)); }

@@ -131,7 +131,7 @@ struct Monitor {
 // handshake failure event arrives (the handler reports before it answers, so it is there).
 struct ZapSink {
   Mutex mutex;
-  std::deque<zmqd::ZapRefusal> refusals;
+  std::deque<zmqd::ZapRefusal> refusals FIELDPROOF_GUARDED_BY(mutex);
 };
 
 std::string version_refusal(uint32_t version) {
@@ -158,8 +158,8 @@ struct LocalQueue {
 // and nothing else.
 struct CoordinatorServer::LocalHub {
   Mutex mu;
-  bool shut = false;            // guarded by mu
-  CoordinatorServer::Impl* impl = nullptr;  // valid while !shut
+  bool shut FIELDPROOF_GUARDED_BY(mu) = false;
+  CoordinatorServer::Impl* impl FIELDPROOF_GUARDED_BY(mu) = nullptr;  // valid while !shut
 };
 
 class CoordinatorServer::Impl {
@@ -716,6 +716,12 @@ class CoordinatorServer::Impl {
     auto& ids = socket == router_ ? router_ids_ : control_ids_;
     auto it = ids.find(routing);
     if (it != ids.end()) return it->second;
+    // A new connection may have the descriptor of one that closed a moment ago, whose close
+    // event can still be waiting on the monitor (events and data arrive on different sockets).
+    // libzmq reports a close before the accept that reuses the descriptor, and that accept
+    // before the new connection's first frame: taking the monitor's events now means a close
+    // is never applied to the connection that came after it.
+    for (Monitor& m : monitors_) drain_monitor(m);
     ConnId c = next_conn_++;
     ids.emplace(routing, c);
     Peer peer;
@@ -1257,7 +1263,7 @@ class CoordinatorServer::Impl {
   }
 
   // Server thread, hub_->mu held.
-  void shutdown() {
+  void shutdown() FIELDPROOF_REQUIRES(hub_->mu) {
     flush_remote();
     for (auto& [conn, peer] : peers_) {
       if (peer.socket != router_) continue;
@@ -1351,8 +1357,8 @@ class CoordinatorServer::Impl {
 
   int wake_fd_ = -1;
   Mutex tasks_mutex_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopped_ = false;
+  std::deque<std::function<void()>> tasks_ FIELDPROOF_GUARDED_BY(tasks_mutex_);
+  bool stopped_ FIELDPROOF_GUARDED_BY(tasks_mutex_) = false;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> bad_frames_{0};
