@@ -8,7 +8,13 @@
 //     steadier under load) as run_with[out]_links_cpu.
 //   link_ns_per_msg: LinkModel::send plus the relay's publish hook per message (a 200-byte
 //     payload, 5 % loss, jitter), against a loop that only copies the payload as the baseline.
-// Usage: network_bench [--repeat K] [--seconds S]
+//   --split: two more cases that tell where run_with_links' extra cost is, each against the same
+//     baseline: run_with_links_no_telemetry (the link carries only the goal and the status, no
+//     telemetry) and run_with_links_zero_latency (the same telemetry with 0 s latency and jitter:
+//     every ground copy lands on the instant of the message it copies, so none is an instant of
+//     its own); every case also prints the context switches of its process (ctxsw, voluntary +
+//     involuntary), which count the lock-step hand-overs.
+// Usage: network_bench [--repeat K] [--seconds S] [--split]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "fieldproof/engine/run.hpp"
 #include "fieldproof/network/network.hpp"
@@ -33,8 +40,25 @@ double wall_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-fs::path write_scenario(const fs::path& dir, bool links, int seconds) {
-  const fs::path p = dir / (links ? "links.yaml" : "plain.yaml");
+enum class Net { kNone, kLinks, kNoTelemetry, kZeroLatency };
+
+const char* case_name(Net n) {
+  switch (n) {
+    case Net::kNone:
+      return "plain";
+    case Net::kLinks:
+      return "links";
+    case Net::kNoTelemetry:
+      return "no_telemetry";
+    case Net::kZeroLatency:
+      return "zero_latency";
+  }
+  return "?";
+}
+
+fs::path write_scenario(const fs::path& dir, Net net, int seconds) {
+  const bool links = net != Net::kNone;
+  const fs::path p = dir / (std::string(case_name(net)) + ".yaml");
   std::ofstream out(p);
   out << "name: " << (links ? "drive_links" : "drive_plain") << "\n"
       << "world: " << FIELDPROOF_SOURCE_DIR << "/examples/worlds/depot.sdf\n"
@@ -45,8 +69,14 @@ fs::path write_scenario(const fs::path& dir, bool links, int seconds) {
   if (links) {
     out << "network:\n"
         << "  ground_station: {name: gcs, x: -14, y: 0}\n"
-        << "  links: [{vehicle: ugv1, latency_s: 30ms, jitter_s: 10ms, loss: 0.02}]\n"
-        << "  telemetry: [odometry, scan, imu, navigate_to_pose/feedback, cmd_vel, lifecycle]\n";
+        << "  links: [{vehicle: ugv1, latency_s: "
+        << (net == Net::kZeroLatency ? "0ms, jitter_s: 0ms" : "30ms, jitter_s: 10ms")
+        << ", loss: 0.02}]\n"
+        << "  telemetry: "
+        << (net == Net::kNoTelemetry
+                ? "[]"
+                : "[odometry, scan, imu, navigate_to_pose/feedback, cmd_vel, lifecycle]")
+        << "\n";
   }
   out << "timeline:\n"
       << "  - {action: navigate_to_pose, name: drive, vehicle: ugv1, at: 2s, goal: goal_a}\n"
@@ -66,9 +96,17 @@ double cpu_s() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// Context switches (voluntary + involuntary) of this process's threads so far.
+double ctxsw() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_nvcsw + u.ru_nivcsw);
+}
+
 struct Cost {
   double wall = -1;
   double cpu = -1;
+  double switches = -1;
 };
 
 Cost run_case(const fs::path& scenario, const fs::path& runs, const std::string& id) {
@@ -80,8 +118,9 @@ Cost run_case(const fs::path& scenario, const fs::path& runs, const std::string&
   o.tool_dir = FIELDPROOF_BIN_DIR;
   const double t0 = wall_s();
   const double c0 = cpu_s();
+  const double s0 = ctxsw();
   const auto r = fieldproof::engine::run_scenario(o);
-  Cost c{wall_s() - t0, cpu_s() - c0};
+  Cost c{wall_s() - t0, cpu_s() - c0, ctxsw() - s0};
   if (r.exit_code != 0) {
     std::fprintf(stderr, "network_bench: %s: %s (%s)\n", id.c_str(), r.verdict.c_str(),
                  r.reason.c_str());
@@ -113,6 +152,9 @@ Cost in_child(F f) {
 void keep_best(const Cost& c, Cost* best) {
   if (c.wall > 0 && (best->wall < 0 || c.wall < best->wall)) best->wall = c.wall;
   if (c.cpu > 0 && (best->cpu < 0 || c.cpu < best->cpu)) best->cpu = c.cpu;
+  if (c.switches >= 0 && (best->switches < 0 || c.switches < best->switches)) {
+    best->switches = c.switches;
+  }
 }
 
 // ns per message through the relay (model + hook), and the copy-only baseline.
@@ -153,15 +195,19 @@ std::pair<double, double> per_message(int n) {
 int main(int argc, char** argv) {
   int repeat = 1;
   int seconds = 40;
+  bool split = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) {
       repeat = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) {
       seconds = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--split")) {
+      split = true;
     } else {
       std::fprintf(stderr,
-                   "usage: network_bench [--repeat K] [--seconds S]\n"
-                   "  the depot drive with and without radio links, and ns per message\n");
+                   "usage: network_bench [--repeat K] [--seconds S] [--split]\n"
+                   "  the depot drive with and without radio links, and ns per message\n"
+                   "  --split: also the link without telemetry and with 0 s latency\n");
       return 2;
     }
   }
@@ -172,32 +218,32 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/fieldproof-network-bench-XXXXXX";
   if (!mkdtemp(tmpl)) return 1;
   const fs::path dir = tmpl;
-  const fs::path plain = write_scenario(dir, false, seconds);
-  const fs::path links = write_scenario(dir, true, seconds);
-  Cost best_plain, best_links;
+  std::vector<Net> cases = {Net::kNone, Net::kLinks};
+  if (split) {
+    cases.push_back(Net::kNoTelemetry);
+    cases.push_back(Net::kZeroLatency);
+  }
+  std::vector<fs::path> files;
+  for (Net n : cases) files.push_back(write_scenario(dir, n, seconds));
+  std::vector<Cost> best(cases.size());
   for (int k = 0; k < repeat; ++k) {
-    // Alternating which goes first, so that a load that drifts during the pair favours neither.
-    const std::string a = "plain" + std::to_string(k), b = "links" + std::to_string(k);
-    const auto run_plain = [&] {
-      keep_best(in_child([&] { return run_case(plain, dir / "runs", a); }), &best_plain);
-    };
-    const auto run_links = [&] {
-      keep_best(in_child([&] { return run_case(links, dir / "runs", b); }), &best_links);
-    };
-    if (k % 2 == 0) {
-      run_plain();
-      run_links();
-    } else {
-      run_links();
-      run_plain();
+    // Rotating which goes first, so that a load that drifts during a round favours none.
+    for (size_t j = 0; j < cases.size(); ++j) {
+      const size_t c = (j + static_cast<size_t>(k)) % cases.size();
+      const std::string id = std::string(case_name(cases[c])) + std::to_string(k);
+      keep_best(in_child([&] { return run_case(files[c], dir / "runs", id); }), &best[c]);
     }
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (best_plain.wall <= 0 || best_links.wall <= 0) {
-    std::fprintf(stderr, "network_bench: a case failed\n");
-    return 1;
+  for (const Cost& c : best) {
+    if (c.wall <= 0) {
+      std::fprintf(stderr, "network_bench: a case failed\n");
+      return 1;
+    }
   }
+  const Cost& best_plain = best[0];
+  const Cost& best_links = best[1];
   const auto [ns, base_ns] = per_message(2'000'000);
   std::printf("# depot drive, %d s simulated, sim mode unpaced, best of %d\n", seconds, repeat);
   std::printf("BENCH run_without_links %.3f s ratio=1.000 baseline=run_without_links\n",
@@ -214,5 +260,27 @@ int main(int argc, char** argv) {
       best_links.cpu, best_plain.cpu > 0 ? best_links.cpu / best_plain.cpu : 0.0);
   std::printf("BENCH link_ns_per_msg %.1f ns ratio=%.3f baseline=copy_and_hook_ns_per_msg\n", ns,
               base_ns > 0 ? ns / base_ns : 0.0);
+  if (split) {
+    for (size_t c = 1; c < cases.size(); ++c) {
+      const std::string name = c == 1 ? "run_with_links" : std::string("run_with_links_") +
+                                                                case_name(cases[c]);
+      if (c > 1) {
+        std::printf("BENCH %s_cpu %.3f s ratio=%.3f baseline=run_without_links_cpu\n",
+                    name.c_str(), best[c].cpu,
+                    best_plain.cpu > 0 ? best[c].cpu / best_plain.cpu : 0.0);
+      }
+    }
+    // Fewest context switches of each case (a count, not a time: steadier than either).
+    std::printf("BENCH run_without_links_ctxsw %.0f switches ratio=1.000 "
+                "baseline=run_without_links_ctxsw\n",
+                best_plain.switches);
+    for (size_t c = 1; c < cases.size(); ++c) {
+      const std::string name = c == 1 ? "run_with_links" : std::string("run_with_links_") +
+                                                                case_name(cases[c]);
+      std::printf("BENCH %s_ctxsw %.0f switches ratio=%.3f baseline=run_without_links_ctxsw\n",
+                  name.c_str(), best[c].switches,
+                  best_plain.switches > 0 ? best[c].switches / best_plain.switches : 0.0);
+    }
+  }
   return 0;
 }
