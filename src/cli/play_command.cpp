@@ -310,7 +310,7 @@ class Echo {
   }
 
  private:
-  Mutex mutex_;
+  Mutex mutex_;  // guards no data: one whole line at a time on stdout
 };
 
 int run_play(const PlayArgs& a) {
