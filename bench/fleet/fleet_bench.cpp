@@ -80,22 +80,22 @@ json fake_run(int i) {
 bool build_index(const fs::path& dir, int runs) {
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::string e;
-  auto idx = fieldproof::fleet::RunIndex::open(dir / "index.sqlite", &e);
-  if (!idx || !idx->begin(&e)) {
-    std::fprintf(stderr, "%s\n", e.c_str());
+  const auto fail = [](const fieldproof::Status& s) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return false;
-  }
+  };
+  auto opened = fieldproof::fleet::RunIndex::open(dir / "index.sqlite");
+  if (!opened.ok()) return fail(opened.status());
+  const auto idx = std::move(opened).value();
+  if (const fieldproof::Status s = idx->begin(); !s.ok()) return fail(s);
   for (int i = 0; i < runs; ++i) {
     const fs::path d = dir / ("r" + std::to_string(i));
     fs::create_directories(d);
     std::ofstream(d / "run.json") << fake_run(i).dump();
-    if (!idx->add_run(d, &e)) {
-      std::fprintf(stderr, "%s\n", e.c_str());
-      return false;
-    }
+    if (const fieldproof::Status s = idx->add_run(d); !s.ok()) return fail(s);
   }
-  return idx->commit(&e);
+  const fieldproof::Status s = idx->commit();
+  return s.ok() || fail(s);
 }
 
 double median_list_ms(const fs::path& dir) {

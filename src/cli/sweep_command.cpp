@@ -126,19 +126,18 @@ int sweep(const SweepArgs& a) {
   o.spec.scenario_file = a.scenario;
   o.spec.repeat = a.repeat;
   o.spec.max_rtf = a.max_rtf;
-  std::string error;
   for (const auto& s : a.seeds) {
-    const auto seeds = fleet::parse_seed_range(s, &error);
-    if (!seeds) {
-      std::fprintf(stderr, "%s\n", error.c_str());
+    const Result<std::vector<int64_t>> seeds = fleet::parse_seed_range(s);
+    if (!seeds.ok()) {
+      std::fprintf(stderr, "%s\n", seeds.status().message().c_str());
       return kExitInvalid;
     }
     o.spec.seeds.insert(o.spec.seeds.end(), seeds->begin(), seeds->end());
   }
   if (!a.seeds_list.empty()) {
-    const auto seeds = fleet::read_seed_list(a.seeds_list, &error);
-    if (!seeds) {
-      std::fprintf(stderr, "%s\n", error.c_str());
+    const Result<std::vector<int64_t>> seeds = fleet::read_seed_list(a.seeds_list);
+    if (!seeds.ok()) {
+      std::fprintf(stderr, "%s\n", seeds.status().message().c_str());
       return kExitInvalid;
     }
     o.spec.seeds.insert(o.spec.seeds.end(), seeds->begin(), seeds->end());
@@ -151,9 +150,9 @@ int sweep(const SweepArgs& a) {
     o.spec.seeds = unique;
   }
   for (const auto& p : a.params) {
-    const auto param = fleet::parse_param(p, &error);
-    if (!param) {
-      std::fprintf(stderr, "%s\n", error.c_str());
+    const Result<fleet::SweepParam> param = fleet::parse_param(p);
+    if (!param.ok()) {
+      std::fprintf(stderr, "%s\n", param.status().message().c_str());
       return kExitInvalid;
     }
     o.spec.params.push_back(*param);

@@ -60,23 +60,17 @@ std::string fmt_num(double v) {
   return b;
 }
 
-bool write_json_file(const fs::path& p, const json& j, std::string* error) {
+Status write_json_file(const fs::path& p, const json& j) {
   const fs::path tmp = p.string() + ".tmp";
   {
     std::ofstream out(tmp);
     out << j.dump(2) << '\n';
-    if (!out) {
-      *error = tmp.string() + ": cannot be written";
-      return false;
-    }
+    if (!out) return {StatusCode::kIoError, tmp.string() + ": cannot be written"};
   }
   std::error_code ec;
   fs::rename(tmp, p, ec);
-  if (ec) {
-    *error = p.string() + ": " + ec.message();
-    return false;
-  }
-  return true;
+  if (ec) return {StatusCode::kIoError, p.string() + ": " + ec.message()};
+  return {};
 }
 
 // A child `fieldproof run`, in its own process group, output to `log`.
@@ -151,14 +145,15 @@ extern "C" void on_point_signal(int) { g_point_interrupted.store(true); }
 
 // A point is finished when its run directory has a run.json that is not an interruption.
 std::optional<json> finished_run(const fs::path& dir) {
-  auto run = read_json_object(dir / "run.json");
-  if (!run || run->value("status", "") == "interrupted") return std::nullopt;
-  return run;
+  Result<json> run = read_json_object(dir / "run.json");
+  if (!run.ok() || run->value("status", "") == "interrupted") return std::nullopt;
+  return std::move(run).value();
 }
 
 }  // namespace
 
-std::optional<std::vector<int64_t>> parse_seed_range(const std::string& text, std::string* error) {
+Result<std::vector<int64_t>> parse_seed_range(const std::string& text) {
+  const auto invalid = [](std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); };
   const size_t dots = text.find("..");
   std::optional<int64_t> a, b;
   if (dots == std::string::npos) {
@@ -167,30 +162,22 @@ std::optional<std::vector<int64_t>> parse_seed_range(const std::string& text, st
     a = parse_int(std::string_view(text).substr(0, dots));
     b = parse_int(std::string_view(text).substr(dots + 2));
   }
-  if (!a || !b) {
-    *error = "--seeds '" + text + "': expected A..B (inclusive) or N, with whole numbers";
-    return std::nullopt;
-  }
+  if (!a || !b) return invalid("--seeds '" + text + "': expected A..B (inclusive) or N, with whole numbers");
   if (*a < 0 || *b > kMaxSeed) {
-    *error = "--seeds '" + text + "': a seed is between 0 and 2147483647 (2^31-1)";
-    return std::nullopt;
+    return invalid("--seeds '" + text + "': a seed is between 0 and 2147483647 (2^31-1)");
   }
   if (*a > *b) {
-    *error = "--seeds '" + text + "': the range is empty (" + std::to_string(*a) + " > " +
-             std::to_string(*b) + ")";
-    return std::nullopt;
+    return invalid("--seeds '" + text + "': the range is empty (" + std::to_string(*a) + " > " +
+                   std::to_string(*b) + ")");
   }
   std::vector<int64_t> out;
   for (int64_t s = *a; s <= *b; ++s) out.push_back(s);
   return out;
 }
 
-std::optional<std::vector<int64_t>> read_seed_list(const fs::path& file, std::string* error) {
+Result<std::vector<int64_t>> read_seed_list(const fs::path& file) {
   std::ifstream in(file);
-  if (!in) {
-    *error = file.string() + ": cannot read the seed list (does it exist?)";
-    return std::nullopt;
-  }
+  if (!in) return Status(StatusCode::kIoError, file.string() + ": cannot read the seed list (does it exist?)");
   std::vector<int64_t> out;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
@@ -199,39 +186,30 @@ std::optional<std::vector<int64_t>> read_seed_list(const fs::path& file, std::st
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto v = parse_int(line);
     if (!v || *v < 0 || *v > kMaxSeed) {
-      *error = file.string() + ":" + std::to_string(n) + ": '" + line +
-               "' is not a seed (a whole number 0 to 2147483647)";
-      return std::nullopt;
+      return Status(StatusCode::kInvalidArgument,
+                    file.string() + ":" + std::to_string(n) + ": '" + line +
+                        "' is not a seed (a whole number 0 to 2147483647)");
     }
     out.push_back(*v);
   }
-  if (out.empty()) {
-    *error = file.string() + ": the seed list is empty";
-    return std::nullopt;
-  }
+  if (out.empty()) return Status(StatusCode::kInvalidArgument, file.string() + ": the seed list is empty");
   return out;
 }
 
-std::optional<SweepParam> parse_param(const std::string& text, std::string* error) {
+Result<SweepParam> parse_param(const std::string& text) {
+  const auto invalid = [](std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); };
   std::string e;
   const auto o = scenario::parse_override(text, &e);
-  if (!o) {
-    *error = "--param " + e;
-    return std::nullopt;
-  }
+  if (!o) return invalid("--param " + e);
   SweepParam p{o->path, {}};
   std::stringstream ss(o->value);
   std::string v;
   while (std::getline(ss, v, ',')) {
-    if (v.empty()) {
-      *error = "--param '" + text + "': an empty value (two commas, or a comma at an end)";
-      return std::nullopt;
-    }
+    if (v.empty()) return invalid("--param '" + text + "': an empty value (two commas, or a comma at an end)");
     p.values.push_back(v);
   }
   if (!o->value.empty() && o->value.back() == ',') {
-    *error = "--param '" + text + "': an empty value (a comma at the end)";
-    return std::nullopt;
+    return invalid("--param '" + text + "': an empty value (a comma at the end)");
   }
   return p;
 }
@@ -402,8 +380,8 @@ SweepOutcome run_sweep(const SweepOptions& o) {
                       "' exists already (--resume runs its remaining points; or choose another "
                       "--sweep-id)"});
     }
-    auto p = read_json_object(plan_file);
-    if (!p) return invalid({plan_file.string() + ": missing or not JSON; this is not a sweep to resume"});
+    Result<json> p = read_json_object(plan_file);
+    if (!p.ok()) return invalid({plan_file.string() + ": missing or not JSON; this is not a sweep to resume"});
     plan = *p;
     if (plan.value("scenario", json::object()).value("content_hash", "") != digest) {
       return invalid({spec.scenario_file.string() + ": the scenario changed since sweep '" + id +
@@ -438,19 +416,19 @@ SweepOutcome run_sweep(const SweepOptions& o) {
             {"points", json::array()}};
     for (const auto& p : spec.params) plan["params"].push_back({{"path", p.path}, {"values", p.values}});
     for (const auto& pt : points) plan["points"].push_back(pt.to_json());
-    std::string e;
-    if (!write_json_file(plan_file, plan, &e)) return invalid({e});
+    if (const Status s = write_json_file(plan_file, plan); !s.ok()) return invalid({s.message()});
   }
   const fs::path index_file = o.runs_dir / "index.sqlite";
   {
-    std::string e;
-    if (auto idx = RunIndex::open(index_file, &e)) {
+    if (const auto idx = RunIndex::open(index_file); idx.ok()) {
       SweepRow row{id, scenario_name, plan["scenario"].value("file", ""),
                    plan.value("created_utc", ""),
                    static_cast<int64_t>(plan["points"].size()), plan};
-      if (!idx->add_sweep(row, &e)) out.warnings.push_back("run index: " + e);
+      if (const Status s = (*idx)->add_sweep(row); !s.ok()) {
+        out.warnings.push_back("run index: " + s.message());
+      }
     } else {
-      out.warnings.push_back("run index: " + e);
+      out.warnings.push_back("run index: " + idx.status().message());
     }
   }
 

@@ -129,7 +129,7 @@ double percentile(const std::vector<double>& v, double q) {
 SweepReport summarize_sweep(const fs::path& sweep_dir) {
   SweepReport rep;
   const auto plan = read_json_object(sweep_dir / kSweepPlanFile);
-  if (!plan) {
+  if (!plan.ok()) {
     rep.error = (sweep_dir / kSweepPlanFile).string() +
                 ": missing or not JSON (is this a sweep? `fieldproof runs list` shows the sweeps' "
                 "points)";
@@ -164,7 +164,7 @@ SweepReport summarize_sweep(const fs::path& sweep_dir) {
     pt["command"] = reproduce_command(*plan, p);
     pt["run_dir"] = (sweep_dir / id).string();
     const auto run = read_json_object(sweep_dir / id / "run.json");
-    if (!run || run->value("status", "") == "interrupted") {
+    if (!run.ok() || run->value("status", "") == "interrupted") {
       pt["status"] = "not_run";
       not_run.push_back(id);
       pts.push_back(pt);
