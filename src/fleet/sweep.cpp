@@ -74,7 +74,7 @@ Status write_json_file(const fs::path& p, const json& j) {
 }
 
 // A child `fieldproof run`, in its own process group, output to `log`.
-pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, std::string* error) {
+Result<pid_t> spawn(const std::vector<std::string>& argv, const fs::path& log) {
   util::SpawnOptions o;
   o.stdout_to = util::Redirect::file(log.string());
   o.stderr_to = util::Redirect::same_as_stdout();
@@ -82,7 +82,7 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, std::stri
   o.new_process_group = true;
   o.default_signals = true;
   const util::Spawned s = util::spawn_process(argv, o);
-  if (!s.ok()) *error = s.error;
+  if (!s.ok()) return Status(StatusCode::kUnavailable, s.error);
   return s.pid;
 }
 
@@ -285,171 +285,191 @@ std::string SweepProgress::line() const {
   return b;
 }
 
-SweepOutcome run_sweep(const SweepOptions& o) {
-  SweepOutcome out;
-  const auto invalid = [&out](std::vector<std::string> e) {
-    out.exit_code = 2;
-    out.errors = std::move(e);
-    return out;
-  };
+namespace {
+
+// The options' own checks, before the scenario is read: the first that fails, or nothing.
+std::vector<std::string> option_errors(const SweepOptions& o) {
   const SweepSpec& spec = o.spec;
   std::error_code ec;
   if (!fs::exists(spec.scenario_file, ec)) {
-    return invalid({spec.scenario_file.string() + ": cannot read the scenario file (does it exist?)"});
+    return {spec.scenario_file.string() + ": cannot read the scenario file (does it exist?)"};
   }
-  if (o.jobs < 1) return invalid({"-j must be at least 1"});
-  if (spec.repeat < 1) return invalid({"--repeat must be at least 1"});
+  if (o.jobs < 1) return {"-j must be at least 1"};
+  if (spec.repeat < 1) return {"--repeat must be at least 1"};
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
-    return invalid({"--shard I/N: 0 <= I < N"});
+    return {"--shard I/N: 0 <= I < N"};
   }
   if (spec.max_rtf && (*spec.max_rtf < 0 || !std::isfinite(*spec.max_rtf))) {
-    return invalid({"--max-rtf must be >= 0 (0 = unpaced)"});
+    return {"--max-rtf must be >= 0 (0 = unpaced)"};
   }
-  if (spec.seeds.empty() && !o.resume) return invalid({"no seeds: give --seeds A..B or --seeds-list FILE"});
-  {
-    std::set<std::string> paths;
-    for (const auto& p : spec.params) {
-      if (!paths.insert(p.path).second) return invalid({"--param " + p.path + " is given twice"});
-      if (p.values.empty()) return invalid({"--param " + p.path + ": no values"});
-    }
+  if (spec.seeds.empty() && !o.resume) return {"no seeds: give --seeds A..B or --seeds-list FILE"};
+  std::set<std::string> paths;
+  for (const auto& p : spec.params) {
+    if (!paths.insert(p.path).second) return {"--param " + p.path + " is given twice"};
+    if (p.values.empty()) return {"--param " + p.path + ": no values"};
   }
+  return {};
+}
 
-  // The scenario, and every parameter value, validated before anything runs.
+// The scenario, and every parameter value, planned before anything runs.
+struct ScenarioCheck {
+  std::string name;  // the scenario's
+  std::vector<std::string> errors;
+};
+
+ScenarioCheck check_scenario(const SweepOptions& o) {
+  const SweepSpec& spec = o.spec;
   engine::PlanOptions po;
   po.tool_dir = o.fieldproof.parent_path();
   if (!spec.seeds.empty()) po.seed = spec.seeds.front();
   const engine::PlanResult base = engine::plan_run(spec.scenario_file, po);
-  if (!base.plan) return invalid(base.errors);
-  if (!base.plan->unsupported.empty()) {
-    std::vector<std::string> e;
-    for (const auto& u : base.plan->unsupported) e.push_back(spec.scenario_file.string() + ": not supported yet: " + u);
-    return invalid(e);
+  if (!base.plan) return {"", base.errors};
+  ScenarioCheck out{base.plan->scenario.name, {}};
+  for (const auto& u : base.plan->unsupported) {
+    out.errors.push_back(spec.scenario_file.string() + ": not supported yet: " + u);
   }
-  {
-    std::vector<std::string> errors;
-    for (const auto& p : spec.params) {
-      for (const auto& v : p.values) {
-        engine::PlanOptions pv = po;
-        pv.overrides = {{p.path, v}};
-        const engine::PlanResult r = engine::plan_run(spec.scenario_file, pv);
-        if (r.plan && r.plan->unsupported.empty()) continue;
-        for (const auto& e : r.errors) errors.push_back("--param " + p.path + "=" + v + ": " + e);
-        if (r.plan) {
-          for (const auto& u : r.plan->unsupported) {
-            errors.push_back("--param " + p.path + "=" + v + ": not supported yet: " + u);
-          }
+  if (!out.errors.empty()) return out;
+  for (const auto& p : spec.params) {
+    for (const auto& v : p.values) {
+      engine::PlanOptions pv = po;
+      pv.overrides = {{p.path, v}};
+      const engine::PlanResult r = engine::plan_run(spec.scenario_file, pv);
+      if (r.plan && r.plan->unsupported.empty()) continue;
+      for (const auto& e : r.errors) out.errors.push_back("--param " + p.path + "=" + v + ": " + e);
+      if (r.plan) {
+        for (const auto& u : r.plan->unsupported) {
+          out.errors.push_back("--param " + p.path + "=" + v + ": not supported yet: " + u);
         }
       }
     }
-    if (!errors.empty()) return invalid(errors);
   }
-  const std::string scenario_name = base.plan->scenario.name;
+  return out;
+}
 
-  // The sweep's folder and plan.
+// The id given (checked), else <scenario name>-sweep-<n> with the first n not taken.
+Result<std::string> choose_sweep_id(const SweepOptions& o, const std::string& scenario_name) {
   std::string id = o.sweep_id;
   if (!id.empty()) {
     if (const std::string e = engine::check_run_id(id); !e.empty()) {
-      return invalid({"--sweep-id '" + id + "': " + e});
+      return Status(StatusCode::kInvalidArgument, "--sweep-id '" + id + "': " + e);
     }
-  } else {
-    if (o.resume) return invalid({"--resume needs the --sweep-id of the sweep to resume"});
-    std::string stem;
-    for (const char c : scenario_name)
-      stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
-    for (int n = 1;; ++n) {
-      id = stem + "-sweep-" + std::to_string(n);
-      if (!fs::exists(o.runs_dir / id, ec)) break;
-    }
+    return id;
   }
-  const fs::path dir = o.runs_dir / id;
-  out.sweep_id = id;
-  out.dir = dir;
-  const fs::path plan_file = dir / kSweepPlanFile;
-  const std::vector<SweepPoint> points = expand(spec);
-  json plan;
-  std::string digest;
-  {
-    std::ifstream in(spec.scenario_file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    digest = std::to_string(std::hash<std::string>{}(ss.str()));
+  if (o.resume) {
+    return Status(StatusCode::kInvalidArgument, "--resume needs the --sweep-id of the sweep to resume");
   }
-  if (fs::exists(dir, ec)) {
-    if (!o.resume) {
-      return invalid({dir.string() + ": the sweep '" + id +
-                      "' exists already (--resume runs its remaining points; or choose another "
-                      "--sweep-id)"});
-    }
-    Result<json> p = read_json_object(plan_file);
-    if (!p.ok()) return invalid({plan_file.string() + ": missing or not JSON; this is not a sweep to resume"});
-    plan = *p;
-    if (plan.value("scenario", json::object()).value("content_hash", "") != digest) {
-      return invalid({spec.scenario_file.string() + ": the scenario changed since sweep '" + id +
-                      "' started (its points would not be comparable); start a new sweep"});
-    }
-    if (!spec.seeds.empty() || !spec.params.empty()) {
-      json mine = json::array();
-      for (const auto& pt : points) mine.push_back(pt.to_json());
-      if (mine != plan["points"]) {
-        return invalid({"sweep '" + id + "' was planned with other seeds, parameters or "
-                        "repetitions (" + plan_file.string() + "); resume it with the same "
-                        "arguments, or with --resume and --sweep-id alone"});
-      }
-    }
-  } else {
-    if (o.resume) return invalid({dir.string() + ": no such sweep to resume"});
-    fs::create_directories(dir, ec);
-    if (ec) return invalid({dir.string() + ": cannot be created: " + ec.message()});
-    plan = {{"format", 1},
-            {"sweep_id", id},
-            {"scenario",
-             {{"name", scenario_name},
-              {"file", spec.scenario_file.string()},
-              {"path", fs::absolute(spec.scenario_file).lexically_normal().string()},
-              {"content_hash", digest}}},
-            {"cwd", fs::current_path(ec).string()},
-            {"created_utc", format_utc(SystemClock::utc_now()())},
-            {"seeds", spec.seeds},
-            {"repeat", spec.repeat},
-            {"max_rtf", spec.max_rtf ? json(*spec.max_rtf) : json()},
-            {"params", json::array()},
-            {"points", json::array()}};
-    for (const auto& p : spec.params) plan["params"].push_back({{"path", p.path}, {"values", p.values}});
-    for (const auto& pt : points) plan["points"].push_back(pt.to_json());
-    if (const Status s = write_json_file(plan_file, plan); !s.ok()) return invalid({s.message()});
+  std::string stem;
+  for (const char c : scenario_name) {
+    stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
   }
-  const fs::path index_file = o.runs_dir / "index.sqlite";
-  {
-    if (const auto idx = RunIndex::open(index_file); idx.ok()) {
-      SweepRow row{id, scenario_name, plan["scenario"].value("file", ""),
-                   plan.value("created_utc", ""),
-                   static_cast<int64_t>(plan["points"].size()), plan};
-      if (const Status s = (*idx)->add_sweep(row); !s.ok()) {
-        out.warnings.push_back("run index: " + s.message());
-      }
-    } else {
-      out.warnings.push_back("run index: " + idx.status().message());
-    }
+  std::error_code ec;
+  for (int n = 1;; ++n) {
+    id = stem + "-sweep-" + std::to_string(n);
+    if (!fs::exists(o.runs_dir / id, ec)) return id;
   }
+}
 
-  // Which points are this shard's, and which of them still have to run.
-  struct Pending {
-    json point;
-    size_t position;
-  };
+// A resumed sweep's plan must be for the same scenario text (and, when they are given, the same
+// points) or its points would not be comparable.
+std::string content_digest(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return std::to_string(std::hash<std::string>{}(ss.str()));
+}
+
+Result<json> read_plan_to_resume(const SweepOptions& o, const std::string& id, const fs::path& dir,
+                                 const std::vector<SweepPoint>& points, const std::string& digest) {
+  const SweepSpec& spec = o.spec;
+  const fs::path plan_file = dir / kSweepPlanFile;
+  const auto invalid = [](std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); };
+  if (!o.resume) {
+    return invalid(dir.string() + ": the sweep '" + id +
+                   "' exists already (--resume runs its remaining points; or choose another "
+                   "--sweep-id)");
+  }
+  Result<json> p = read_json_object(plan_file);
+  if (!p.ok()) return invalid(plan_file.string() + ": missing or not JSON; this is not a sweep to resume");
+  json plan = std::move(p).value();
+  if (plan.value("scenario", json::object()).value("content_hash", "") != digest) {
+    return invalid(spec.scenario_file.string() + ": the scenario changed since sweep '" + id +
+                   "' started (its points would not be comparable); start a new sweep");
+  }
+  if (!spec.seeds.empty() || !spec.params.empty()) {
+    json mine = json::array();
+    for (const auto& pt : points) mine.push_back(pt.to_json());
+    if (mine != plan["points"]) {
+      return invalid("sweep '" + id + "' was planned with other seeds, parameters or "
+                     "repetitions (" + plan_file.string() + "); resume it with the same "
+                     "arguments, or with --resume and --sweep-id alone");
+    }
+  }
+  return plan;
+}
+
+Result<json> write_new_plan(const SweepOptions& o, const std::string& id, const fs::path& dir,
+                            const std::vector<SweepPoint>& points, const std::string& digest,
+                            const std::string& scenario_name) {
+  const SweepSpec& spec = o.spec;
+  if (o.resume) return Status(StatusCode::kInvalidArgument, dir.string() + ": no such sweep to resume");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status(StatusCode::kIoError, dir.string() + ": cannot be created: " + ec.message());
+  json plan = {{"format", 1},
+               {"sweep_id", id},
+               {"scenario",
+                {{"name", scenario_name},
+                 {"file", spec.scenario_file.string()},
+                 {"path", fs::absolute(spec.scenario_file).lexically_normal().string()},
+                 {"content_hash", digest}}},
+               {"cwd", fs::current_path(ec).string()},
+               {"created_utc", format_utc(SystemClock::utc_now()())},
+               {"seeds", spec.seeds},
+               {"repeat", spec.repeat},
+               {"max_rtf", spec.max_rtf ? json(*spec.max_rtf) : json()},
+               {"params", json::array()},
+               {"points", json::array()}};
+  for (const auto& p : spec.params) plan["params"].push_back({{"path", p.path}, {"values", p.values}});
+  for (const auto& pt : points) plan["points"].push_back(pt.to_json());
+  if (const Status s = write_json_file(dir / kSweepPlanFile, plan); !s.ok()) return s;
+  return plan;
+}
+
+// The sweep's row in the run index; a failure is a warning (`runs reindex` adds it later).
+void index_sweep(const fs::path& index_file, const std::string& id, const std::string& scenario_name,
+                 const json& plan, std::vector<std::string>* warnings) {
+  const auto idx = RunIndex::open(index_file);
+  if (!idx.ok()) {
+    warnings->push_back("run index: " + idx.status().message());
+    return;
+  }
+  SweepRow row{id, scenario_name, plan.value("scenario", json::object()).value("file", ""), plan.value("created_utc", ""),
+               static_cast<int64_t>(plan.value("points", json::array()).size()), plan};
+  if (const Status s = (*idx)->add_sweep(row); !s.ok()) {
+    warnings->push_back("run index: " + s.message());
+  }
+}
+
+struct Pending {
+  json point;
+  size_t position;
+};
+
+// This shard's points that still have to run; the finished ones are counted into *pr and
+// *verdicts (point id -> passed).
+std::vector<Pending> pending_points(const SweepOptions& o, const json& plan, const fs::path& dir,
+                                    SweepProgress* pr, std::map<std::string, bool>* verdicts) {
   std::vector<Pending> todo;
-  SweepProgress& pr = out.progress;
-  std::vector<std::string> failing_all;
-  std::map<std::string, bool> verdicts;  // point id -> passed
-  const json& all = plan["points"];
+  std::error_code ec;
+  const json all = plan.value("points", json::array());
   for (size_t i = 0; i < all.size(); ++i) {
     if (!in_shard(i, o.shard_index, o.shard_count)) continue;
-    ++pr.total;
+    ++pr->total;
     const std::string pid = all[i].value("id", "");
     const fs::path pdir = dir / pid;
     if (auto run = finished_run(pdir)) {
-      ++pr.done;
-      verdicts[pid] = run->value("status", "") == "passed";
+      ++pr->done;
+      (*verdicts)[pid] = run->value("status", "") == "passed";
       continue;
     }
     // An interrupted point runs again (its directory is removed when it starts again; the
@@ -457,151 +477,250 @@ SweepOutcome run_sweep(const SweepOptions& o) {
     if (!o.plan_only && fs::exists(pdir, ec)) fs::remove_all(pdir, ec);
     todo.push_back({all[i], i});
   }
-  for (const auto& [pid, ok] : verdicts) (ok ? pr.passed : pr.failed) += 1;
-  out.plan = plan;
-  for (const Pending& p : todo) out.pending.push_back(p.position);
-  if (o.plan_only) {
-    out.exit_code = todo.empty() && pr.failed == 0 ? 0 : 1;
-    return out;
+  for (const auto& [pid, ok] : *verdicts) (ok ? pr->passed : pr->failed) += 1;
+  return todo;
+}
+
+// The overrides of a planned point, as the engine takes them.
+std::vector<scenario::Override> point_overrides(const json& point) {
+  std::vector<scenario::Override> out;
+  for (const json& ov : point.value("overrides", json::array())) {
+    out.push_back({ov.value("path", ""), ov.value("value", "")});
+  }
+  return out;
+}
+
+// The local process pool: starts each pending point (forked from this process, or exec'd as
+// `fieldproof run`), at most `jobs` at once, and collects their verdicts as they end.
+class PointPool {
+ public:
+  PointPool(const SweepOptions& o, const json& plan, const fs::path& dir, SweepOutcome* out,
+            std::map<std::string, bool>* verdicts)
+      : o_(o), plan_(plan), dir_(dir), index_file_(o.runs_dir / "index.sqlite"),
+        tool_dir_(o.fieldproof.parent_path()), out_(out), pr_(out->progress), verdicts_(verdicts) {}
+
+  void run(const std::vector<Pending>& todo) {
+    t0_ = wall_();
+    report();
+    std::error_code ec;
+    fs::create_directories(dir_ / "logs", ec);
+    fork_points_ = o_.launch == SweepOptions::PointLaunch::kFork && !todo.empty();
+    if (fork_points_) warm_fork_server(todo.front().point);
+    size_t next = 0;
+    bool forwarded = false;
+    while (next < todo.size() || !running_.empty()) {
+      while (!interrupted() && next < todo.size() && running_.size() < static_cast<size_t>(o_.jobs)) {
+        if (!start(todo[next++])) {
+          next = todo.size();
+          break;
+        }
+      }
+      if (running_.empty()) break;
+      if (interrupted() && !forwarded) {
+        for (const auto& [child, p] : running_) ::kill(-child, SIGINT);
+        forwarded = true;
+      }
+      int st = 0;
+      const pid_t done = ::waitpid(-1, &st, 0);
+      if (done < 0) {
+        if (errno == EINTR) continue;
+        break;  // ECHILD: nothing left to wait for
+      }
+      auto it = running_.find(done);
+      if (it == running_.end()) continue;
+      const std::string pid = it->second.point.value("id", "");
+      running_.erase(it);
+      pr_.running = running_.size();
+      collect(pid);
+      report();
+    }
   }
 
-  const WallNow wall = SystemClock::wall_now();
-  const SimTime t0 = wall();
-  size_t ran = 0;
-  const auto report = [&] {
-    const double el = static_cast<double>((wall() - t0).ns()) / 1e9;
-    pr.rate = el > 0 && ran > 0 ? static_cast<double>(ran) / el : 0;
-    pr.eta_s = pr.rate > 0 ? static_cast<double>(pr.total - pr.done) / pr.rate : 0;
-    if (o.on_progress) o.on_progress(pr);
-  };
-  report();
+  bool interrupted() const { return o_.interrupt && o_.interrupt->load(); }
 
-  fs::create_directories(dir / "logs", ec);
+ private:
+  void report() {
+    const double el = static_cast<double>((wall_() - t0_).ns()) / 1e9;
+    pr_.rate = el > 0 && ran_ > 0 ? static_cast<double>(ran_) / el : 0;
+    pr_.eta_s = pr_.rate > 0 ? static_cast<double>(pr_.total - pr_.done) / pr_.rate : 0;
+    if (o_.on_progress) o_.on_progress(pr_);
+  }
+
   // The fork server: plan once here (the SDF parse lands in load_sdf's memo, the assertion
   // plugins are loaded) so that every forked point's plan finds it done.
-  bool fork_points = o.launch == SweepOptions::PointLaunch::kFork && !todo.empty();
-  const fs::path tool_dir = o.fieldproof.parent_path();
-  if (fork_points) {
+  void warm_fork_server(const json& first) {
     engine::PlanOptions po;
-    po.tool_dir = tool_dir;
-    po.seed = todo.front().point.value("seed", int64_t{0});
-    for (const json& ov : todo.front().point.value("overrides", json::array())) {
-      po.overrides.push_back({ov.value("path", ""), ov.value("value", "")});
-    }
-    (void)engine::plan_run(plan["scenario"].value("path", ""), po);
-    if (const size_t n = thread_count(); n != 1) {
-      out.warnings.push_back("the sweep process has " + std::to_string(n) +
-                             " threads, so its points are started by exec, not forked");
-      fork_points = false;
-    }
+    po.tool_dir = tool_dir_;
+    po.seed = first.value("seed", int64_t{0});
+    po.overrides = point_overrides(first);
+    (void)engine::plan_run(plan_.value("scenario", json::object()).value("path", ""), po);
+    if (const size_t n = thread_count(); n != 1) exec_instead(n);
   }
-  std::map<pid_t, Pending> running;
-  size_t next = 0;
-  bool forwarded = false;
-  const auto interrupted = [&] { return o.interrupt && o.interrupt->load(); };
-  while (next < todo.size() || !running.empty()) {
-    while (!interrupted() && next < todo.size() && running.size() < static_cast<size_t>(o.jobs)) {
-      const Pending& p = todo[next++];
-      const std::string pid = p.point.value("id", "");
-      std::vector<std::string> argv = {o.fieldproof.string(), "run", plan["scenario"].value("path", ""),
-                                       "--seed", std::to_string(p.point.value("seed", int64_t{0})),
-                                       "--run-id", pid, "--runs-dir", dir.string(),
-                                       "--index", index_file.string()};
-      for (const json& ov : p.point.value("overrides", json::array())) {
-        argv.push_back("--set");
-        argv.push_back(ov.value("path", "") + "=" + ov.value("value", ""));
-      }
-      if (plan.contains("max_rtf") && plan["max_rtf"].is_number()) {
-        argv.push_back("--max-rtf");
-        argv.push_back(fmt_num(plan["max_rtf"].get<double>()));
-      }
-      std::string e;
-      pid_t child = -1;
-      const fs::path log = dir / "logs" / (pid + ".log");
-      if (fork_points) {
-        engine::RunOptions ro;
-        ro.scenario_file = plan["scenario"].value("path", "");
-        ro.seed = p.point.value("seed", int64_t{0});
-        for (const json& ov : p.point.value("overrides", json::array())) {
-          ro.overrides.push_back({ov.value("path", ""), ov.value("value", "")});
-        }
-        ro.run_id = pid;
-        ro.runs_dir = dir;
-        ro.index_file = index_file;
-        if (plan.contains("max_rtf") && plan["max_rtf"].is_number()) {
-          // The same value the exec'd point parses from --max-rtf.
-          ro.max_rtf = std::stod(fmt_num(plan["max_rtf"].get<double>()));
-        }
-        ro.tool_dir = tool_dir;
-        const size_t threads = thread_count();
-        if (threads != 1) {
-          out.warnings.push_back("the sweep process has " + std::to_string(threads) +
-                                 " threads, so its points are started by exec, not forked");
-          fork_points = false;
-        } else {
-          std::fflush(stdout);
-          std::fflush(stderr);
-          child = ::fork();
-          if (child == 0) run_forked_point(log, std::move(ro), threads);
-          if (child < 0) {
-            e = std::string("fork: ") + std::strerror(errno);
-          } else {
-            ::setpgid(child, child);  // also here: a SIGINT may be forwarded before the child runs
-          }
-        }
-      }
-      if (!fork_points) child = spawn(argv, log, &e);
-      if (child < 0) {
-        out.exit_code = 1;
-        out.warnings.push_back(e);
-        next = todo.size();
-        break;
-      }
-      running[child] = p;
-      pr.running = running.size();
+
+  void exec_instead(size_t threads) {
+    out_->warnings.push_back("the sweep process has " + std::to_string(threads) +
+                             " threads, so its points are started by exec, not forked");
+    fork_points_ = false;
+  }
+
+  std::optional<double> max_rtf() const {
+    if (plan_.contains("max_rtf") && plan_["max_rtf"].is_number()) {
+      return plan_["max_rtf"].get<double>();
     }
-    if (running.empty()) break;
-    if (interrupted() && !forwarded) {
-      for (const auto& [child, p] : running) ::kill(-child, SIGINT);
-      forwarded = true;
+    return std::nullopt;
+  }
+
+  std::vector<std::string> exec_argv(const json& point, const std::string& pid) const {
+    std::vector<std::string> argv = {o_.fieldproof.string(), "run", plan_.value("scenario", json::object()).value("path", ""),
+                                     "--seed", std::to_string(point.value("seed", int64_t{0})),
+                                     "--run-id", pid, "--runs-dir", dir_.string(),
+                                     "--index", index_file_.string()};
+    for (const scenario::Override& ov : point_overrides(point)) {
+      argv.push_back("--set");
+      argv.push_back(ov.path + "=" + ov.value);
     }
-    int st = 0;
-    const pid_t done = ::waitpid(-1, &st, 0);
-    if (done < 0) {
-      if (errno == EINTR) continue;
-      break;  // ECHILD: nothing left to wait for
+    if (const auto rtf = max_rtf()) {
+      argv.push_back("--max-rtf");
+      argv.push_back(fmt_num(*rtf));
     }
-    auto it = running.find(done);
-    if (it == running.end()) continue;
-    const std::string pid = it->second.point.value("id", "");
-    running.erase(it);
-    pr.running = running.size();
-    const auto run = finished_run(dir / pid);
+    return argv;
+  }
+
+  engine::RunOptions fork_options(const json& point, const std::string& pid) const {
+    engine::RunOptions ro;
+    ro.scenario_file = plan_.value("scenario", json::object()).value("path", "");
+    ro.seed = point.value("seed", int64_t{0});
+    ro.overrides = point_overrides(point);
+    ro.run_id = pid;
+    ro.runs_dir = dir_;
+    ro.index_file = index_file_;
+    // The same value the exec'd point parses from --max-rtf.
+    if (const auto rtf = max_rtf()) ro.max_rtf = std::stod(fmt_num(*rtf));
+    ro.tool_dir = tool_dir_;
+    return ro;
+  }
+
+  // A forked point; an error when fork failed; -1 when the process has threads (fork_points_
+  // is then off and the caller execs instead).
+  Result<pid_t> fork_point(const json& point, const std::string& pid, const fs::path& log) {
+    engine::RunOptions ro = fork_options(point, pid);
+    const size_t threads = thread_count();
+    if (threads != 1) {
+      exec_instead(threads);
+      return pid_t{-1};
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t child = ::fork();
+    if (child == 0) run_forked_point(log, std::move(ro), threads);
+    if (child < 0) return Status(StatusCode::kUnavailable, std::string("fork: ") + std::strerror(errno));
+    ::setpgid(child, child);  // also here: a SIGINT may be forwarded before the child runs
+    return child;
+  }
+
+  // Starts one point; false (and the sweep starts nothing more) when it could not.
+  bool start(const Pending& p) {
+    const std::string pid = p.point.value("id", "");
+    const fs::path log = dir_ / "logs" / (pid + ".log");
+    Result<pid_t> child = pid_t{-1};
+    if (fork_points_) child = fork_point(p.point, pid, log);
+    if (!fork_points_) child = spawn(exec_argv(p.point, pid), log);
+    if (!child.ok()) {
+      out_->exit_code = 1;
+      out_->warnings.push_back(child.status().message());
+      return false;
+    }
+    running_[*child] = p;
+    pr_.running = running_.size();
+    return true;
+  }
+
+  // A point's process ended: its verdict from its run directory.
+  void collect(const std::string& pid) {
+    const auto run = finished_run(dir_ / pid);
     if (!run) {
       // Interrupted (it runs again with --resume), or it never made a run directory.
       if (!interrupted()) {
-        ++pr.done;
-        ++pr.failed;
-        verdicts[pid] = false;
-        out.warnings.push_back("point " + pid + " made no run directory (" +
-                               (dir / "logs" / (pid + ".log")).string() + " says why)");
+        ++pr_.done;
+        ++pr_.failed;
+        (*verdicts_)[pid] = false;
+        out_->warnings.push_back("point " + pid + " made no run directory (" +
+                                 (dir_ / "logs" / (pid + ".log")).string() + " says why)");
       }
-    } else {
-      ++pr.done;
-      ++ran;
-      const bool ok = run->value("status", "") == "passed";
-      verdicts[pid] = ok;
-      (ok ? pr.passed : pr.failed) += 1;
+      return;
     }
-    report();
+    ++pr_.done;
+    ++ran_;
+    const bool ok = run->value("status", "") == "passed";
+    (*verdicts_)[pid] = ok;
+    (ok ? pr_.passed : pr_.failed) += 1;
   }
-  for (const json& p : all) {
+
+  const SweepOptions& o_;
+  const json& plan_;
+  const fs::path dir_;
+  const fs::path index_file_;
+  const fs::path tool_dir_;
+  SweepOutcome* out_;
+  SweepProgress& pr_;
+  std::map<std::string, bool>* verdicts_;
+  std::map<pid_t, Pending> running_;
+  bool fork_points_ = false;
+  const WallNow wall_ = SystemClock::wall_now();
+  SimTime t0_;
+  size_t ran_ = 0;
+};
+
+}  // namespace
+
+// The stages: the options checked, the scenario and every parameter value planned, the sweep's
+// folder and plan made (or read to resume), the sweep indexed, the pending points found, then
+// run by the pool, and the verdicts summed up.
+SweepOutcome run_sweep(const SweepOptions& o) {
+  SweepOutcome out;
+  const auto invalid = [&out](std::vector<std::string> e) {
+    out.exit_code = 2;
+    out.errors = std::move(e);
+    return out;
+  };
+  if (auto e = option_errors(o); !e.empty()) return invalid(std::move(e));
+  const ScenarioCheck scenario = check_scenario(o);
+  if (!scenario.errors.empty()) return invalid(scenario.errors);
+
+  const Result<std::string> id = choose_sweep_id(o, scenario.name);
+  if (!id.ok()) return invalid({id.status().message()});
+  const fs::path dir = o.runs_dir / *id;
+  out.sweep_id = *id;
+  out.dir = dir;
+  const std::vector<SweepPoint> points = expand(o.spec);
+  const std::string digest = content_digest(o.spec.scenario_file);
+  std::error_code ec;
+  const Result<json> planned = fs::exists(dir, ec)
+                                   ? read_plan_to_resume(o, *id, dir, points, digest)
+                                   : write_new_plan(o, *id, dir, points, digest, scenario.name);
+  if (!planned.ok()) return invalid({planned.status().message()});
+  const json& plan = *planned;
+  index_sweep(o.runs_dir / "index.sqlite", *id, scenario.name, plan, &out.warnings);
+
+  std::map<std::string, bool> verdicts;  // point id -> passed
+  const std::vector<Pending> todo = pending_points(o, plan, dir, &out.progress, &verdicts);
+  out.plan = plan;
+  for (const Pending& p : todo) out.pending.push_back(p.position);
+  if (o.plan_only) {
+    out.exit_code = todo.empty() && out.progress.failed == 0 ? 0 : 1;
+    return out;
+  }
+
+  PointPool pool(o, plan, dir, &out, &verdicts);
+  pool.run(todo);
+  for (const json& p : plan.value("points", json::array())) {
     const auto it = verdicts.find(p.value("id", ""));
     if (it != verdicts.end() && !it->second) out.failing.push_back(it->first);
   }
-  if (interrupted()) {
+  if (pool.interrupted()) {
     out.exit_code = 130;
   } else if (out.exit_code == 0) {
+    const SweepProgress& pr = out.progress;
     out.exit_code = pr.failed == 0 && pr.done == pr.total ? 0 : 1;
   }
   return out;
