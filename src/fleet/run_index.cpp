@@ -297,6 +297,10 @@ Status RunIndex::exec(const char* sql) const {
   return {};
 }
 
+void RunIndex::leave_checkpoint_to_next_connection() {
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+}
+
 Status RunIndex::begin() { return exec("BEGIN IMMEDIATE"); }
 Status RunIndex::commit() { return exec("COMMIT"); }
 
@@ -449,6 +453,7 @@ std::optional<SweepRow> RunIndex::sweep(const std::string& id) const {
 Status index_finished_run(const fs::path& index_file, const fs::path& run_dir) {
   const Result<std::unique_ptr<RunIndex>> idx = RunIndex::open(index_file);
   if (!idx.ok()) return idx.status();
+  (*idx)->leave_checkpoint_to_next_connection();
   return (*idx)->add_run(run_dir);
 }
 

@@ -264,6 +264,30 @@ TEST(RunIndex, ASweepPointKnowsItsSweep) {
   EXPECT_EQ(rows[0].point_id, "s3");
 }
 
+TEST(RunIndex, TheRunHookLeavesItsRowsInTheLogForTheNextConnection) {
+  const fs::path d = fresh_dir("index_wal");
+  write_run(d / "a-1", make_run("a-1", "passed", 1, 0.4));
+  write_run(d / "a-2", make_run("a-2", "failed", 2, 0.6));
+  for (const char* run : {"a-1", "a-2"}) {
+    const Status s = fleet::index_finished_run(d / "index.sqlite", d / run);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  // No checkpoint at the hook's close: the rows are in the write-ahead log, not yet in the file.
+  std::error_code ec;
+  EXPECT_GT(fs::file_size(d / "index.sqlite-wal", ec), 0u);
+  {
+    auto idx = fleet::RunIndex::open(d / "index.sqlite");
+    ASSERT_TRUE(idx.ok()) << idx.status().message();
+    EXPECT_EQ((*idx)->list({}).value().size(), 2u);
+  }
+  // An ordinary connection, closing last, checkpoints them into index.sqlite and drops the log.
+  EXPECT_FALSE(fs::exists(d / "index.sqlite-wal", ec));
+  for (const char* s : {"-wal", "-shm"}) fs::remove(d / (std::string("index.sqlite") + s), ec);
+  auto idx = fleet::RunIndex::open(d / "index.sqlite");
+  ASSERT_TRUE(idx.ok()) << idx.status().message();
+  EXPECT_EQ((*idx)->list({}).value().size(), 2u);
+}
+
 TEST(RunIndex, ADamagedFileIsRefusedAndReindexRebuildsIt) {
   const fs::path d = fresh_dir("corrupt");
   write_run(d / "a-1", make_run("a-1", "passed", 1, 0.4));

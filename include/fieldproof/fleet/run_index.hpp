@@ -91,6 +91,13 @@ class RunIndex {
   Status begin();
   Status commit();
   Status add_sweep(const SweepRow& sweep);
+  // When this connection closes, leave its writes in the write-ahead log (index.sqlite-wal, read
+  // by every connection like the main file) instead of checkpointing them into index.sqlite then
+  // and there, which syncs the file to disk: the next connection that closes last does it, or
+  // SQLite once the log holds 1000 pages. The hook of a finished run uses it, so that a sweep's
+  // points, each a connection of its own, do not each wait for that sync. Copy or move an index
+  // with its -wal file, or after any `fieldproof runs list` (which checkpoints on close).
+  void leave_checkpoint_to_next_connection();
   // Runs by started_utc, newest last.
   Result<std::vector<RunRow>> list(const RunFilter& filter) const;
   // The same rows, one query, handed to `fn` one at a time and not kept (`runs list` over many
