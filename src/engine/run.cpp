@@ -1094,6 +1094,7 @@ class Run {
       out_.reason = "run.json could not be written: " + s.to_string();
     }
     files_.flush_all();
+    if (o_.on_recorded) o_.on_recorded();
     write_reports_and_index();
     return out_;
   }

@@ -2,6 +2,7 @@
 #include "fieldproof/fleet/sweep.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,7 +102,10 @@ extern "C" void on_point_signal(int) { g_point_interrupted.store(true); }
 // The forked point: its own process group, default signals but SIGINT/SIGTERM ending the run as
 // interrupted (as `fieldproof run` does), output to its log, then the normal run code path. It
 // leaves by _exit: the sweep's stdio buffers and static objects are the parent's to flush.
-[[noreturn]] void run_forked_point(const fs::path& log, engine::RunOptions ro, size_t threads) {
+// `recorded_fd`: the write end of the pipe the sweep reads; one byte once run.json is written (the
+// point's slot is then free), end of file when the point's process ends.
+[[noreturn]] void run_forked_point(const fs::path& log, engine::RunOptions ro, size_t threads,
+                                   int recorded_fd) {
   ::setpgid(0, 0);
   sigset_t none;
   sigemptyset(&none);
@@ -119,6 +123,11 @@ extern "C" void on_point_signal(int) { g_point_interrupted.store(true); }
   ::sigaction(SIGTERM, &sa, nullptr);
   g_point_interrupted.store(false);
   ro.interrupt = &g_point_interrupted;
+  ro.on_recorded = [recorded_fd] {
+    const char done = 'r';
+    while (::write(recorded_fd, &done, 1) < 0 && errno == EINTR) {
+    }
+  };
   std::fprintf(stderr, "fieldproof sweep: point (pid %d) forked by the sweep process %d (%zu thread at fork)\n",
                static_cast<int>(::getpid()), static_cast<int>(::getppid()), threads);
   int code = 1;
@@ -509,7 +518,7 @@ class PointPool {
     size_t next = 0;
     bool forwarded = false;
     while (next < todo.size() || !running_.empty()) {
-      while (!interrupted() && next < todo.size() && running_.size() < static_cast<size_t>(o_.jobs)) {
+      while (!interrupted() && next < todo.size() && busy_slots() < static_cast<size_t>(o_.jobs)) {
         if (!start(todo[next++])) {
           next = todo.size();
           break;
@@ -520,19 +529,7 @@ class PointPool {
         for (const auto& [child, p] : running_) ::kill(-child, SIGINT);
         forwarded = true;
       }
-      int st = 0;
-      const pid_t done = ::waitpid(-1, &st, 0);
-      if (done < 0) {
-        if (errno == EINTR) continue;
-        break;  // ECHILD: nothing left to wait for
-      }
-      auto it = running_.find(done);
-      if (it == running_.end()) continue;
-      const std::string pid = it->second.point.value("id", "");
-      running_.erase(it);
-      pr_.running = running_.size();
-      collect(pid);
-      report();
+      if (!wait_for_a_point()) break;
     }
   }
 
@@ -609,12 +606,25 @@ class PointPool {
       exec_instead(threads);
       return pid_t{-1};
     }
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      return Status(StatusCode::kUnavailable, std::string("pipe: ") + std::strerror(errno));
+    }
     std::fflush(stdout);
     std::fflush(stderr);
     const pid_t child = ::fork();
-    if (child == 0) run_forked_point(log, std::move(ro), threads);
-    if (child < 0) return Status(StatusCode::kUnavailable, std::string("fork: ") + std::strerror(errno));
+    if (child == 0) {
+      ::close(fds[0]);
+      for (const auto& [fd, p] : recorded_) ::close(fd);
+      run_forked_point(log, std::move(ro), threads, fds[1]);
+    }
+    ::close(fds[1]);
+    if (child < 0) {
+      ::close(fds[0]);
+      return Status(StatusCode::kUnavailable, std::string("fork: ") + std::strerror(errno));
+    }
     ::setpgid(child, child);  // also here: a SIGINT may be forwarded before the child runs
+    recorded_[fds[0]] = child;
     return child;
   }
 
@@ -631,8 +641,76 @@ class PointPool {
       return false;
     }
     running_[*child] = p;
-    pr_.running = running_.size();
+    pr_.running = busy_slots();
     return true;
+  }
+
+  // The points holding a slot: running, and not yet past their run.json. A forked point whose
+  // run.json is written still writes its reports and its index row, beside the next point.
+  size_t busy_slots() const { return running_.size() - recorded_points_.size(); }
+
+  // Waits until a point frees its slot or ends (and reaps it). False when there is nothing left
+  // to wait for.
+  bool wait_for_a_point() {
+    if (recorded_.empty()) return reap_any(0);  // exec'd points only, as before the pipes
+    if (recorded_.size() < running_.size()) {
+      // An exec'd point among forked ones (the fork fallback): it has no pipe, so look at both.
+      if (!poll_pipes(20)) (void)reap_any(WNOHANG);
+      return true;
+    }
+    (void)poll_pipes(-1);
+    return true;
+  }
+
+  // The forked points' pipes: a byte frees the point's slot, end of file is its end (its process
+  // is reaped then). False when nothing was ready within `timeout_ms`; true after a signal too
+  // (the caller looks again, and at the interrupt).
+  bool poll_pipes(int timeout_ms) {
+    std::vector<pollfd> fds;
+    for (const auto& [fd, child] : recorded_) fds.push_back({fd, POLLIN, 0});
+    const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0) return true;
+    if (ready == 0) return false;
+    for (const pollfd& f : fds) {
+      if (f.revents == 0) continue;
+      const pid_t child = recorded_.at(f.fd);
+      char b = 0;
+      const ssize_t n = ::read(f.fd, &b, 1);
+      if (n > 0) {
+        recorded_points_.insert(child);
+        pr_.running = busy_slots();
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      ::close(f.fd);
+      recorded_.erase(f.fd);
+      int st = 0;
+      while (::waitpid(child, &st, 0) < 0 && errno == EINTR) {
+      }
+      reaped(child);
+    }
+    return true;
+  }
+
+  // Any child; with WNOHANG, false when none had ended.
+  bool reap_any(int flags) {
+    int st = 0;
+    const pid_t done = ::waitpid(-1, &st, flags);
+    if (done < 0) return errno == EINTR;  // ECHILD: nothing left to wait for
+    if (done == 0) return false;
+    reaped(done);
+    return true;
+  }
+
+  void reaped(pid_t child) {
+    recorded_points_.erase(child);
+    auto it = running_.find(child);
+    if (it == running_.end()) return;
+    const std::string pid = it->second.point.value("id", "");
+    running_.erase(it);
+    pr_.running = busy_slots();
+    collect(pid);
+    report();
   }
 
   // A point's process ended: its verdict from its run directory.
@@ -665,6 +743,8 @@ class PointPool {
   SweepProgress& pr_;
   std::map<std::string, bool>* verdicts_;
   std::map<pid_t, Pending> running_;
+  std::map<int, pid_t> recorded_;       // a forked point's pipe (read end) -> its process
+  std::set<pid_t> recorded_points_;     // forked points past their run.json, still running
   bool fork_points_ = false;
   const WallNow wall_ = SystemClock::wall_now();
   SimTime t0_;
