@@ -93,8 +93,11 @@ struct SweepOptions {
   // assertion plugins) and then forks one child per point that runs engine::run_scenario with
   // the point's seed, --set values and run directory, and exits with its exit code: no program
   // start and no SDF parse per point. A point is still its own process (own process group, its
-  // log, killed alone). kExec: each point execs `fieldproof run ...` (the fallback, also taken,
-  // with a warning, when the sweep process has more than one thread at fork time).
+  // log, killed alone). A forked point frees its slot once its run.json is written
+  // (engine::RunOptions::on_recorded, through a pipe): the next point starts while it writes
+  // its reports and index row. kExec: each point execs `fieldproof run ...` and holds its slot
+  // until it ends (the fallback, also taken, with a warning, when the sweep process has more
+  // than one thread at fork time).
   enum class PointLaunch { kFork, kExec };
   PointLaunch launch = PointLaunch::kFork;
   // Validate, write (or, with resume, check) the plan and count what is finished, but run
