@@ -24,6 +24,8 @@
 namespace fieldproof::cli {
 namespace {
 
+using json = nlohmann::json;
+
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sweep_signal(int) { g_interrupted.store(true); }
 
@@ -95,25 +97,26 @@ int report(const SweepArgs& a) {
     return kExitInvalid;
   }
   const std::filesystem::path dir = std::filesystem::path(a.runs_dir) / a.report_id;
-  const fleet::SweepReport r = fleet::summarize_sweep(dir);
+  const Result<json> r = fleet::summarize_sweep(dir);
   if (!r.ok()) {
-    std::fprintf(stderr, "%s\n", r.error.c_str());
+    std::fprintf(stderr, "%s\n", r.status().message().c_str());
     return kExitInvalid;
   }
-  if (const std::string e = fleet::write_sweep_report(r, dir); !e.empty()) {
-    std::fprintf(stderr, "%s\n", e.c_str());
+  const json& data = *r;
+  if (const Status s = fleet::write_sweep_report(data, dir); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitFailed;
   }
-  const auto& s = r.data["summary"];
+  const auto& s = data["summary"];
   std::printf("sweep %s: %d of %d points passed (%s, 95%% interval %s to %s), %zu failing, "
               "%zu nondeterministic, %d not run\n",
               a.report_id.c_str(), s.value("passed", 0), s.value("finished", 0),
               pct(s.value("pass_rate", 0.0)).c_str(), pct(s["confidence"].value("low", 0.0)).c_str(),
-              pct(s["confidence"].value("high", 0.0)).c_str(), r.data["failing"].size(),
-              r.data["nondeterministic"].size(), s.value("not_run", 0));
+              pct(s["confidence"].value("high", 0.0)).c_str(), data["failing"].size(),
+              data["nondeterministic"].size(), s.value("not_run", 0));
   std::printf("wrote %s/{sweep.json,sweep.md,junit.xml,sweep.html}\n", dir.string().c_str());
   const bool all_passed = s.value("failed", 0) == 0 && s.value("not_run", 0) == 0 &&
-                          r.data["nondeterministic"].empty();
+                          data["nondeterministic"].empty();
   return all_passed ? kExitOk : kExitFailed;
 }
 
@@ -219,9 +222,9 @@ int sweep(const SweepArgs& a) {
   if (!r.slurm_job_id.empty()) std::printf(" (Slurm job array %s)", r.slurm_job_id.c_str());
   std::printf("\n");
   if (!a.no_report && o.shard_count == 1) {
-    const fleet::SweepReport rep = fleet::summarize_sweep(r.dir);
-    if (rep.ok() && fleet::write_sweep_report(rep, r.dir).empty()) {
-      for (const auto& f : rep.data["failing"]) {
+    const Result<json> rep = fleet::summarize_sweep(r.dir);
+    if (rep.ok() && fleet::write_sweep_report(*rep, r.dir).ok()) {
+      for (const auto& f : (*rep)["failing"]) {
         std::printf("  FAIL %s: %s\n    %s\n", f.value("id", "").c_str(),
                     f.value("reason", "").c_str(), f.value("command", "").c_str());
       }

@@ -350,16 +350,15 @@ json nondeterministic_groups(const SweepTally& t) {
 }  // namespace
 
 // The stages: the plan read, every point tallied, then each section summed from the tally.
-SweepReport summarize_sweep(const fs::path& sweep_dir) {
-  SweepReport rep;
+Result<json> summarize_sweep(const fs::path& sweep_dir) {
   const Result<json> plan = read_json_object(sweep_dir / kSweepPlanFile);
   if (!plan.ok()) {
-    rep.error = (sweep_dir / kSweepPlanFile).string() +
-                ": missing or not JSON (is this a sweep? `fieldproof runs list` shows the sweeps' "
-                "points)";
-    return rep;
+    return Status(StatusCode::kNotFound,
+                  (sweep_dir / kSweepPlanFile).string() +
+                      ": missing or not JSON (is this a sweep? `fieldproof runs list` shows the "
+                      "sweeps' points)");
   }
-  json& d = rep.data;
+  json d;
   describe_sweep(*plan, sweep_dir, &d);
   const json params = d["params"];
   SweepTally t = tally_points(*plan, sweep_dir, params);
@@ -371,7 +370,7 @@ SweepReport summarize_sweep(const fs::path& sweep_dir) {
   d["failing"] = std::move(t.failing);
   d["not_run"] = std::move(t.not_run);
   d["points"] = std::move(t.points);
-  return rep;
+  return d;
 }
 
 std::string render_sweep_md(const json& d) {
@@ -606,19 +605,18 @@ std::string render_sweep_html(const json& d) {
   return o.str();
 }
 
-std::string write_sweep_report(const SweepReport& r, const fs::path& dir) {
-  if (!r.ok()) return r.error;
+Status write_sweep_report(const json& data, const fs::path& dir) {
   const std::vector<std::pair<const char*, std::string>> files = {
-      {"sweep.json", r.data.dump(2) + "\n"},
-      {"sweep.md", render_sweep_md(r.data)},
-      {"junit.xml", render_sweep_junit(r.data)},
-      {"sweep.html", render_sweep_html(r.data)}};
+      {"sweep.json", data.dump(2) + "\n"},
+      {"sweep.md", render_sweep_md(data)},
+      {"junit.xml", render_sweep_junit(data)},
+      {"sweep.html", render_sweep_html(data)}};
   for (const auto& [name, text] : files) {
     std::ofstream out(dir / name);
     out << text;
-    if (!out) return (dir / name).string() + ": cannot be written";
+    if (!out) return {StatusCode::kIoError, (dir / name).string() + ": cannot be written"};
   }
-  return "";
+  return {};
 }
 
 }  // namespace fieldproof::fleet
