@@ -80,22 +80,22 @@ json fake_run(int i) {
 bool build_index(const fs::path& dir, int runs) {
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::string e;
-  auto idx = fieldproof::fleet::RunIndex::open(dir / "index.sqlite", &e);
-  if (!idx || !idx->begin(&e)) {
-    std::fprintf(stderr, "%s\n", e.c_str());
+  const auto fail = [](const fieldproof::Status& s) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return false;
-  }
+  };
+  auto opened = fieldproof::fleet::RunIndex::open(dir / "index.sqlite");
+  if (!opened.ok()) return fail(opened.status());
+  const auto idx = std::move(opened).value();
+  if (const fieldproof::Status s = idx->begin(); !s.ok()) return fail(s);
   for (int i = 0; i < runs; ++i) {
     const fs::path d = dir / ("r" + std::to_string(i));
     fs::create_directories(d);
     std::ofstream(d / "run.json") << fake_run(i).dump();
-    if (!idx->add_run(d, &e)) {
-      std::fprintf(stderr, "%s\n", e.c_str());
-      return false;
-    }
+    if (const fieldproof::Status s = idx->add_run(d); !s.ok()) return fail(s);
   }
-  return idx->commit(&e);
+  const fieldproof::Status s = idx->commit();
+  return s.ok() || fail(s);
 }
 
 double median_list_ms(const fs::path& dir) {
@@ -145,7 +145,7 @@ SweepTiming time_sweep(const fs::path& runs, int points, int jobs,
 
 int main(int argc, char** argv) {
   int points = 200, jobs = 2, index_runs = 10000;
-  bool skip_sweep = false, skip_slurm = false;
+  bool skip_sweep = false, skip_slurm = false, skip_exec = false;
   int slurm_points = 20;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--points") && i + 1 < argc) {
@@ -156,13 +156,15 @@ int main(int argc, char** argv) {
       index_runs = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--skip-sweep")) {
       skip_sweep = true;
+    } else if (!std::strcmp(argv[i], "--skip-exec")) {
+      skip_exec = true;  // no --points-by exec sweep (the longest part; its figure is a baseline)
     } else if (!std::strcmp(argv[i], "--slurm-points") && i + 1 < argc) {
       slurm_points = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--skip-slurm")) {
       skip_slurm = true;
     } else {
       std::fprintf(stderr, "usage: fleet_bench [--points N] [--jobs J] [--index-runs M] "
-                           "[--skip-sweep] [--slurm-points K] [--skip-slurm]\n");
+                           "[--skip-sweep] [--skip-exec] [--slurm-points K] [--skip-slurm]\n");
       return 2;
     }
   }
@@ -190,8 +192,9 @@ int main(int argc, char** argv) {
                 points, t.finished, jobs, t.wall, t.points, jobs, ideal);
     std::printf("BENCH sweep_overhead %.3f x ratio=%.3f baseline=points_wall_sum_over_jobs\n",
                 t.wall / ideal, t.wall / ideal);
-    const SweepTiming e = time_sweep(tmp / "sweep_exec", points, jobs, {"--points-by", "exec"});
-    if (e.exit_code == 0 || e.exit_code == 1) {
+    const SweepTiming e = skip_exec ? SweepTiming{}
+                                    : time_sweep(tmp / "sweep_exec", points, jobs, {"--points-by", "exec"});
+    if (!skip_exec && (e.exit_code == 0 || e.exit_code == 1)) {
       std::printf("sweep --points-by exec: %.2f s; points' own wall time %.2f s\n", e.wall,
                   e.points);
       std::printf("BENCH sweep_overhead_exec %.3f x ratio=%.3f baseline=points_wall_sum_over_jobs\n",

@@ -38,10 +38,12 @@ std::unique_ptr<fleet::RunIndex> open_index(const RunsArgs& a) {
                  file.string().c_str(), a.runs_dir.c_str());
     return nullptr;
   }
-  std::string error;
-  auto idx = fleet::RunIndex::open(file, &error);
-  if (!idx) std::fprintf(stderr, "%s\n", error.c_str());
-  return idx;
+  Result<std::unique_ptr<fleet::RunIndex>> idx = fleet::RunIndex::open(file);
+  if (!idx.ok()) {
+    std::fprintf(stderr, "%s\n", idx.status().message().c_str());
+    return nullptr;
+  }
+  return std::move(idx).value();
 }
 
 int list(const RunsArgs& a) {
@@ -50,11 +52,10 @@ int list(const RunsArgs& a) {
   f.status = a.status;
   f.sweep_id = a.sweep;
   f.limit = a.limit;
-  std::string error;
   if (!a.since.empty()) {
-    const auto s = fleet::parse_since(a.since, SystemClock::utc_now()(), &error);
-    if (!s) {
-      std::fprintf(stderr, "%s\n", error.c_str());
+    const Result<std::string> s = fleet::parse_since(a.since, SystemClock::utc_now()());
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.status().message().c_str());
       return kExitInvalid;
     }
     f.since_utc = *s;
@@ -69,51 +70,51 @@ int list(const RunsArgs& a) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     text.clear();
   };
-  bool ok = false;
+  Status scanned;
   if (a.json) {
     text += "[";
-    ok = idx->scan(f, true, [&](const fleet::RunRow& r) {
+    scanned = idx->scan(f, true, [&](const fleet::RunRow& r) {
       text += n++ ? ",\n" : "\n";
       text += r.to_json().dump(2);
       if (text.size() > (1 << 16)) flush();
-    }, &error);
+    });
     text += n ? "\n]\n" : "]\n";
   } else {
     char line[512];
     std::snprintf(line, sizeof line, "%-34s %-12s %-9s %10s %8s  %-24s %s\n", "RUN", "STATUS",
                   "VERDICT", "SEED", "WALL_S", "STARTED", "SCENARIO");
     text += line;
-    ok = idx->scan(f, false, [&](const fleet::RunRow& r) {
+    scanned = idx->scan(f, false, [&](const fleet::RunRow& r) {
       std::snprintf(line, sizeof line, "%-34s %-12s %-9s %10lld %8.2f  %-24s %s\n", r.id.c_str(),
                     r.status.c_str(), r.verdict.c_str(), static_cast<long long>(r.seed), r.wall_s,
                     r.started_utc.c_str(), r.scenario.c_str());
       text += line;
       ++n;
       if (text.size() > (1 << 16)) flush();
-    }, &error);
+    });
     std::snprintf(line, sizeof line, "%zu run(s)\n", n);
     text += line;
   }
-  if (!ok) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (!scanned.ok()) {
+    std::fprintf(stderr, "%s\n", scanned.message().c_str());
     return kExitInvalid;
   }
   flush();
   return kExitOk;
 }
 
+// Prints why `r` holds nothing; true when it does.
+template <typename T>
+bool check(const Result<T>& r) {
+  if (!r.ok()) std::fprintf(stderr, "%s\n", r.status().message().c_str());
+  return r.ok();
+}
+
 int show(const RunsArgs& a) {
-  std::string error;
-  const auto dir = fleet::resolve_run(a.runs_dir, a.run, &error);
-  if (!dir) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    return kExitInvalid;
-  }
-  const auto run = fleet::read_run(*dir, &error);
-  if (!run) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    return kExitInvalid;
-  }
+  const Result<fs::path> dir = fleet::resolve_run(a.runs_dir, a.run);
+  if (!check(dir)) return kExitInvalid;
+  const Result<json> run = fleet::read_run(*dir);
+  if (!check(run)) return kExitInvalid;
   if (a.json) {
     std::printf("%s\n", run->dump(2).c_str());
     return kExitOk;
@@ -147,23 +148,14 @@ int show(const RunsArgs& a) {
 }
 
 int diff(const RunsArgs& a) {
-  std::string error;
-  const auto da = fleet::resolve_run(a.runs_dir, a.run, &error);
-  if (!da) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    return kExitInvalid;
-  }
-  const auto db = fleet::resolve_run(a.runs_dir, a.run_b, &error);
-  if (!db) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    return kExitInvalid;
-  }
-  const auto ra = fleet::read_run(*da, &error);
-  const auto rb = ra ? fleet::read_run(*db, &error) : std::nullopt;
-  if (!ra || !rb) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    return kExitInvalid;
-  }
+  const Result<fs::path> da = fleet::resolve_run(a.runs_dir, a.run);
+  if (!check(da)) return kExitInvalid;
+  const Result<fs::path> db = fleet::resolve_run(a.runs_dir, a.run_b);
+  if (!check(db)) return kExitInvalid;
+  const Result<json> ra = fleet::read_run(*da);
+  if (!check(ra)) return kExitInvalid;
+  const Result<json> rb = fleet::read_run(*db);
+  if (!check(rb)) return kExitInvalid;
   const json d = fleet::diff_runs(*ra, *rb);
   if (a.json) {
     std::printf("%s\n", d.dump(2).c_str());

@@ -24,6 +24,8 @@
 namespace fieldproof::cli {
 namespace {
 
+using json = nlohmann::json;
+
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sweep_signal(int) { g_interrupted.store(true); }
 
@@ -95,25 +97,26 @@ int report(const SweepArgs& a) {
     return kExitInvalid;
   }
   const std::filesystem::path dir = std::filesystem::path(a.runs_dir) / a.report_id;
-  const fleet::SweepReport r = fleet::summarize_sweep(dir);
+  const Result<json> r = fleet::summarize_sweep(dir);
   if (!r.ok()) {
-    std::fprintf(stderr, "%s\n", r.error.c_str());
+    std::fprintf(stderr, "%s\n", r.status().message().c_str());
     return kExitInvalid;
   }
-  if (const std::string e = fleet::write_sweep_report(r, dir); !e.empty()) {
-    std::fprintf(stderr, "%s\n", e.c_str());
+  const json& data = *r;
+  if (const Status s = fleet::write_sweep_report(data, dir); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return kExitFailed;
   }
-  const auto& s = r.data["summary"];
+  const auto& s = data["summary"];
   std::printf("sweep %s: %d of %d points passed (%s, 95%% interval %s to %s), %zu failing, "
               "%zu nondeterministic, %d not run\n",
               a.report_id.c_str(), s.value("passed", 0), s.value("finished", 0),
               pct(s.value("pass_rate", 0.0)).c_str(), pct(s["confidence"].value("low", 0.0)).c_str(),
-              pct(s["confidence"].value("high", 0.0)).c_str(), r.data["failing"].size(),
-              r.data["nondeterministic"].size(), s.value("not_run", 0));
+              pct(s["confidence"].value("high", 0.0)).c_str(), data["failing"].size(),
+              data["nondeterministic"].size(), s.value("not_run", 0));
   std::printf("wrote %s/{sweep.json,sweep.md,junit.xml,sweep.html}\n", dir.string().c_str());
   const bool all_passed = s.value("failed", 0) == 0 && s.value("not_run", 0) == 0 &&
-                          r.data["nondeterministic"].empty();
+                          data["nondeterministic"].empty();
   return all_passed ? kExitOk : kExitFailed;
 }
 
@@ -126,19 +129,18 @@ int sweep(const SweepArgs& a) {
   o.spec.scenario_file = a.scenario;
   o.spec.repeat = a.repeat;
   o.spec.max_rtf = a.max_rtf;
-  std::string error;
   for (const auto& s : a.seeds) {
-    const auto seeds = fleet::parse_seed_range(s, &error);
-    if (!seeds) {
-      std::fprintf(stderr, "%s\n", error.c_str());
+    const Result<std::vector<int64_t>> seeds = fleet::parse_seed_range(s);
+    if (!seeds.ok()) {
+      std::fprintf(stderr, "%s\n", seeds.status().message().c_str());
       return kExitInvalid;
     }
     o.spec.seeds.insert(o.spec.seeds.end(), seeds->begin(), seeds->end());
   }
   if (!a.seeds_list.empty()) {
-    const auto seeds = fleet::read_seed_list(a.seeds_list, &error);
-    if (!seeds) {
-      std::fprintf(stderr, "%s\n", error.c_str());
+    const Result<std::vector<int64_t>> seeds = fleet::read_seed_list(a.seeds_list);
+    if (!seeds.ok()) {
+      std::fprintf(stderr, "%s\n", seeds.status().message().c_str());
       return kExitInvalid;
     }
     o.spec.seeds.insert(o.spec.seeds.end(), seeds->begin(), seeds->end());
@@ -151,9 +153,9 @@ int sweep(const SweepArgs& a) {
     o.spec.seeds = unique;
   }
   for (const auto& p : a.params) {
-    const auto param = fleet::parse_param(p, &error);
-    if (!param) {
-      std::fprintf(stderr, "%s\n", error.c_str());
+    const Result<fleet::SweepParam> param = fleet::parse_param(p);
+    if (!param.ok()) {
+      std::fprintf(stderr, "%s\n", param.status().message().c_str());
       return kExitInvalid;
     }
     o.spec.params.push_back(*param);
@@ -220,9 +222,9 @@ int sweep(const SweepArgs& a) {
   if (!r.slurm_job_id.empty()) std::printf(" (Slurm job array %s)", r.slurm_job_id.c_str());
   std::printf("\n");
   if (!a.no_report && o.shard_count == 1) {
-    const fleet::SweepReport rep = fleet::summarize_sweep(r.dir);
-    if (rep.ok() && fleet::write_sweep_report(rep, r.dir).empty()) {
-      for (const auto& f : rep.data["failing"]) {
+    const Result<json> rep = fleet::summarize_sweep(r.dir);
+    if (rep.ok() && fleet::write_sweep_report(*rep, r.dir).ok()) {
+      for (const auto& f : (*rep)["failing"]) {
         std::printf("  FAIL %s: %s\n    %s\n", f.value("id", "").c_str(),
                     f.value("reason", "").c_str(), f.value("command", "").c_str());
       }

@@ -1095,6 +1095,7 @@ class Run {
       out_.reason = "run.json could not be written: " + s.to_string();
     }
     files_.flush_all();
+    if (o_.on_recorded) o_.on_recorded();
     write_reports_and_index();
     return out_;
   }
@@ -1169,8 +1170,8 @@ class Run {
     }
     const fs::path index_file =
         o_.index_file.empty() ? o_.runs_dir / "index.sqlite" : o_.index_file;
-    if (const std::string e = fleet::index_finished_run(index_file, dir_); !e.empty()) {
-      log_warning("run index: " + e);
+    if (const Status s = fleet::index_finished_run(index_file, dir_); !s.ok()) {
+      log_warning("run index: " + s.message());
     }
     if (out_.run_status == RunStatus::kPassed && !o_.keep) {
       std::error_code ec;

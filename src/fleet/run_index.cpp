@@ -43,14 +43,16 @@ CREATE TABLE sweeps(
 
 bool damaged(int rc) { return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB; }
 
-std::string db_error(sqlite3* db, const fs::path& file) {
+// The database's last error, as a Status: kCorrupt when the file is damaged or not a database.
+Status db_error(sqlite3* db, const fs::path& file) {
   const int rc = sqlite3_extended_errcode(db);
   std::string m = file.string() + ": " + sqlite3_errmsg(db);
   if (damaged(rc & 0xff)) {
     m += " (the index is damaged or not an index: `fieldproof runs reindex` rebuilds it from the "
          "run directories)";
+    return {StatusCode::kCorrupt, std::move(m)};
   }
-  return m;
+  return {StatusCode::kIoError, std::move(m)};
 }
 
 // A prepared statement, finalized on scope exit.
@@ -118,23 +120,17 @@ double num(const json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
 }
 
-bool read_json(const fs::path& p, json* out, std::string* error) {
+Result<json> read_json(const fs::path& p) {
   std::ifstream in(p);
-  if (!in) {
-    *error = p.string() + ": cannot be read";
-    return false;
-  }
+  if (!in) return Status(StatusCode::kIoError, p.string() + ": cannot be read");
+  json out;
   try {
-    *out = json::parse(in);
+    out = json::parse(in);
   } catch (const json::exception& e) {
-    *error = p.string() + ": not JSON: " + e.what();
-    return false;
+    return Status(StatusCode::kCorrupt, p.string() + ": not JSON: " + e.what());
   }
-  if (!out->is_object()) {
-    *error = p.string() + ": not a JSON object";
-    return false;
-  }
-  return true;
+  if (!out.is_object()) return Status(StatusCode::kCorrupt, p.string() + ": not a JSON object");
+  return out;
 }
 
 constexpr const char* kRunColumns =
@@ -188,9 +184,9 @@ std::optional<std::pair<std::string, json>> point_of(const fs::path& run_dir) {
   const fs::path plan_file = run_dir.parent_path() / kSweepPlanFile;
   std::error_code ec;
   if (!fs::exists(plan_file, ec)) return std::nullopt;
-  json plan;
-  std::string error;
-  if (!read_json(plan_file, &plan, &error)) return std::nullopt;
+  const Result<json> read = read_json(plan_file);
+  if (!read.ok()) return std::nullopt;
+  const json& plan = *read;
   const std::string name = run_dir.filename().string();
   for (const json& p : plan.value("points", json::array())) {
     if (p.value("id", "") == name) return std::make_pair(plan.value("sweep_id", ""), p);
@@ -200,15 +196,7 @@ std::optional<std::pair<std::string, json>> point_of(const fs::path& run_dir) {
 
 }  // namespace
 
-std::optional<json> read_json_object(const fs::path& file, std::string* error) {
-  json j;
-  std::string e;
-  if (!read_json(file, &j, &e)) {
-    if (error) *error = e;
-    return std::nullopt;
-  }
-  return j;
-}
+Result<json> read_json_object(const fs::path& file) { return read_json(file); }
 
 json RunRow::to_json() const {
   json j = {{"id", id},
@@ -234,107 +222,92 @@ json RunRow::to_json() const {
   return j;
 }
 
-std::unique_ptr<RunIndex> RunIndex::open(const fs::path& file, std::string* error,
-                                         OpenError* why) {
-  OpenError dummy = OpenError::kNone;
-  if (!why) why = &dummy;
-  *why = OpenError::kNone;
+Result<std::unique_ptr<RunIndex>> RunIndex::open(const fs::path& file) {
   std::unique_ptr<RunIndex> idx(new RunIndex());
   idx->file_ = file;
   std::error_code ec;
   if (!file.parent_path().empty()) fs::create_directories(file.parent_path(), ec);
   if (sqlite3_open_v2(file.c_str(), &idx->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                       nullptr) != SQLITE_OK) {
-    *error = idx->db_ ? db_error(idx->db_, file) : file.string() + ": cannot be opened";
-    *why = OpenError::kIo;
-    return nullptr;
+    return Status(StatusCode::kIoError, idx->db_ ? db_error(idx->db_, file).message()
+                                                 : file.string() + ": cannot be opened");
   }
   sqlite3_busy_timeout(idx->db_, kBusyTimeoutMs);
-  const auto fail = [&](OpenError w) {
-    *why = w;
-    return nullptr;
-  };
+  if (const Status s = idx->open_schema(); !s.ok()) return s;
+  // WAL with synchronous=NORMAL: a commit is atomic and waits for no fsync (a power cut may lose
+  // the last runs' rows, never corrupt the index, and `runs reindex` brings them back).
+  if (Status s = idx->exec("PRAGMA journal_mode=WAL"); !s.ok()) return s;
+  if (Status s = idx->exec("PRAGMA synchronous=NORMAL"); !s.ok()) return s;
+  return idx;
+}
+
+Status RunIndex::open_schema() {
   int version = 0;
   {
-    Stmt s(idx->db_, "PRAGMA user_version");
-    if (!s.ok() || s.step() != SQLITE_ROW) {
-      *error = db_error(idx->db_, file);
-      return fail(damaged(sqlite3_errcode(idx->db_)) ? OpenError::kCorrupt : OpenError::kIo);
-    }
+    Stmt s(db_, "PRAGMA user_version");
+    if (!s.ok() || s.step() != SQLITE_ROW) return db_error(db_, file_);
     version = static_cast<int>(s.col_int(0));
   }
   if (version > kIndexSchemaVersion) {
-    *error = file.string() + ": the index has schema version " + std::to_string(version) +
-             ", newer than this fieldproof's " + std::to_string(kIndexSchemaVersion) +
-             " (use the fieldproof that wrote it, or `fieldproof runs reindex` to rebuild it "
-             "for this one)";
-    return fail(OpenError::kNewerSchema);
+    return {StatusCode::kUnsupported,
+            file_.string() + ": the index has schema version " + std::to_string(version) +
+                ", newer than this fieldproof's " + std::to_string(kIndexSchemaVersion) +
+                " (use the fieldproof that wrote it, or `fieldproof runs reindex` to rebuild it "
+                "for this one)"};
   }
-  if (version < kIndexSchemaVersion) {
-    std::string e;
-    if (!idx->exec("BEGIN IMMEDIATE", &e)) {
-      *error = e;
-      return fail(damaged(sqlite3_errcode(idx->db_)) ? OpenError::kCorrupt : OpenError::kIo);
-    }
-    // Another process may have created it meanwhile.
-    int tables = 0;
-    {
-      Stmt s(idx->db_, "PRAGMA user_version");
-      s.step();
-      version = static_cast<int>(s.col_int(0));
-      Stmt t(idx->db_, "SELECT count(*) FROM sqlite_master");
-      t.step();
-      tables = static_cast<int>(t.col_int(0));
-    }
-    if (version == 0 && tables > 0) {
-      idx->exec("ROLLBACK", &e);
-      *error = file.string() +
-               ": an SQLite database that is not a fieldproof run index (no schema version); "
-               "`fieldproof runs reindex` replaces it";
-      return fail(OpenError::kCorrupt);
-    }
-    if (version == 0) {
-      if (!idx->exec(kSchema, &e) ||
-          !idx->exec(("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)).c_str(),
-                     &e)) {
-        idx->exec("ROLLBACK", &e);
-        *error = e;
-        return fail(OpenError::kIo);
-      }
-    }
-    if (!idx->exec("COMMIT", &e)) {
-      *error = e;
-      return fail(OpenError::kIo);
+  if (version == kIndexSchemaVersion) return {};
+  if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  // Another process may have created it meanwhile.
+  int tables = 0;
+  {
+    Stmt s(db_, "PRAGMA user_version");
+    s.step();
+    version = static_cast<int>(s.col_int(0));
+    Stmt t(db_, "SELECT count(*) FROM sqlite_master");
+    t.step();
+    tables = static_cast<int>(t.col_int(0));
+  }
+  if (version == 0 && tables > 0) {
+    (void)exec("ROLLBACK");
+    return {StatusCode::kCorrupt,
+            file_.string() +
+                ": an SQLite database that is not a fieldproof run index (no schema version); "
+                "`fieldproof runs reindex` replaces it"};
+  }
+  if (version == 0) {
+    Status s = exec(kSchema);
+    if (s.ok()) s = exec(("PRAGMA user_version = " + std::to_string(kIndexSchemaVersion)).c_str());
+    if (!s.ok()) {
+      (void)exec("ROLLBACK");
+      return {StatusCode::kIoError, s.message()};
     }
   }
-  std::string e;
-  // WAL with synchronous=NORMAL: a commit is atomic and waits for no fsync (a power cut may lose
-  // the last runs' rows, never corrupt the index, and `runs reindex` brings them back).
-  if (!idx->exec("PRAGMA journal_mode=WAL", &e) || !idx->exec("PRAGMA synchronous=NORMAL", &e)) {
-    *error = e;
-    return fail(damaged(sqlite3_errcode(idx->db_)) ? OpenError::kCorrupt : OpenError::kIo);
-  }
-  return idx;
+  if (Status s = exec("COMMIT"); !s.ok()) return {StatusCode::kIoError, s.message()};
+  return {};
 }
 
 RunIndex::~RunIndex() { sqlite3_close(db_); }
 
-bool RunIndex::exec(const char* sql, std::string* error) const {
+Status RunIndex::exec(const char* sql) const {
   char* msg = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
-    if (error) *error = db_error(db_, file_);
     sqlite3_free(msg);
-    return false;
+    return db_error(db_, file_);
   }
-  return true;
+  return {};
 }
 
-bool RunIndex::begin(std::string* error) { return exec("BEGIN IMMEDIATE", error); }
-bool RunIndex::commit(std::string* error) { return exec("COMMIT", error); }
+void RunIndex::leave_checkpoint_to_next_connection() {
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+}
 
-bool RunIndex::add_run(const fs::path& run_dir, std::string* error) {
-  json run;
-  if (!read_json(run_dir / "run.json", &run, error)) return false;
+Status RunIndex::begin() { return exec("BEGIN IMMEDIATE"); }
+Status RunIndex::commit() { return exec("COMMIT"); }
+
+Status RunIndex::add_run(const fs::path& run_dir) {
+  const Result<json> read = read_json(run_dir / "run.json");
+  if (!read.ok()) return read.status();
+  const json& run = *read;
   std::error_code ec;
   const fs::path base = fs::weakly_canonical(file_.parent_path().empty() ? "." : file_.parent_path(), ec);
   const fs::path dir = fs::weakly_canonical(run_dir, ec);
@@ -345,11 +318,13 @@ bool RunIndex::add_run(const fs::path& run_dir, std::string* error) {
   const json durations = run.value("durations", json::object());
 
   const bool own_tx = sqlite3_get_autocommit(db_) != 0;
-  if (own_tx && !exec("BEGIN IMMEDIATE", error)) return false;
+  if (own_tx) {
+    if (Status s = exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  }
   const auto rollback = [&] {
-    if (error) *error = db_error(db_, file_);
-    if (own_tx) exec("ROLLBACK", nullptr);
-    return false;
+    Status s = db_error(db_, file_);
+    if (own_tx) (void)exec("ROLLBACK");
+    return s;
   };
   const auto opt_text = [](const std::string& v) {
     return v.empty() ? std::nullopt : std::optional<std::string>(v);
@@ -402,24 +377,23 @@ bool RunIndex::add_run(const fs::path& run_dir, std::string* error) {
       return rollback();
     }
   }
-  if (own_tx && !exec("COMMIT", error)) return rollback();
-  return true;
+  if (own_tx && !exec("COMMIT").ok()) return rollback();
+  return {};
 }
 
-bool RunIndex::add_sweep(const SweepRow& sw, std::string* error) {
+Status RunIndex::add_sweep(const SweepRow& sw) {
   Stmt s(db_,
          "INSERT OR REPLACE INTO sweeps(id, scenario, scenario_file, created_utc, points, plan) "
          "VALUES(?1,?2,?3,?4,?5,?6)");
   if (!s.ok() || !s.run(sw.id, sw.scenario, sw.scenario_file, sw.created_utc, sw.points,
                         sw.plan.dump())) {
-    if (error) *error = db_error(db_, file_);
-    return false;
+    return db_error(db_, file_);
   }
-  return true;
+  return {};
 }
 
-bool RunIndex::scan(const RunFilter& f, bool overrides,
-                    const std::function<void(const RunRow&)>& fn, std::string* error) const {
+Status RunIndex::scan(const RunFilter& f, bool overrides,
+                      const std::function<void(const RunRow&)>& fn) const {
   std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE 1";
   if (!f.scenario.empty()) sql += " AND scenario = ?1";
   if (!f.status.empty()) sql += " AND status = ?2";
@@ -428,10 +402,7 @@ bool RunIndex::scan(const RunFilter& f, bool overrides,
   sql += " ORDER BY started_utc, id";
   if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
   Stmt s(db_, sql.c_str());
-  if (!s.ok()) {
-    if (error) *error = db_error(db_, file_);
-    return false;
-  }
+  if (!s.ok()) return db_error(db_, file_);
   if (!f.scenario.empty()) s.text(1, f.scenario);
   if (!f.status.empty()) s.text(2, f.status);
   if (!f.sweep_id.empty()) s.text(3, f.sweep_id);
@@ -441,42 +412,31 @@ bool RunIndex::scan(const RunFilter& f, bool overrides,
     read_row(s, overrides, &row);
     fn(row);
   }
-  if (s.rc() != SQLITE_DONE) {
-    if (error) *error = db_error(db_, file_);
-    return false;
-  }
-  return true;
+  if (s.rc() != SQLITE_DONE) return db_error(db_, file_);
+  return {};
 }
 
-std::vector<RunRow> RunIndex::list(const RunFilter& f, std::string* error) const {
+Result<std::vector<RunRow>> RunIndex::list(const RunFilter& f) const {
   std::vector<RunRow> out;
-  scan(f, true, [&out](const RunRow& r) { out.push_back(r); }, error);
+  if (Status s = scan(f, true, [&out](const RunRow& r) { out.push_back(r); }); !s.ok()) return s;
   return out;
 }
 
-std::optional<RunRow> RunIndex::find(const std::string& key, std::string* error) const {
+Result<RunRow> RunIndex::find(const std::string& key) const {
   Stmt s(db_, (std::string("SELECT ") + kRunColumns +
                " FROM runs WHERE id = ?1 UNION ALL SELECT " + kRunColumns +
                " FROM runs WHERE run_id = ?1 AND id != ?1")
                   .c_str());
-  if (!s.ok()) {
-    if (error) *error = db_error(db_, file_);
-    return std::nullopt;
-  }
+  if (!s.ok()) return db_error(db_, file_);
   s.text(1, key);
   std::vector<RunRow> rows;
   while (s.step() == SQLITE_ROW) rows.push_back(row_of(s));
-  if (rows.empty()) {
-    if (error) *error = "no run '" + key + "' in " + file_.string();
-    return std::nullopt;
-  }
+  if (rows.empty()) return Status(StatusCode::kNotFound, "no run '" + key + "' in " + file_.string());
   if (rows.size() > 1 && rows[0].id != key) {
-    if (error) {
-      *error = "'" + key + "' names " + std::to_string(rows.size()) + " runs (";
-      for (size_t i = 0; i < rows.size(); ++i) *error += (i ? ", " : "") + rows[i].id;
-      *error += "); give the id";
-    }
-    return std::nullopt;
+    std::string m = "'" + key + "' names " + std::to_string(rows.size()) + " runs (";
+    for (size_t i = 0; i < rows.size(); ++i) m += (i ? ", " : "") + rows[i].id;
+    m += "); give the id";
+    return Status(StatusCode::kInvalidArgument, std::move(m));
   }
   return rows[0];
 }
@@ -490,12 +450,11 @@ std::optional<SweepRow> RunIndex::sweep(const std::string& id) const {
   return r;
 }
 
-std::string index_finished_run(const fs::path& index_file, const fs::path& run_dir) {
-  std::string error;
-  auto idx = RunIndex::open(index_file, &error);
-  if (!idx) return error;
-  if (!idx->add_run(run_dir, &error)) return error;
-  return "";
+Status index_finished_run(const fs::path& index_file, const fs::path& run_dir) {
+  const Result<std::unique_ptr<RunIndex>> idx = RunIndex::open(index_file);
+  if (!idx.ok()) return idx.status();
+  (*idx)->leave_checkpoint_to_next_connection();
+  return (*idx)->add_run(run_dir);
 }
 
 ReindexResult reindex(const fs::path& runs_dir) {
@@ -509,20 +468,26 @@ ReindexResult reindex(const fs::path& runs_dir) {
   const fs::path tmp = runs_dir / ("index.sqlite.reindex-" + std::to_string(::getpid()));
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(tmp.string() + suffix, ec);
   {
-    auto idx = RunIndex::open(tmp, &r.error);
-    if (!idx) return r;
-    if (!idx->begin(&r.error)) return r;
+    Result<std::unique_ptr<RunIndex>> opened = RunIndex::open(tmp);
+    if (!opened.ok()) {
+      r.error = opened.status().message();
+      return r;
+    }
+    const std::unique_ptr<RunIndex> idx = std::move(opened).value();
+    if (Status s = idx->begin(); !s.ok()) {
+      r.error = s.message();
+      return r;
+    }
     std::vector<fs::path> entries;
     for (const auto& e : fs::directory_iterator(runs_dir, ec)) {
       if (e.is_directory(ec)) entries.push_back(e.path());
     }
     std::sort(entries.begin(), entries.end());
     const auto add = [&](const fs::path& d) {
-      std::string error;
-      if (idx->add_run(d, &error)) {
+      if (const Status s = idx->add_run(d); s.ok()) {
         ++r.runs;
       } else {
-        r.skipped.push_back(error);
+        r.skipped.push_back(s.message());
       }
     };
     for (const fs::path& d : entries) {
@@ -531,12 +496,12 @@ ReindexResult reindex(const fs::path& runs_dir) {
         continue;
       }
       if (!fs::exists(d / kSweepPlanFile, ec)) continue;
-      json plan;
-      std::string error;
-      if (!read_json(d / kSweepPlanFile, &plan, &error)) {
-        r.skipped.push_back(error);
+      const Result<json> read = read_json(d / kSweepPlanFile);
+      if (!read.ok()) {
+        r.skipped.push_back(read.status().message());
         continue;
       }
+      const json& plan = *read;
       SweepRow sw;
       sw.id = plan.value("sweep_id", d.filename().string());
       sw.scenario = plan.value("scenario", json::object()).value("name", "");
@@ -544,8 +509,8 @@ ReindexResult reindex(const fs::path& runs_dir) {
       sw.created_utc = plan.value("created_utc", "");
       sw.points = static_cast<int64_t>(plan.value("points", json::array()).size());
       sw.plan = plan;
-      if (!idx->add_sweep(sw, &error)) {
-        r.error = error;
+      if (const Status s = idx->add_sweep(sw); !s.ok()) {
+        r.error = s.message();
         return r;
       }
       ++r.sweeps;
@@ -556,7 +521,10 @@ ReindexResult reindex(const fs::path& runs_dir) {
       std::sort(points.begin(), points.end());
       for (const fs::path& p : points) add(p);
     }
-    if (!idx->commit(&r.error)) return r;
+    if (const Status s = idx->commit(); !s.ok()) {
+      r.error = s.message();
+      return r;
+    }
   }
   for (const char* suffix : {"-wal", "-shm", ""}) fs::remove(target.string() + suffix, ec);
   fs::rename(tmp, target, ec);

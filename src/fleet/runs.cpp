@@ -15,40 +15,36 @@ namespace fieldproof::fleet {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::optional<json> read_run(const fs::path& dir, std::string* error) {
+Result<json> read_run(const fs::path& dir) {
   std::ifstream in(dir / "run.json");
-  if (!in) {
-    *error = (dir / "run.json").string() + ": cannot be read";
-    return std::nullopt;
-  }
+  if (!in) return Status(StatusCode::kIoError, (dir / "run.json").string() + ": cannot be read");
   json j = json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    *error = (dir / "run.json").string() + ": not a run record (not a JSON object)";
-    return std::nullopt;
+    return Status(StatusCode::kCorrupt,
+                  (dir / "run.json").string() + ": not a run record (not a JSON object)");
   }
   return j;
 }
 
-std::optional<fs::path> resolve_run(const fs::path& runs_dir, const std::string& run,
-                                    std::string* error) {
+Result<fs::path> resolve_run(const fs::path& runs_dir, const std::string& run) {
   std::error_code ec;
   if (fs::exists(fs::path(run) / "run.json", ec)) return fs::path(run);
   const fs::path index_file = runs_dir / "index.sqlite";
   std::string why;
   if (fs::exists(index_file, ec)) {
-    if (auto idx = RunIndex::open(index_file, &why)) {
-      std::string e;
-      if (auto row = idx->find(run, &e)) return idx->run_dir(*row);
-      if (e.find("names") != std::string::npos) {  // ambiguous: say so, do not guess
-        *error = e;
-        return std::nullopt;
-      }
+    if (const auto idx = RunIndex::open(index_file); idx.ok()) {
+      const Result<RunRow> row = (*idx)->find(run);
+      if (row.ok()) return (*idx)->run_dir(*row);
+      // Ambiguous: say so, do not guess.
+      if (row.status().code() == StatusCode::kInvalidArgument) return row.status();
+    } else {
+      why = idx.status().message();
     }
   }
   if (fs::exists(runs_dir / run / "run.json", ec)) return runs_dir / run;
-  *error = "'" + run + "': no such run (neither a run directory nor a run in " +
-           index_file.string() + (why.empty() ? "" : ": " + why) + ")";
-  return std::nullopt;
+  return Status(StatusCode::kNotFound,
+                "'" + run + "': no such run (neither a run directory nor a run in " +
+                    index_file.string() + (why.empty() ? "" : ": " + why) + ")");
 }
 
 namespace {
@@ -197,8 +193,7 @@ std::string render_diff(const json& d, bool color) {
   return o.str();
 }
 
-std::optional<std::string> parse_since(const std::string& text, int64_t now_utc_ns,
-                                       std::string* error) {
+Result<std::string> parse_since(const std::string& text, int64_t now_utc_ns) {
   static const std::regex age(R"(^([0-9]+)([smhd])$)");
   static const std::regex date(R"(^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}(:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?)?Z?)?$)");
   std::smatch m;
@@ -211,9 +206,9 @@ std::optional<std::string> parse_since(const std::string& text, int64_t now_utc_
   }
   // Without its 'Z', so that "...T10:00:00" sorts before "...T10:00:00.123Z".
   if (std::regex_match(text, date)) return text.back() == 'Z' ? text.substr(0, text.size() - 1) : text;
-  *error = "--since '" + text + "': expected a date (2026-12-01), a UTC date-time "
-           "(2026-12-01T10:00:00Z) or an age (30m, 2h, 7d)";
-  return std::nullopt;
+  return Status(StatusCode::kInvalidArgument,
+                "--since '" + text + "': expected a date (2026-12-01), a UTC date-time "
+                "(2026-12-01T10:00:00Z) or an age (30m, 2h, 7d)");
 }
 
 }  // namespace fieldproof::fleet

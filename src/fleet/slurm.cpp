@@ -207,23 +207,23 @@ namespace {
 void gather_index(const fs::path& runs_dir, const fs::path& dir, const std::string& sweep_id,
                   const json& plan, std::vector<std::string>* warnings) {
   const json& points = plan["points"];
-  std::string e;
-  auto idx = RunIndex::open(runs_dir / "index.sqlite", &e);
-  if (!idx || !idx->begin(&e)) {
-    warnings->push_back("run index: " + e + " (`fieldproof runs reindex` rebuilds it)");
-    return;
-  }
+  const auto warn = [warnings](const Status& s) {
+    warnings->push_back("run index: " + s.message() + " (`fieldproof runs reindex` rebuilds it)");
+  };
+  const Result<std::unique_ptr<RunIndex>> opened = RunIndex::open(runs_dir / "index.sqlite");
+  if (!opened.ok()) return warn(opened.status());
+  RunIndex& idx = **opened;
+  if (Status s = idx.begin(); !s.ok()) return warn(s);
   SweepRow row{sweep_id, plan["scenario"].value("name", ""), plan["scenario"].value("file", ""),
                plan.value("created_utc", ""), static_cast<int64_t>(points.size()), plan};
-  bool ok = idx->add_sweep(row, &e);
+  Status s = idx.add_sweep(row);
   for (const json& p : points) {
     const fs::path pdir = dir / p.value("id", "");
     std::error_code ec;
-    if (ok && fs::exists(pdir / "run.json", ec)) ok = idx->add_run(pdir, &e);
+    if (s.ok() && fs::exists(pdir / "run.json", ec)) s = idx.add_run(pdir);
   }
-  if (!ok || !idx->commit(&e)) {
-    warnings->push_back("run index: " + e + " (`fieldproof runs reindex` rebuilds it)");
-  }
+  if (s.ok()) s = idx.commit();
+  if (!s.ok()) warn(s);
 }
 
 // The batch script of one submission, <sweep>/slurm/submit-<n>.sbatch: every path absolute, since
@@ -258,7 +258,7 @@ std::optional<fs::path> write_batch_script(const fs::path& sdir, const json& pla
 void record_submission(const fs::path& sdir, const std::string& job, const std::string& array,
                        int shards, const fs::path& script, const std::vector<std::string>& argv) {
   json jobs = json::array();
-  if (auto j = read_json_object(sdir / "jobs.json")) {
+  if (const Result<json> j = read_json_object(sdir / "jobs.json"); j.ok()) {
     if (j->contains("jobs")) jobs = (*j)["jobs"];
   }
   jobs.push_back({{"job_id", job},

@@ -126,28 +126,17 @@ double percentile(const std::vector<double>& v, double q) {
   return v[i] + f * (v[i + 1] - v[i]);
 }
 
-SweepReport summarize_sweep(const fs::path& sweep_dir) {
-  SweepReport rep;
-  const auto plan = read_json_object(sweep_dir / kSweepPlanFile);
-  if (!plan) {
-    rep.error = (sweep_dir / kSweepPlanFile).string() +
-                ": missing or not JSON (is this a sweep? `fieldproof runs list` shows the sweeps' "
-                "points)";
-    return rep;
-  }
-  json& d = rep.data;
-  d["sweep_id"] = plan->value("sweep_id", sweep_dir.filename().string());
-  d["scenario"] = plan->value("scenario", json::object());
-  d["created_utc"] = plan->value("created_utc", "");
-  d["seeds"] = plan->value("seeds", json::array());
-  d["params"] = plan->value("params", json::array());
-  d["repeat"] = plan->value("repeat", 1);
-  d["max_rtf"] = plan->value("max_rtf", json());
-  const json points = plan->value("points", json::array());
-  size_t finished = 0, passed = 0;
-  json pts = json::array();
-  json failing = json::array();
-  json not_run = json::array();
+namespace {
+
+// What the finished points add up to, gathered point by point in plan order.
+struct SweepTally {
+  size_t finished = 0;
+  size_t passed = 0;
+  double wall_sum = 0;
+  json points = json::array();   // every planned point, with its outcome
+  json failing = json::array();  // the failed points, with the command reproducing each
+  json not_run = json::array();  // ids of the points without a finished run
+  // assertion name -> (type, status -> count), and the names in first-seen order
   std::map<std::string, std::pair<std::string, std::map<std::string, size_t>>> per_assertion;
   std::vector<std::string> assertion_order;
   std::map<std::string, std::vector<double>> kpi_values;
@@ -156,157 +145,232 @@ SweepReport summarize_sweep(const fs::path& sweep_dir) {
   // (param index, value) -> (total, passed)
   std::map<std::pair<size_t, std::string>, std::pair<size_t, size_t>> per_value;
   std::map<std::pair<int64_t, size_t>, std::vector<size_t>> groups;  // (seed, combination)
-  const json params = d["params"];
-  double wall_sum = 0;
-  for (const json& p : points) {
+};
+
+// The sweep's own fields, from its plan.
+void describe_sweep(const json& plan, const fs::path& sweep_dir, json* d) {
+  (*d)["sweep_id"] = plan.value("sweep_id", sweep_dir.filename().string());
+  (*d)["scenario"] = plan.value("scenario", json::object());
+  (*d)["created_utc"] = plan.value("created_utc", "");
+  (*d)["seeds"] = plan.value("seeds", json::array());
+  (*d)["params"] = plan.value("params", json::array());
+  (*d)["repeat"] = plan.value("repeat", 1);
+  (*d)["max_rtf"] = plan.value("max_rtf", json());
+}
+
+// A finished run's assertions into the tally; the ones that did not pass.
+json tally_assertions(const json& run, SweepTally* t) {
+  json failed = json::array();
+  for (const json& a : run.value("assertions", json::array())) {
+    const std::string name = a.value("name", "");
+    if (!t->per_assertion.count(name)) t->assertion_order.push_back(name);
+    auto& pa = t->per_assertion[name];
+    pa.first = a.value("type", "");
+    pa.second[a.value("status", "")] += 1;
+    if (a.value("status", "") != "passed") {
+      failed.push_back(
+          {{"name", name}, {"status", a.value("status", "")}, {"reason", a.value("reason", "")}});
+    }
+  }
+  return failed;
+}
+
+// A finished run's numeric KPIs into the tally; them as the point's map.
+json tally_kpis(const json& run, SweepTally* t) {
+  json kpis = json::object();
+  const json run_kpis = run.value("kpis", json::object());
+  for (const auto& [name, k] : run_kpis.items()) {
+    const json v = k.is_object() ? k.value("value", json()) : k;
+    if (!v.is_number()) continue;
+    if (!t->kpi_values.count(name)) t->kpi_order.push_back(name);
+    t->kpi_values[name].push_back(v.get<double>());
+    if (k.is_object()) t->kpi_units[name] = k.value("unit", "");
+    kpis[name] = v;
+  }
+  return kpis;
+}
+
+// One planned point `p` and its finished run into the tally.
+void tally_finished_point(const json& p, const json& run, const json& params, json pt,
+                          SweepTally* t) {
+  ++t->finished;
+  const std::string status = run.value("status", "");
+  const bool ok = status == "passed";
+  if (ok) ++t->passed;
+  pt["status"] = status;
+  pt["verdict"] = run.value("verdict", "");
+  pt["reason"] = run.value("reason", "");
+  const double wall = run.value("durations", json::object()).value("wall_s", 0.0);
+  pt["wall_s"] = wall;
+  t->wall_sum += wall;
+  const json failed_assertions = tally_assertions(run, t);
+  pt["failed_assertions"] = failed_assertions;
+  pt["kpis"] = tally_kpis(run, t);
+  const json ov = p.value("overrides", json::array());
+  for (size_t i = 0; i < params.size(); ++i) {
+    for (const json& o : ov) {
+      if (o.value("path", "") != params[i].value("path", "")) continue;
+      auto& pv = t->per_value[{i, o.value("value", "")}];
+      ++pv.first;
+      if (ok) ++pv.second;
+    }
+  }
+  t->groups[{p.value("seed", int64_t{0}), p.value("combination", size_t{0})}].push_back(
+      t->points.size());
+  if (!ok) {
+    t->failing.push_back({{"id", p.value("id", "")},
+                          {"seed", p.value("seed", int64_t{0})},
+                          {"overrides", ov},
+                          {"status", status},
+                          {"reason", pt["reason"]},
+                          {"failed_assertions", failed_assertions},
+                          {"command", pt["command"]}});
+  }
+  t->points.push_back(std::move(pt));
+}
+
+// Every planned point: its run.json read from the sweep's folder, or "not_run".
+SweepTally tally_points(const json& plan, const fs::path& sweep_dir, const json& params) {
+  SweepTally t;
+  for (const json& p : plan.value("points", json::array())) {
     const std::string id = p.value("id", "");
     json pt = p;
-    pt["command"] = reproduce_command(*plan, p);
+    pt["command"] = reproduce_command(plan, p);
     pt["run_dir"] = (sweep_dir / id).string();
-    const auto run = read_json_object(sweep_dir / id / "run.json");
-    if (!run || run->value("status", "") == "interrupted") {
+    const Result<json> run = read_json_object(sweep_dir / id / "run.json");
+    if (!run.ok() || run->value("status", "") == "interrupted") {
       pt["status"] = "not_run";
-      not_run.push_back(id);
-      pts.push_back(pt);
+      t.not_run.push_back(id);
+      t.points.push_back(pt);
       continue;
     }
-    ++finished;
-    const std::string status = run->value("status", "");
-    const bool ok = status == "passed";
-    if (ok) ++passed;
-    pt["status"] = status;
-    pt["verdict"] = run->value("verdict", "");
-    pt["reason"] = run->value("reason", "");
-    const double wall = run->value("durations", json::object()).value("wall_s", 0.0);
-    pt["wall_s"] = wall;
-    wall_sum += wall;
-    json failed_assertions = json::array();
-    for (const json& a : run->value("assertions", json::array())) {
-      const std::string name = a.value("name", "");
-      if (!per_assertion.count(name)) assertion_order.push_back(name);
-      auto& pa = per_assertion[name];
-      pa.first = a.value("type", "");
-      pa.second[a.value("status", "")] += 1;
-      if (a.value("status", "") != "passed") {
-        failed_assertions.push_back(
-            {{"name", name}, {"status", a.value("status", "")}, {"reason", a.value("reason", "")}});
-      }
-    }
-    pt["failed_assertions"] = failed_assertions;
-    json kpis = json::object();
-    const json run_kpis = run->value("kpis", json::object());
-    for (const auto& [name, k] : run_kpis.items()) {
-      const json v = k.is_object() ? k.value("value", json()) : k;
-      if (!v.is_number()) continue;
-      if (!kpi_values.count(name)) kpi_order.push_back(name);
-      kpi_values[name].push_back(v.get<double>());
-      if (k.is_object()) kpi_units[name] = k.value("unit", "");
-      kpis[name] = v;
-    }
-    pt["kpis"] = kpis;
-    const json ov = p.value("overrides", json::array());
-    for (size_t i = 0; i < params.size(); ++i) {
-      for (const json& o : ov) {
-        if (o.value("path", "") != params[i].value("path", "")) continue;
-        auto& pv = per_value[{i, o.value("value", "")}];
-        ++pv.first;
-        if (ok) ++pv.second;
-      }
-    }
-    groups[{p.value("seed", int64_t{0}), p.value("combination", size_t{0})}].push_back(pts.size());
-    if (!ok) {
-      failing.push_back({{"id", id},
-                         {"seed", p.value("seed", int64_t{0})},
-                         {"overrides", ov},
-                         {"status", status},
-                         {"reason", pt["reason"]},
-                         {"failed_assertions", failed_assertions},
-                         {"command", pt["command"]}});
-    }
-    pts.push_back(pt);
+    tally_finished_point(p, *run, params, std::move(pt), &t);
   }
-  const Interval ci = wilson_interval(passed, finished);
-  d["summary"] = {{"planned", points.size()},
-                  {"finished", finished},
-                  {"passed", passed},
-                  {"failed", finished - passed},
-                  {"not_run", not_run.size()},
-                  {"pass_rate", finished ? static_cast<double>(passed) / static_cast<double>(finished) : 0.0},
-                  {"confidence", {{"level", 0.95}, {"method", "wilson"}, {"low", ci.low}, {"high", ci.high}}},
-                  {"points_wall_s", round_to(wall_sum, 1e-3)}};
+  return t;
+}
+
+json summary_of(const SweepTally& t, size_t planned) {
+  const Interval ci = wilson_interval(t.passed, t.finished);
+  return {{"planned", planned},
+          {"finished", t.finished},
+          {"passed", t.passed},
+          {"failed", t.finished - t.passed},
+          {"not_run", t.not_run.size()},
+          {"pass_rate",
+           t.finished ? static_cast<double>(t.passed) / static_cast<double>(t.finished) : 0.0},
+          {"confidence", {{"level", 0.95}, {"method", "wilson"}, {"low", ci.low}, {"high", ci.high}}},
+          {"points_wall_s", round_to(t.wall_sum, 1e-3)}};
+}
+
+json assertions_of(const SweepTally& t) {
   json as = json::array();
-  for (const auto& name : assertion_order) {
-    const auto& [type, counts] = per_assertion[name];
+  for (const auto& name : t.assertion_order) {
+    const auto& [type, counts] = t.per_assertion.at(name);
     size_t total = 0;
     for (const auto& [s, n] : counts) total += n;
     const size_t ok = counts.count("passed") ? counts.at("passed") : 0;
     as.push_back({{"name", name}, {"type", type}, {"total", total}, {"passed", ok},
                   {"not_passed", total - ok}, {"by_status", counts}});
   }
-  d["assertions"] = as;
+  return as;
+}
+
+json kpis_of(const SweepTally& t) {
   json ks = json::array();
-  for (const auto& name : kpi_order) {
-    json k = distribution(kpi_values[name]);
+  for (const auto& name : t.kpi_order) {
+    json k = distribution(t.kpi_values.at(name));
     k["name"] = name;
-    k["unit"] = kpi_units[name];
+    const auto unit = t.kpi_units.find(name);
+    k["unit"] = unit == t.kpi_units.end() ? std::string() : unit->second;
     ks.push_back(k);
   }
-  d["kpis"] = ks;
+  return ks;
+}
+
+// Pass rate per parameter value, with its interval.
+json by_parameter(const json& params, const SweepTally& t) {
   json pv = json::array();
   for (size_t i = 0; i < params.size(); ++i) {
     json vals = json::array();
     for (const json& v : params[i].value("values", json::array())) {
-      const auto it = per_value.find({i, v.get<std::string>()});
-      const size_t t = it == per_value.end() ? 0 : it->second.first;
-      const size_t ok = it == per_value.end() ? 0 : it->second.second;
-      const Interval c = wilson_interval(ok, t);
-      vals.push_back({{"value", v}, {"total", t}, {"passed", ok},
-                      {"pass_rate", t ? static_cast<double>(ok) / static_cast<double>(t) : 0.0},
+      const auto it = t.per_value.find({i, v.get<std::string>()});
+      const size_t n = it == t.per_value.end() ? 0 : it->second.first;
+      const size_t ok = it == t.per_value.end() ? 0 : it->second.second;
+      const Interval c = wilson_interval(ok, n);
+      vals.push_back({{"value", v}, {"total", n}, {"passed", ok},
+                      {"pass_rate", n ? static_cast<double>(ok) / static_cast<double>(n) : 0.0},
                       {"low", c.low}, {"high", c.high}});
     }
     pv.push_back({{"path", params[i].value("path", "")}, {"values", vals}});
   }
-  d["by_parameter"] = pv;
-  json nondet = json::array();
-  if (d["repeat"].get<int>() > 1) {
-    for (const auto& [key, idx] : groups) {
-      if (idx.size() < 2) continue;
-      std::string why;
-      std::set<std::string> statuses;
-      for (const size_t i : idx) statuses.insert(pts[i].value("status", ""));
-      if (statuses.size() > 1) {
-        why = "verdicts differ";
-      } else {
-        for (size_t k = 1; k < idx.size() && why.empty(); ++k) {
-          const auto c = engine::compare_streams(pts[idx[0]].value("run_dir", ""),
-                                                 pts[idx[k]].value("run_dir", ""));
-          if (!c.ok) {
-            why = "the streams could not be compared: " + c.error;
-          } else if (c.difference) {
-            why = "the " + c.source + " of " + pts[idx[0]].value("id", "") + " and " +
-                  pts[idx[k]].value("id", "") + " differ at message " +
-                  std::to_string(c.difference->index) + " (" + c.difference->topic_a + ")";
-          }
-        }
-      }
-      if (why.empty()) continue;
-      json reps = json::array();
-      for (const size_t i : idx) {
-        reps.push_back({{"id", pts[i].value("id", "")}, {"status", pts[i].value("status", "")}});
-      }
-      nondet.push_back({{"seed", key.first},
-                        {"combination", key.second},
-                        {"overrides", pts[idx[0]].value("overrides", json::array())},
-                        {"repetitions", reps},
-                        {"why", why},
-                        {"command", pts[idx[0]].value("command", "")}});
+  return pv;
+}
+
+// Why the repetitions `idx` (positions in `pts`) of one (seed, values) disagree; "" when they
+// agree in verdict and in their ordered message stream.
+std::string disagreement(const json& pts, const std::vector<size_t>& idx) {
+  std::set<std::string> statuses;
+  for (const size_t i : idx) statuses.insert(pts[i].value("status", ""));
+  if (statuses.size() > 1) return "verdicts differ";
+  for (size_t k = 1; k < idx.size(); ++k) {
+    const auto c = engine::compare_streams(pts[idx[0]].value("run_dir", ""),
+                                           pts[idx[k]].value("run_dir", ""));
+    if (!c.ok) return "the streams could not be compared: " + c.error;
+    if (c.difference) {
+      return "the " + c.source + " of " + pts[idx[0]].value("id", "") + " and " +
+             pts[idx[k]].value("id", "") + " differ at message " +
+             std::to_string(c.difference->index) + " (" + c.difference->topic_a + ")";
     }
   }
-  d["nondeterministic"] = nondet;
-  d["failing"] = failing;
-  d["not_run"] = not_run;
-  d["points"] = pts;
-  return rep;
+  return "";
+}
+
+// With repetitions, the (seed, values) groups whose runs disagree.
+json nondeterministic_groups(const SweepTally& t) {
+  json nondet = json::array();
+  const json& pts = t.points;
+  for (const auto& [key, idx] : t.groups) {
+    if (idx.size() < 2) continue;
+    const std::string why = disagreement(pts, idx);
+    if (why.empty()) continue;
+    json reps = json::array();
+    for (const size_t i : idx) {
+      reps.push_back({{"id", pts[i].value("id", "")}, {"status", pts[i].value("status", "")}});
+    }
+    nondet.push_back({{"seed", key.first},
+                      {"combination", key.second},
+                      {"overrides", pts[idx[0]].value("overrides", json::array())},
+                      {"repetitions", reps},
+                      {"why", why},
+                      {"command", pts[idx[0]].value("command", "")}});
+  }
+  return nondet;
+}
+
+}  // namespace
+
+// The stages: the plan read, every point tallied, then each section summed from the tally.
+Result<json> summarize_sweep(const fs::path& sweep_dir) {
+  const Result<json> plan = read_json_object(sweep_dir / kSweepPlanFile);
+  if (!plan.ok()) {
+    return Status(StatusCode::kNotFound,
+                  (sweep_dir / kSweepPlanFile).string() +
+                      ": missing or not JSON (is this a sweep? `fieldproof runs list` shows the "
+                      "sweeps' points)");
+  }
+  json d;
+  describe_sweep(*plan, sweep_dir, &d);
+  const json params = d["params"];
+  SweepTally t = tally_points(*plan, sweep_dir, params);
+  d["summary"] = summary_of(t, plan->value("points", json::array()).size());
+  d["assertions"] = assertions_of(t);
+  d["kpis"] = kpis_of(t);
+  d["by_parameter"] = by_parameter(params, t);
+  d["nondeterministic"] = d["repeat"].get<int>() > 1 ? nondeterministic_groups(t) : json::array();
+  d["failing"] = std::move(t.failing);
+  d["not_run"] = std::move(t.not_run);
+  d["points"] = std::move(t.points);
+  return d;
 }
 
 std::string render_sweep_md(const json& d) {
@@ -541,19 +605,18 @@ std::string render_sweep_html(const json& d) {
   return o.str();
 }
 
-std::string write_sweep_report(const SweepReport& r, const fs::path& dir) {
-  if (!r.ok()) return r.error;
+Status write_sweep_report(const json& data, const fs::path& dir) {
   const std::vector<std::pair<const char*, std::string>> files = {
-      {"sweep.json", r.data.dump(2) + "\n"},
-      {"sweep.md", render_sweep_md(r.data)},
-      {"junit.xml", render_sweep_junit(r.data)},
-      {"sweep.html", render_sweep_html(r.data)}};
+      {"sweep.json", data.dump(2) + "\n"},
+      {"sweep.md", render_sweep_md(data)},
+      {"junit.xml", render_sweep_junit(data)},
+      {"sweep.html", render_sweep_html(data)}};
   for (const auto& [name, text] : files) {
     std::ofstream out(dir / name);
     out << text;
-    if (!out) return (dir / name).string() + ": cannot be written";
+    if (!out) return {StatusCode::kIoError, (dir / name).string() + ": cannot be written"};
   }
-  return "";
+  return {};
 }
 
 }  // namespace fieldproof::fleet

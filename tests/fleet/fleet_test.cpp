@@ -117,19 +117,22 @@ TEST(Overrides, MalformedTextIsRefused) {
 }
 
 TEST(Seeds, RangesAndLists) {
-  std::string e;
-  EXPECT_EQ(fleet::parse_seed_range("3..5", &e), (std::vector<int64_t>{3, 4, 5}));
-  EXPECT_EQ(fleet::parse_seed_range("7", &e), (std::vector<int64_t>{7}));
-  EXPECT_FALSE(fleet::parse_seed_range("5..3", &e));
-  EXPECT_NE(e.find("empty"), std::string::npos);
-  EXPECT_FALSE(fleet::parse_seed_range("a..3", &e));
-  EXPECT_FALSE(fleet::parse_seed_range("0..2147483648", &e));
+  EXPECT_EQ(fleet::parse_seed_range("3..5").value(), (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(fleet::parse_seed_range("7").value(), (std::vector<int64_t>{7}));
+  const auto empty = fleet::parse_seed_range("5..3");
+  EXPECT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(empty.status().message().find("empty"), std::string::npos);
+  EXPECT_FALSE(fleet::parse_seed_range("a..3").ok());
+  EXPECT_FALSE(fleet::parse_seed_range("0..2147483648").ok());
   const fs::path d = fresh_dir("seeds");
   std::ofstream(d / "list") << "# seeds\n4\n\n12  # slow one\nx\n";
-  EXPECT_FALSE(fleet::read_seed_list(d / "list", &e));
-  EXPECT_NE(e.find(":5:"), std::string::npos) << e;
+  const auto bad = fleet::read_seed_list(d / "list");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(":5:"), std::string::npos) << bad.status().message();
   std::ofstream(d / "list2") << "4\n12\n";
-  EXPECT_EQ(fleet::read_seed_list(d / "list2", &e), (std::vector<int64_t>{4, 12}));
+  EXPECT_EQ(fleet::read_seed_list(d / "list2").value(), (std::vector<int64_t>{4, 12}));
+  EXPECT_EQ(fleet::read_seed_list(d / "absent").status().code(), StatusCode::kIoError);
 }
 
 TEST(Sweep, TheMatrixIsSeedsTimesValuesTimesRepetitions) {
@@ -144,11 +147,10 @@ TEST(Sweep, TheMatrixIsSeedsTimesValuesTimesRepetitions) {
   EXPECT_EQ(pts.back().id, "s2-p5-r1");
   EXPECT_EQ(pts.back().overrides[0].value, "2");
   EXPECT_EQ(pts.back().overrides[1].value, "z");
-  std::string e;
-  EXPECT_FALSE(fleet::parse_param("time.rtf=1,,2", &e));
-  EXPECT_FALSE(fleet::parse_param("time.rtf", &e));
-  const auto p = fleet::parse_param("time.rtf=0,2", &e);
-  ASSERT_TRUE(p);
+  EXPECT_FALSE(fleet::parse_param("time.rtf=1,,2").ok());
+  EXPECT_FALSE(fleet::parse_param("time.rtf").ok());
+  const auto p = fleet::parse_param("time.rtf=0,2");
+  ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->values, (std::vector<std::string>{"0", "2"}));
 }
 
@@ -214,24 +216,32 @@ TEST(RunIndex, AddsListsAndFindsRuns) {
   const fs::path d = fresh_dir("index");
   write_run(d / "a-1", make_run("a-1", "passed", 1, 0.4, "2026-12-01T10:00:00.000Z"));
   write_run(d / "a-2", make_run("a-2", "failed", 2, 0.6, "2026-12-01T11:00:00.000Z"));
-  std::string e;
-  auto idx = fleet::RunIndex::open(d / "index.sqlite", &e);
-  ASSERT_TRUE(idx) << e;
-  ASSERT_TRUE(idx->add_run(d / "a-1", &e)) << e;
-  ASSERT_TRUE(idx->add_run(d / "a-2", &e)) << e;
-  ASSERT_TRUE(idx->add_run(d / "a-2", &e)) << e;  // again: replaced, not doubled
-  EXPECT_EQ(idx->list({}).size(), 2u);
+  auto opened = fleet::RunIndex::open(d / "index.sqlite");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  const auto idx = std::move(opened).value();
+  for (const char* run : {"a-1", "a-2", "a-2"}) {  // a-2 again: replaced, not doubled
+    const Status s = idx->add_run(d / run);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  EXPECT_EQ(idx->list({}).value().size(), 2u);
   fleet::RunFilter f;
   f.status = "failed";
-  const auto failed = idx->list(f);
+  const auto failed = idx->list(f).value();
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0].id, "a-2");
   EXPECT_EQ(failed[0].seed, 2);
   f = {};
   f.since_utc = "2026-12-01T10:30:00";
-  EXPECT_EQ(idx->list(f).size(), 1u);
-  EXPECT_TRUE(idx->find("a-1"));
-  EXPECT_FALSE(idx->find("nope", &e));
+  EXPECT_EQ(idx->list(f).value().size(), 1u);
+  EXPECT_TRUE(idx->find("a-1").ok());
+  const auto nope = idx->find("nope");
+  EXPECT_FALSE(nope.ok());
+  EXPECT_EQ(nope.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(nope.status().message(), "no run 'nope' in " + (d / "index.sqlite").string());
+  // Nothing to add: the error names the missing run.json.
+  const Status missing = idx->add_run(d / "absent");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("run.json: cannot be read"), std::string::npos) << missing.message();
 }
 
 TEST(RunIndex, ASweepPointKnowsItsSweep) {
@@ -240,40 +250,66 @@ TEST(RunIndex, ASweepPointKnowsItsSweep) {
   std::ofstream(d / "sw" / fleet::kSweepPlanFile)
       << json{{"sweep_id", "sw"}, {"points", {{{"id", "s3"}, {"seed", 3}}}}}.dump();
   write_run(d / "sw" / "s3", make_run("s3", "passed", 3, 0.4));
-  ASSERT_EQ(fleet::index_finished_run(d / "index.sqlite", d / "sw" / "s3"), "");
-  std::string e;
-  auto idx = fleet::RunIndex::open(d / "index.sqlite", &e);
+  const Status added = fleet::index_finished_run(d / "index.sqlite", d / "sw" / "s3");
+  ASSERT_TRUE(added.ok()) << added.message();
+  auto idx = fleet::RunIndex::open(d / "index.sqlite");
+  ASSERT_TRUE(idx.ok()) << idx.status().message();
   fleet::RunFilter f;
   f.sweep_id = "sw";
-  const auto rows = idx->list(f);
+  const auto rows = (*idx)->list(f).value();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].id, "sw/s3");
   EXPECT_EQ(rows[0].point_id, "s3");
+}
+
+TEST(RunIndex, TheRunHookLeavesItsRowsInTheLogForTheNextConnection) {
+  const fs::path d = fresh_dir("index_wal");
+  write_run(d / "a-1", make_run("a-1", "passed", 1, 0.4));
+  write_run(d / "a-2", make_run("a-2", "failed", 2, 0.6));
+  for (const char* run : {"a-1", "a-2"}) {
+    const Status s = fleet::index_finished_run(d / "index.sqlite", d / run);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  // No checkpoint at the hook's close: the rows are in the write-ahead log, not yet in the file.
+  std::error_code ec;
+  EXPECT_GT(fs::file_size(d / "index.sqlite-wal", ec), 0u);
+  {
+    auto idx = fleet::RunIndex::open(d / "index.sqlite");
+    ASSERT_TRUE(idx.ok()) << idx.status().message();
+    EXPECT_EQ((*idx)->list({}).value().size(), 2u);
+  }
+  // An ordinary connection, closing last, checkpoints them into index.sqlite and drops the log.
+  EXPECT_FALSE(fs::exists(d / "index.sqlite-wal", ec));
+  for (const char* s : {"-wal", "-shm"}) fs::remove(d / (std::string("index.sqlite") + s), ec);
+  auto idx = fleet::RunIndex::open(d / "index.sqlite");
+  ASSERT_TRUE(idx.ok()) << idx.status().message();
+  EXPECT_EQ((*idx)->list({}).value().size(), 2u);
 }
 
 TEST(RunIndex, ADamagedFileIsRefusedAndReindexRebuildsIt) {
   const fs::path d = fresh_dir("corrupt");
   write_run(d / "a-1", make_run("a-1", "passed", 1, 0.4));
   std::ofstream(d / "index.sqlite") << std::string(8192, 'x');
-  std::string e;
-  fleet::OpenError why = fleet::OpenError::kNone;
-  EXPECT_FALSE(fleet::RunIndex::open(d / "index.sqlite", &e, &why));
-  EXPECT_EQ(why, fleet::OpenError::kCorrupt);
-  EXPECT_NE(e.find("reindex"), std::string::npos) << e;
+  const auto damaged = fleet::RunIndex::open(d / "index.sqlite");
+  EXPECT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(damaged.status().message().find("reindex"), std::string::npos)
+      << damaged.status().message();
   // The hook does not write into it either.
-  EXPECT_NE(fleet::index_finished_run(d / "index.sqlite", d / "a-1"), "");
+  const Status hook = fleet::index_finished_run(d / "index.sqlite", d / "a-1");
+  EXPECT_FALSE(hook.ok());
+  EXPECT_NE(hook.message(), "");
   const auto r = fleet::reindex(d);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.runs, 1u);
-  auto idx = fleet::RunIndex::open(d / "index.sqlite", &e);
-  ASSERT_TRUE(idx) << e;
-  EXPECT_EQ(idx->list({}).size(), 1u);
+  auto idx = fleet::RunIndex::open(d / "index.sqlite");
+  ASSERT_TRUE(idx.ok()) << idx.status().message();
+  EXPECT_EQ((*idx)->list({}).value().size(), 1u);
 }
 
 TEST(RunIndex, ANewerSchemaIsRefused) {
   const fs::path d = fresh_dir("newer");
-  std::string e;
-  { ASSERT_TRUE(fleet::RunIndex::open(d / "index.sqlite", &e)); }
+  { ASSERT_TRUE(fleet::RunIndex::open(d / "index.sqlite").ok()); }
   // As a newer fieldproof would leave it (user_version: the header's big-endian int at 60).
   {
     std::fstream f(d / "index.sqlite", std::ios::in | std::ios::out | std::ios::binary);
@@ -282,10 +318,10 @@ TEST(RunIndex, ANewerSchemaIsRefused) {
     f.write(v, 4);
   }
   for (const char* s : {"-wal", "-shm"}) fs::remove(d / (std::string("index.sqlite") + s));
-  fleet::OpenError why = fleet::OpenError::kNone;
-  EXPECT_FALSE(fleet::RunIndex::open(d / "index.sqlite", &e, &why));
-  EXPECT_EQ(why, fleet::OpenError::kNewerSchema);
-  EXPECT_NE(e.find("newer"), std::string::npos) << e;
+  const auto newer = fleet::RunIndex::open(d / "index.sqlite");
+  EXPECT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(newer.status().message().find("newer"), std::string::npos) << newer.status().message();
 }
 
 TEST(RunIndex, SeveralWritersAtOnceAllLand) {
@@ -303,16 +339,15 @@ TEST(RunIndex, SeveralWritersAtOnceAllLand) {
     th.emplace_back([&, t] {
       for (int i = 0; i < kRuns; ++i) {
         const std::string id = "r" + std::to_string(t) + "-" + std::to_string(i);
-        if (!fleet::index_finished_run(d / "index.sqlite", d / id).empty()) ++failures;
+        if (!fleet::index_finished_run(d / "index.sqlite", d / id).ok()) ++failures;
       }
     });
   }
   for (auto& x : th) x.join();
   EXPECT_EQ(failures.load(), 0);
-  std::string e;
-  auto idx = fleet::RunIndex::open(d / "index.sqlite", &e);
-  ASSERT_TRUE(idx) << e;
-  EXPECT_EQ(idx->list({}).size(), static_cast<size_t>(kThreads * kRuns));
+  auto idx = fleet::RunIndex::open(d / "index.sqlite");
+  ASSERT_TRUE(idx.ok()) << idx.status().message();
+  EXPECT_EQ((*idx)->list({}).value().size(), static_cast<size_t>(kThreads * kRuns));
 }
 
 TEST(RunsDiff, VerdictsAssertionsAndKpisSideBySide) {
@@ -332,11 +367,12 @@ TEST(RunsDiff, VerdictsAssertionsAndKpisSideBySide) {
 }
 
 TEST(RunsList, SinceAcceptsDatesAndAges) {
-  std::string e;
-  EXPECT_EQ(fleet::parse_since("2026-12-01T10:00:00Z", 0, &e), "2026-12-01T10:00:00");
-  EXPECT_EQ(fleet::parse_since("2026-12-01", 0, &e), "2026-12-01");
-  const auto age = fleet::parse_since("1h", 7200LL * 1000000000LL, &e);
-  ASSERT_TRUE(age);
+  EXPECT_EQ(fleet::parse_since("2026-12-01T10:00:00Z", 0).value(), "2026-12-01T10:00:00");
+  EXPECT_EQ(fleet::parse_since("2026-12-01", 0).value(), "2026-12-01");
+  const auto age = fleet::parse_since("1h", 7200LL * 1000000000LL);
+  ASSERT_TRUE(age.ok());
   EXPECT_EQ(*age, "1970-01-01T01:00:00.000");
-  EXPECT_FALSE(fleet::parse_since("yesterday", 0, &e));
+  const auto bad = fleet::parse_since("yesterday", 0);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }

@@ -69,6 +69,9 @@ struct RunOptions {
   std::function<void(const std::string&)> on_status;
   // Set (e.g. from a SIGINT handler) to end the run as interrupted.
   const std::atomic<bool>* interrupt = nullptr;
+  // Called once run.json is written, before the reports and the index: the verdict is final
+  // (a sweep's pool starts its next point then, while this one writes the rest).
+  std::function<void()> on_recorded;
   std::function<SimTime()> wall_now;  // empty: SystemClock::wall_now()
   UtcNow utc_now;                      // empty: SystemClock::utc_now() (run.json's *_utc)
 };

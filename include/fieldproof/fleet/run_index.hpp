@@ -1,16 +1,19 @@
 // The run index: <runs>/index.sqlite, one row per finished run directory (docs/runs.md).
 //
-//   std::string error;
-//   auto idx = RunIndex::open("runs/index.sqlite", &error);      // nullptr: *error says why
-//   idx->add_run("runs/ugv_nav_to_goal-3", {}, &error);         // from its run.json
-//   for (const RunRow& r : idx->list({.status = "failed"})) ...
+//   Result<std::unique_ptr<RunIndex>> opened = RunIndex::open("runs/index.sqlite");
+//   if (!opened.ok()) return opened.status();                 // its message says why
+//   std::unique_ptr<RunIndex> idx = std::move(opened).value();
+//   Status s = idx->add_run("runs/ugv_nav_to_goal-3");         // from its run.json
+//   for (const RunRow& r : idx->list({.status = "failed"}).value()) ...
 //
 // Tables (schema version kIndexSchemaVersion in PRAGMA user_version): runs, assertions, kpis,
 // sweeps. A run's id is its directory relative to the index's folder ("ugv-3", "sw1/s4").
 // Writes are single transactions (BEGIN IMMEDIATE); the database is in WAL mode with a busy
 // timeout, so several runs finishing at once each get their row. open() refuses a file that is
-// not an index or is damaged (OpenError::kCorrupt: `fieldproof runs reindex` rebuilds it) and an
-// index written by a newer fieldproof (kNewerSchema). Not thread-safe: one RunIndex per thread.
+// not an index or is damaged (StatusCode::kCorrupt: `fieldproof runs reindex` rebuilds it) and an
+// index written by a newer fieldproof (StatusCode::kUnsupported); a file that cannot be opened or
+// written is kIoError. Errors are values (util/status.hpp); a Status's message() is the text the
+// CLI prints. Not thread-safe: one RunIndex per thread.
 #pragma once
 
 #include <filesystem>
@@ -21,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "fieldproof/util/status.hpp"
+
 struct sqlite3;
 
 namespace fieldproof::fleet {
@@ -28,8 +33,6 @@ namespace fieldproof::fleet {
 inline constexpr int kIndexSchemaVersion = 1;
 // A sweep's plan, in <runs>/<sweep id>/ (fleet/sweep.hpp): its points and their parameters.
 inline constexpr const char* kSweepPlanFile = "sweep_plan.json";
-
-enum class OpenError { kNone, kIo, kCorrupt, kNewerSchema };
 
 struct RunRow {
   std::string id;      // the run directory relative to the index's folder
@@ -72,50 +75,60 @@ struct SweepRow {
 
 class RunIndex {
  public:
-  // Opens (creating when absent) the index at `file`. nullptr, *error and *why on failure.
-  static std::unique_ptr<RunIndex> open(const std::filesystem::path& file, std::string* error,
-                                        OpenError* why = nullptr);
+  // Opens (creating when absent) the index at `file`; on failure the Status's code says why:
+  // kCorrupt (damaged, or not an index), kUnsupported (a newer schema), kIoError.
+  static Result<std::unique_ptr<RunIndex>> open(const std::filesystem::path& file);
   ~RunIndex();
   RunIndex(const RunIndex&) = delete;
   RunIndex& operator=(const RunIndex&) = delete;
 
   const std::filesystem::path& file() const { return file_; }
   // Adds or replaces the run in `run_dir` (its run.json). A run directory inside a sweep's folder
-  // (beside kSweepPlanFile, which lists it as a point) is that sweep's point. False and *error
-  // when run.json is missing or unreadable, or the write failed.
-  bool add_run(const std::filesystem::path& run_dir, std::string* error);
+  // (beside kSweepPlanFile, which lists it as a point) is that sweep's point. An error when
+  // run.json is missing or unreadable (kIoError, kCorrupt), or the write failed.
+  Status add_run(const std::filesystem::path& run_dir);
   // Groups writes into one transaction (reindex); add_run then joins it.
-  bool begin(std::string* error);
-  bool commit(std::string* error);
-  bool add_sweep(const SweepRow& sweep, std::string* error);
+  Status begin();
+  Status commit();
+  Status add_sweep(const SweepRow& sweep);
+  // When this connection closes, leave its writes in the write-ahead log (index.sqlite-wal, read
+  // by every connection like the main file) instead of checkpointing them into index.sqlite then
+  // and there, which syncs the file to disk: the next connection that closes last does it, or
+  // SQLite once the log holds 1000 pages. The hook of a finished run uses it, so that a sweep's
+  // points, each a connection of its own, do not each wait for that sync. Copy or move an index
+  // with its -wal file, or after any `fieldproof runs list` (which checkpoints on close).
+  void leave_checkpoint_to_next_connection();
   // Runs by started_utc, newest last.
-  std::vector<RunRow> list(const RunFilter& filter, std::string* error = nullptr) const;
+  Result<std::vector<RunRow>> list(const RunFilter& filter) const;
   // The same rows, one query, handed to `fn` one at a time and not kept (`runs list` over many
   // runs): the row is reused between calls. With overrides false, RunRow::overrides is left
-  // empty rather than parsed. False, and *error, when the query failed.
-  bool scan(const RunFilter& filter, bool overrides,
-            const std::function<void(const RunRow&)>& fn, std::string* error = nullptr) const;
-  std::optional<RunRow> find(const std::string& id_or_run_id, std::string* error = nullptr) const;
+  // empty rather than parsed. An error when the query failed.
+  Status scan(const RunFilter& filter, bool overrides,
+              const std::function<void(const RunRow&)>& fn) const;
+  // By id, else by run id. kNotFound when no run has it; kInvalidArgument when a run id names
+  // several runs (the message lists them: give the id).
+  Result<RunRow> find(const std::string& id_or_run_id) const;
   std::optional<SweepRow> sweep(const std::string& id) const;
   // The run directory of an indexed run.
   std::filesystem::path run_dir(const RunRow& r) const { return file_.parent_path() / r.id; }
 
  private:
   RunIndex() = default;
-  bool exec(const char* sql, std::string* error) const;
+  // Creates the tables in a new file; refuses a newer schema or a database that is not an index.
+  Status open_schema();
+  Status exec(const char* sql) const;
   sqlite3* db_ = nullptr;
   std::filesystem::path file_;
 };
 
-// The JSON object in `file` (run.json, sweep_plan.json); nullopt, and *error when given, when it
-// cannot be read or is not a JSON object.
-std::optional<nlohmann::json> read_json_object(const std::filesystem::path& file,
-                                               std::string* error = nullptr);
+// The JSON object in `file` (run.json, sweep_plan.json); kIoError when it cannot be read,
+// kCorrupt when it is not a JSON object.
+Result<nlohmann::json> read_json_object(const std::filesystem::path& file);
 
 // The hook at the end of `fieldproof run`: adds `run_dir` to the index `index_file` (creating
-// it). "" on success, else what went wrong (the run stays a run; `runs reindex` picks it up).
-std::string index_finished_run(const std::filesystem::path& index_file,
-                               const std::filesystem::path& run_dir);
+// it). An error says what went wrong (the run stays a run; `runs reindex` picks it up).
+Status index_finished_run(const std::filesystem::path& index_file,
+                          const std::filesystem::path& run_dir);
 
 struct ReindexResult {
   bool ok = false;

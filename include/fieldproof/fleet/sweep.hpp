@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fieldproof/scenario/overrides.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::fleet {
 
@@ -44,13 +45,13 @@ struct SweepSpec {
   std::optional<double> max_rtf;   // passed to every point (--max-rtf)
 };
 
-// "A..B" (inclusive, A <= B, both 0 .. 2^31-1) or a single "N".
-std::optional<std::vector<int64_t>> parse_seed_range(const std::string& text, std::string* error);
-// One seed a line; '#' starts a comment; blank lines skipped. Errors name file:line.
-std::optional<std::vector<int64_t>> read_seed_list(const std::filesystem::path& file,
-                                                   std::string* error);
-// "PATH=V1,V2,..." (values split at ',').
-std::optional<SweepParam> parse_param(const std::string& text, std::string* error);
+// "A..B" (inclusive, A <= B, both 0 .. 2^31-1) or a single "N"; kInvalidArgument otherwise.
+Result<std::vector<int64_t>> parse_seed_range(const std::string& text);
+// One seed a line; '#' starts a comment; blank lines skipped. Errors name file:line
+// (kInvalidArgument; kIoError when the file cannot be read).
+Result<std::vector<int64_t>> read_seed_list(const std::filesystem::path& file);
+// "PATH=V1,V2,..." (values split at ','); kInvalidArgument otherwise.
+Result<SweepParam> parse_param(const std::string& text);
 
 struct SweepPoint {
   std::string id;  // s<seed>[-p<combination>][-r<repetition>]
@@ -92,8 +93,11 @@ struct SweepOptions {
   // assertion plugins) and then forks one child per point that runs engine::run_scenario with
   // the point's seed, --set values and run directory, and exits with its exit code: no program
   // start and no SDF parse per point. A point is still its own process (own process group, its
-  // log, killed alone). kExec: each point execs `fieldproof run ...` (the fallback, also taken,
-  // with a warning, when the sweep process has more than one thread at fork time).
+  // log, killed alone). A forked point frees its slot once its run.json is written
+  // (engine::RunOptions::on_recorded, through a pipe): the next point starts while it writes
+  // its reports and index row. kExec: each point execs `fieldproof run ...` and holds its slot
+  // until it ends (the fallback, also taken, with a warning, when the sweep process has more
+  // than one thread at fork time).
   enum class PointLaunch { kFork, kExec };
   PointLaunch launch = PointLaunch::kFork;
   // Validate, write (or, with resume, check) the plan and count what is finished, but run
