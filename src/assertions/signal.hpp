@@ -74,41 +74,38 @@ nlohmann::json excerpt_json(const nlohmann::json& v);
 scenario::Condition compile_condition(const std::string& text, std::vector<std::string> names,
                                       const std::string& path);
 
-// A parameter's duration in seconds, if given.
-std::optional<double> duration_s(const scenario::ParamValue& params, std::string_view key);
-
 // A checker over a window of the timeline: closes on the tick past within_s and at the end.
 // seen() notes a sample for the excerpt (a value sample with the value read, not its message).
 class StreamChecker : public Checker {
  public:
   explicit StreamChecker(const PlannedAssertion& p) : Checker(p) {}
-  void on_tick(double t) override {
-    if (!resolved() && window().closed(t)) close(window().end_s(), false);  // at the deadline
+  void on_tick(SimTime t) override {
+    if (!resolved() && window().closed(t)) close(window().end(), false);  // at the deadline
   }
-  void on_finish(double t) override {
+  void on_finish(SimTime t) override {
     if (!resolved()) close(t, true);
   }
 
  protected:
   // The window closed (within_s passed; at_end false) or the timeline ended (at_end true).
-  virtual void close(double t, bool at_end) = 0;
+  virtual void close(SimTime t, bool at_end) = 0;
   // For a sample of this checker at t: closes the window when t is past it; true when t is in it.
-  bool in_window(double t) {
+  bool in_window(SimTime t) {
     if (window().closed(t)) {
-      close(window().end_s(), false);
+      close(window().end(), false);
       return false;
     }
-    return t >= window().after_s() && t >= 0;
+    return t >= window().start() && t >= SimTime::zero();
   }
   // Notes a sample for the excerpt: with `field`, `value` is the value read from it; otherwise a
   // numeric `extra_value` is noted as `extra` ("judged_ms").
-  void seen(double t, const Sample& s, const std::string* field = nullptr,
+  void seen(SimTime t, const Sample& s, const std::string* field = nullptr,
             const nlohmann::json& value = nullptr, const char* extra = nullptr,
             const nlohmann::json& extra_value = nullptr);
-  void decide(Verdict v, std::string reason, double t, SimTime sim,
+  void decide(Verdict v, std::string reason, SimTime t, SimTime sim,
               nlohmann::json evidence = nlohmann::json::object());
   // "after 2 s" / "by 10 s" phrases for reasons.
-  std::string closing_phrase(double t, bool at_end) const;
+  std::string closing_phrase(SimTime t, bool at_end) const;
 };
 
 // Counts messages over sliding windows reported once a second (rates, latencies): each window

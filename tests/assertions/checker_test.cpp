@@ -94,11 +94,11 @@ class CountingChecker : public Checker {
  public:
   CountingChecker(const PlannedAssertion& p, std::vector<Sample::Kind>* seen)
       : Checker(p), seen_(seen) {}
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     seen_->push_back(s.kind);
     note(t, s, "n", static_cast<double>(seen_->size()));
   }
-  void on_finish(double t) override { resolve(Verdict::kPassed, "done", t, SimTime::zero()); }
+  void on_finish(SimTime t) override { resolve(Verdict::kPassed, "done", t, SimTime::zero()); }
 
  private:
   std::vector<Sample::Kind>* seen_;
@@ -131,7 +131,7 @@ TEST(EvaluatorRouting, ACheckerGetsTheKindsItsWatchAsksForAndTheClock) {
   for (auto kind : {Sample::Kind::kPose, Sample::Kind::kValue, Sample::Kind::kClock,
                     Sample::Kind::kContact, Sample::Kind::kRate}) {
     s.kind = kind;
-    ev.on_sample(s, 1.0);
+    ev.on_sample(s, SimTime::zero() + seconds(1));
   }
   EXPECT_EQ(seen, (std::vector<Sample::Kind>{Sample::Kind::kPose, Sample::Kind::kClock}));
 }
@@ -149,9 +149,9 @@ TEST(EvaluatorRouting, ResolvedCheckersTakeNoMoreSamplesAndSkippedOnesKeepTheirE
   s.kind = Sample::Kind::kValue;
   s.topic = "/odom";
   s.message = {{"x", 1}};
-  ev.on_sample(s, 1.0);
-  ev.skip_pending("interrupted", 2.0);
-  ev.on_sample(s, 3.0);
+  ev.on_sample(s, SimTime::zero() + seconds(1));
+  ev.skip_pending("interrupted", SimTime::zero() + seconds(2));
+  ev.on_sample(s, SimTime::zero() + seconds(3));
   EXPECT_EQ(seen.size(), 1u);
   const AssertionResult r = ev.results()[0];
   EXPECT_EQ(r.status, Verdict::kSkipped);
