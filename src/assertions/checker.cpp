@@ -86,23 +86,23 @@ json Sample::to_json() const {
   return j;
 }
 
-const json* field_at(const json& message, std::string_view path, std::string* why) {
+Result<const json*> find_field(const json& message, std::string_view path) {
   const json* cur = &message;
   std::string walked;
   size_t i = 0;
-  auto fail = [&](const std::string& what) -> const json* {
-    if (why) *why = what;
-    return nullptr;
+  auto fail = [](const std::string& what) { return Status(StatusCode::kNotFound, what); };
+  auto malformed = [](const std::string& what) {
+    return Status(StatusCode::kInvalidArgument, what);
   };
-  if (path.empty()) return fail("an empty field path");
+  if (path.empty()) return malformed("an empty field path");
   while (i < path.size()) {
     if (path[i] == '[') {
       const size_t close = path.find(']', i);
       if (close == std::string_view::npos)
-        return fail("no ']' after '[' in '" + std::string(path) + "'");
+        return malformed("no ']' after '[' in '" + std::string(path) + "'");
       const std::string digits(path.substr(i + 1, close - i - 1));
       if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
-        return fail("index '" + digits + "' of '" + std::string(path) + "' is not a number");
+        return malformed("index '" + digits + "' of '" + std::string(path) + "' is not a number");
       }
       const size_t index = std::stoul(digits);
       if (!cur->is_array())
@@ -119,7 +119,7 @@ const json* field_at(const json& message, std::string_view path, std::string* wh
     size_t end = path.find_first_of(".[", i);
     if (end == std::string_view::npos) end = path.size();
     const std::string key(path.substr(i, end - i));
-    if (key.empty()) return fail("an empty name in '" + std::string(path) + "'");
+    if (key.empty()) return malformed("an empty name in '" + std::string(path) + "'");
     if (!cur->is_object())
       return fail((walked.empty() ? std::string("the message") : walked) + " has no fields");
     auto it = cur->find(key);
@@ -133,6 +133,11 @@ const json* field_at(const json& message, std::string_view path, std::string* wh
     if (i < path.size() && path[i] == '.') ++i;
   }
   return cur;
+}
+
+const json* field_at(const json& message, std::string_view path) {
+  const Result<const json*> r = find_field(message, path);
+  return r.ok() ? *r : nullptr;
 }
 
 scenario::Value to_value(const json& j) {

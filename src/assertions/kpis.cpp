@@ -359,12 +359,12 @@ class ValueCollector : public Collector {
   }
   void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kValue || s.topic != topic_ || !window().contains(t)) return;
-    std::string why;
-    const json* v = field_at(s.message, field_, &why);
-    if (!v) {
-      if (error_.empty()) error_ = topic_ + ": " + why;
+    const Result<const json*> found = find_field(s.message, field_);
+    if (!found.ok()) {
+      if (error_.empty()) error_ = topic_ + ": " + found.status().message();
       return;
     }
+    const json* v = *found;
     ++samples_;
     last_ = *v;
     if (v->is_number() || v->is_boolean()) {

@@ -16,12 +16,12 @@
 namespace fieldproof::assertions::detail {
 
 // A message field path ("twist.linear.x", "ranges[0]") parsed once: find() walks a decoded
-// message without building strings; when it finds nothing, field_at() says why.
+// message without building strings; when it finds nothing, find_field() says why.
 class FieldPath {
  public:
   FieldPath() = default;
   explicit FieldPath(std::string path);
-  const nlohmann::json* find(const nlohmann::json& message, std::string* why) const;
+  Result<const nlohmann::json*> find(const nlohmann::json& message) const;
   const std::string& text() const { return text_; }
 
  private:
@@ -31,7 +31,7 @@ class FieldPath {
   };
   std::string text_;
   std::vector<Part> parts_;
-  bool parsed_ = false;  // false: the path is malformed, find() defers to field_at()
+  bool parsed_ = false;  // false: the path is malformed, find() defers to find_field()
 };
 
 // A signal (always/never/eventually; sequence's signal steps): a topic field or a
@@ -57,12 +57,12 @@ SignalRef plan_signal(const scenario::ParamValue& m, const std::string& default_
                       const PlanContext& ctx, const std::string& path, Watch& watch);
 
 enum class SignalRead {
-  kNone,     // the sample is not this signal's
-  kValue,    // *out holds the value
-  kMissing,  // the field does not exist in the message: *why says which part
+  kNone,   // the sample is not this signal's
+  kValue,  // *out holds the value
 };
-SignalRead read_signal(const SignalRef& signal, const Sample& sample, scenario::Value* out,
-                       std::string* why);
+// What `sample` says of the signal; an error when the field does not exist in the message (its
+// message says which part). *out is the caller's slot, so that no Value is made per sample.
+Result<SignalRead> read_signal(const SignalRef& signal, const Sample& sample, scenario::Value* out);
 
 // A condition value as JSON (for evidence).
 nlohmann::json value_json(const scenario::Value& v);

@@ -66,14 +66,14 @@ class SequenceChecker : public StreamChecker {
   void on_sample(const Sample& s, SimTime t) override {
     if (done() || steps_[current_].kind != Step::Kind::kSignal || t < SimTime::zero()) return;
     const Step& step = steps_[current_];
-    std::string why;
-    const SignalRead r = read_signal(step.signal, s, &slot_[0], &why);
-    if (r == SignalRead::kNone || !in_window(t) || gap_passed(t)) return;
-    if (r == SignalRead::kMissing) {
+    const Result<SignalRead> r = read_signal(step.signal, s, &slot_[0]);
+    if ((r.ok() && *r == SignalRead::kNone) || !in_window(t) || gap_passed(t)) return;
+    if (!r.ok()) {  // the field does not exist in the message
       seen(t, s);
       decide(Verdict::kFailed,
              "step " + std::to_string(current_ + 1) + " (" + step.label + "): the field " +
-                 step.signal.field + " of " + step.signal.topic + " does not exist: " + why,
+                 step.signal.field + " of " + step.signal.topic +
+                 " does not exist: " + r.status().message(),
              t, s.sim, evidence());
       return;
     }

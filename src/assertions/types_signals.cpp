@@ -74,17 +74,17 @@ FieldPath::FieldPath(std::string path) : text_(std::move(path)) {
   parsed_ = !parts_.empty();
 }
 
-const json* FieldPath::find(const json& message, std::string* why) const {
-  if (!parsed_) return field_at(message, text_, why);
+Result<const json*> FieldPath::find(const json& message) const {
+  if (!parsed_) return find_field(message, text_);
   const json* cur = &message;
   for (const Part& part : parts_) {
     if (part.key.empty()) {
-      if (!cur->is_array() || part.index >= cur->size()) return field_at(message, text_, why);
+      if (!cur->is_array() || part.index >= cur->size()) return find_field(message, text_);
       cur = &(*cur)[part.index];
     } else {
-      if (!cur->is_object()) return field_at(message, text_, why);
+      if (!cur->is_object()) return find_field(message, text_);
       auto it = cur->find(part.key);
-      if (it == cur->end()) return field_at(message, text_, why);
+      if (it == cur->end()) return find_field(message, text_);
       cur = &*it;
     }
   }
@@ -176,13 +176,13 @@ SignalRef plan_signal(const ParamValue& m, const std::string& default_vehicle,
   return s;
 }
 
-SignalRead read_signal(const SignalRef& sig, const Sample& s, Value* out, std::string* why) {
+Result<SignalRead> read_signal(const SignalRef& sig, const Sample& s, Value* out) {
   switch (sig.kind) {
     case SignalRef::Kind::kField: {
       if (s.kind != Sample::Kind::kValue || s.topic != sig.topic) return SignalRead::kNone;
-      const json* f = sig.path.find(s.message, why);
-      if (f == nullptr) return SignalRead::kMissing;
-      *out = to_value(*f);
+      const Result<const json*> f = sig.path.find(s.message);
+      if (!f.ok()) return f.status();
+      *out = to_value(**f);
       return SignalRead::kValue;
     }
     case SignalRef::Kind::kSimTime:
@@ -443,14 +443,16 @@ class TopicValueChecker : public StreamChecker {
                                      p.spec.path + ".condition")) {}
   void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kValue || s.topic != topic_ || !in_window(t)) return;
-    std::string why;
-    const json* f = path_.find(s.message, &why);
-    if (f == nullptr) {
+    const Result<const json*> found = path_.find(s.message);
+    if (!found.ok()) {
       seen(t, s);
-      decide(Verdict::kFailed, "the field " + field_ + " of " + topic_ + " does not exist: " + why,
-             t, s.sim, evidence());
+      decide(
+          Verdict::kFailed,
+          "the field " + field_ + " of " + topic_ + " does not exist: " + found.status().message(),
+          t, s.sim, evidence());
       return;
     }
+    const json* f = *found;
     slot_[0] = to_value(*f);
     const Value& v = slot_[0];
     ++samples_;
@@ -964,15 +966,14 @@ class TemporalChecker : public StreamChecker {
     json value;
     Value v;
     for (size_t i = 0; i < signals_.size(); ++i) {
-      std::string why;
-      const SignalRead r = read_signal(signals_[i], s, &v, &why);
-      if (r == SignalRead::kNone) continue;
-      if (r == SignalRead::kMissing) {
+      const Result<SignalRead> r = read_signal(signals_[i], s, &v);
+      if (r.ok() && *r == SignalRead::kNone) continue;
+      if (!r.ok()) {  // the field does not exist in the message
         if (!in_window(t)) return;
         seen(t, s);
         decide(Verdict::kFailed,
                "signal " + names_[i] + ": the field " + signals_[i].field + " of " +
-                   signals_[i].topic + " does not exist: " + why,
+                   signals_[i].topic + " does not exist: " + r.status().message(),
                t, s.sim, evidence());
         return;
       }

@@ -22,16 +22,26 @@ TEST(FieldAt, ReadsNestedFieldsAndIndexes) {
 }
 
 TEST(FieldAt, SaysWhichPartIsMissing) {
-  std::string why;
-  EXPECT_EQ(field_at(kOdom, "twist.linear.w", &why), nullptr);
-  EXPECT_EQ(why, "no field 'w' in twist.linear");
-  EXPECT_EQ(field_at(kOdom, "ranges[3]", &why), nullptr);
-  EXPECT_EQ(why, "ranges has 3 items, no [3]");
-  EXPECT_EQ(field_at(kOdom, "twist[0]", &why), nullptr);
-  EXPECT_EQ(why, "twist is not a list");
-  EXPECT_EQ(field_at(kOdom, "", &why), nullptr);
-  EXPECT_EQ(field_at(kOdom, "ranges[x]", &why), nullptr);
-  EXPECT_NE(why.find("not a number"), std::string::npos) << why;
+  // The reason is find_field's Status (field_at is the same lookup without it).
+  auto why = [](std::string_view path) { return find_field(kOdom, path).status().message(); };
+  EXPECT_EQ(field_at(kOdom, "twist.linear.w"), nullptr);
+  EXPECT_EQ(why("twist.linear.w"), "no field 'w' in twist.linear");
+  EXPECT_EQ(field_at(kOdom, "ranges[3]"), nullptr);
+  EXPECT_EQ(why("ranges[3]"), "ranges has 3 items, no [3]");
+  EXPECT_EQ(field_at(kOdom, "twist[0]"), nullptr);
+  EXPECT_EQ(why("twist[0]"), "twist is not a list");
+  EXPECT_EQ(field_at(kOdom, ""), nullptr);
+  EXPECT_EQ(field_at(kOdom, "ranges[x]"), nullptr);
+  EXPECT_NE(why("ranges[x]").find("not a number"), std::string::npos) << why("ranges[x]");
+}
+
+TEST(FieldAt, FindFieldGivesTheFieldOrAStatusWithACode) {
+  const Result<const nlohmann::json*> ok = find_field(kOdom, "twist.linear.x");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_DOUBLE_EQ((*ok)->get<double>(), 0.5);
+  EXPECT_EQ(find_field(kOdom, "twist.linear.w").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(find_field(kOdom, "ranges[x]").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(find_field(kOdom, "").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(ToValue, ConvertsEveryJsonKindForConditions) {

@@ -44,6 +44,7 @@
 #include "fieldproof/scenario/scenario.hpp"
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/time/seconds.hpp"
+#include "fieldproof/util/status.hpp"
 #include "fieldproof/world/geometry.hpp"
 
 namespace fieldproof::assertions {
@@ -100,10 +101,12 @@ struct Sample {
   nlohmann::json to_json() const;
 };
 
-// The field at `path` of a decoded message ("twist.linear.x", "ranges[0]", "status.status"):
-// nullptr when the path does not exist (*why then says which part is missing, if given).
-const nlohmann::json* field_at(const nlohmann::json& message, std::string_view path,
-                               std::string* why = nullptr);
+// The field at `path` of a decoded message ("twist.linear.x", "ranges[0]", "status.status"), or
+// why there is none: kNotFound saying which part is missing ("no field 'w' in twist.linear",
+// "ranges has 3 items, no [3]"), kInvalidArgument for a malformed path.
+Result<const nlohmann::json*> find_field(const nlohmann::json& message, std::string_view path);
+// The same without the reason: nullptr when the path does not exist.
+const nlohmann::json* field_at(const nlohmann::json& message, std::string_view path);
 // A JSON value as a condition-language value (numbers, strings, bools, null, lists, maps).
 scenario::Value to_value(const nlohmann::json& j);
 
