@@ -215,7 +215,7 @@ int main() {
     const double t0 = cpu_seconds();
     for (const Record& r : stream.records) {
       build(s, r, stream);
-      const double t = static_cast<double>(r.sim_ns) / 1e9;
+      const fieldproof::SimTime t = fieldproof::SimTime::from_ns(r.sim_ns);
       if (r.sim_ns >= next_tick) {
         ev.on_tick(t);
         next_tick += 100'000'000;

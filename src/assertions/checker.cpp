@@ -13,8 +13,6 @@ namespace fieldproof::assertions {
 using nlohmann::json;
 
 using detail::round_to;
-using detail::sim_at;
-using detail::sim_s;
 
 std::string_view to_string(Verdict v) {
   switch (v) {
@@ -35,27 +33,27 @@ json Sample::to_json() const {
   switch (kind) {
     case Kind::kPose:
       j = {{"kind", "pose"},
-           {"sim", sim_s(sim)},
+           {"sim", to_seconds(sim)},
            {"model", vehicle},
            {"x", round_to(pose.x, 1e-4)},
            {"y", round_to(pose.y, 1e-4)},
            {"yaw", round_to(pose.yaw, 1e-4)}};
       break;
     case Kind::kContact:
-      j = {{"kind", "contact"}, {"sim", sim_s(sim)}, {"model", vehicle}, {"with", contacts}};
+      j = {{"kind", "contact"}, {"sim", to_seconds(sim)}, {"model", vehicle}, {"with", contacts}};
       break;
     case Kind::kClock:
       j = {{"kind", "clock"},
-           {"sim", sim_s(sim)},
+           {"sim", to_seconds(sim)},
            {"wall", round_to(wall_s, 1e-3)},
            {"rtf", round_to(rtf, 1e-2)}};
       break;
     case Kind::kValue:
-      j = {{"kind", "value"}, {"sim", sim_s(sim)}, {"topic", topic}, {"message", message}};
+      j = {{"kind", "value"}, {"sim", to_seconds(sim)}, {"topic", topic}, {"message", message}};
       break;
     case Kind::kRate:
       j = {{"kind", "rate"},
-           {"sim", sim_s(sim)},
+           {"sim", to_seconds(sim)},
            {"topic", topic},
            {"hz", round_to(hz, 1e-3)},
            {"window_s", round_to(window_s, 1e-3)},
@@ -63,7 +61,7 @@ json Sample::to_json() const {
       break;
     case Kind::kLatency:
       j = {{"kind", "latency"},
-           {"sim", sim_s(sim)},
+           {"sim", to_seconds(sim)},
            {"topic", topic},
            {"window_s", round_to(window_s, 1e-3)},
            {"count", latency.count},
@@ -74,11 +72,11 @@ json Sample::to_json() const {
       if (latency.unstamped) j["unstamped"] = latency.unstamped;
       break;
     case Kind::kLifecycle:
-      j = {{"kind", "lifecycle"}, {"sim", sim_s(sim)}, {"node", node}, {"state", state}};
+      j = {{"kind", "lifecycle"}, {"sim", to_seconds(sim)}, {"node", node}, {"state", state}};
       break;
     case Kind::kResources:
       j = {{"kind", "resources"},
-           {"sim", sim_s(sim)},
+           {"sim", to_seconds(sim)},
            {"process", process},
            {"cpu_pct", round_to(cpu_pct, 1e-2)},
            {"memory_mb", round_to(memory_mb, 1e-2)}};
@@ -88,23 +86,23 @@ json Sample::to_json() const {
   return j;
 }
 
-const json* field_at(const json& message, std::string_view path, std::string* why) {
+Result<const json*> find_field(const json& message, std::string_view path) {
   const json* cur = &message;
   std::string walked;
   size_t i = 0;
-  auto fail = [&](const std::string& what) -> const json* {
-    if (why) *why = what;
-    return nullptr;
+  auto fail = [](const std::string& what) { return Status(StatusCode::kNotFound, what); };
+  auto malformed = [](const std::string& what) {
+    return Status(StatusCode::kInvalidArgument, what);
   };
-  if (path.empty()) return fail("an empty field path");
+  if (path.empty()) return malformed("an empty field path");
   while (i < path.size()) {
     if (path[i] == '[') {
       const size_t close = path.find(']', i);
       if (close == std::string_view::npos)
-        return fail("no ']' after '[' in '" + std::string(path) + "'");
+        return malformed("no ']' after '[' in '" + std::string(path) + "'");
       const std::string digits(path.substr(i + 1, close - i - 1));
       if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
-        return fail("index '" + digits + "' of '" + std::string(path) + "' is not a number");
+        return malformed("index '" + digits + "' of '" + std::string(path) + "' is not a number");
       }
       const size_t index = std::stoul(digits);
       if (!cur->is_array())
@@ -121,7 +119,7 @@ const json* field_at(const json& message, std::string_view path, std::string* wh
     size_t end = path.find_first_of(".[", i);
     if (end == std::string_view::npos) end = path.size();
     const std::string key(path.substr(i, end - i));
-    if (key.empty()) return fail("an empty name in '" + std::string(path) + "'");
+    if (key.empty()) return malformed("an empty name in '" + std::string(path) + "'");
     if (!cur->is_object())
       return fail((walked.empty() ? std::string("the message") : walked) + " has no fields");
     auto it = cur->find(key);
@@ -135,6 +133,11 @@ const json* field_at(const json& message, std::string_view path, std::string* wh
     if (i < path.size() && path[i] == '.') ++i;
   }
   return cur;
+}
+
+const json* field_at(const json& message, std::string_view path) {
+  const Result<const json*> r = find_field(message, path);
+  return r.ok() ? *r : nullptr;
 }
 
 scenario::Value to_value(const json& j) {
@@ -187,8 +190,8 @@ bool Watch::wants(Sample::Kind kind) const {
 }
 
 Window::Window(std::optional<Duration> after, std::optional<Duration> within) {
-  if (after) after_ = static_cast<double>(after->ns()) / 1e9;
-  if (within) end_ = static_cast<double>(within->ns()) / 1e9;
+  if (after) start_ = SimTime::zero() + *after;
+  if (within) end_ = SimTime::zero() + *within;
 }
 
 Window Window::of(const scenario::ParamValue& params) {
@@ -203,9 +206,10 @@ Window Window::of(const scenario::ParamValue& params) {
 
 std::string Window::describe() const {
   if (has_end()) {
-    return "the window [" + detail::seconds_text(after_) + ", " + detail::seconds_text(end_) + "]";
+    return "the window [" + detail::seconds_text(after_s()) + ", " + detail::seconds_text(end_s()) +
+           "]";
   }
-  if (after_ > 0) return "the window from " + detail::seconds_text(after_);
+  if (start_ > SimTime::zero()) return "the window from " + detail::seconds_text(after_s());
   return "the timeline";
 }
 
@@ -231,15 +235,14 @@ json AssertionResult::to_json() const {
           {"type", type},
           {"status", to_string(status)},
           {"reason", reason},
-          {"t_s", round_to(t_s, 1e-3)},
-          {"sim_s", sim_s(sim)},
+          {"t_s", round_to(to_seconds(t), 1e-3)},
+          {"sim_s", to_seconds(sim)},
           {"evidence", evidence},
           {"metrics", metrics},
           {"vehicle", vehicle.empty() ? json(nullptr) : json(vehicle)},
           {"window",
-           {{"after_s", round_to(after_s, 1e-3)},
-            {"within_s",
-             std::isfinite(within_s) ? json(round_to(within_s, 1e-3)) : json(nullptr)}}},
+           {{"after_s", round_to(window.after_s(), 1e-3)},
+            {"within_s", window.has_end() ? json(round_to(window.end_s(), 1e-3)) : json(nullptr)}}},
           {"resolved", resolved}};
 }
 
@@ -261,30 +264,29 @@ Checker::Checker(PlannedAssertion planned)
   result_.name = planned_.spec.name;
   result_.type = planned_.spec.type;
 }
-void Checker::on_sample(const Sample&, double) {}
-void Checker::on_tick(double) {}
-std::optional<double> Checker::deadline() const {
+void Checker::on_sample(const Sample&, SimTime) {}
+void Checker::on_tick(SimTime) {}
+std::optional<SimTime> Checker::deadline() const {
   if (!window_.has_end()) return std::nullopt;
-  return window_.end_s();
+  return window_.end();
 }
-void Checker::on_action(const std::string&, ActionEvent, double, const std::string&) {}
-void Checker::on_verdict(const AssertionResult&, double) {}
+void Checker::on_action(const std::string&, ActionEvent, SimTime, const std::string&) {}
+void Checker::on_verdict(const AssertionResult&, SimTime) {}
 
 AssertionResult Checker::result() const {
   AssertionResult r = result_;
   r.metrics = metrics();
   r.vehicle = planned_.vehicle;
-  r.after_s = window_.after_s();
-  r.within_s = window_.end_s();
+  r.window = window_;
   r.resolved = planned_.resolved;
   return r;
 }
 
-void Checker::resolve(Verdict status, std::string reason, double t, SimTime sim, json evidence) {
+void Checker::resolve(Verdict status, std::string reason, SimTime t, SimTime sim, json evidence) {
   if (resolved()) return;
   result_.status = status;
   result_.reason = std::move(reason);
-  result_.t_s = t;
+  result_.t = t;
   result_.sim = sim;
   if (!evidence.is_object()) evidence = json::object();
   evidence["excerpt"] = excerpt();
@@ -337,7 +339,7 @@ void keep(Sample& to, const Sample& s) {
 }
 }  // namespace
 
-void Checker::note(double t, const Sample& sample, json fields) {
+void Checker::note(SimTime t, const Sample& sample, json fields) {
   if (noted_.size() < kExcerpt) noted_.emplace_back();
   Noted& n = noted_[noted_count_ % kExcerpt];
   ++noted_count_;
@@ -347,7 +349,7 @@ void Checker::note(double t, const Sample& sample, json fields) {
   n.key = nullptr;
 }
 
-void Checker::note(double t, const Sample& sample, const char* key, double value) {
+void Checker::note(SimTime t, const Sample& sample, const char* key, double value) {
   if (noted_.size() < kExcerpt) noted_.emplace_back();
   Noted& n = noted_[noted_count_ % kExcerpt];
   ++noted_count_;
@@ -365,7 +367,7 @@ json Checker::excerpt() const {
     const Noted& n = noted_[(start + k) % noted_.size()];
     json j = n.sample.to_json();
     if (n.sample.kind == Sample::Kind::kValue) j.erase("message");
-    j["t"] = round_to(n.t, 1e-3);
+    j["t"] = round_to(to_seconds(n.t), 1e-3);
     if (n.key) j[n.key] = round_to(n.value, 1e-4);
     if (n.fields.is_object()) {
       for (auto& [k2, v] : n.fields.items()) j[k2] = v;
@@ -442,7 +444,7 @@ void Evaluator::report(size_t i, AssertionResult r) {
   }
 }
 
-void Evaluator::collect(double t) {
+void Evaluator::collect(SimTime t) {
   dirty_ = false;
   // A verdict may settle another checker's (on_verdict); loop until nothing new resolves.
   bool any = false;
@@ -467,7 +469,7 @@ void Evaluator::collect(double t) {
   tick_.erase(std::remove_if(tick_.begin(), tick_.end(), gone), tick_.end());
 }
 
-void Evaluator::on_sample(const Sample& sample, double t) {
+void Evaluator::on_sample(const Sample& sample, SimTime t) {
   const size_t k = static_cast<size_t>(sample.kind);
   if (k >= kKinds) return;
   for (size_t i : by_kind_[k]) {
@@ -479,15 +481,15 @@ void Evaluator::on_sample(const Sample& sample, double t) {
   if (dirty_) collect(t);
 }
 
-void Evaluator::on_tick(double t) {
+void Evaluator::on_tick(SimTime t) {
   for (size_t i : tick_) {
     if (!checkers_[i]->resolved()) checkers_[i]->on_tick(t);
   }
   collect(t);
 }
 
-std::optional<double> Evaluator::next_deadline() const {
-  std::optional<double> next;
+std::optional<SimTime> Evaluator::next_deadline() const {
+  std::optional<SimTime> next;
   for (size_t i : tick_) {
     if (checkers_[i]->resolved()) continue;
     const auto d = checkers_[i]->deadline();
@@ -496,7 +498,7 @@ std::optional<double> Evaluator::next_deadline() const {
   return next;
 }
 
-void Evaluator::on_action(const std::string& label, ActionEvent event, double t,
+void Evaluator::on_action(const std::string& label, ActionEvent event, SimTime t,
                           const std::string& status) {
   for (size_t i : tick_) {
     if (!checkers_[i]->resolved()) checkers_[i]->on_action(label, event, t, status);
@@ -504,7 +506,7 @@ void Evaluator::on_action(const std::string& label, ActionEvent event, double t,
   collect(t);
 }
 
-void Evaluator::finish(double t) {
+void Evaluator::finish(SimTime t) {
   // Failures from here on cancel nothing: the timeline has completed.
   finished_ = true;
   // Checkers that wait for others' verdicts (depends_on) are settled after them.
@@ -534,24 +536,24 @@ void Evaluator::finish(double t) {
   collect(t);
 }
 
-void Evaluator::skip_pending(const std::string& reason, double t) {
+void Evaluator::skip_pending(const std::string& reason, SimTime t) {
   collect(t);
   finished_ = true;
   for (size_t i = 0; i < checkers_.size(); ++i) {
     if (reported_[i]) continue;
     // The checker's measurements and excerpt stay; the verdict is skipped.
-    checkers_[i]->resolve(Verdict::kSkipped, reason, t, sim_at(t));
+    checkers_[i]->resolve(Verdict::kSkipped, reason, t, t);
     report(i, checkers_[i]->result());
   }
   tick_.clear();
   for (auto& v : by_kind_) v.clear();
 }
 
-bool Evaluator::skip(const std::string& name, const std::string& reason, double t) {
+bool Evaluator::skip(const std::string& name, const std::string& reason, SimTime t) {
   for (size_t i = 0; i < checkers_.size(); ++i) {
     if (checkers_[i]->planned().spec.name != name) continue;
     if (!checkers_[i]->resolved()) {
-      checkers_[i]->resolve(Verdict::kSkipped, reason, t, sim_at(t));
+      checkers_[i]->resolve(Verdict::kSkipped, reason, t, t);
       collect(t);
     }
     return true;

@@ -37,9 +37,9 @@ json KpiResult::to_json() const {
 
 Collector::Collector(PlannedKpi planned)
     : planned_(std::move(planned)), window_(Window::of(planned_.spec.params)) {}
-void Collector::on_sample(const Sample&, double) {}
-void Collector::on_tick(double) {}
-void Collector::on_action(const std::string&, ActionEvent, double, const std::string&) {}
+void Collector::on_sample(const Sample&, SimTime) {}
+void Collector::on_tick(SimTime) {}
+void Collector::on_action(const std::string&, ActionEvent, SimTime, const std::string&) {}
 
 void Collector::settle(KpiStatus status, std::string reason, json evidence) {
   if (settled()) return;
@@ -52,7 +52,7 @@ void Collector::settle(KpiStatus status, std::string reason, json evidence) {
     const Noted& n = noted_[(start + k) % noted_.size()];
     json j = n.sample.to_json();
     if (n.sample.kind == Sample::Kind::kValue) j.erase("message");
-    j["t"] = round_to(n.t, 1e-3);
+    j["t"] = round_to(to_seconds(n.t), 1e-3);
     if (n.key) j[n.key] = round_to(n.value, 1e-4);
     excerpt.push_back(std::move(j));
   }
@@ -60,7 +60,7 @@ void Collector::settle(KpiStatus status, std::string reason, json evidence) {
   evidence_ = std::move(evidence);
 }
 
-void Collector::note(double t, const Sample& sample, const char* key, double value) {
+void Collector::note(SimTime t, const Sample& sample, const char* key, double value) {
   constexpr size_t kExcerpt = 6;
   if (noted_.size() < kExcerpt) noted_.emplace_back();
   Noted& n = noted_[noted_count_ % kExcerpt];
@@ -106,18 +106,19 @@ class PathCollector : public Collector {
                               p.resolved["target"]["y"].get<double>(), 0};
     }
   }
-  void on_action(const std::string& label, ActionEvent event, double, const std::string&) override {
+  void on_action(const std::string& label, ActionEvent event, SimTime,
+                 const std::string&) override {
     if (action_.empty() || label != action_) return;
     open_ = event == ActionEvent::kStart;
     if (!open_) done_ = true;
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kPose || s.vehicle != planned().vehicle) return;
     if (action_.empty() ? !window().contains(t) : !open_) return;
     meter_.add(s.pose, t);
     note(t, s, "path_m", meter_.path_m());
   }
-  void finish(double) override {
+  void finish(SimTime) override {
     if (meter_.poses() < 2) {
       settle(KpiStatus::kMissing, "fewer than two poses of " + planned().vehicle + " in " +
                                       (action_.empty() ? window().describe() : action_ + "'s run"));
@@ -147,11 +148,11 @@ class MissionTimeCollector : public Collector {
   explicit MissionTimeCollector(const PlannedKpi& p)
       : Collector(p),
         span_(p.resolved["start"].get<std::string>(), p.resolved["end"].get<std::string>()) {}
-  void on_action(const std::string& label, ActionEvent event, double t,
+  void on_action(const std::string& label, ActionEvent event, SimTime t,
                  const std::string& status) override {
     span_.on_action(label, event, t, status);
   }
-  void finish(double t) override {
+  void finish(SimTime t) override {
     span_.finish(t);
     if (auto d = span_.duration()) {
       settle(KpiStatus::kMeasured, "the span took " + seconds_text(*d), span_.evidence());
@@ -175,11 +176,11 @@ class DistanceCollector : public Collector {
  public:
   explicit DistanceCollector(const PlannedKpi& p)
       : Collector(p), meter_(make_distance_meter(p.vehicle, p.resolved["to"])) {}
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kPose || !window().contains(t)) return;
     if (meter_.add(s, t)) note(t, s, "distance_m", meter_.distance());
   }
-  void finish(double) override {
+  void finish(SimTime) override {
     if (meter_.measured() == 0) {
       settle(KpiStatus::kMissing, "no distance was measured in " + window().describe());
       return;
@@ -203,7 +204,7 @@ class WindowCounter {
     if (!any_) {
       total_ += count;
     } else if (window_s > 0) {
-      const double dt = sim_s(sim) - sim_s(last_);
+      const double dt = to_seconds(sim) - to_seconds(last_);
       total_ += count * std::min(1.0, std::max(0.0, dt / window_s));
     }
     any_ = true;
@@ -224,7 +225,7 @@ class RateCollector : public Collector {
   explicit RateCollector(const PlannedKpi& p) : Collector(p) {
     topic_ = p.resolved["topic"].get<std::string>();
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kRate || s.topic != topic_ || !window().contains(t)) return;
     ++windows_;
     sum_hz_ += s.hz;
@@ -233,7 +234,7 @@ class RateCollector : public Collector {
     counter_.add(static_cast<double>(s.messages), s.window_s, s.sim);
     note(t, s);
   }
-  void finish(double) override {
+  void finish(SimTime) override {
     if (windows_ == 0) {
       settle(KpiStatus::kMissing, "no rate window of " + topic_ + " was measured");
       return;
@@ -267,7 +268,7 @@ class LatencyCollector : public Collector {
   explicit LatencyCollector(const PlannedKpi& p) : Collector(p) {
     topic_ = p.resolved["topic"].get<std::string>();
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kLatency || s.topic != topic_ || !window().contains(t)) return;
     if (s.latency.count == 0) return;
     ++windows_;
@@ -278,7 +279,7 @@ class LatencyCollector : public Collector {
     counter_.add(static_cast<double>(s.latency.count), s.window_s, s.sim);
     note(t, s, "p95_ms", s.latency.p95_ms);
   }
-  void finish(double) override {
+  void finish(SimTime) override {
     if (windows_ == 0) {
       settle(KpiStatus::kMissing, "no latency window of " + topic_ + " was measured");
       return;
@@ -310,7 +311,7 @@ class LatencyCollector : public Collector {
 class ResourcesCollector : public Collector {
  public:
   explicit ResourcesCollector(const PlannedKpi& p) : Collector(p) {}
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kResources || s.vehicle != planned().vehicle) return;
     if (!window().contains(t)) return;
     ++samples_;
@@ -320,7 +321,7 @@ class ResourcesCollector : public Collector {
     sum_mem_ += s.memory_mb;
     note(t, s);
   }
-  void finish(double) override {
+  void finish(SimTime) override {
     if (samples_ == 0) {
       settle(KpiStatus::kMissing, "the stack of " + planned().vehicle + " was not sampled");
       return;
@@ -356,14 +357,14 @@ class ValueCollector : public Collector {
       if (c.ok()) count_if_ = *c;  // refused at planning otherwise
     }
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kValue || s.topic != topic_ || !window().contains(t)) return;
-    std::string why;
-    const json* v = field_at(s.message, field_, &why);
-    if (!v) {
-      if (error_.empty()) error_ = topic_ + ": " + why;
+    const Result<const json*> found = find_field(s.message, field_);
+    if (!found.ok()) {
+      if (error_.empty()) error_ = topic_ + ": " + found.status().message();
       return;
     }
+    const json* v = *found;
     ++samples_;
     last_ = *v;
     if (v->is_number() || v->is_boolean()) {
@@ -386,7 +387,7 @@ class ValueCollector : public Collector {
       }
     }
   }
-  void finish(double) override {
+  void finish(SimTime) override {
     if (samples_ == 0) {
       settle(KpiStatus::kMissing,
              error_.empty() ? "no message of " + topic_ + " in " + window().describe() : error_);
@@ -434,7 +435,7 @@ class LinkCollector : public Collector {
   explicit LinkCollector(const PlannedKpi& p) : Collector(p) {
     topic_ = p.resolved["topic"].get<std::string>();
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kValue || s.topic != topic_ || !window().contains(t)) return;
     const json* up = s.message.contains("up") ? &s.message["up"] : nullptr;
     const bool is_up = up != nullptr && up->is_boolean() && up->get<bool>();
@@ -457,37 +458,38 @@ class LinkCollector : public Collector {
     min_q_ = std::min(min_q_, q);
     note(t, s, "quality", q);
   }
-  void finish(double t) override {
+  void finish(SimTime t) override {
     if (samples_ == 0) {
       settle(KpiStatus::kMissing, "no link_state of " + planned().vehicle + " in " +
                                       window().describe() + " (has it a link in network?)");
       return;
     }
-    advance(window().has_end() ? std::min(t, window().end_s()) : t);
+    advance(window().has_end() ? std::min(t, window().end()) : t);
     if (!last_up_) longest_ = std::max(longest_, last_t_ - down_since_);
     char text[96];
     std::snprintf(text, sizeof text, "%llu outage(s), %.3f s down",
-                  static_cast<unsigned long long>(outages_), down_s_);
+                  static_cast<unsigned long long>(outages_), to_seconds(down_));
     settle(KpiStatus::kMeasured, text);
   }
   json metrics() const override {
     json m = {{"samples", metric(static_cast<double>(samples_), "")},
               {"outages", metric(static_cast<double>(outages_), "")},
-              {"down_s", metric(round_to(down_s_, 1e-6), "s")},
-              {"longest_outage_s", metric(round_to(longest_, 1e-6), "s")}};
+              {"down_s", metric(round_to(to_seconds(down_), 1e-6), "s")},
+              {"longest_outage_s", metric(round_to(to_seconds(longest_), 1e-6), "s")}};
     if (samples_) {
       m["min_quality"] = metric(min_q_, "");
-      m["mean_quality"] = metric(span_ > 0 ? round_to(q_integral_ / span_, 1e-6) : last_q_, "");
+      m["mean_quality"] = metric(
+          span_ > Duration::zero() ? round_to(q_integral_ / to_seconds(span_), 1e-6) : last_q_, "");
     }
     return m;
   }
 
  private:
-  void advance(double t) {
+  void advance(SimTime t) {
     if (samples_ > 0 && t > last_t_) {
-      const double dt = t - last_t_;
-      if (!last_up_) down_s_ += dt;
-      q_integral_ += last_q_ * dt;
+      const Duration dt = t - last_t_;
+      if (!last_up_) down_ += dt;
+      q_integral_ += last_q_ * to_seconds(dt);  // quality x seconds
       span_ += dt;
     }
     last_t_ = std::max(last_t_, t);
@@ -497,13 +499,13 @@ class LinkCollector : public Collector {
   uint64_t outages_ = 0;
   bool last_up_ = true;
   double last_q_ = 0.0;
-  double last_t_ = 0.0;
-  double down_since_ = 0.0;
-  double down_s_ = 0.0;
-  double longest_ = 0.0;
+  SimTime last_t_ = SimTime::zero();
+  SimTime down_since_ = SimTime::zero();
+  Duration down_;
+  Duration longest_;
   double min_q_ = std::numeric_limits<double>::infinity();
   double q_integral_ = 0.0;
-  double span_ = 0.0;
+  Duration span_;
 };
 
 std::string topic_param(const scenario::KpiSpec& spec, const std::string& vehicle) {
@@ -513,7 +515,7 @@ std::string topic_param(const scenario::KpiSpec& spec, const std::string& vehicl
 }
 
 double window_param(const scenario::KpiSpec& spec, double otherwise) {
-  if (auto w = duration_param(spec.params, "window_s")) return seconds_of(*w);
+  if (auto w = duration_param(spec.params, "window_s")) return to_seconds(*w);
   return otherwise;
 }
 
@@ -621,7 +623,7 @@ Collectors::Collectors(const std::vector<PlannedKpi>& planned) : by_kind_(8) {
   }
 }
 
-void Collectors::on_sample(const Sample& sample, double t) {
+void Collectors::on_sample(const Sample& sample, SimTime t) {
   const size_t k = static_cast<size_t>(sample.kind);
   if (k >= by_kind_.size()) return;
   for (size_t i : by_kind_[k]) {
@@ -629,20 +631,20 @@ void Collectors::on_sample(const Sample& sample, double t) {
   }
 }
 
-void Collectors::on_tick(double t) {
+void Collectors::on_tick(SimTime t) {
   for (auto& c : collectors_) {
     if (!c->settled()) c->on_tick(t);
   }
 }
 
-void Collectors::on_action(const std::string& label, ActionEvent event, double t,
+void Collectors::on_action(const std::string& label, ActionEvent event, SimTime t,
                            const std::string& status) {
   for (auto& c : collectors_) {
     if (!c->settled()) c->on_action(label, event, t, status);
   }
 }
 
-void Collectors::finish(double t) {
+void Collectors::finish(SimTime t) {
   for (auto& c : collectors_) {
     if (!c->settled()) c->finish(t);
   }

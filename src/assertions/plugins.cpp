@@ -223,9 +223,9 @@ class Loader {
     if (symbols.find(kEntryPoint) == nullptr) {
       for (int v = 0; v <= 9; ++v) {
         const std::string other = "fieldproof_assertions_plugin_v" + std::to_string(v);
-        if (v != static_cast<int>(kPluginApiVersion) && symbols.find(other) != nullptr) {
+        if (v != static_cast<int>(kPluginEntryVersion) && symbols.find(other) != nullptr) {
           problem(lib, "built for plugin API v" + std::to_string(v) + " (exports " + other +
-                           "); this fieldproof loads v" + std::to_string(kPluginApiVersion) +
+                           "); this fieldproof loads " + kEntryPoint +
                            ": rebuild the plugin against this fieldproof");
           return;
         }
@@ -310,11 +310,11 @@ class Loader {
     void* sym = dlsym(handle, kEntryPoint);
     if (sym == nullptr) {
       for (int v = 0; v <= 9; ++v) {
-        if (v == static_cast<int>(kPluginApiVersion)) continue;
+        if (v == static_cast<int>(kPluginEntryVersion)) continue;
         const std::string other = "fieldproof_assertions_plugin_v" + std::to_string(v);
         if (dlsym(handle, other.c_str()) != nullptr) {
           why.push_back("built for plugin API v" + std::to_string(v) + " (exports " + other +
-                        "); this fieldproof loads v" + std::to_string(kPluginApiVersion) +
+                        "); this fieldproof loads " + kEntryPoint +
                         ": rebuild the plugin against this fieldproof");
           return {};
         }

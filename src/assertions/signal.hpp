@@ -16,12 +16,12 @@
 namespace fieldproof::assertions::detail {
 
 // A message field path ("twist.linear.x", "ranges[0]") parsed once: find() walks a decoded
-// message without building strings; when it finds nothing, field_at() says why.
+// message without building strings; when it finds nothing, find_field() says why.
 class FieldPath {
  public:
   FieldPath() = default;
   explicit FieldPath(std::string path);
-  const nlohmann::json* find(const nlohmann::json& message, std::string* why) const;
+  Result<const nlohmann::json*> find(const nlohmann::json& message) const;
   const std::string& text() const { return text_; }
 
  private:
@@ -31,7 +31,7 @@ class FieldPath {
   };
   std::string text_;
   std::vector<Part> parts_;
-  bool parsed_ = false;  // false: the path is malformed, find() defers to field_at()
+  bool parsed_ = false;  // false: the path is malformed, find() defers to find_field()
 };
 
 // A signal (always/never/eventually; sequence's signal steps): a topic field or a
@@ -57,12 +57,12 @@ SignalRef plan_signal(const scenario::ParamValue& m, const std::string& default_
                       const PlanContext& ctx, const std::string& path, Watch& watch);
 
 enum class SignalRead {
-  kNone,     // the sample is not this signal's
-  kValue,    // *out holds the value
-  kMissing,  // the field does not exist in the message: *why says which part
+  kNone,   // the sample is not this signal's
+  kValue,  // *out holds the value
 };
-SignalRead read_signal(const SignalRef& signal, const Sample& sample, scenario::Value* out,
-                       std::string* why);
+// What `sample` says of the signal; an error when the field does not exist in the message (its
+// message says which part). *out is the caller's slot, so that no Value is made per sample.
+Result<SignalRead> read_signal(const SignalRef& signal, const Sample& sample, scenario::Value* out);
 
 // A condition value as JSON (for evidence).
 nlohmann::json value_json(const scenario::Value& v);
@@ -74,41 +74,38 @@ nlohmann::json excerpt_json(const nlohmann::json& v);
 scenario::Condition compile_condition(const std::string& text, std::vector<std::string> names,
                                       const std::string& path);
 
-// A parameter's duration in seconds, if given.
-std::optional<double> duration_s(const scenario::ParamValue& params, std::string_view key);
-
 // A checker over a window of the timeline: closes on the tick past within_s and at the end.
 // seen() notes a sample for the excerpt (a value sample with the value read, not its message).
 class StreamChecker : public Checker {
  public:
   explicit StreamChecker(const PlannedAssertion& p) : Checker(p) {}
-  void on_tick(double t) override {
-    if (!resolved() && window().closed(t)) close(window().end_s(), false);  // at the deadline
+  void on_tick(SimTime t) override {
+    if (!resolved() && window().closed(t)) close(window().end(), false);  // at the deadline
   }
-  void on_finish(double t) override {
+  void on_finish(SimTime t) override {
     if (!resolved()) close(t, true);
   }
 
  protected:
   // The window closed (within_s passed; at_end false) or the timeline ended (at_end true).
-  virtual void close(double t, bool at_end) = 0;
+  virtual void close(SimTime t, bool at_end) = 0;
   // For a sample of this checker at t: closes the window when t is past it; true when t is in it.
-  bool in_window(double t) {
+  bool in_window(SimTime t) {
     if (window().closed(t)) {
-      close(window().end_s(), false);
+      close(window().end(), false);
       return false;
     }
-    return t >= window().after_s() && t >= 0;
+    return t >= window().start() && t >= SimTime::zero();
   }
   // Notes a sample for the excerpt: with `field`, `value` is the value read from it; otherwise a
   // numeric `extra_value` is noted as `extra` ("judged_ms").
-  void seen(double t, const Sample& s, const std::string* field = nullptr,
+  void seen(SimTime t, const Sample& s, const std::string* field = nullptr,
             const nlohmann::json& value = nullptr, const char* extra = nullptr,
             const nlohmann::json& extra_value = nullptr);
-  void decide(Verdict v, std::string reason, double t, SimTime sim,
+  void decide(Verdict v, std::string reason, SimTime t, SimTime sim,
               nlohmann::json evidence = nlohmann::json::object());
   // "after 2 s" / "by 10 s" phrases for reasons.
-  std::string closing_phrase(double t, bool at_end) const;
+  std::string closing_phrase(SimTime t, bool at_end) const;
 };
 
 // Counts messages over sliding windows reported once a second (rates, latencies): each window

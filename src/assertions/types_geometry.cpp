@@ -166,7 +166,7 @@ class GeofenceChecker : public Checker {
       : Checker(p), region_(Region::from_json(p.resolved["region"])) {
     outside_ = p.resolved["mode"].get<std::string>() == "outside";
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kPose || s.vehicle != planned().vehicle) return;
     if (window().closed(t)) return on_tick(t);
     if (!window().contains(t)) return;
@@ -193,11 +193,11 @@ class GeofenceChecker : public Checker {
                {"mode", planned().resolved["mode"]}});
     }
   }
-  void on_tick(double t) override {
+  void on_tick(SimTime t) override {
     if (window().closed(t))
-      settle(window().end_s(), "when the window closed at " + seconds_text(window().end_s()));
+      settle(window().end(), "when the window closed at " + seconds_text(window().end_s()));
   }
-  void on_finish(double t) override { settle(t, "at the end of the timeline"); }
+  void on_finish(SimTime t) override { settle(t, "at the end of the timeline"); }
   json metrics() const override {
     json m = {{"samples", metric(static_cast<double>(samples_), "")}};
     if (samples_) m["min_clearance_m"] = metric(round_to(min_clearance_, 1e-4), "m");
@@ -205,18 +205,17 @@ class GeofenceChecker : public Checker {
   }
 
  private:
-  static json pose_json(double t, const Sample& s, double c) {
-    return {{"t_s", round_to(t, 1e-3)},
-            {"sim_s", sim_s(s.sim)},
+  static json pose_json(SimTime t, const Sample& s, double c) {
+    return {{"t_s", round_to(to_seconds(t), 1e-3)},
+            {"sim_s", to_seconds(s.sim)},
             {"x", round_to(s.pose.x, 1e-4)},
             {"y", round_to(s.pose.y, 1e-4)},
             {"clearance_m", round_to(c, 1e-4)}};
   }
-  void settle(double t, const std::string& when) {
+  void settle(SimTime t, const std::string& when) {
     if (samples_ == 0) {
       resolve(Verdict::kFailed,
-              "no pose of " + planned().vehicle + " was seen in " + window().describe(), t,
-              sim_at(t),
+              "no pose of " + planned().vehicle + " was seen in " + window().describe(), t, t,
               {{"min_clearance", nullptr},
                {"samples", 0},
                {"region", planned().resolved["region"]},
@@ -227,7 +226,7 @@ class GeofenceChecker : public Checker {
             planned().vehicle + " stayed " + (outside_ ? "outside" : "inside") + " the region " +
                 when + " (min clearance " + fmt("%.2f", min_clearance_) + " m over " +
                 std::to_string(samples_) + " poses)",
-            t, sim_at(t),
+            t, t,
             {{"min_clearance", min_pose_},
              {"samples", samples_},
              {"region", planned().resolved["region"]},
@@ -312,7 +311,7 @@ class MinDistanceChecker : public Checker {
     min_ = p.resolved["min_m"].get<double>();
     other_ = to_text(p.resolved["to"]);
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kPose) return;
     if (window().closed(t)) return on_tick(t);
     if (!window().contains(t)) return;
@@ -326,27 +325,27 @@ class MinDistanceChecker : public Checker {
               t, s.sim, {{"closest", meter_.closest_evidence()}, {"samples", meter_.measured()}});
     }
   }
-  void on_tick(double t) override {
+  void on_tick(SimTime t) override {
     if (window().closed(t))
-      settle(window().end_s(), "when the window closed at " + seconds_text(window().end_s()));
+      settle(window().end(), "when the window closed at " + seconds_text(window().end_s()));
   }
-  void on_finish(double t) override { settle(t, "at the end of the timeline"); }
+  void on_finish(SimTime t) override { settle(t, "at the end of the timeline"); }
   json metrics() const override { return meter_.metrics(); }
 
  private:
-  void settle(double t, const std::string& when) {
+  void settle(SimTime t, const std::string& when) {
     if (meter_.measured() == 0) {
       resolve(Verdict::kFailed,
               "no distance between " + planned().vehicle + " and " + other_ + " was measured in " +
                   window().describe(),
-              t, sim_at(t), {{"closest", nullptr}, {"samples", 0}});
+              t, t, {{"closest", nullptr}, {"samples", 0}});
       return;
     }
     resolve(Verdict::kPassed,
             planned().vehicle + " kept " + fmt("%.2f", min_) + " m from " + other_ + " " + when +
                 " (closest " + fmt("%.2f", meter_.closest()) + " m at " +
                 seconds_text(meter_.closest_at()) + ")",
-            t, sim_at(t), {{"closest", meter_.closest_evidence()}, {"samples", meter_.measured()}});
+            t, t, {{"closest", meter_.closest_evidence()}, {"samples", meter_.measured()}});
   }
   DistanceMeter meter_;
   double min_ = 0;
@@ -388,7 +387,7 @@ class PathEfficiencyChecker : public Checker {
       target_ = world::Pose2D{r["target"]["x"].get<double>(), r["target"]["y"].get<double>(), 0};
     }
   }
-  void on_action(const std::string& label, ActionEvent event, double t,
+  void on_action(const std::string& label, ActionEvent event, SimTime t,
                  const std::string& status) override {
     if (action_.empty() || label != action_) return;
     if (event == ActionEvent::kStart) {
@@ -398,7 +397,7 @@ class PathEfficiencyChecker : public Checker {
     open_ = false;
     judge(t, action_ + " ended " + status);
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kPose || s.vehicle != planned().vehicle) return;
     if (action_.empty()) {
       if (window().closed(t)) return on_tick(t);
@@ -416,14 +415,14 @@ class PathEfficiencyChecker : public Checker {
               t, s.sim, evidence());
     }
   }
-  void on_tick(double t) override {
+  void on_tick(SimTime t) override {
     if (action_.empty() && window().closed(t))
-      judge(window().end_s(), "the window closed at " + seconds_text(window().end_s()));
+      judge(window().end(), "the window closed at " + seconds_text(window().end_s()));
   }
-  void on_finish(double t) override {
+  void on_finish(SimTime t) override {
     if (!action_.empty() && meter_.poses() == 0 && !open_) {
-      resolve(Verdict::kFailed, action_ + " did not run before the end of the timeline", t,
-              sim_at(t), evidence());
+      resolve(Verdict::kFailed, action_ + " did not run before the end of the timeline", t, t,
+              evidence());
       return;
     }
     judge(t, "the timeline ended");
@@ -437,12 +436,12 @@ class PathEfficiencyChecker : public Checker {
     e["samples"] = meter_.poses();
     return e;
   }
-  void judge(double t, const std::string& when) {
+  void judge(SimTime t, const std::string& when) {
     if (meter_.poses() < 2) {
       resolve(Verdict::kFailed,
               "fewer than two poses of " + planned().vehicle + " in the window (" +
                   std::to_string(meter_.poses()) + "; " + when + ")",
-              t, meter_.poses() ? last_sim_ : sim_at(t), evidence());
+              t, meter_.poses() ? last_sim_ : t, evidence());
       return;
     }
     const double e = meter_.efficiency(target_);

@@ -18,15 +18,15 @@ namespace {
 
 // A pose as reach_pose's evidence shows it.
 struct Seen {
-  double t = 0;
+  SimTime t;
   SimTime sim;
   world::Pose2D pose;
   double distance = 0;
   std::optional<double> heading_error;
   json to_json() const {
-    json j = {{"t_s", round_to(t, 1e-3)},        {"sim_s", sim_s(sim)},
-              {"x", round_to(pose.x, 1e-4)},     {"y", round_to(pose.y, 1e-4)},
-              {"yaw", round_to(pose.yaw, 1e-4)}, {"distance_m", round_to(distance, 1e-4)}};
+    json j = {{"t_s", round_to(to_seconds(t), 1e-3)}, {"sim_s", to_seconds(sim)},
+              {"x", round_to(pose.x, 1e-4)},          {"y", round_to(pose.y, 1e-4)},
+              {"yaw", round_to(pose.yaw, 1e-4)},      {"distance_m", round_to(distance, 1e-4)}};
     if (heading_error) j["heading_error_rad"] = round_to(*heading_error, 1e-4);
     return j;
   }
@@ -42,7 +42,7 @@ class ReachPoseChecker : public Checker {
     if (r.contains("yaw_tolerance_rad")) yaw_tolerance_ = r["yaw_tolerance_rad"].get<double>();
     label_ = r["target_label"].get<std::string>();
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kPose || s.vehicle != planned().vehicle) return;
     if (window().closed(t)) return on_tick(t);
     const double d = std::hypot(s.pose.x - target_.x, s.pose.y - target_.y);
@@ -51,7 +51,7 @@ class ReachPoseChecker : public Checker {
     ++samples_;
     final_ = {t, s.sim, s.pose, d, heading};
     note(t, s, "distance_m", d);
-    if (t < 0) return;  // before the timeline: seen, not judged
+    if (t < SimTime::zero()) return;  // before the timeline: seen, not judged
     if (!closest_ || d < closest_->distance) closest_ = final_;
     const bool yaw_ok = !heading || *heading <= yaw_tolerance_;
     if (d <= tolerance_ && yaw_ok) {
@@ -64,26 +64,26 @@ class ReachPoseChecker : public Checker {
           {{"reached", final_->to_json()}, {"final", final_->to_json()}, {"samples", samples_}});
     }
   }
-  void on_tick(double t) override {
+  void on_tick(SimTime t) override {
     if (window().has_end() && window().closed(t))
-      fail(window().end_s(), "within " + seconds_text(window().end_s()));
+      fail(window().end(), "within " + seconds_text(window().end()));
   }
-  void on_finish(double t) override { fail(t, "by the end of the timeline"); }
+  void on_finish(SimTime t) override { fail(t, "by the end of the timeline"); }
   json metrics() const override {
     json m = json::object();
     if (closest_) m["closest_m"] = metric(round_to(closest_->distance, 1e-4), "m");
-    if (reached_at_ >= 0) m["reached_at_s"] = metric(round_to(reached_at_, 1e-3), "s");
+    if (reached_at_) m["reached_at_s"] = metric(round_to(to_seconds(*reached_at_), 1e-3), "s");
     if (final_) m["final_distance_m"] = metric(round_to(final_->distance, 1e-4), "m");
     return m;
   }
 
  private:
-  void fail(double t, const std::string& when) {
+  void fail(SimTime t, const std::string& when) {
     std::string closest = closest_ ? fmt("%.2f", closest_->distance) + " m" : "no pose seen";
     resolve(Verdict::kFailed,
             planned().vehicle + " did not come within " + fmt("%.2f", tolerance_) + " m of " +
                 label_ + " " + when + " (closest " + closest + ")",
-            t, final_ ? final_->sim : sim_at(t),
+            t, final_ ? final_->sim : t,
             {{"closest", closest_ ? closest_->to_json() : json()},
              {"final", final_ ? final_->to_json() : json()},
              {"samples", samples_}});
@@ -94,7 +94,7 @@ class ReachPoseChecker : public Checker {
   std::string label_;
   std::optional<Seen> closest_;  // none until a pose within the timeline
   std::optional<Seen> final_;
-  double reached_at_ = -1;
+  std::optional<SimTime> reached_at_;
   uint64_t samples_ = 0;
 };
 
@@ -121,7 +121,7 @@ class ReachPoseType : public AssertionType {
       }
       p.resolved["yaw_tolerance_rad"] = y->number;
     }
-    if (spec.within) p.resolved["within_s"] = seconds_of(*spec.within);
+    if (spec.within) p.resolved["within_s"] = to_seconds(*spec.within);
     return p;
   }
   std::unique_ptr<Checker> checker(const PlannedAssertion& p) const override {
@@ -136,9 +136,9 @@ class NoCollisionChecker : public Checker {
   explicit NoCollisionChecker(const PlannedAssertion& p) : Checker(p) {
     for (const auto& i : p.resolved["ignore"]) ignore_.push_back(i.get<std::string>());
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kContact || s.vehicle != planned().vehicle) return;
-    if (t < 0) return;  // before the timeline
+    if (t < SimTime::zero()) return;  // before the timeline
     ++messages_;
     std::vector<std::string> counted;
     for (const auto& c : s.contacts) {
@@ -161,8 +161,8 @@ class NoCollisionChecker : public Checker {
     resolve(Verdict::kFailed,
             planned().vehicle + " touched " + counted.front() + " at " + seconds_text(t), t, s.sim,
             {{"contact",
-              {{"t_s", round_to(t, 1e-3)},
-               {"sim_s", sim_s(s.sim)},
+              {{"t_s", round_to(to_seconds(t), 1e-3)},
+               {"sim_s", to_seconds(s.sim)},
                {"vehicle", planned().vehicle},
                {"with", counted},
                {"count", counted.size()}}},
@@ -171,8 +171,8 @@ class NoCollisionChecker : public Checker {
              {"ignored", ignored_names_},
              {"messages", messages_}});
   }
-  void on_finish(double t) override {
-    resolve(Verdict::kPassed, planned().vehicle + " touched nothing", t, sim_at(t),
+  void on_finish(SimTime t) override {
+    resolve(Verdict::kPassed, planned().vehicle + " touched nothing", t, t,
             {{"ignored_contacts", ignored_}, {"ignored", ignored_names_}, {"messages", messages_}});
   }
   json metrics() const override {

@@ -60,20 +60,20 @@ class SequenceChecker : public StreamChecker {
       }
       steps_.push_back(std::move(s));
     }
-    if (p.resolved.contains("max_gap_s")) max_gap_ = p.resolved["max_gap_s"].get<double>();
+    max_gap_ = duration_param(p.spec.params, "max_gap_s");
   }
 
-  void on_sample(const Sample& s, double t) override {
-    if (done() || steps_[current_].kind != Step::Kind::kSignal || t < 0) return;
+  void on_sample(const Sample& s, SimTime t) override {
+    if (done() || steps_[current_].kind != Step::Kind::kSignal || t < SimTime::zero()) return;
     const Step& step = steps_[current_];
-    std::string why;
-    const SignalRead r = read_signal(step.signal, s, &slot_[0], &why);
-    if (r == SignalRead::kNone || !in_window(t) || gap_passed(t)) return;
-    if (r == SignalRead::kMissing) {
+    const Result<SignalRead> r = read_signal(step.signal, s, &slot_[0]);
+    if ((r.ok() && *r == SignalRead::kNone) || !in_window(t) || gap_passed(t)) return;
+    if (!r.ok()) {  // the field does not exist in the message
       seen(t, s);
       decide(Verdict::kFailed,
              "step " + std::to_string(current_ + 1) + " (" + step.label + "): the field " +
-                 step.signal.field + " of " + step.signal.topic + " does not exist: " + why,
+                 step.signal.field + " of " + step.signal.topic +
+                 " does not exist: " + r.status().message(),
              t, s.sim, evidence());
       return;
     }
@@ -94,37 +94,37 @@ class SequenceChecker : public StreamChecker {
     if (*holds) happen(t, s.sim, {{"value", value_json(slot_[0])}});
   }
 
-  void on_action(const std::string& label, ActionEvent event, double t,
+  void on_action(const std::string& label, ActionEvent event, SimTime t,
                  const std::string& status) override {
     if (resolved() || done() || steps_[current_].kind != Step::Kind::kAction) return;
     const Step& step = steps_[current_];
     if (label != step.action || !in_window(t) || gap_passed(t)) return;
     if (step.started) {
       if (event == ActionEvent::kStart) {
-        happen(t, sim_at(t), {{"event", "started"}});
+        happen(t, t, {{"event", "started"}});
       } else if (status == "skipped") {  // it never ran (its trigger failed, or an abort)
         step_note(t, step.label, {{"event", "skipped"}});
         decide(Verdict::kFailed,
                "step " + std::to_string(current_ + 1) + " (" + step.label + "): " + step.action +
                    " was skipped at " + seconds_text(t),
-               t, sim_at(t), evidence());
+               t, t, evidence());
       }
       return;
     }
     if (event != ActionEvent::kEnd) return;
     if (ok_status(status)) {
-      happen(t, sim_at(t), {{"event", "finished"}, {"status", status}});
+      happen(t, t, {{"event", "finished"}, {"status", status}});
       return;
     }
     step_note(t, step.label, {{"event", "finished"}, {"status", status}});
     decide(Verdict::kFailed,
            "step " + std::to_string(current_ + 1) + " (" + step.label + "): " + step.action +
                " ended " + status + " at " + seconds_text(t),
-           t, sim_at(t), evidence());
+           t, t, evidence());
   }
 
-  void on_verdict(const AssertionResult& other, double t) override {
-    verdicts_[other.name] = {other.status, other.t_s};
+  void on_verdict(const AssertionResult& other, SimTime t) override {
+    verdicts_[other.name] = {other.status, to_seconds(other.t)};
     if (resolved() || done()) return;
     if (steps_[current_].kind == Step::Kind::kAssertion &&
         steps_[current_].assertion == other.name) {
@@ -132,15 +132,15 @@ class SequenceChecker : public StreamChecker {
     }
   }
 
-  void on_tick(double t) override {
+  void on_tick(SimTime t) override {
     if (!resolved()) gap_passed(t);
     StreamChecker::on_tick(t);
   }
 
-  std::optional<double> deadline() const override {
-    std::optional<double> d = StreamChecker::deadline();
-    if (max_gap_ >= 0 && current_ > 0 && !done()) {
-      const double gap = last_t_ + max_gap_ + 1e-8;  // past gap_passed's tolerance
+  std::optional<SimTime> deadline() const override {
+    std::optional<SimTime> d = StreamChecker::deadline();
+    if (max_gap_ && current_ > 0 && !done()) {
+      const SimTime gap = last_t_ + *max_gap_ + kGapWake;  // past gap_passed's tolerance
       if (!d || gap < *d) d = gap;
     }
     return d;
@@ -157,8 +157,8 @@ class SequenceChecker : public StreamChecker {
   json metrics() const override {
     json m = {{"steps_done", metric(static_cast<double>(current_), "")}};
     if (done()) {
-      m["completed_at_s"] = metric(round_to(last_t_, 1e-3), "s");
-      m["duration_s"] = metric(round_to(last_t_ - first_t_, 1e-3), "s");
+      m["completed_at_s"] = metric(round_to(to_seconds(last_t_), 1e-3), "s");
+      m["duration_s"] = metric(round_to(to_seconds(last_t_ - first_t_), 1e-3), "s");
     }
     return m;
   }
@@ -166,7 +166,7 @@ class SequenceChecker : public StreamChecker {
  protected:
   // The assertions of its steps are settled before it at the end of the timeline (depends_on),
   // so their verdicts are known here.
-  void close(double t, bool at_end) override {
+  void close(SimTime t, bool at_end) override {
     if (resolved()) return;
     fail_missing(t, at_end ? "by the end of the timeline (" + seconds_text(t) + ")"
                            : "by within_s " + seconds_text(window().end_s()));
@@ -176,32 +176,33 @@ class SequenceChecker : public StreamChecker {
   bool done() const { return current_ >= steps_.size(); }
 
   // max_gap_s: fails when the current step did not happen within max_gap_s of the previous one.
-  bool gap_passed(double t) {
+  bool gap_passed(SimTime t) {
     if (resolved()) return true;
-    if (max_gap_ < 0 || current_ == 0 || done() || t <= last_t_ + max_gap_ + 1e-9) return false;
-    fail_missing(last_t_ + max_gap_, "within max_gap_s " + seconds_text(max_gap_) + " of step " +
-                                         std::to_string(current_) + " (at " +
-                                         seconds_text(last_t_) + ")");
+    if (!max_gap_ || current_ == 0 || done() || t <= last_t_ + *max_gap_ + kGapTolerance)
+      return false;
+    fail_missing(last_t_ + *max_gap_, "within max_gap_s " + seconds_text(*max_gap_) + " of step " +
+                                          std::to_string(current_) + " (at " +
+                                          seconds_text(last_t_) + ")");
     return true;
   }
 
-  void fail_missing(double t, const std::string& when) {
+  void fail_missing(SimTime t, const std::string& when) {
     const Step& step = steps_[current_];
     decide(Verdict::kFailed,
            "step " + std::to_string(current_ + 1) + " (" + step.label + ") did not happen " + when +
                "; " + std::to_string(current_) + " of " + std::to_string(steps_.size()) +
                " steps done",
-           t, sim_at(t), evidence());
+           t, t, evidence());
   }
 
-  void judge_assertion(double t) {
+  void judge_assertion(SimTime t) {
     const Step& step = steps_[current_];
     auto it = verdicts_.find(step.assertion);
     if (it == verdicts_.end()) return;
     const auto [status, at] = it->second;
     const json how = {{"verdict", std::string(to_string(status))}, {"verdict_t_s", at}};
     if (status == Verdict::kPassed) {
-      happen(std::max(t, last_t_), sim_at(std::max(t, last_t_)), how);
+      happen(std::max(t, last_t_), std::max(t, last_t_), how);
       return;
     }
     if (status == Verdict::kPending) return;
@@ -209,16 +210,16 @@ class SequenceChecker : public StreamChecker {
     decide(Verdict::kFailed,
            "step " + std::to_string(current_ + 1) + " (" + step.label + "): assertion " +
                step.assertion + " " + std::string(to_string(status)),
-           t, sim_at(t), evidence());
+           t, t, evidence());
   }
 
-  void happen(double t, SimTime sim, json how) {
+  void happen(SimTime t, SimTime sim, json how) {
     const Step& step = steps_[current_];
     if (current_ == 0) first_t_ = t;
     json entry = {{"step", current_ + 1},
                   {"label", step.label},
-                  {"t_s", round_to(t, 1e-3)},
-                  {"sim_s", sim_s(sim)}};
+                  {"t_s", round_to(to_seconds(t), 1e-3)},
+                  {"sim_s", to_seconds(sim)}};
     for (auto& [k, v] : how.items()) entry[k] = v;
     if (step.kind != Step::Kind::kSignal) step_note(t, step.label, how);
     happened_.push_back(std::move(entry));
@@ -236,10 +237,10 @@ class SequenceChecker : public StreamChecker {
   }
 
   // An excerpt entry for a step that has no sample of its own (an action event, a verdict).
-  void step_note(double t, const std::string& label, const json& how) {
+  void step_note(SimTime t, const std::string& label, const json& how) {
     Sample s;
     s.kind = Sample::Kind::kValue;
-    s.sim = sim_at(t);
+    s.sim = t;
     s.topic = label;
     json fields = {{"kind", "step"}, {"step", label}};
     for (const auto& [k, v] : how.items()) fields[k] = v;
@@ -248,11 +249,16 @@ class SequenceChecker : public StreamChecker {
 
   json evidence() const { return {{"steps", happened_}, {"steps_done", current_}}; }
 
+  // A step 1 ns past max_gap_s still counts, and the deadline wakes 10 ns past the gap: the
+  // tolerances the judgement had when it compared seconds as doubles, kept so that runs judge
+  // and wake at the same times as before.
+  static constexpr Duration kGapTolerance = nanoseconds(1);
+  static constexpr Duration kGapWake = nanoseconds(10);
   std::vector<Step> steps_;
-  double max_gap_ = -1;
+  std::optional<Duration> max_gap_;
   size_t current_ = 0;
-  double first_t_ = 0;
-  double last_t_ = 0;
+  SimTime first_t_;
+  SimTime last_t_;
   json happened_ = json::array();
   std::map<std::string, std::pair<Verdict, double>> verdicts_;
   std::array<Value, 1> slot_;
@@ -313,7 +319,7 @@ class SequenceType : public AssertionType {
       out.push_back(std::move(j));
     }
     p.resolved = {{"steps", out}};
-    if (auto g = duration_s(spec.params, "max_gap_s")) p.resolved["max_gap_s"] = *g;
+    if (auto g = duration_param(spec.params, "max_gap_s")) p.resolved["max_gap_s"] = to_seconds(*g);
     if (spec.within) p.resolved["within_s"] = static_cast<double>(spec.within->ns()) / 1e9;
     return p;
   }

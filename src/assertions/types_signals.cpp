@@ -74,17 +74,17 @@ FieldPath::FieldPath(std::string path) : text_(std::move(path)) {
   parsed_ = !parts_.empty();
 }
 
-const json* FieldPath::find(const json& message, std::string* why) const {
-  if (!parsed_) return field_at(message, text_, why);
+Result<const json*> FieldPath::find(const json& message) const {
+  if (!parsed_) return find_field(message, text_);
   const json* cur = &message;
   for (const Part& part : parts_) {
     if (part.key.empty()) {
-      if (!cur->is_array() || part.index >= cur->size()) return field_at(message, text_, why);
+      if (!cur->is_array() || part.index >= cur->size()) return find_field(message, text_);
       cur = &(*cur)[part.index];
     } else {
-      if (!cur->is_object()) return field_at(message, text_, why);
+      if (!cur->is_object()) return find_field(message, text_);
       auto it = cur->find(part.key);
-      if (it == cur->end()) return field_at(message, text_, why);
+      if (it == cur->end()) return find_field(message, text_);
       cur = &*it;
     }
   }
@@ -176,19 +176,19 @@ SignalRef plan_signal(const ParamValue& m, const std::string& default_vehicle,
   return s;
 }
 
-SignalRead read_signal(const SignalRef& sig, const Sample& s, Value* out, std::string* why) {
+Result<SignalRead> read_signal(const SignalRef& sig, const Sample& s, Value* out) {
   switch (sig.kind) {
     case SignalRef::Kind::kField: {
       if (s.kind != Sample::Kind::kValue || s.topic != sig.topic) return SignalRead::kNone;
-      const json* f = sig.path.find(s.message, why);
-      if (f == nullptr) return SignalRead::kMissing;
-      *out = to_value(*f);
+      const Result<const json*> f = sig.path.find(s.message);
+      if (!f.ok()) return f.status();
+      *out = to_value(**f);
       return SignalRead::kValue;
     }
     case SignalRef::Kind::kSimTime:
     case SignalRef::Kind::kRtf:
       if (s.kind != Sample::Kind::kClock) return SignalRead::kNone;
-      *out = Value(sig.kind == SignalRef::Kind::kRtf ? s.rtf : sim_s(s.sim));
+      *out = Value(sig.kind == SignalRef::Kind::kRtf ? s.rtf : to_seconds(s.sim));
       return SignalRead::kValue;
     default:
       break;
@@ -257,13 +257,7 @@ scenario::Condition compile_condition(const std::string& text, std::vector<std::
   return *c;
 }
 
-std::optional<double> duration_s(const ParamValue& params, std::string_view key) {
-  const ParamValue* p = params.get(key);
-  if (p == nullptr || p->kind != ParamValue::Kind::kDuration) return std::nullopt;
-  return static_cast<double>(p->duration.ns()) / 1e9;
-}
-
-void StreamChecker::seen(double t, const Sample& s, const std::string* field, const json& value,
+void StreamChecker::seen(SimTime t, const Sample& s, const std::string* field, const json& value,
                          const char* extra, const json& extra_value) {
   // Numbers go through the JSON-free note(); other values (strings, bools, lists) are rarer.
   if (field != nullptr) {
@@ -279,11 +273,11 @@ void StreamChecker::seen(double t, const Sample& s, const std::string* field, co
   }
 }
 
-void StreamChecker::decide(Verdict v, std::string reason, double t, SimTime sim, json evidence) {
+void StreamChecker::decide(Verdict v, std::string reason, SimTime t, SimTime sim, json evidence) {
   resolve(v, std::move(reason), t, sim, std::move(evidence));
 }
 
-std::string StreamChecker::closing_phrase(double t, bool at_end) const {
+std::string StreamChecker::closing_phrase(SimTime t, bool at_end) const {
   if (!at_end && window().has_end()) return "by " + seconds_text(window().end_s());
   return "by the end of the timeline (" + seconds_text(t) + ")";
 }
@@ -344,20 +338,20 @@ class TopicRateChecker : public StreamChecker {
     min_hz_ = p.resolved["min_hz"].get<double>();
     if (p.resolved.contains("max_hz")) max_hz_ = p.resolved["max_hz"].get<double>();
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kRate || s.topic != topic_ || !in_window(t)) return;
     ++windows_;
     sum_hz_ += s.hz;
     lowest_ = std::min(lowest_, s.hz);
     highest_ = std::max(highest_, s.hz);
-    counter_.add(sim_s(s.sim), s.window_s, static_cast<double>(s.messages));
+    counter_.add(to_seconds(s.sim), s.window_s, static_cast<double>(s.messages));
     seen(t, s);
     const bool low = s.hz < min_hz_;
     const bool high = max_hz_ >= 0 && s.hz > max_hz_;
     if (!low && !high) return;
     json ev = evidence();
-    ev["failing_window"] = {{"t_s", round_to(t, 1e-3)},
-                            {"sim_s", sim_s(s.sim)},
+    ev["failing_window"] = {{"t_s", round_to(to_seconds(t), 1e-3)},
+                            {"sim_s", to_seconds(s.sim)},
                             {"hz", round_to(s.hz, 1e-3)},
                             {"window_s", s.window_s},
                             {"messages", s.messages}};
@@ -379,18 +373,18 @@ class TopicRateChecker : public StreamChecker {
   }
 
  protected:
-  void close(double t, bool at_end) override {
+  void close(SimTime t, bool at_end) override {
     if (windows_ == 0) {
       decide(Verdict::kFailed,
-             "no rate window of " + topic_ + " was measured " + closing_phrase(t, at_end), t,
-             sim_at(t), evidence());
+             "no rate window of " + topic_ + " was measured " + closing_phrase(t, at_end), t, t,
+             evidence());
       return;
     }
     std::string range = "between " + fmt("%.2f", lowest_) + " and " + fmt("%.2f", highest_) +
                         " Hz over " + std::to_string(windows_) + " windows (min_hz " +
                         fmt("%g", min_hz_) +
                         (max_hz_ >= 0 ? ", max_hz " + fmt("%g", max_hz_) : "") + ")";
-    decide(Verdict::kPassed, topic_ + " published " + range, t, sim_at(t), evidence());
+    decide(Verdict::kPassed, topic_ + " published " + range, t, t, evidence());
   }
 
  private:
@@ -418,7 +412,7 @@ class TopicRateType : public AssertionType {
     check_vehicle(spec, ctx, false);
     PlannedAssertion p{spec, spec.vehicle, json::object(), {}};
     const std::string topic = planned_topic(spec);
-    const double window = duration_s(spec.params, "window_s").value_or(5.0);
+    const double window = to_seconds(duration_param(spec.params, "window_s").value_or(seconds(5)));
     if (window <= 0) throw PlanError(spec.path + ".window_s", "window_s must be positive");
     const double min_hz = num(spec.params, "min_hz", -1);
     if (min_hz < 0) throw PlanError(spec.path + ".min_hz", "topic_rate needs min_hz");
@@ -447,16 +441,18 @@ class TopicValueChecker : public StreamChecker {
         eventually_(p.resolved["mode"].get<std::string>() == "eventually"),
         condition_(compile_condition(p.resolved["condition"].get<std::string>(), {"value"},
                                      p.spec.path + ".condition")) {}
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kValue || s.topic != topic_ || !in_window(t)) return;
-    std::string why;
-    const json* f = path_.find(s.message, &why);
-    if (f == nullptr) {
+    const Result<const json*> found = path_.find(s.message);
+    if (!found.ok()) {
       seen(t, s);
-      decide(Verdict::kFailed, "the field " + field_ + " of " + topic_ + " does not exist: " + why,
-             t, s.sim, evidence());
+      decide(
+          Verdict::kFailed,
+          "the field " + field_ + " of " + topic_ + " does not exist: " + found.status().message(),
+          t, s.sim, evidence());
       return;
     }
+    const json* f = *found;
     slot_[0] = to_value(*f);
     const Value& v = slot_[0];
     ++samples_;
@@ -477,14 +473,16 @@ class TopicValueChecker : public StreamChecker {
     seen(t, s, &field_, *f, "holds", *holds);
     if (!eventually_ && !*holds) {
       json ev = evidence();
-      ev["violation"] = {{"t_s", round_to(t, 1e-3)}, {"sim_s", sim_s(s.sim)}, {"value", *f}};
+      ev["violation"] = {
+          {"t_s", round_to(to_seconds(t), 1e-3)}, {"sim_s", to_seconds(s.sim)}, {"value", *f}};
       decide(Verdict::kFailed,
              topic_ + " " + field_ + " = " + v.repr() + " at " + seconds_text(t) +
                  " does not satisfy '" + condition_.text() + "'",
              t, s.sim, ev);
     } else if (eventually_ && *holds) {
       json ev = evidence();
-      ev["satisfied"] = {{"t_s", round_to(t, 1e-3)}, {"sim_s", sim_s(s.sim)}, {"value", *f}};
+      ev["satisfied"] = {
+          {"t_s", round_to(to_seconds(t), 1e-3)}, {"sim_s", to_seconds(s.sim)}, {"value", *f}};
       decide(Verdict::kPassed,
              topic_ + " " + field_ + " = " + v.repr() + " satisfied '" + condition_.text() +
                  "' at " + seconds_text(t),
@@ -502,20 +500,20 @@ class TopicValueChecker : public StreamChecker {
   }
 
  protected:
-  void close(double t, bool at_end) override {
+  void close(SimTime t, bool at_end) override {
     if (eventually_) {
       decide(Verdict::kFailed,
              "no message of " + topic_ + " satisfied '" + condition_.text() + "' on " + field_ +
                  " " + closing_phrase(t, at_end) + " (" + std::to_string(samples_) + " messages)",
-             t, sim_at(t), evidence());
+             t, t, evidence());
     } else if (samples_ == 0) {
-      decide(Verdict::kFailed, "no message of " + topic_ + " " + closing_phrase(t, at_end), t,
-             sim_at(t), evidence());
+      decide(Verdict::kFailed, "no message of " + topic_ + " " + closing_phrase(t, at_end), t, t,
+             evidence());
     } else {
       decide(Verdict::kPassed,
              "all " + std::to_string(samples_) + " messages of " + topic_ + " satisfied '" +
                  condition_.text() + "' on " + field_,
-             t, sim_at(t), evidence());
+             t, t, evidence());
     }
   }
 
@@ -570,7 +568,7 @@ class MessageLatencyChecker : public StreamChecker {
     max_ms_ = p.resolved["max_ms"].get<double>();
     statistic_ = p.resolved["statistic"].get<std::string>();
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kLatency || s.topic != topic_ || !in_window(t)) return;
     if (s.latency.unstamped > 0) {
       seen(t, s);
@@ -593,12 +591,12 @@ class MessageLatencyChecker : public StreamChecker {
     max_ = std::max(max_, w.max_ms);
     mean_sum_ += w.mean_ms * static_cast<double>(w.count);
     mean_n_ += static_cast<double>(w.count);
-    counter_.add(sim_s(s.sim), s.window_s, static_cast<double>(w.count));
+    counter_.add(to_seconds(s.sim), s.window_s, static_cast<double>(w.count));
     seen(t, s, nullptr, nullptr, "judged_ms", round_to(value, 1e-3));
     if (value <= max_ms_) return;
     json ev = evidence();
-    ev["failing_window"] = {{"t_s", round_to(t, 1e-3)},
-                            {"sim_s", sim_s(s.sim)},
+    ev["failing_window"] = {{"t_s", round_to(to_seconds(t), 1e-3)},
+                            {"sim_s", to_seconds(s.sim)},
                             {"window_s", s.window_s},
                             {"count", w.count},
                             {"mean_ms", round_to(w.mean_ms, 1e-3)},
@@ -623,18 +621,18 @@ class MessageLatencyChecker : public StreamChecker {
   }
 
  protected:
-  void close(double t, bool at_end) override {
+  void close(SimTime t, bool at_end) override {
     if (windows_ == 0) {
       decide(Verdict::kFailed,
-             "no latency window of " + topic_ + " was measured " + closing_phrase(t, at_end), t,
-             sim_at(t), evidence());
+             "no latency window of " + topic_ + " was measured " + closing_phrase(t, at_end), t, t,
+             evidence());
       return;
     }
     decide(Verdict::kPassed,
            topic_ + " " + statistic_ + " latency stayed within " + fmt("%g", max_ms_) +
                " ms over " + std::to_string(windows_) + " windows (highest p95 " +
                fmt("%.1f", p95_) + " ms, max " + fmt("%.1f", max_) + " ms)",
-           t, sim_at(t), evidence());
+           t, t, evidence());
   }
 
  private:
@@ -664,7 +662,7 @@ class MessageLatencyType : public AssertionType {
     check_vehicle(spec, ctx, false);
     PlannedAssertion p{spec, spec.vehicle, json::object(), {}};
     const std::string topic = planned_topic(spec);
-    const double window = duration_s(spec.params, "window_s").value_or(2.0);
+    const double window = to_seconds(duration_param(spec.params, "window_s").value_or(seconds(2)));
     if (window <= 0) throw PlanError(spec.path + ".window_s", "window_s must be positive");
     const double max_ms = num(spec.params, "max_ms", -1);
     if (max_ms < 0) throw PlanError(spec.path + ".max_ms", "message_latency needs max_ms");
@@ -690,25 +688,27 @@ class ResourceUsageChecker : public StreamChecker {
     if (r.contains("max_memory_mb")) max_mem_ = r["max_memory_mb"].get<double>();
     window_s_ = r["window_s"].get<double>();
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kResources || s.vehicle != planned().vehicle || !in_window(t)) {
       return;
     }
-    if (samples_ == 0) first_t_ = t;
-    if (samples_ > 0) interval_ = t - last_t_;
-    last_t_ = t;
+    // The CPU window's arithmetic stays in seconds, with its tolerances of 1e-9 s.
+    const double ts = to_seconds(t);
+    if (samples_ == 0) first_t_ = ts;
+    if (samples_ > 0) interval_ = ts - last_t_;
+    last_t_ = ts;
     ++samples_;
     peak_cpu_ = std::max(peak_cpu_, s.cpu_pct);
     peak_mem_ = std::max(peak_mem_, s.memory_mb);
     sum_cpu_ += s.cpu_pct;
     sum_mem_ += s.memory_mb;
-    recent_.emplace_back(t, s.cpu_pct);
-    while (!recent_.empty() && recent_.front().first <= t - window_s_ + 1e-9) recent_.pop_front();
+    recent_.emplace_back(ts, s.cpu_pct);
+    while (!recent_.empty() && recent_.front().first <= ts - window_s_ + 1e-9) recent_.pop_front();
     if (max_mem_ >= 0 && s.memory_mb > max_mem_) {
       seen(t, s);
       json ev = evidence();
-      ev["violation"] = {{"t_s", round_to(t, 1e-3)},
-                         {"sim_s", sim_s(s.sim)},
+      ev["violation"] = {{"t_s", round_to(to_seconds(t), 1e-3)},
+                         {"sim_s", to_seconds(s.sim)},
                          {"process", s.process},
                          {"memory_mb", round_to(s.memory_mb, 1e-2)}};
       decide(Verdict::kFailed,
@@ -719,7 +719,7 @@ class ResourceUsageChecker : public StreamChecker {
     }
     // Each sample is the CPU of the interval before it: the window is covered once the samples
     // since the first span window_s.
-    if (max_cpu_ < 0 || interval_ <= 0 || t - first_t_ + interval_ < window_s_ - 1e-9) {
+    if (max_cpu_ < 0 || interval_ <= 0 || ts - first_t_ + interval_ < window_s_ - 1e-9) {
       seen(t, s);
       return;
     }
@@ -728,8 +728,8 @@ class ResourceUsageChecker : public StreamChecker {
     seen(t, s, nullptr, nullptr, "window_cpu_pct", round_to(mean, 1e-2));
     if (mean > max_cpu_) {
       json ev = evidence();
-      ev["violation"] = {{"t_s", round_to(t, 1e-3)},
-                         {"sim_s", sim_s(s.sim)},
+      ev["violation"] = {{"t_s", round_to(to_seconds(t), 1e-3)},
+                         {"sim_s", to_seconds(s.sim)},
                          {"process", s.process},
                          {"window_s", window_s_},
                          {"window_cpu_pct", round_to(mean, 1e-2)}};
@@ -753,11 +753,11 @@ class ResourceUsageChecker : public StreamChecker {
   }
 
  protected:
-  void close(double t, bool at_end) override {
+  void close(SimTime t, bool at_end) override {
     if (samples_ == 0) {
       decide(Verdict::kFailed,
-             planned().vehicle + "'s stack was not sampled " + closing_phrase(t, at_end), t,
-             sim_at(t), evidence());
+             planned().vehicle + "'s stack was not sampled " + closing_phrase(t, at_end), t, t,
+             evidence());
       return;
     }
     std::string limits;
@@ -773,7 +773,7 @@ class ResourceUsageChecker : public StreamChecker {
                (max_cpu_ >= 0 && cpu_windows_ == 0
                     ? "; no full " + seconds_text(window_s_) + " window: CPU not judged"
                     : std::string()),
-           t, sim_at(t), evidence());
+           t, t, evidence());
   }
 
  private:
@@ -821,7 +821,7 @@ class ResourceUsageType : public AssertionType {
     if (cpu < 0 && mem < 0) {
       throw PlanError(spec.path, "resource_usage needs max_cpu_pct or max_memory_mb (or both)");
     }
-    const double window = duration_s(spec.params, "window_s").value_or(5.0);
+    const double window = to_seconds(duration_param(spec.params, "window_s").value_or(seconds(5)));
     if (window <= 0) throw PlanError(spec.path + ".window_s", "window_s must be positive");
     p.resolved = {{"container", "vehicle"}, {"window_s", window}};
     if (cpu >= 0) p.resolved["max_cpu_pct"] = cpu;
@@ -852,7 +852,7 @@ class LifecycleStateChecker : public StreamChecker {
     state_ = p.resolved["state"].get<std::string>();
     always_ = p.resolved["mode"].get<std::string>() == "always";
   }
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     if (s.kind != Sample::Kind::kLifecycle || s.vehicle != planned().vehicle) return;
     // A sample without a node is the vehicle's: none of its nodes answers (unavailable).
     if ((!s.node.empty() && relative_node(s.vehicle, s.node) != node_) || !in_window(t)) return;
@@ -861,41 +861,42 @@ class LifecycleStateChecker : public StreamChecker {
     last_ = s.state;
     seen(t, s);
     if (!always_ && s.state == state_) {
-      reached_at_ = t;
+      reached_at_ = t;  // the first: the verdict follows
       decide(Verdict::kPassed,
              node_ + " of " + planned().vehicle + " was " + state_ + " at " + seconds_text(t), t,
              s.sim, evidence());
     } else if (always_ && s.state != state_) {
       json ev = evidence();
-      ev["violation"] = {{"t_s", round_to(t, 1e-3)}, {"sim_s", sim_s(s.sim)}, {"state", s.state}};
+      ev["violation"] = {
+          {"t_s", round_to(to_seconds(t), 1e-3)}, {"sim_s", to_seconds(s.sim)}, {"state", s.state}};
       decide(Verdict::kFailed,
              node_ + " of " + planned().vehicle + " was " + s.state + ", not " + state_ + ", at " +
                  seconds_text(t),
              t, s.sim, ev);
-    } else if (always_ && reached_at_ < 0) {
+    } else if (always_ && !reached_at_) {
       reached_at_ = t;
     }
   }
   json metrics() const override {
     json m = {{"samples", metric(static_cast<double>(samples_), "")}};
-    if (reached_at_ >= 0) m["reached_at_s"] = metric(round_to(reached_at_, 1e-3), "s");
+    if (reached_at_) m["reached_at_s"] = metric(round_to(to_seconds(*reached_at_), 1e-3), "s");
     return m;
   }
 
  protected:
-  void close(double t, bool at_end) override {
+  void close(SimTime t, bool at_end) override {
     const std::string who = node_ + " of " + planned().vehicle;
     if (samples_ == 0) {
       decide(Verdict::kFailed, "no state of " + who + " was observed " + closing_phrase(t, at_end),
-             t, sim_at(t), evidence());
+             t, t, evidence());
     } else if (!always_) {
       decide(Verdict::kFailed,
              who + " was not " + state_ + " " + closing_phrase(t, at_end) + " (last " + last_ + ")",
-             t, sim_at(t), evidence());
+             t, t, evidence());
     } else {
       decide(Verdict::kPassed,
-             who + " was " + state_ + " at all " + std::to_string(samples_) + " samples", t,
-             sim_at(t), evidence());
+             who + " was " + state_ + " at all " + std::to_string(samples_) + " samples", t, t,
+             evidence());
     }
   }
 
@@ -910,7 +911,7 @@ class LifecycleStateChecker : public StreamChecker {
   uint64_t samples_ = 0;
   std::map<std::string, uint64_t> states_;
   std::string last_;
-  double reached_at_ = -1;
+  std::optional<SimTime> reached_at_;
 };
 
 class LifecycleStateType : public AssertionType {
@@ -957,21 +958,22 @@ class TemporalChecker : public StreamChecker {
     has_.assign(signals_.size(), false);
     if (p.resolved.contains("for_s")) for_s_ = p.resolved["for_s"].get<double>();
   }
-  void on_sample(const Sample& s, double t) override {
+  // The holds are timed in seconds, as they were judged before times were integers (their
+  // tolerances of 1e-9 s included), so that verdicts and figures stay the same.
+  void on_sample(const Sample& s, SimTime t) override {
     bool changed = false;
     const std::string* field = nullptr;
     json value;
     Value v;
     for (size_t i = 0; i < signals_.size(); ++i) {
-      std::string why;
-      const SignalRead r = read_signal(signals_[i], s, &v, &why);
-      if (r == SignalRead::kNone) continue;
-      if (r == SignalRead::kMissing) {
+      const Result<SignalRead> r = read_signal(signals_[i], s, &v);
+      if (r.ok() && *r == SignalRead::kNone) continue;
+      if (!r.ok()) {  // the field does not exist in the message
         if (!in_window(t)) return;
         seen(t, s);
         decide(Verdict::kFailed,
                "signal " + names_[i] + ": the field " + signals_[i].field + " of " +
-                   signals_[i].topic + " does not exist: " + why,
+                   signals_[i].topic + " does not exist: " + r.status().message(),
                t, s.sim, evidence());
         return;
       }
@@ -991,7 +993,8 @@ class TemporalChecker : public StreamChecker {
     if (!changed || !in_window(t) || have_ < signals_.size()) return;
     const auto holds = condition_.holds(std::span<const Value>(slots_));
     ++evaluations_;
-    last_eval_t_ = t;
+    const double ts = to_seconds(t);
+    last_eval_t_ = ts;
     if (!holds.ok()) {
       seen(t, s, field, value);
       decide(Verdict::kFailed,
@@ -1004,12 +1007,12 @@ class TemporalChecker : public StreamChecker {
     if (*holds) {
       if (!holding_) {
         holding_ = true;
-        held_since_ = t;
+        held_since_ = ts;
       }
-      if (satisfied_at_ < 0) satisfied_at_ = t;
-      longest_ = std::max(longest_, t - held_since_);
+      if (satisfied_at_ < 0) satisfied_at_ = ts;
+      longest_ = std::max(longest_, ts - held_since_);
     } else {
-      if (holding_) longest_ = std::max(longest_, t - held_since_);
+      if (holding_) longest_ = std::max(longest_, ts - held_since_);
       holding_ = false;
     }
     switch (kind_) {
@@ -1024,8 +1027,8 @@ class TemporalChecker : public StreamChecker {
         break;
     }
   }
-  void on_tick(double t) override {
-    if (!resolved() && kind_ == Temporal::kEventually && holding_) check_hold(t, sim_at(t));
+  void on_tick(SimTime t) override {
+    if (!resolved() && kind_ == Temporal::kEventually && holding_) check_hold(t, t);
     StreamChecker::on_tick(t);
   }
   json metrics() const override {
@@ -1038,9 +1041,9 @@ class TemporalChecker : public StreamChecker {
   }
 
  protected:
-  void close(double t, bool at_end) override {
+  void close(SimTime t, bool at_end) override {
     if (kind_ == Temporal::kEventually && holding_) {
-      check_hold(t, sim_at(t));
+      check_hold(t, t);
       if (resolved()) return;
     }
     if (evaluations_ == 0) {
@@ -1053,17 +1056,16 @@ class TemporalChecker : public StreamChecker {
                  closing_phrase(t, at_end) +
                  (missing.empty() ? std::string(" (no signal changed in the window)")
                                   : " (no value for " + missing + ")"),
-             t, sim_at(t), evidence());
+             t, t, evidence());
       return;
     }
     const std::string n = std::to_string(evaluations_) + " evaluations";
     switch (kind_) {
       case Temporal::kAlways:
-        decide(Verdict::kPassed, "'" + condition_.text() + "' held at all " + n, t, sim_at(t),
-               evidence());
+        decide(Verdict::kPassed, "'" + condition_.text() + "' held at all " + n, t, t, evidence());
         break;
       case Temporal::kNever:
-        decide(Verdict::kPassed, "'" + condition_.text() + "' never held in " + n, t, sim_at(t),
+        decide(Verdict::kPassed, "'" + condition_.text() + "' never held in " + n, t, t,
                evidence());
         break;
       case Temporal::kEventually:
@@ -1072,14 +1074,14 @@ class TemporalChecker : public StreamChecker {
                    (for_s_ > 0 ? " for " + seconds_text(for_s_) : std::string()) + " " +
                    closing_phrase(t, at_end) + " (" + n + ", longest hold " +
                    seconds_text(std::max(0.0, longest_)) + ")",
-               t, sim_at(t), evidence());
+               t, t, evidence());
         break;
     }
   }
 
  private:
   // eventually: passes once the condition has held for_s without a break (within the window).
-  void check_hold(double t, SimTime sim) {
+  void check_hold(SimTime t, SimTime sim) {
     if (!holding_) return;
     if (for_s_ <= 0) {
       json ev = evidence();
@@ -1088,10 +1090,11 @@ class TemporalChecker : public StreamChecker {
              ev);
       return;
     }
+    const double ts = to_seconds(t);
     const double done_at = held_since_ + for_s_;
-    if (t + 1e-9 < done_at) return;
+    if (ts + 1e-9 < done_at) return;
     if (window().has_end() && done_at > window().end_s() + 1e-9) return;
-    longest_ = std::max(longest_, t - held_since_);
+    longest_ = std::max(longest_, ts - held_since_);
     json ev = evidence();
     ev["satisfied"] = snapshot(t);
     decide(Verdict::kPassed,
@@ -1099,7 +1102,7 @@ class TemporalChecker : public StreamChecker {
                seconds_text(held_since_),
            t, sim, ev);
   }
-  void fail_snapshot(double t, SimTime sim, const char* key, const std::string& what) {
+  void fail_snapshot(SimTime t, SimTime sim, const char* key, const std::string& what) {
     json ev = evidence();
     ev[key] = snapshot(t);
     decide(
@@ -1118,7 +1121,9 @@ class TemporalChecker : public StreamChecker {
     }
     return v;
   }
-  json snapshot(double t) const { return {{"t_s", round_to(t, 1e-3)}, {"values", last_values()}}; }
+  json snapshot(SimTime t) const {
+    return {{"t_s", round_to(to_seconds(t), 1e-3)}, {"values", last_values()}};
+  }
   std::string values_text() const {
     std::string out;
     for (size_t i = 0; i < signals_.size(); ++i) {
@@ -1191,7 +1196,8 @@ class TemporalType : public AssertionType {
     }
     p.resolved = {{"signals", signals}, {"condition", condition}};
     if (kind_ == Temporal::kEventually) {
-      if (auto f = duration_s(spec.params, "for_s"); f && *f > 0) p.resolved["for_s"] = *f;
+      if (auto f = duration_param(spec.params, "for_s"); f && *f > Duration::zero())
+        p.resolved["for_s"] = to_seconds(*f);
     }
     return p;
   }

@@ -20,46 +20,46 @@ class WithinTimeChecker : public Checker {
  public:
   explicit WithinTimeChecker(const PlannedAssertion& p) : Checker(p) {
     action_ = p.resolved["action"].get<std::string>();
-    max_ = p.resolved["max_s"].get<double>();
+    max_ = *duration_param(p.spec.params, "max_s");  // planned: present
   }
-  void on_action(const std::string& label, ActionEvent event, double t,
+  void on_action(const std::string& label, ActionEvent event, SimTime t,
                  const std::string& status) override {
     if (label != action_) return;
     if (event == ActionEvent::kStart) {
-      if (start_ < 0) start_ = t;
+      if (!start_) start_ = t;
       return;
     }
-    if (start_ < 0) {  // skipped or cancelled before it ran
-      resolve(Verdict::kFailed, action_ + " never started (it ended " + status + ")", t, sim_at(t),
+    if (!start_) {  // skipped or cancelled before it ran
+      resolve(Verdict::kFailed, action_ + " never started (it ended " + status + ")", t, t,
               {{"started_t_s", nullptr}, {"action_status", status}});
       return;
     }
-    duration_ = t - start_;
-    const json evidence = {{"started_t_s", round_to(start_, 1e-3)},
-                           {"duration_s", round_to(duration_, 1e-3)},
+    duration_ = t - *start_;
+    const json evidence = {{"started_t_s", round_to(to_seconds(*start_), 1e-3)},
+                           {"duration_s", round_to(to_seconds(*duration_), 1e-3)},
                            {"action_status", status}};
     if (!is_ok_status(status)) {
-      resolve(Verdict::kFailed, action_ + " ended " + status + " after " + seconds_text(duration_),
-              t, sim_at(t), evidence);
-    } else if (duration_ <= max_) {
+      resolve(Verdict::kFailed, action_ + " ended " + status + " after " + seconds_text(*duration_),
+              t, t, evidence);
+    } else if (*duration_ <= max_) {
       resolve(Verdict::kPassed,
-              action_ + " completed in " + seconds_text(duration_) + " (limit " +
+              action_ + " completed in " + seconds_text(*duration_) + " (limit " +
                   seconds_text(max_) + ")",
-              t, sim_at(t), evidence);
+              t, t, evidence);
     } else {
       over(t);
     }
   }
-  void on_tick(double t) override {
-    if (start_ >= 0 && t - start_ > max_) over(start_ + max_);  // judged at the limit itself
+  void on_tick(SimTime t) override {
+    if (start_ && t - *start_ > max_) over(*start_ + max_);  // judged at the limit itself
   }
-  std::optional<double> deadline() const override {
-    if (start_ < 0 || duration_ >= 0) return std::nullopt;
-    return start_ + max_;
+  std::optional<SimTime> deadline() const override {
+    if (!start_ || duration_) return std::nullopt;
+    return *start_ + max_;
   }
-  void on_finish(double t) override {
-    if (start_ < 0) {
-      resolve(Verdict::kFailed, action_ + " never started", t, sim_at(t),
+  void on_finish(SimTime t) override {
+    if (!start_) {
+      resolve(Verdict::kFailed, action_ + " never started", t, t,
               {{"started_t_s", nullptr}, {"action_status", nullptr}});
     } else {
       over(t);
@@ -67,23 +67,23 @@ class WithinTimeChecker : public Checker {
   }
   json metrics() const override {
     json m = json::object();
-    if (duration_ >= 0) m["duration_s"] = metric(round_to(duration_, 1e-3), "s");
+    if (duration_) m["duration_s"] = metric(round_to(to_seconds(*duration_), 1e-3), "s");
     return m;
   }
 
  private:
-  void over(double t) {
+  void over(SimTime t) {
     resolve(Verdict::kFailed,
-            action_ + " has not completed " + seconds_text(max_) + " after its start", t, sim_at(t),
-            {{"started_t_s", round_to(start_, 1e-3)},
-             {"elapsed_s", round_to(t - start_, 1e-3)},
-             {"max_s", max_},
+            action_ + " has not completed " + seconds_text(max_) + " after its start", t, t,
+            {{"started_t_s", round_to(to_seconds(*start_), 1e-3)},
+             {"elapsed_s", round_to(to_seconds(t - *start_), 1e-3)},
+             {"max_s", to_seconds(max_)},
              {"action_status", "running"}});
   }
   std::string action_;
-  double max_ = 0;
-  double start_ = -1;
-  double duration_ = -1;
+  Duration max_;
+  std::optional<SimTime> start_;
+  std::optional<Duration> duration_;
 };
 
 class WithinTimeType : public AssertionType {
@@ -100,7 +100,7 @@ class WithinTimeType : public AssertionType {
     if (!max || max->kind != scenario::ParamValue::Kind::kDuration)
       throw PlanError(spec.path + ".max_s", "within_time needs max_s");
     p.resolved["action"] = action->string;
-    p.resolved["max_s"] = seconds_of(max->duration);
+    p.resolved["max_s"] = to_seconds(max->duration);
     return p;
   }
   std::unique_ptr<Checker> checker(const PlannedAssertion& p) const override {
@@ -115,39 +115,39 @@ class MissionTimeChecker : public Checker {
   explicit MissionTimeChecker(const PlannedAssertion& p)
       : Checker(p),
         span_(p.resolved["start"].get<std::string>(), p.resolved["end"].get<std::string>()) {
-    max_ = p.resolved["max_s"].get<double>();
-    if (p.resolved.contains("min_s")) min_ = p.resolved["min_s"].get<double>();
+    max_ = *duration_param(p.spec.params, "max_s");  // planned: present
+    min_ = duration_param(p.spec.params, "min_s");
   }
-  void on_action(const std::string& label, ActionEvent event, double t,
+  void on_action(const std::string& label, ActionEvent event, SimTime t,
                  const std::string& status) override {
     if (!span_.on_action(label, event, t, status)) return;
     if (span_.failed()) {
       const std::string why = span_.started() ? span_.end() + " ended " + span_.end_status()
                                               : span_.end() + " ended " + span_.end_status() +
                                                     " before the span started";
-      resolve(Verdict::kFailed, "the span did not complete: " + why, t, sim_at(t), evidence(t));
+      resolve(Verdict::kFailed, "the span did not complete: " + why, t, t, evidence(t));
       return;
     }
     if (span_.ended()) judge(t);
   }
-  void on_tick(double t) override {
+  void on_tick(SimTime t) override {
     if (span_.started() && !span_.ended() && t - *span_.started() > max_) {
-      const double at = *span_.started() + max_;  // judged at the limit itself
+      const SimTime at = *span_.started() + max_;  // judged at the limit itself
       resolve(Verdict::kFailed,
-              span_text() + " has not completed " + seconds_text(max_) + " after its start", at,
-              sim_at(at), evidence(at));
+              span_text() + " has not completed " + seconds_text(max_) + " after its start", at, at,
+              evidence(at));
     }
   }
-  std::optional<double> deadline() const override {
+  std::optional<SimTime> deadline() const override {
     if (!span_.started() || span_.ended()) return std::nullopt;
     return *span_.started() + max_;
   }
-  void on_finish(double t) override {
+  void on_finish(SimTime t) override {
     span_.finish(t);
     if (!span_.started()) {
-      resolve(Verdict::kFailed, span_.start() + " never started", t, sim_at(t), evidence(t));
+      resolve(Verdict::kFailed, span_.start() + " never started", t, t, evidence(t));
     } else if (!span_.ended()) {
-      resolve(Verdict::kFailed, span_.end() + " never completed", t, sim_at(t), evidence(t));
+      resolve(Verdict::kFailed, span_.end() + " never completed", t, t, evidence(t));
     } else {
       judge(t);
     }
@@ -160,33 +160,34 @@ class MissionTimeChecker : public Checker {
     const std::string to = span_.end().empty() ? "the timeline's end" : span_.end();
     return "the span from " + from + " to " + to;
   }
-  json evidence(double t) const {
+  json evidence(SimTime t) const {
     json e = span_.evidence();
-    if (span_.started() && !span_.ended()) e["elapsed_s"] = round_to(t - *span_.started(), 1e-3);
-    e["max_s"] = max_;
-    if (min_ >= 0) e["min_s"] = min_;
+    if (span_.started() && !span_.ended())
+      e["elapsed_s"] = round_to(to_seconds(t - *span_.started()), 1e-3);
+    e["max_s"] = to_seconds(max_);
+    if (min_) e["min_s"] = to_seconds(*min_);
     return e;
   }
-  void judge(double t) {
-    const double d = *span_.duration();
+  void judge(SimTime t) {
+    const Duration d = *span_.duration();
     if (d > max_) {
       resolve(Verdict::kFailed,
               span_text() + " took " + seconds_text(d) + " (limit " + seconds_text(max_) + ")", t,
-              sim_at(t), evidence(t));
-    } else if (min_ >= 0 && d < min_) {
+              t, evidence(t));
+    } else if (min_ && d < *min_) {
       resolve(
           Verdict::kFailed,
-          span_text() + " took " + seconds_text(d) + ", shorter than min_s " + seconds_text(min_),
-          t, sim_at(t), evidence(t));
+          span_text() + " took " + seconds_text(d) + ", shorter than min_s " + seconds_text(*min_),
+          t, t, evidence(t));
     } else {
       resolve(Verdict::kPassed,
               span_text() + " took " + seconds_text(d) + " (limit " + seconds_text(max_) + ")", t,
-              sim_at(t), evidence(t));
+              t, evidence(t));
     }
   }
   SpanClock span_;
-  double max_ = 0;
-  double min_ = -1;
+  Duration max_;
+  std::optional<Duration> min_;
 };
 
 class MissionTimeType : public AssertionType {
@@ -197,9 +198,9 @@ class MissionTimeType : public AssertionType {
     PlannedAssertion p{spec, "", json::object(), {}};
     const auto max = duration_param(spec.params, "max_s");
     if (!max) throw PlanError(spec.path + ".max_s", "mission_time needs max_s");
-    p.resolved["max_s"] = seconds_of(*max);
+    p.resolved["max_s"] = to_seconds(*max);
     if (const auto min = duration_param(spec.params, "min_s"))
-      p.resolved["min_s"] = seconds_of(*min);
+      p.resolved["min_s"] = to_seconds(*min);
     for (const char* key : {"start", "end"}) {
       const std::string label = string_param(spec.params, key);
       if (!label.empty() && !ctx.scenario.entry(label)) {

@@ -20,10 +20,6 @@ inline double round_to(double v, double unit) {
   const double scale = std::round(1.0 / unit);
   return std::round(v * scale) / scale;
 }
-inline SimTime sim_at(double t) {
-  return SimTime::from_ns(static_cast<int64_t>(std::llround(t * 1e9)));
-}
-inline double sim_s(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
 inline std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -36,10 +32,11 @@ inline std::string seconds_text(double s) {
   if (t.back() == '.') t.pop_back();
   return t + " s";
 }
+inline std::string seconds_text(SimTime t) { return seconds_text(to_seconds(t)); }
+inline std::string seconds_text(Duration d) { return seconds_text(to_seconds(d)); }
 inline nlohmann::json metric(double value, const char* unit) {
   return {{"value", value}, {"unit", unit}};
 }
-inline double seconds_of(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
 inline bool is_ok_status(const std::string& status) {
   return status == "ok" || status == "succeeded";
 }
@@ -73,14 +70,14 @@ inline std::string string_param(const scenario::ParamValue& params, const char* 
 // collector): length, straight line to a target (or the last pose), speeds.
 class PathMeter {
  public:
-  void add(const world::Pose2D& p, double t) {
+  void add(const world::Pose2D& p, SimTime t) {
     if (poses_ == 0) {
       first_ = p;
       t_first_ = t;
     } else {
       const double d = std::hypot(p.x - last_.x, p.y - last_.y);
       path_m_ += d;
-      const double dt = t - t_last_;
+      const double dt = to_seconds(t - t_last_);
       if (dt > 0) max_speed_ = std::max(max_speed_, d / dt);
     }
     last_ = p;
@@ -104,7 +101,7 @@ class PathMeter {
   }
   double max_speed_mps() const { return max_speed_; }
   double mean_speed_mps() const {
-    const double dt = t_last_ - t_first_;
+    const double dt = to_seconds(t_last_ - t_first_);
     return dt > 0 ? path_m_ / dt : 0.0;
   }
   // path_m, straight_m, efficiency, max_speed_mps, mean_speed_mps.
@@ -120,8 +117,8 @@ class PathMeter {
  private:
   world::Pose2D first_;
   world::Pose2D last_;
-  double t_first_ = 0;
-  double t_last_ = 0;
+  SimTime t_first_;
+  SimTime t_last_;
   double path_m_ = 0;
   double max_speed_ = 0;
   size_t poses_ = 0;
@@ -140,7 +137,7 @@ class DistanceMeter {
     }
   }
   // Returns true when the sample gave a new distance (distance() is then current).
-  bool add(const Sample& s, double t) {
+  bool add(const Sample& s, SimTime t) {
     if (s.kind != Sample::Kind::kPose) return false;
     if (s.vehicle == model_) {
       mine_ = s.pose;
@@ -166,12 +163,12 @@ class DistanceMeter {
   size_t measured() const { return measured_; }
   double distance() const { return distance_; }
   double closest() const { return closest_; }
-  double closest_at() const { return closest_at_; }
+  SimTime closest_at() const { return closest_at_; }
   // {t_s, sim_s, distance_m, vehicle: {x, y}, other: {x, y}}
   nlohmann::json closest_evidence() const {
     if (measured_ == 0) return nullptr;
-    return {{"t_s", round_to(closest_at_, 1e-3)},
-            {"sim_s", sim_s(closest_sim_)},
+    return {{"t_s", round_to(to_seconds(closest_at_), 1e-3)},
+            {"sim_s", to_seconds(closest_sim_)},
             {"distance_m", round_to(closest_, 1e-4)},
             {"vehicle", position(closest_mine_)},
             {"other", position(closest_other_)}};
@@ -180,7 +177,7 @@ class DistanceMeter {
   nlohmann::json metrics() const {
     if (measured_ == 0) return nlohmann::json::object();
     return {{"closest_m", metric(round_to(closest_, 1e-4), "m")},
-            {"closest_at_s", metric(round_to(closest_at_, 1e-3), "s")},
+            {"closest_at_s", metric(round_to(to_seconds(closest_at_), 1e-3), "s")},
             {"final_m", metric(round_to(distance_, 1e-4), "m")}};
   }
 
@@ -193,7 +190,7 @@ class DistanceMeter {
   bool have_other_ = false;
   double distance_ = 0;
   double closest_ = std::numeric_limits<double>::infinity();
-  double closest_at_ = 0;
+  SimTime closest_at_;
   SimTime closest_sim_;
   world::Pose2D closest_mine_;
   world::Pose2D closest_other_;
@@ -205,10 +202,11 @@ class DistanceMeter {
 class SpanClock {
  public:
   SpanClock(std::string start, std::string end) : start_(std::move(start)), end_(std::move(end)) {
-    if (start_.empty()) started_ = 0.0;
+    if (start_.empty()) started_ = SimTime::zero();
   }
   // Returns true when the event changed the span (started, ended or ended badly).
-  bool on_action(const std::string& label, ActionEvent event, double t, const std::string& status) {
+  bool on_action(const std::string& label, ActionEvent event, SimTime t,
+                 const std::string& status) {
     bool changed = false;
     if (!start_.empty() && label == start_ && event == ActionEvent::kStart && !started_) {
       started_ = t;
@@ -226,37 +224,39 @@ class SpanClock {
     return changed;
   }
   // The timeline completed: closes a span without an end entry.
-  void finish(double t) {
+  void finish(SimTime t) {
     if (end_.empty() && started_ && !ended_) ended_ = t;
   }
   const std::string& start() const { return start_; }
   const std::string& end() const { return end_; }
-  std::optional<double> started() const { return started_; }
-  std::optional<double> ended() const { return ended_; }
+  std::optional<SimTime> started() const { return started_; }
+  std::optional<SimTime> ended() const { return ended_; }
   bool failed() const { return failed_; }  // the end entry ended otherwise (or before the start)
   const std::string& end_status() const { return end_status_; }
-  std::optional<double> duration() const {
+  std::optional<Duration> duration() const {
     if (started_ && ended_) return *ended_ - *started_;
     return std::nullopt;
   }
   nlohmann::json metrics() const {
-    if (auto d = duration()) return {{"duration_s", metric(round_to(*d, 1e-3), "s")}};
+    if (auto d = duration()) return {{"duration_s", metric(round_to(to_seconds(*d), 1e-3), "s")}};
     return nlohmann::json::object();
   }
   nlohmann::json evidence() const {
     nlohmann::json e = nlohmann::json::object();
-    e["started_t_s"] = started_ ? nlohmann::json(round_to(*started_, 1e-3)) : nlohmann::json();
-    e["ended_t_s"] = ended_ ? nlohmann::json(round_to(*ended_, 1e-3)) : nlohmann::json();
+    e["started_t_s"] =
+        started_ ? nlohmann::json(round_to(to_seconds(*started_), 1e-3)) : nlohmann::json();
+    e["ended_t_s"] =
+        ended_ ? nlohmann::json(round_to(to_seconds(*ended_), 1e-3)) : nlohmann::json();
     auto d = duration();
-    e["duration_s"] = d ? nlohmann::json(round_to(*d, 1e-3)) : nlohmann::json();
+    e["duration_s"] = d ? nlohmann::json(round_to(to_seconds(*d), 1e-3)) : nlohmann::json();
     return e;
   }
 
  private:
   std::string start_;
   std::string end_;
-  std::optional<double> started_;
-  std::optional<double> ended_;
+  std::optional<SimTime> started_;
+  std::optional<SimTime> ended_;
   bool failed_ = false;
   std::string end_status_;
 };

@@ -1,4 +1,5 @@
 #include "fieldproof/engine/clock_monitor.hpp"
+#include "fieldproof/time/seconds.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +9,6 @@ namespace fieldproof::engine {
 using nlohmann::json;
 
 namespace {
-double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
-double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
 double round3(double v) { return std::round(v * 1e3) / 1e3; }
 }  // namespace
 
@@ -32,7 +31,8 @@ double ClockMonitor::drift_at(SimTime sim, SimTime wall) const {
   Duration held = held_total_ + extra_paused_;
   if (held_) held = held + (wall - held_since_);
   if (paused_wall_) held = *paused_wall_ + extra_paused_;
-  return secs(sim - origin_sim_) - o_.target_rtf * (secs(wall - origin_wall_) - secs(held));
+  return to_seconds(sim - origin_sim_) -
+         o_.target_rtf * (to_seconds(wall - origin_wall_) - to_seconds(held));
 }
 
 std::optional<ClockWindow> ClockMonitor::observe(SimTime sim, SimTime wall, bool held) {
@@ -51,9 +51,9 @@ std::optional<ClockWindow> ClockMonitor::observe(SimTime sim, SimTime wall, bool
   if (!by_sim && !by_wall) return std::nullopt;
   ClockWindow w;
   w.sim = sim;
-  w.wall_s = secs(wall - origin_wall_);
-  const double dw = secs(wall - last_wall_);
-  w.rtf = dw > 0 ? secs(sim - last_sim_) / dw : 0.0;
+  w.wall_s = to_seconds(wall - origin_wall_);
+  const double dw = to_seconds(wall - last_wall_);
+  w.rtf = dw > 0 ? to_seconds(sim - last_sim_) / dw : 0.0;
   w.drift_s = drift_at(sim, wall);
   w.held = window_held_;
   ++all_windows_;
@@ -94,22 +94,22 @@ void ClockMonitor::finish(SimTime sim, SimTime wall, Duration held_wall) {
   max_abs_drift_s_ = std::max(max_abs_drift_s_, std::abs(drift_s_));
 }
 
-bool ClockMonitor::locked() const { return max_abs_drift_s_ <= secs(o_.time.max_drift); }
+bool ClockMonitor::locked() const { return max_abs_drift_s_ <= to_seconds(o_.time.max_drift); }
 
 json ClockMonitor::record(const LockstepStats& ls) const {
   const bool realtime = o_.time.mode == scenario::TimeMode::kRealtime;
-  const double paused = secs((paused_wall_ ? *paused_wall_ : held_total_) + extra_paused_);
-  const double wall = secs(end_wall_ - origin_wall_);
+  const double paused = to_seconds((paused_wall_ ? *paused_wall_ : held_total_) + extra_paused_);
+  const double wall = to_seconds(end_wall_ - origin_wall_);
   json c;
   c["mode"] = std::string(scenario::to_string(o_.time.mode));
   c["target_rtf"] = o_.target_rtf;
   c["tolerance"] = o_.time.tolerance;
-  c["max_drift_s"] = realtime ? json(secs(o_.time.max_drift)) : json();
+  c["max_drift_s"] = realtime ? json(to_seconds(o_.time.max_drift)) : json();
   c["on_drift"] = realtime ? json(std::string(scenario::to_string(o_.time.on_drift))) : json();
   c["pace_cap_rtf"] = o_.pace;
-  c["physics_step_s"] = secs(o_.physics_step);
-  c["origin_sim_s"] = secs(origin_sim_);
-  c["sim_elapsed_s"] = secs(end_sim_ - origin_sim_);
+  c["physics_step_s"] = to_seconds(o_.physics_step);
+  c["origin_sim_s"] = to_seconds(origin_sim_);
+  c["sim_elapsed_s"] = to_seconds(end_sim_ - origin_sim_);
   c["wall_elapsed_s"] = round3(wall);
   c["paused_s"] = round3(paused);
   c["drift_s"] = round3(drift_s_);
@@ -119,21 +119,22 @@ json ClockMonitor::record(const LockstepStats& ls) const {
   rtf["min"] = windows_ ? json(round3(rtf_min_)) : json();
   rtf["max"] = windows_ ? json(round3(rtf_max_)) : json();
   // Over the whole timeline, held time left out (what the status line shows).
-  rtf["overall"] =
-      wall - paused > 0 ? json(round3(secs(end_sim_ - origin_sim_) / (wall - paused))) : json();
+  rtf["overall"] = wall - paused > 0
+                       ? json(round3(to_seconds(end_sim_ - origin_sim_) / (wall - paused)))
+                       : json();
   c["rtf"] = rtf;
   c["violations"] = violations_;
   c["verdict"] = realtime ? json(locked() ? "locked" : "drifted") : json();
   if (o_.time.mode == scenario::TimeMode::kLockstep) {
-    c["lockstep"] = {{"step_s", secs(o_.time.step)},
+    c["lockstep"] = {{"step_s", to_seconds(o_.time.step)},
                      {"vehicles", ls.vehicles},
-                     {"origin_sim_s", secs(origin_sim_)},
+                     {"origin_sim_s", to_seconds(origin_sim_)},
                      {"steps", ls.steps},
                      {"holds", ls.holds},
-                     {"max_wait_s", round3(secs(ls.max_wait))},
+                     {"max_wait_s", round3(to_seconds(ls.max_wait))},
                      {"commands", ls.commands},
                      {"timeout", ls.timeout},
-                     {"ack_timeout_s", secs(o_.time.ack_timeout)}};
+                     {"ack_timeout_s", to_seconds(o_.time.ack_timeout)}};
   } else {
     c["lockstep"] = nullptr;
   }

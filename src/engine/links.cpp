@@ -1,4 +1,5 @@
 #include "engine/links.hpp"
+#include "fieldproof/time/seconds.hpp"
 
 #include <algorithm>
 
@@ -61,9 +62,6 @@ network::NetworkConfig network_config(const scenario::Scenario& s) {
 
 namespace {
 
-double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
-double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
-
 bool is_topic_fault(const std::string& action) {
   return action == "fault.drop_topic" || action == "fault.delay_topic" ||
          action == "fault.freeze_sensor";
@@ -106,11 +104,14 @@ FaultOutcome RunFaults::on_action(const scenario::TimelineEntry& e, bool start) 
   network::TopicFault f;
   f.label = e.label;
   f.topic = faulted_topic(e);
-  nlohmann::json fields = {{"label", e.label},     {"action", e.action}, {"vehicle", e.vehicle},
-                           {"topic", f.topic},     {"t_s", secs(now)}};
+  nlohmann::json fields = {{"label", e.label},
+                           {"action", e.action},
+                           {"vehicle", e.vehicle},
+                           {"topic", f.topic},
+                           {"t_s", to_seconds(now)}};
   if (start) {
     const scenario::ParamValue* d = e.params.get("duration_s");
-    out.params = {{"topic", f.topic}, {"duration_s", d ? secs(d->duration) : 0.0}};
+    out.params = {{"topic", f.topic}, {"duration_s", d ? to_seconds(d->duration) : 0.0}};
     if (e.action == "fault.drop_topic") {
       f.kind = network::TopicFault::Kind::kDrop;
       const scenario::ParamValue* p = e.params.get("probability");
@@ -120,7 +121,7 @@ FaultOutcome RunFaults::on_action(const scenario::TimelineEntry& e, bool start) 
       f.kind = network::TopicFault::Kind::kDelay;
       const scenario::ParamValue* dl = e.params.get("delay_s");
       f.delay = dl ? dl->duration : Duration::zero();
-      out.params["delay_s"] = secs(f.delay);
+      out.params["delay_s"] = to_seconds(f.delay);
     } else {
       f.kind = network::TopicFault::Kind::kFreeze;
     }
@@ -144,14 +145,14 @@ FaultOutcome RunFaults::on_action(const scenario::TimelineEntry& e, bool start) 
 FaultOutcome RunFaults::kill_stack(const scenario::TimelineEntry& e, bool start) {
   FaultOutcome out;
   const SimTime now = env_.now();
-  nlohmann::json fields = {{"label", e.label}, {"vehicle", e.vehicle}, {"t_s", secs(now)}};
+  nlohmann::json fields = {{"label", e.label}, {"vehicle", e.vehicle}, {"t_s", to_seconds(now)}};
   std::string what;
   if (start) {
     const scenario::ParamValue* r = e.params.get("restart");
     const scenario::ParamValue* a = e.params.get("restart_after_s");
     const bool restart = r && r->boolean;
     out.params = {{"restart", restart}};
-    if (restart) out.params["restart_after_s"] = a ? secs(a->duration) : 0.0;
+    if (restart) out.params["restart_after_s"] = a ? to_seconds(a->duration) : 0.0;
     if (!env_.kill || !env_.kill(e.vehicle, &what)) {
       out.error = "could not kill the stack of " + e.vehicle + ": " + what;
       return out;

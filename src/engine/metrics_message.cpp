@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "fieldproof/engine/session.hpp"
+#include "fieldproof/time/seconds.hpp"
 #include "fieldproof/world/geometry.hpp"
 
 namespace fieldproof::engine {
@@ -10,8 +11,6 @@ namespace fieldproof::engine {
 using nlohmann::json;
 
 namespace {
-double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
-double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
 double round3(double v) { return std::round(v * 1e3) / 1e3; }
 json finite(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 }  // namespace
@@ -19,9 +18,9 @@ json finite(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 json metrics_message(const MetricsFrame& f) {
   json m = f.observer.is_object() ? f.observer : json::object();
   m["wall"] = f.wall_epoch_s ? json(round3(*f.wall_epoch_s)) : json(nullptr);
-  m["sim"] = secs(f.sim);
+  m["sim"] = to_seconds(f.sim);
   m["wall_s"] = round3(f.wall_s);
-  m["sim_s"] = secs(f.sim);
+  m["sim_s"] = to_seconds(f.sim);
   m["mode"] = f.mode;
   m["rtf"] = finite(round3(f.rtf));
   m["target_rtf"] = finite(f.target_rtf);
@@ -30,16 +29,16 @@ json metrics_message(const MetricsFrame& f) {
   if (f.lockstep) {
     const MetricsFrame::Lockstep& l = *f.lockstep;
     json acks = json::object();
-    for (const std::string& v : l.vehicles) acks[v] = secs(l.acknowledged);
+    for (const std::string& v : l.vehicles) acks[v] = to_seconds(l.acknowledged);
     const int64_t step =
         l.step.ns() > 0 ? f.sim.ns() / l.step.ns() : 0;  // steps of step_s taken so far
     m["lockstep"] = {{"step", step},
-                     {"step_s", secs(l.step)},
-                     {"sim_s", secs(f.sim)},
+                     {"step_s", to_seconds(l.step)},
+                     {"sim_s", to_seconds(f.sim)},
                      {"hold", l.hold},
                      {"holds", l.holds},
                      {"acknowledgements", acks},
-                     {"max_ack_wait_s", round3(secs(l.max_ack_wait))}};
+                     {"max_ack_wait_s", round3(to_seconds(l.max_ack_wait))}};
   }
   if (f.recording) {
     m["recording"] = {{"file", f.recording->file},

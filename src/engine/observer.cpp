@@ -12,6 +12,7 @@
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/json.hpp"
 #include "fieldproof/msgs/lifecycle.pb.h"
+#include "fieldproof/time/seconds.hpp"
 
 namespace fieldproof::engine {
 
@@ -20,8 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
-double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
 double round3(double v) { return std::round(v * 1e3) / 1e3; }
 Duration seconds_f(double s) {
   return Duration::from_ns(static_cast<int64_t>(std::llround(s * 1e9)));
@@ -99,7 +98,7 @@ struct Observer::Impl {
     }
   }
 
-  double wall_s() const { return round3(secs(o.wall_now() - o.wall0)); }
+  double wall_s() const { return round3(to_seconds(o.wall_now() - o.wall0)); }
 
   void write(const json& j) {
     if (o.write_line) o.write_line(j);
@@ -118,7 +117,7 @@ struct Observer::Impl {
   }
 
   void error(SimTime sim, const std::string& topic, const std::string& what) {
-    write({{"kind", "error"}, {"sim", secs(sim)}, {"topic", topic}, {"error", what}});
+    write({{"kind", "error"}, {"sim", to_seconds(sim)}, {"topic", topic}, {"error", what}});
   }
 
   void on_poses(const lockstep::Publish& m) {
@@ -216,9 +215,9 @@ struct Observer::Impl {
     s.sim = t;
     s.vehicle = ts.vehicle;
     s.topic = topic;
-    s.window_s = secs(w);
+    s.window_s = to_seconds(w);
     s.messages = n;
-    s.hz = static_cast<double>(n) / secs(w);
+    s.hz = static_cast<double>(n) / to_seconds(w);
     last_rates[topic] = round3(s.hz);
     emit(s);
   }
@@ -243,7 +242,7 @@ struct Observer::Impl {
       s.sim = t;
       s.vehicle = ts.vehicle;
       s.topic = topic;
-      s.window_s = secs(w);
+      s.window_s = to_seconds(w);
       s.latency = lw;
       emit(s);
       return;
@@ -263,7 +262,7 @@ struct Observer::Impl {
     s.sim = t;
     s.vehicle = ts.vehicle;
     s.topic = topic;
-    s.window_s = secs(w);
+    s.window_s = to_seconds(w);
     s.latency = lw;
     emit(s);
   }
@@ -305,7 +304,7 @@ struct Observer::Impl {
         const std::string process = vehicle + "_nav";
         if (errors_reported.insert(process).second) {
           write({{"kind", "error"},
-                 {"sim", secs(t)},
+                 {"sim", to_seconds(t)},
                  {"process", process},
                  {"error", "the stack's process is not running"}});
         }
@@ -318,7 +317,10 @@ struct Observer::Impl {
       const std::string process = own ? "engine" : vehicle + "_nav";
       if (!u.ok) {
         if (errors_reported.insert(process).second) {
-          write({{"kind", "error"}, {"sim", secs(t)}, {"process", process}, {"error", u.error}});
+          write({{"kind", "error"},
+                 {"sim", to_seconds(t)},
+                 {"process", process},
+                 {"error", u.error}});
         }
         continue;
       }
@@ -338,7 +340,7 @@ struct Observer::Impl {
                         {"pid", pid},
                         {"cpu_pct", round3(u.cpu_pct)},
                         {"memory_mb", round3(u.memory_mb)},
-                        {"sim", secs(t)},
+                        {"sim", to_seconds(t)},
                         {"wall", wall_s()}});
       }
     }
@@ -376,7 +378,7 @@ void Observer::start(SimTime now) {
   for (const int pid : pids) (void)d.reader.sample(pid);  // the CPU baseline
   json topics = json::array();
   for (const auto& t : this->topics()) topics.push_back(t);
-  d.write({{"kind", "subscribed"}, {"sim", secs(now)}, {"topics", topics}});
+  d.write({{"kind", "subscribed"}, {"sim", to_seconds(now)}, {"topics", topics}});
 }
 
 void Observer::on_message(const lockstep::Publish& m) { on_message(m, m.stamp); }

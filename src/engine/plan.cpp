@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fieldproof/assertions/plugin.hpp"
+#include "fieldproof/time/seconds.hpp"
 #include "fieldproof/util/example_defaults.hpp"
 #include "fieldproof/util/input_file.hpp"
 #include "fieldproof/world/robot_model.hpp"
@@ -16,8 +17,6 @@ namespace fieldproof::engine {
 using nlohmann::json;
 
 namespace {
-
-double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
 
 // Whether the scenario document says outputs.record at all (it loaded already, so it parses).
 bool record_key_given(const std::string& file) {
@@ -55,7 +54,7 @@ json param_json(const scenario::ParamValue& v) {
     case K::kString:
       return v.string;
     case K::kDuration:
-      return secs(v.duration);
+      return to_seconds(v.duration);
     case K::kPlacement:
       if (v.placement.is_frame()) return v.placement.frame;
       return json{{"x", v.placement.x},
@@ -221,7 +220,7 @@ json RunPlan::to_json() const {
   j["file"] = scenario.file;
   j["world"] = {{"file", scenario.world.string()},
                 {"name", world_name},
-                {"physics_step_s", secs(physics_step)},
+                {"physics_step_s", to_seconds(physics_step)},
                 {"real_time_factor", world_rtf}};
   j["seed"] = scenario.seed;
   j["seed_given"] = scenario.seed_given;
@@ -229,12 +228,12 @@ json RunPlan::to_json() const {
                {"rtf", t.rtf ? json(*t.rtf) : json()},
                {"target_rtf", target_rtf},
                {"tolerance", t.tolerance},
-               {"max_drift_s", secs(t.max_drift)},
+               {"max_drift_s", to_seconds(t.max_drift)},
                {"on_drift", std::string(scenario::to_string(t.on_drift))},
-               {"timeout_s", secs(t.timeout)}};
+               {"timeout_s", to_seconds(t.timeout)}};
   if (t.mode == scenario::TimeMode::kLockstep) {
-    time["step_s"] = secs(t.step);
-    time["ack_timeout_s"] = secs(t.ack_timeout);
+    time["step_s"] = to_seconds(t.step);
+    time["ack_timeout_s"] = to_seconds(t.ack_timeout);
   }
   j["time"] = time;
   json vs = json::array();
@@ -251,9 +250,10 @@ json RunPlan::to_json() const {
                   {"topics", record_topics}};
   json tl = json::array();
   for (const auto& e : timeline) {
-    json o = {{"label", e.entry->label}, {"action", e.entry->action}, {"at_s", secs(e.entry->at)}};
+    json o = {
+        {"label", e.entry->label}, {"action", e.entry->action}, {"at_s", to_seconds(e.entry->at)}};
     if (!e.entry->vehicle.empty()) o["vehicle"] = e.entry->vehicle;
-    if (e.entry->every) o["every_s"] = secs(*e.entry->every);
+    if (e.entry->every) o["every_s"] = to_seconds(*e.entry->every);
     if (e.entry->after) o["after"] = *e.entry->after;
     if (e.entry->when) {
       const scenario::Signal& sig = e.entry->when->signal;
@@ -266,8 +266,8 @@ json RunPlan::to_json() const {
       }
       if (!e.when_vehicle.empty()) o["when"]["vehicle"] = e.when_vehicle;
     }
-    if (e.entry->until) o["until_s"] = secs(*e.entry->until);
-    if (e.entry->action == "sim.step") o["step_s"] = secs(e.step);
+    if (e.entry->until) o["until_s"] = to_seconds(*e.entry->until);
+    if (e.entry->action == "sim.step") o["step_s"] = to_seconds(e.step);
     json params = param_json(e.entry->params);
     if (e.goal) {
       params["goal"] = {
@@ -480,8 +480,8 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
       // Paced at the target real-time factor, a step longer than the run's wall-clock budget
       // would only end in a timeout, after writing a recording of all of it: refused here.
       if (plan.target_rtf > 0 && std::isfinite(plan.target_rtf) && pe.step.ns() > 0) {
-        const double wall_s = secs(pe.step) / plan.target_rtf;
-        if (wall_s > secs(s.time.timeout)) {
+        const double wall_s = to_seconds(pe.step) / plan.target_rtf;
+        if (wall_s > to_seconds(s.time.timeout)) {
           char rtf[32];
           std::snprintf(rtf, sizeof rtf, "%g", plan.target_rtf);
           r.errors.push_back(pos_prefix(s, at, field) + "a step of " + format_seconds(pe.step) +

@@ -6,6 +6,7 @@
 #include <google/protobuf/dynamic_message.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -19,6 +20,7 @@
 #include "fieldproof/record/mcap_reader.hpp"
 #include "fieldproof/report/report.hpp"
 #include "fieldproof/report/run_record.hpp"
+#include "fieldproof/time/seconds.hpp"
 #include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::engine {
@@ -31,8 +33,6 @@ constexpr std::string_view kEvents = "/fieldproof/events";
 constexpr std::string_view kMetrics = "/fieldproof/metrics";
 constexpr std::string_view kResources = "/fieldproof/resources";
 constexpr std::string_view kVehiclePoses = "/fieldproof/vehicles/";
-
-double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
 
 // One recorded message, copied out of the reader.
 struct Recorded {
@@ -202,8 +202,8 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   oo.wall_now = [] { return SimTime::zero(); };
   oo.write_line = [&](const json& j) { sample_lines.push_back(j); };
   oo.on_sample = [&](const Sample& smp) {
-    ev.on_sample(smp, secs(smp.sim));
-    collectors.on_sample(smp, secs(smp.sim));
+    ev.on_sample(smp, smp.sim);
+    collectors.on_sample(smp, smp.sim);
   };
   Observer observer(std::move(oo));
   const std::vector<std::string> observed_list = observer.topics();
@@ -282,7 +282,7 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     ev.skip(a.spec.name,
             "the recording has no " + missing + " (the topic was not recorded): " + a.spec.name +
                 " cannot be judged on it",
-            0.0);
+            SimTime::zero());
   }
   if (!seen.count(std::string(kEvents))) {
     out.notes.push_back("the recording has no /fieldproof/events: no timeline events");
@@ -295,8 +295,8 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
   const Duration tick =
       lockstep_mode ? std::min(plan.scenario.time.step, milliseconds(100)) : milliseconds(100);
   const auto do_tick = [&](SimTime t) {
-    ev.on_tick(secs(t));
-    collectors.on_tick(secs(t));
+    ev.on_tick(t);
+    collectors.on_tick(t);
     observer.on_tick(t);
   };
   observer.start(SimTime::zero());
@@ -324,13 +324,12 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
         if (!e.is_object()) continue;
         const std::string name = e.value("event", "");
         if (name == "action.start") {
-          ev.on_action(e.value("label", ""), ActionEvent::kStart, secs(s), "running");
-          collectors.on_action(e.value("label", ""), ActionEvent::kStart, secs(s), "running");
+          ev.on_action(e.value("label", ""), ActionEvent::kStart, s, "running");
+          collectors.on_action(e.value("label", ""), ActionEvent::kStart, s, "running");
           acted = true;
         } else if (name == "action.end") {
-          ev.on_action(e.value("label", ""), ActionEvent::kEnd, secs(s), e.value("status", ""));
-          collectors.on_action(e.value("label", ""), ActionEvent::kEnd, secs(s),
-                               e.value("status", ""));
+          ev.on_action(e.value("label", ""), ActionEvent::kEnd, s, e.value("status", ""));
+          collectors.on_action(e.value("label", ""), ActionEvent::kEnd, s, e.value("status", ""));
         } else if (name == "timeline.complete") {
           completed = s;
         }
@@ -401,8 +400,8 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
           if (!resource_vehicles.count(v)) continue;
           smp.vehicle = v;
           sample_lines.push_back(smp.to_json());
-          ev.on_sample(smp, secs(s));
-          collectors.on_sample(smp, secs(s));
+          ev.on_sample(smp, s);
+          collectors.on_sample(smp, s);
         }
       }
     }
@@ -410,17 +409,18 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
     i = end;
   }
   if (completed) {
-    ev.finish(secs(*completed));
-    collectors.finish(secs(*completed));
+    ev.finish(*completed);
+    collectors.finish(*completed);
   } else {
     // The live run skipped its pending assertions when it ended; its run.json (when a run
     // directory was given) says how and when, so the reason and time are the live ones.
     std::string why = "the recorded run ended before the timeline completed";
-    double at = secs(last);
+    SimTime at = last;
     if (live_run.is_object()) {
       why = "the run ended before the timeline completed (" + live_run.value("status", "") + ")";
       if (live_run.contains("clock") && live_run["clock"].contains("sim_elapsed_s")) {
-        at = live_run["clock"]["sim_elapsed_s"].get<double>();
+        // run.json prints seconds: read back to the nanosecond.
+        at = SimTime::from_ns(std::llround(live_run["clock"]["sim_elapsed_s"].get<double>() * 1e9));
       }
     }
     ev.skip_pending(why, at);

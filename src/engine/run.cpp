@@ -37,6 +37,7 @@
 #include "fieldproof/record/recorder.hpp"
 #include "fieldproof/report/report.hpp"
 #include "fieldproof/report/run_record.hpp"
+#include "fieldproof/time/seconds.hpp"
 #include "fieldproof/time/system_clock.hpp"
 #include "fieldproof/util/mutex.hpp"
 
@@ -48,8 +49,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
-double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
 double round3(double v) { return std::round(v * 1e3) / 1e3; }
 
 // A JSON-lines file, written under a lock (warnings arrive from other threads).
@@ -160,8 +159,8 @@ class Run {
       wind_down();
       judge();
     } else {
-      ev_->skip_pending("the run did not start (" + reason_ + ")", 0.0);
-      kpis_->finish(0.0);
+      ev_->skip_pending("the run did not start (" + reason_ + ")", SimTime::zero());
+      kpis_->finish(SimTime::zero());
       if (session_) session_->stop();
     }
     return finish();
@@ -312,7 +311,7 @@ class Run {
     // on_fail: abort: the loop cancels the timeline the moment this is set.
     ev_->set_on_abort([this](const AssertionResult& r) {
       abort_reason_ = ev_->abort_reason();
-      event("timeline.abort", {{"assertion", r.name}, {"t_s", round3(r.t_s)}});
+      event("timeline.abort", {{"assertion", r.name}, {"t_s", round3(to_seconds(r.t))}});
       if (timeline_) timeline_->cancel(*abort_reason_, engine_ ? engine_->now() : sim_now_);
     });
     kpis_.emplace(plan().kpis);
@@ -323,18 +322,20 @@ class Run {
     j["run_id"] = id_;
     files_.verdicts.write(j);
     if (recording_) (void)recorder_->write_side(record::SideChannel::kAssertions, sim_now_, j);
-    event("assertion." + std::string(to_string(r.status)),
-          {{"name", r.name}, {"type", r.type}, {"reason", r.reason}, {"t_s", round3(r.t_s)}});
+    event("assertion." + std::string(to_string(r.status)), {{"name", r.name},
+                                                            {"type", r.type},
+                                                            {"reason", r.reason},
+                                                            {"t_s", round3(to_seconds(r.t))}});
     say("assertion " + r.name + " " + std::string(to_string(r.status)) + ": " + r.reason);
     resolved_order_.push_back(r);
   }
 
   // --- the record's small helpers ------------------------------------------------------------
 
-  double wall_s() const { return round3(secs(wall_now_() - wall0_)); }
+  double wall_s() const { return round3(to_seconds(wall_now_() - wall0_)); }
 
   void event(const std::string& name, json fields = json::object()) {
-    json j = {{"event", name}, {"wall_s", wall_s()}, {"sim_s", secs(sim_now_)}};
+    json j = {{"event", name}, {"wall_s", wall_s()}, {"sim_s", to_seconds(sim_now_)}};
     for (auto& [k, v] : fields.items()) j[k] = v;
     files_.log.write(j, /*flush=*/true);  // followed live (tail -f, tests)
     if (recording_) (void)recorder_->event(sim_now_, j);
@@ -392,9 +393,9 @@ class Run {
     json j = {{"op", c.op},
               {"source", "fieldproof clock"},
               {"ok", c.ok},
-              {"sim_s", secs(c.sim)},
+              {"sim_s", to_seconds(c.sim)},
               {"paused", c.paused}};
-    if (c.op == "step") j["duration_s"] = secs(c.duration);
+    if (c.op == "step") j["duration_s"] = to_seconds(c.duration);
     if (!c.ok) j["error"] = c.error;
     event(c.ok ? "clock." + c.op : "clock.refused", j);
     j["wall_s"] = wall_s();
@@ -465,7 +466,8 @@ class Run {
     };
     nh.on_change = [this](const std::string& link, const std::string& vehicle, bool up,
                           const std::string& cause, SimTime at) {
-      json f = {{"link", link}, {"vehicle", vehicle}, {"t_s", secs(at)}, {"sim_s", secs(at)}};
+      json f = {
+          {"link", link}, {"vehicle", vehicle}, {"t_s", to_seconds(at)}, {"sim_s", to_seconds(at)}};
       if (!up) f["cause"] = cause;
       event(up ? "link.up" : "link.down", f);
     };
@@ -504,7 +506,7 @@ class Run {
     };
     th.event = [this, &e](const std::string& name, const json& fields) {
       json f = fields;
-      f["sim_s"] = secs(e.now());  // inside a delivery the loop's sim_now lags
+      f["sim_s"] = to_seconds(e.now());  // inside a delivery the loop's sim_now lags
       event(name, f);
     };
     faults_ = std::make_unique<RunFaults>(static_cast<uint64_t>(plan().scenario.seed),
@@ -513,7 +515,7 @@ class Run {
       return faults_->on_action(en, start);
     };
     th.say = [this](const std::string& line) { say(line); };
-    th.on_action = [this](const std::string& label, ActionEvent ae, double t,
+    th.on_action = [this](const std::string& label, ActionEvent ae, SimTime t,
                           const std::string& st) {
       ev_->on_action(label, ae, t, st);
       kpis_->on_action(label, ae, t, st);
@@ -572,8 +574,8 @@ class Run {
     };
     obo.watch.merge(plan().timeline_watch);
     obo.on_sample = [this](const assertions::Sample& s) {
-      ev_->on_sample(s, secs(s.sim));
-      kpis_->on_sample(s, secs(s.sim));
+      ev_->on_sample(s, s.sim);
+      kpis_->on_sample(s, s.sim);
       // The clock sample comes from the engine's loop (emit), the others from deliveries.
       timeline_->on_sample(s, s.sim, s.kind != Sample::Kind::kClock);
     };
@@ -661,7 +663,7 @@ class Run {
       }
       event("clock.agents", {{"vehicles", lockstep_stats_.vehicles}});
       event("clock.locked",
-            {{"origin_sim_s", secs(engine_->now())}, {"step_s", secs(sc.time.step)}});
+            {{"origin_sim_s", to_seconds(engine_->now())}, {"step_s", to_seconds(sc.time.step)}});
     }
   }
 
@@ -698,8 +700,8 @@ class Run {
     timeline_->advance(now, wall_now_());
     monitor_->set_sim(now);
     for (const Sample& rs : monitor_->take()) observer_->emit(rs);
-    ev_->on_tick(secs(now));
-    kpis_->on_tick(secs(now));
+    ev_->on_tick(now);
+    kpis_->on_tick(now);
     observer_->on_tick(now);
     if (net_) {
       if (const std::string f = net_->tick(now); !f.empty()) {
@@ -726,7 +728,7 @@ class Run {
     Sample s;
     s.kind = Sample::Kind::kClock;
     s.sim = now;
-    s.wall_s = secs(w - wall0_);
+    s.wall_s = to_seconds(w - wall0_);
     s.rtf = win.rtf;
     observer_->emit(s);
     if (win.violation) {
@@ -736,7 +738,7 @@ class Run {
              {"tolerance", sc.time.tolerance},
              {"level", sc.time.mode == scenario::TimeMode::kRealtime ? "warning" : "info"}});
     }
-    files_.clock_lines.write({{"sim", secs(now)},
+    files_.clock_lines.write({{"sim", to_seconds(now)},
                               {"wall", round3(s.wall_s)},
                               {"rtf", round3(s.rtf)},
                               {"drift_s", round3(win.drift_s)},
@@ -783,8 +785,8 @@ class Run {
     std::snprintf(buf, sizeof buf,
                   "sim %.1f s  wall %.1f s  RTF %.1f%s  assertions: %zu passed, %zu failed, "
                   "%zu pending",
-                  secs(now), s.wall_s, s.rtf, timeline_->held() ? " (paused)" : "", passed, failed,
-                  plan().assertions.size() - passed - failed);
+                  to_seconds(now), s.wall_s, s.rtf, timeline_->held() ? " (paused)" : "", passed,
+                  failed, plan().assertions.size() - passed - failed);
     o_.on_status(buf);
   }
 
@@ -823,10 +825,10 @@ class Run {
     }
     if (expired) {
       timeline_->release_holds();
-      event("clock.hold.expired", {{"t_s", secs(now)}, {"level", "warning"}});
+      event("clock.hold.expired", {{"t_s", to_seconds(now)}, {"level", "warning"}});
     } else {
       event("clock.hold",
-            {{"t_s", secs(now)}, {"released_by", "the entry's effect (goal answered)"}});
+            {{"t_s", to_seconds(now)}, {"released_by", "the entry's effect (goal answered)"}});
     }
     return Step::kAgain;
   }
@@ -854,7 +856,7 @@ class Run {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     event(expired ? "clock.hold.expired" : "clock.hold",
-          {{"t_s", secs(now)},
+          {{"t_s", to_seconds(now)},
            {"vehicle", v},
            {"released_by", expired ? "10 s of wall time" : "the goal answered behind the link"},
            {"level", expired ? "warning" : "debug"}});
@@ -896,12 +898,13 @@ class Run {
     const SimTime due = timeline_->next_due(now);
     if (due < next) {
       next = due;
-      if (lockstep_mode()) event("clock.run_until", {{"sim_s", secs(due)}, {"level", "debug"}});
+      if (lockstep_mode())
+        event("clock.run_until", {{"sim_s", to_seconds(due)}, {"level", "debug"}});
     }
     // An assertion's deadline (within_s, a within_time's limit): 1 ns past it, so that the
     // samples stamped at the deadline count and the verdict is given at the deadline itself.
-    if (const auto d = ev_->next_deadline(); d && std::isfinite(*d) && *d < 9e9) {
-      const SimTime at = SimTime::from_ns(std::llround(*d * 1e9) + 1);
+    if (const auto d = ev_->next_deadline(); d && !d->is_infinite()) {
+      const SimTime at = *d + nanoseconds(1);
       if (at > now && at < next) next = at;
     }
     return next;
@@ -958,7 +961,7 @@ class Run {
       network_record_ = net_->summary(end_sim_);
     }
     settle_pending();
-    kpis_->finish(secs(end_sim_));
+    kpis_->finish(end_sim_);
     timeline_wall_ = wall_now_() - ready_wall_;
     clock_->set_paused_wall(session_->paused_wall());
     clock_->finish(end_sim_, wall_now_(), timeline_->held_wall());
@@ -970,7 +973,7 @@ class Run {
 
   // The assertions still pending: judged at the end of a completed timeline, skipped otherwise.
   void settle_pending() {
-    const double t_end = secs(end_sim_);
+    const SimTime t_end = end_sim_;
     if (completed_) {
       ev_->finish(t_end);
       event("timeline.complete", {});
@@ -1007,7 +1010,7 @@ class Run {
       const SimTime step_at =
           SimTime::from_ns((end_sim_.ns() / sc.time.step.ns() + 1) * sc.time.step.ns());
       lockstep_stats_.timeout = {
-          {"step", lockstep_stats_.steps + 1}, {"sim_s", secs(step_at)}, {"reason", reason_}};
+          {"step", lockstep_stats_.steps + 1}, {"sim_s", to_seconds(step_at)}, {"reason", reason_}};
     }
   }
 
@@ -1140,8 +1143,9 @@ class Run {
     r.timeline = timeline_ ? timeline_->to_json() : json::array();
     r.started_utc = started_utc_;
     r.ended_utc = format_utc(utc_now_());
-    r.durations = report::RunRecord::Durations{round3(secs(wall_now_() - wall0_)),
-                                               round3(secs(timeline_wall_)), secs(end_sim_)};
+    r.durations =
+        report::RunRecord::Durations{round3(to_seconds(wall_now_() - wall0_)),
+                                     round3(to_seconds(timeline_wall_)), to_seconds(end_sim_)};
     if (recording_) {
       r.recording =
           report::RunRecord::Recording{recording_rel_, recorded_messages, plan().record_topics};

@@ -12,6 +12,7 @@
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/scenario/condition.hpp"
+#include "fieldproof/time/seconds.hpp"
 
 namespace fieldproof::engine {
 
@@ -20,9 +21,6 @@ using assertions::Sample;
 using nlohmann::json;
 
 namespace {
-
-double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
-double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
 
 std::string twist_payload(double linear, double angular) {
   ignition::msgs::Twist t;
@@ -201,7 +199,7 @@ struct Timeline::Impl {
     es.running = false;
     es.status = code;
     if (!detail.empty()) es.detail = detail;
-    es.ended_s = secs(now);
+    es.ended_s = to_seconds(now);
     const std::string& label = te(i).label;
     if (te(i).every) {
       event("action.complete", {{"label", label},
@@ -232,7 +230,7 @@ struct Timeline::Impl {
     const std::string& label = te(i).label;
     event("action.end", {{"label", label}, {"status", code}, {"detail", detail}});
     say("action " + label + " " + code + (detail.empty() ? "" : ": " + detail));
-    if (hooks.on_action) hooks.on_action(label, ActionEvent::kEnd, secs(now), code);
+    if (hooks.on_action) hooks.on_action(label, ActionEvent::kEnd, now, code);
     if (te(i).every) {
       if (!ok_code(code) && es.failed_code.empty()) {
         es.failed_code = code;
@@ -342,7 +340,7 @@ struct Timeline::Impl {
       deferred.push_back(i);
       return;
     }
-    if (!es.started) es.started_s = secs(now);
+    if (!es.started) es.started_s = to_seconds(now);
     es.started = true;
     es.running = true;
     es.status = "running";
@@ -378,7 +376,7 @@ struct Timeline::Impl {
       const auto* d = e.params.get("duration_s");
       hold(true, e.label);
       if (d && d->kind == scenario::ParamValue::Kind::kDuration) {
-        params = {{"duration_s", secs(d->duration)}};
+        params = {{"duration_s", to_seconds(d->duration)}};
         pause_entry = i;
         pause_until_wall = wall + d->duration;
       } else {
@@ -398,12 +396,12 @@ struct Timeline::Impl {
       step_entry = i;
       step_target = now + pe.step;
       ++commands;
-      params = {{"duration_s", secs(pe.step)},
+      params = {{"duration_s", to_seconds(pe.step)},
                 {"steps", plan.physics_step.ns() > 0 ? pe.step.ns() / plan.physics_step.ns() : 0}};
       event("clock.step", {{"label", e.label},
-                           {"duration_s", secs(pe.step)},
-                           {"from_s", secs(now)},
-                           {"to_s", secs(step_target)},
+                           {"duration_s", to_seconds(pe.step)},
+                           {"from_s", to_seconds(now)},
+                           {"to_s", to_seconds(step_target)},
                            {"paused_first", !was_held}});
     } else if (e.action == "spawn_model") {
       const auto* m = e.params.get("model");
@@ -444,7 +442,7 @@ struct Timeline::Impl {
       const auto* d = e.params.get("duration_s");
       if (down && d && d->kind == scenario::ParamValue::Kind::kDuration) {
         es.stop_at = now + d->duration;
-        params = {{"duration_s", secs(d->duration)}};
+        params = {{"duration_s", to_seconds(d->duration)}};
       } else {
         ends = "";
       }
@@ -457,13 +455,13 @@ struct Timeline::Impl {
       ends = "";
     }
     json start_fields = {
-        {"label", e.label}, {"action", e.action}, {"t_s", secs(now)}, {"params", params}};
+        {"label", e.label}, {"action", e.action}, {"t_s", to_seconds(now)}, {"params", params}};
     if (!e.vehicle.empty()) start_fields["vehicle"] = e.vehicle;
-    if (trigger[i] != Trigger::kAfter) start_fields["at_s"] = secs(e.at);
+    if (trigger[i] != Trigger::kAfter) start_fields["at_s"] = to_seconds(e.at);
     if (e.every) start_fields["occurrence"] = es.occurrences;
     event("action.start", start_fields);
     say("action " + e.label + " started");
-    if (hooks.on_action) hooks.on_action(e.label, ActionEvent::kStart, secs(now), "running");
+    if (hooks.on_action) hooks.on_action(e.label, ActionEvent::kStart, now, "running");
     if (!fail_at_start.empty()) {
       std::string why;
       why.swap(fail_at_start);
@@ -492,7 +490,7 @@ struct Timeline::Impl {
     event("action.triggered", {{"label", te(i).label},
                                {"condition", te(i).when->condition},
                                {"value", shown},
-                               {"t_s", secs(now)}});
+                               {"t_s", to_seconds(now)}});
     start(i);
   }
 
@@ -575,7 +573,7 @@ struct Timeline::Impl {
           continue;
         }
         if (armed(i) && te(i).when->signal.metric == "sim_time") {
-          check_when(i, scenario::Value(secs(now)), num(secs(now)));
+          check_when(i, scenario::Value(to_seconds(now)), num(to_seconds(now)));
         }
       }
     }
@@ -600,7 +598,7 @@ struct Timeline::Impl {
         if (s.kind != Sample::Kind::kClock) continue;
         check_when(i, scenario::Value(s.rtf), num(s.rtf));
       } else if (sig.metric == "sim_time") {
-        check_when(i, scenario::Value(secs(now)), num(secs(now)));
+        check_when(i, scenario::Value(to_seconds(now)), num(to_seconds(now)));
       } else {
         if (s.kind != Sample::Kind::kPose || s.vehicle != pe.when_vehicle) continue;
         double v = 0;
@@ -701,11 +699,10 @@ void Timeline::cancel(const std::string& why, SimTime now) {
     es.status = es.running ? "cancelled" : "skipped";
     es.running = false;
     es.detail = why;
-    if (es.status == "cancelled") es.ended_s = secs(now);
+    if (es.status == "cancelled") es.ended_s = to_seconds(now);
     m.event(es.status == "cancelled" ? "action.cancelled" : "action.skipped",
             {{"label", m.te(i).label}, {"detail", why}});
-    if (m.hooks.on_action)
-      m.hooks.on_action(m.te(i).label, ActionEvent::kEnd, secs(now), es.status);
+    if (m.hooks.on_action) m.hooks.on_action(m.te(i).label, ActionEvent::kEnd, now, es.status);
   }
   if (m.held) m.hold(false, "cancel");
 }
@@ -739,7 +736,7 @@ json Timeline::to_json() const {
     const scenario::TimelineEntry& e = *pe.entry;
     const EntryState& es = m.st[i];
     json j = {{"label", e.label}, {"action", e.action}, {"status", es.status}};
-    if (m.trigger[i] != Trigger::kAfter) j["at_s"] = secs(e.at);
+    if (m.trigger[i] != Trigger::kAfter) j["at_s"] = to_seconds(e.at);
     if (e.after) j["after"] = *e.after;
     if (e.when) j["when"] = e.when->condition;
     j["trigger"] = m.trigger[i] == Trigger::kAfter  ? "after"
@@ -752,10 +749,10 @@ json Timeline::to_json() const {
           {"name", pe.goal_label}, {"x", pe.goal->x}, {"y", pe.goal->y}, {"yaw", pe.goal->yaw}};
     }
     if (e.every) {
-      j["every_s"] = secs(*e.every);
+      j["every_s"] = to_seconds(*e.every);
       j["occurrences"] = es.occurrences;
     }
-    if (e.until) j["until_s"] = secs(*e.until);
+    if (e.until) j["until_s"] = to_seconds(*e.until);
     if (es.started_s >= 0) j["started_s"] = es.started_s;
     if (es.ended_s >= 0) j["ended_s"] = es.ended_s;
     if (!es.detail.empty()) j["detail"] = es.detail;

@@ -22,16 +22,26 @@ TEST(FieldAt, ReadsNestedFieldsAndIndexes) {
 }
 
 TEST(FieldAt, SaysWhichPartIsMissing) {
-  std::string why;
-  EXPECT_EQ(field_at(kOdom, "twist.linear.w", &why), nullptr);
-  EXPECT_EQ(why, "no field 'w' in twist.linear");
-  EXPECT_EQ(field_at(kOdom, "ranges[3]", &why), nullptr);
-  EXPECT_EQ(why, "ranges has 3 items, no [3]");
-  EXPECT_EQ(field_at(kOdom, "twist[0]", &why), nullptr);
-  EXPECT_EQ(why, "twist is not a list");
-  EXPECT_EQ(field_at(kOdom, "", &why), nullptr);
-  EXPECT_EQ(field_at(kOdom, "ranges[x]", &why), nullptr);
-  EXPECT_NE(why.find("not a number"), std::string::npos) << why;
+  // The reason is find_field's Status (field_at is the same lookup without it).
+  auto why = [](std::string_view path) { return find_field(kOdom, path).status().message(); };
+  EXPECT_EQ(field_at(kOdom, "twist.linear.w"), nullptr);
+  EXPECT_EQ(why("twist.linear.w"), "no field 'w' in twist.linear");
+  EXPECT_EQ(field_at(kOdom, "ranges[3]"), nullptr);
+  EXPECT_EQ(why("ranges[3]"), "ranges has 3 items, no [3]");
+  EXPECT_EQ(field_at(kOdom, "twist[0]"), nullptr);
+  EXPECT_EQ(why("twist[0]"), "twist is not a list");
+  EXPECT_EQ(field_at(kOdom, ""), nullptr);
+  EXPECT_EQ(field_at(kOdom, "ranges[x]"), nullptr);
+  EXPECT_NE(why("ranges[x]").find("not a number"), std::string::npos) << why("ranges[x]");
+}
+
+TEST(FieldAt, FindFieldGivesTheFieldOrAStatusWithACode) {
+  const Result<const nlohmann::json*> ok = find_field(kOdom, "twist.linear.x");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_DOUBLE_EQ((*ok)->get<double>(), 0.5);
+  EXPECT_EQ(find_field(kOdom, "twist.linear.w").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(find_field(kOdom, "ranges[x]").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(find_field(kOdom, "").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(ToValue, ConvertsEveryJsonKindForConditions) {
@@ -94,11 +104,11 @@ class CountingChecker : public Checker {
  public:
   CountingChecker(const PlannedAssertion& p, std::vector<Sample::Kind>* seen)
       : Checker(p), seen_(seen) {}
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     seen_->push_back(s.kind);
     note(t, s, "n", static_cast<double>(seen_->size()));
   }
-  void on_finish(double t) override { resolve(Verdict::kPassed, "done", t, SimTime::zero()); }
+  void on_finish(SimTime t) override { resolve(Verdict::kPassed, "done", t, SimTime::zero()); }
 
  private:
   std::vector<Sample::Kind>* seen_;
@@ -131,7 +141,7 @@ TEST(EvaluatorRouting, ACheckerGetsTheKindsItsWatchAsksForAndTheClock) {
   for (auto kind : {Sample::Kind::kPose, Sample::Kind::kValue, Sample::Kind::kClock,
                     Sample::Kind::kContact, Sample::Kind::kRate}) {
     s.kind = kind;
-    ev.on_sample(s, 1.0);
+    ev.on_sample(s, SimTime::zero() + seconds(1));
   }
   EXPECT_EQ(seen, (std::vector<Sample::Kind>{Sample::Kind::kPose, Sample::Kind::kClock}));
 }
@@ -149,9 +159,9 @@ TEST(EvaluatorRouting, ResolvedCheckersTakeNoMoreSamplesAndSkippedOnesKeepTheirE
   s.kind = Sample::Kind::kValue;
   s.topic = "/odom";
   s.message = {{"x", 1}};
-  ev.on_sample(s, 1.0);
-  ev.skip_pending("interrupted", 2.0);
-  ev.on_sample(s, 3.0);
+  ev.on_sample(s, SimTime::zero() + seconds(1));
+  ev.skip_pending("interrupted", SimTime::zero() + seconds(2));
+  ev.on_sample(s, SimTime::zero() + seconds(3));
   EXPECT_EQ(seen.size(), 1u);
   const AssertionResult r = ev.results()[0];
   EXPECT_EQ(r.status, Verdict::kSkipped);

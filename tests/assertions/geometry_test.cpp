@@ -3,6 +3,8 @@
 // metrics; the windows and the plan's refusals.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "stream.hpp"
 
 namespace fieldproof::assertions {
@@ -40,7 +42,7 @@ TEST(Geofence, FailsAtTheFirstPoseOutsideWithASignedClearance) {
   s.pose(2.0, 12.0);
   const auto r = s.result("yard");
   ASSERT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 2.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 2.0);
   EXPECT_EQ(r.sim.ns(), 2'000'000'000);
   EXPECT_DOUBLE_EQ(r.evidence["violation"]["clearance_m"].get<double>(), -1.0);
   EXPECT_DOUBLE_EQ(s.metric("yard", "min_clearance_m"), -1.0);
@@ -127,7 +129,7 @@ TEST(Geofence, JudgesOnlyItsWindowAndPassesWhenItCloses) {
   s.tick(5.1);
   const auto r = s.result("late");
   EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
-  EXPECT_DOUBLE_EQ(r.t_s, 5.0);  // judged at the window's end itself (issue 18, item 2)
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 5.0);  // judged at the window's end itself (issue 18, item 2)
   EXPECT_DOUBLE_EQ(s.metric("late", "samples"), 1);
 }
 
@@ -148,7 +150,7 @@ TEST(MinDistance, FailsAtTheFirstSampleCloserThanMin) {
   s.pose(1.05, 3.5, 0.0, "ugv2");
   const auto r = s.result("apart");
   ASSERT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 1.05);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 1.05);
   EXPECT_DOUBLE_EQ(s.metric("apart", "closest_m"), 1.5);
   EXPECT_DOUBLE_EQ(s.metric("apart", "closest_at_s"), 1.05);
   EXPECT_DOUBLE_EQ(r.evidence["closest"]["other"]["x"].get<double>(), 3.5);
@@ -270,7 +272,7 @@ TEST(PathEfficiency, MaxPathFailsAsSoonAsItIsExceeded) {
   s.pose(2.0, 4.0);
   const auto r = s.result("short");
   ASSERT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 2.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 2.0);
   EXPECT_DOUBLE_EQ(r.evidence["path_m"].get<double>(), 4.0);
 }
 
@@ -405,7 +407,7 @@ TEST(Geofence, FailsWhenItsWindowClosesWithoutAPose) {
   const auto r = s.result("early");
   ASSERT_EQ(r.status, Verdict::kFailed);
   EXPECT_EQ(r.reason, "no pose of ugv1 was seen in the window [0 s, 2 s]");
-  EXPECT_DOUBLE_EQ(r.t_s, 2.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 2.0);
 }
 
 TEST(MinDistance, FailsWhenItsWindowClosesWithoutADistance) {
@@ -414,7 +416,7 @@ TEST(MinDistance, FailsWhenItsWindowClosesWithoutADistance) {
   s.tick(4.5);
   const auto r = s.result("apart");
   ASSERT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 4.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 4.0);
 }
 
 TEST(PathEfficiency, IsJudgedWhenItsWindowClosesAndIgnoresLaterPoses) {
@@ -433,7 +435,7 @@ TEST(PathEfficiency, IsJudgedWhenItsWindowClosesAndIgnoresLaterPoses) {
   ASSERT_EQ(r.status, Verdict::kFailed);
   EXPECT_DOUBLE_EQ(s.metric("zigzag", "path_m"), 6.0);
   EXPECT_DOUBLE_EQ(s.metric("zigzag", "efficiency"), 0.0);
-  EXPECT_DOUBLE_EQ(r.t_s, 3.0);  // at the window's end, whichever sample closed it
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 3.0);  // at the window's end, whichever sample closed it
 }
 
 TEST(ReachPose, FailsWhenWithinPassesAndIgnoresPosesBeforeTheTimeline) {
@@ -487,7 +489,7 @@ TEST(Abort, AFailedAbortAssertionIsReportedOnceAndNamesTheReasons) {
   EXPECT_EQ(s.ev->abort_reason().rfind("assertion yard failed: ", 0), 0u) << s.ev->abort_reason();
   EXPECT_NE(s.ev->abort_reason().find("(on_fail: abort, the timeline was cancelled)"),
             std::string::npos);
-  s.ev->skip_pending(s.ev->abort_skip_reason(), 2.0);
+  s.ev->skip_pending(s.ev->abort_skip_reason(), testing::at(2.0));
   const auto r = s.result("apart");
   EXPECT_EQ(r.status, Verdict::kSkipped);
   EXPECT_EQ(r.reason, "the timeline was cancelled: assertion yard failed (on_fail: abort)");
@@ -519,16 +521,87 @@ TEST(Abort, AFailureSettledAtTheEndOfTheTimelineCancelsNothing) {
 
 TEST(WindowTest, AfterAndWithinBoundTheWindowInclusively) {
   const Window w(seconds(2), seconds(5));
-  EXPECT_TRUE(w.before(1.9));
-  EXPECT_TRUE(w.contains(2.0));
-  EXPECT_TRUE(w.contains(5.0));
-  EXPECT_FALSE(w.closed(5.0));
-  EXPECT_TRUE(w.closed(5.01));
+  EXPECT_TRUE(w.before(testing::at(1.9)));
+  EXPECT_TRUE(w.contains(testing::at(2.0)));
+  EXPECT_TRUE(w.contains(testing::at(5.0)));
+  EXPECT_FALSE(w.closed(testing::at(5.0)));
+  EXPECT_TRUE(w.closed(testing::at(5.01)));
   const Window open;
   EXPECT_FALSE(open.has_end());
-  EXPECT_TRUE(open.contains(1e9));
-  EXPECT_TRUE(open.before(-0.1));
+  EXPECT_TRUE(open.contains(testing::at(1e9)));
+  EXPECT_TRUE(open.before(testing::at(-0.1)));
   EXPECT_EQ(w.describe(), "the window [2 s, 5 s]");
+}
+
+// The edges in integer nanoseconds: a time exactly at an edge is inside, one nanosecond beyond
+// it is outside, whatever seconds-as-doubles would round the two to.
+TEST(WindowTest, TheEdgesAreExactToTheNanosecond) {
+  const Window w(milliseconds(2300), milliseconds(5100));
+  const SimTime start = SimTime::zero() + milliseconds(2300);
+  const SimTime end = SimTime::zero() + milliseconds(5100);
+  EXPECT_EQ(w.start(), start);
+  EXPECT_EQ(w.end(), end);
+  EXPECT_TRUE(w.has_end());
+
+  EXPECT_TRUE(w.before(start - nanoseconds(1)));
+  EXPECT_FALSE(w.contains(start - nanoseconds(1)));
+  EXPECT_FALSE(w.before(start));
+  EXPECT_TRUE(w.contains(start));
+  EXPECT_TRUE(w.contains(start + nanoseconds(1)));
+
+  EXPECT_TRUE(w.contains(end - nanoseconds(1)));
+  EXPECT_TRUE(w.contains(end));
+  EXPECT_FALSE(w.closed(end));
+  EXPECT_FALSE(w.contains(end + nanoseconds(1)));
+  EXPECT_TRUE(w.closed(end + nanoseconds(1)));
+
+  // Without within_s the window never closes, even at the largest finite time.
+  const Window open(milliseconds(100), std::nullopt);
+  EXPECT_FALSE(open.has_end());
+  EXPECT_EQ(open.end(), SimTime::infinite());
+  EXPECT_TRUE(open.contains(SimTime::infinite() - nanoseconds(1)));
+  EXPECT_FALSE(open.closed(SimTime::infinite() - nanoseconds(1)));
+  EXPECT_TRUE(open.before(SimTime::zero()));
+  // Printing still says seconds.
+  EXPECT_DOUBLE_EQ(w.after_s(), 2.3);
+  EXPECT_DOUBLE_EQ(w.end_s(), 5.1);
+  EXPECT_EQ(open.end_s(), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(w.describe(), "the window [2.3 s, 5.1 s]");
+}
+
+// A checker judging a sample stamped exactly at within_s, and one a nanosecond after it: the
+// first counts (inside), the second closes the window at within_s itself.
+TEST(WindowTest, ASampleAtWithinSCountsAndOneNanosecondLaterDoesNot) {
+  const std::string spec = R"(assertions:
+  - name: reached
+    type: reach_pose
+    vehicle: ugv1
+    target: goal_a
+    tolerance_m: 0.5
+    within_s: 5
+)";
+  {
+    Stream s(spec);
+    Sample p;
+    p.kind = Sample::Kind::kPose;
+    p.vehicle = "ugv1";
+    p.pose = {10.0, 0.0, 0.0};
+    p.sim = SimTime::zero() + seconds(5);
+    s.ev->on_sample(p, p.sim);
+    EXPECT_EQ(s.status("reached"), Verdict::kPassed);
+  }
+  {
+    Stream s(spec);
+    Sample p;
+    p.kind = Sample::Kind::kPose;
+    p.vehicle = "ugv1";
+    p.pose = {10.0, 0.0, 0.0};
+    p.sim = SimTime::zero() + seconds(5) + nanoseconds(1);
+    s.ev->on_sample(p, p.sim);
+    const AssertionResult r = s.result("reached");
+    EXPECT_EQ(r.status, Verdict::kFailed);
+    EXPECT_DOUBLE_EQ(to_seconds(r.t), 5.0);  // judged at the window's end itself
+  }
 }
 
 }  // namespace

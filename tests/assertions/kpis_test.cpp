@@ -28,7 +28,7 @@ struct Kpis {
     s.sim = at(t);
     s.vehicle = model;
     s.pose = {x, y, 0.0};
-    c->on_sample(s, t);
+    c->on_sample(s, at(t));
   }
   void rate(double t, const std::string& topic, double hz, uint64_t messages) {
     Sample s;
@@ -38,7 +38,7 @@ struct Kpis {
     s.hz = hz;
     s.window_s = 5.0;
     s.messages = messages;
-    c->on_sample(s, t);
+    c->on_sample(s, at(t));
   }
   void latency(double t, const std::string& topic, uint64_t count, double mean, double max,
                double p95) {
@@ -48,7 +48,7 @@ struct Kpis {
     s.topic = topic;
     s.window_s = 2.0;
     s.latency = {count, mean, max, 0.0, p95, 0};
-    c->on_sample(s, t);
+    c->on_sample(s, at(t));
   }
   void resources(double t, const std::string& vehicle, double cpu, double mem) {
     Sample s;
@@ -58,7 +58,7 @@ struct Kpis {
     s.process = vehicle + "_nav";
     s.cpu_pct = cpu;
     s.memory_mb = mem;
-    c->on_sample(s, t);
+    c->on_sample(s, at(t));
   }
   void value(double t, const std::string& topic, json message) {
     Sample s;
@@ -66,7 +66,7 @@ struct Kpis {
     s.sim = at(t);
     s.topic = topic;
     s.message = std::move(message);
-    c->on_sample(s, t);
+    c->on_sample(s, at(t));
   }
   KpiResult result(const std::string& name) const {
     for (const auto& r : c->results()) {
@@ -91,13 +91,13 @@ TEST(PathCollector, MeasuresTheActionsRunAgainstATarget) {
 )");
   EXPECT_EQ(k.planned[0].watch.poses, (std::set<std::string>{"ugv1"}));
   k.pose(0.5, -5.0);
-  k.c->on_action("drive", ActionEvent::kStart, 1.0, "running");
+  k.c->on_action("drive", ActionEvent::kStart, at(1.0), "running");
   k.pose(1.0, 0.0);
   k.pose(2.0, 0.0, 4.0);
   k.pose(3.0, 3.0, 0.0);
-  k.c->on_action("drive", ActionEvent::kEnd, 3.0, "ok");
+  k.c->on_action("drive", ActionEvent::kEnd, at(3.0), "ok");
   k.pose(4.0, 9.0);
-  k.c->finish(5.0);
+  k.c->finish(at(5.0));
   const auto r = k.result("drive");
   EXPECT_EQ(r.status, KpiStatus::kMeasured) << r.reason;
   EXPECT_DOUBLE_EQ(k.metric("drive", "path_m"), 9.0);
@@ -112,7 +112,7 @@ TEST(PathCollector, IsMissingWithFewerThanTwoPoses) {
   - { name: drive, type: path, vehicle: ugv1 }
 )");
   k.pose(1.0, 0.0);
-  k.c->finish(5.0);
+  k.c->finish(at(5.0));
   EXPECT_EQ(k.result("drive").status, KpiStatus::kMissing);
   EXPECT_TRUE(k.result("drive").metrics.empty());
 }
@@ -122,9 +122,9 @@ TEST(MissionTimeCollector, MeasuresTheTimelineOrIsMissingWhenItsEndNeverCame) {
   - { name: whole, type: mission_time }
   - { name: span, type: mission_time, start: drive, end: back }
 )");
-  k.c->on_action("drive", ActionEvent::kStart, 1.0, "running");
-  k.c->on_action("back", ActionEvent::kEnd, 6.0, "aborted");
-  k.c->finish(8.0);
+  k.c->on_action("drive", ActionEvent::kStart, at(1.0), "running");
+  k.c->on_action("back", ActionEvent::kEnd, at(6.0), "aborted");
+  k.c->finish(at(8.0));
   EXPECT_EQ(k.result("whole").status, KpiStatus::kMeasured);
   EXPECT_DOUBLE_EQ(k.metric("whole", "duration_s"), 8.0);
   const auto span = k.result("span");
@@ -143,7 +143,7 @@ TEST(DistanceCollector, MeasuresClosestAndFinalToAnotherVehicle) {
   k.pose(0.0, 4.0, 0.0, "ugv2");
   k.pose(1.0, 3.0);
   k.pose(2.0, 1.0);
-  k.c->finish(3.0);
+  k.c->finish(at(3.0));
   EXPECT_EQ(k.result("gap").status, KpiStatus::kMeasured);
   EXPECT_DOUBLE_EQ(k.metric("gap", "closest_m"), 1.0);
   EXPECT_DOUBLE_EQ(k.metric("gap", "closest_at_s"), 1.0);
@@ -160,7 +160,7 @@ TEST(RateCollector, MeasuresMeanLowestHighestAndMessages) {
   k.rate(5.0, "/model/ugv1/scan", 10.0, 50);
   k.rate(6.0, "/model/ugv1/scan", 8.0, 40);
   k.rate(6.0, "/model/ugv2/scan", 99.0, 500);
-  k.c->finish(7.0);
+  k.c->finish(at(7.0));
   EXPECT_EQ(k.result("scan").status, KpiStatus::kMeasured);
   EXPECT_DOUBLE_EQ(k.metric("scan", "mean_hz"), 9.0);
   EXPECT_DOUBLE_EQ(k.metric("scan", "lowest_hz"), 8.0);
@@ -172,7 +172,7 @@ TEST(RateCollector, IsMissingWithoutAWindow) {
   Kpis k(R"(kpis:
   - { name: scan, type: rate, topic: /scan }
 )");
-  k.c->finish(7.0);
+  k.c->finish(at(7.0));
   EXPECT_EQ(k.result("scan").status, KpiStatus::kMissing);
   EXPECT_TRUE(k.result("scan").metrics.empty());
 }
@@ -184,7 +184,7 @@ TEST(LatencyCollector, TakesTheHighestP95AndMaxAndTheWeightedMean) {
   EXPECT_EQ(k.planned[0].watch.latencies.at("/model/ugv1/odom"), 2.0);
   k.latency(2.0, "/model/ugv1/odom", 100, 10.0, 30.0, 20.0);
   k.latency(3.0, "/model/ugv1/odom", 300, 30.0, 40.0, 35.0);
-  k.c->finish(4.0);
+  k.c->finish(at(4.0));
   EXPECT_EQ(k.result("age").status, KpiStatus::kMeasured);
   EXPECT_DOUBLE_EQ(k.metric("age", "p95_ms"), 35.0);
   EXPECT_DOUBLE_EQ(k.metric("age", "max_ms"), 40.0);
@@ -200,7 +200,7 @@ TEST(ResourcesCollector, PeaksAndMeansOfTheVehiclesStack) {
   k.resources(1.0, "ugv1", 10.0, 100.0);
   k.resources(2.0, "ugv1", 30.0, 120.0);
   k.resources(2.0, "ugv2", 90.0, 900.0);
-  k.c->finish(3.0);
+  k.c->finish(at(3.0));
   EXPECT_EQ(k.result("stack").status, KpiStatus::kMeasured);
   EXPECT_DOUBLE_EQ(k.metric("stack", "peak_cpu_pct"), 30.0);
   EXPECT_DOUBLE_EQ(k.metric("stack", "mean_cpu_pct"), 20.0);
@@ -214,7 +214,7 @@ TEST(LatencyCollector, IsMissingWithoutAMeasuredWindow) {
   - { name: age, type: latency, topic: odom, vehicle: ugv1 }
 )");
   k.latency(2.0, "/model/ugv1/odom", 0, 0.0, 0.0, 0.0);  // an empty window
-  k.c->finish(4.0);
+  k.c->finish(at(4.0));
   EXPECT_EQ(k.result("age").status, KpiStatus::kMissing);
   EXPECT_EQ(k.result("age").reason, "no latency window of /model/ugv1/odom was measured");
 }
@@ -224,7 +224,7 @@ TEST(ResourcesCollector, IsMissingWhenTheStackWasNotSampled) {
   - { name: stack, type: resources, vehicle: ugv2 }
 )");
   k.resources(1.0, "ugv1", 10.0, 100.0);
-  k.c->finish(3.0);
+  k.c->finish(at(3.0));
   EXPECT_EQ(k.result("stack").status, KpiStatus::kMissing);
   EXPECT_EQ(k.result("stack").reason, "the stack of ugv2 was not sampled");
 }
@@ -237,7 +237,7 @@ TEST(ValueCollector, CountsTheValuesThatSatisfyCountIf) {
   for (double x : {0.0, 0.5, 1.0, -0.5}) {
     k.value(1.0, "/model/ugv1/cmd_vel", {{"linear", {{"x", x}}}});
   }
-  k.c->finish(2.0);
+  k.c->finish(at(2.0));
   const auto r = k.result("commanded");
   EXPECT_EQ(r.status, KpiStatus::kMeasured) << r.reason;
   EXPECT_DOUBLE_EQ(k.metric("commanded", "samples"), 4.0);
@@ -253,7 +253,7 @@ TEST(ValueCollector, IsMissingWithTheReasonWhenTheFieldDoesNotExist) {
   - { name: speed, type: value, topic: cmd_vel, vehicle: ugv1, field: linear.w }
 )");
   k.value(1.0, "/model/ugv1/cmd_vel", {{"linear", {{"x", 1.0}}}});
-  k.c->finish(2.0);
+  k.c->finish(at(2.0));
   const auto r = k.result("speed");
   EXPECT_EQ(r.status, KpiStatus::kMissing);
   EXPECT_EQ(r.reason, "/model/ugv1/cmd_vel: no field 'w' in linear");

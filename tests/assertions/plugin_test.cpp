@@ -83,12 +83,12 @@ TEST(PluginLoading, TheExamplePluginsCheckerRunsFromTheLibrary) {
     s.vehicle = "ugv1";
     s.sim = SimTime::from_ns(static_cast<int64_t>(t * 1e9));
     s.pose = {x, y, 0};
-    ev.on_sample(s, t);
+    ev.on_sample(s, s.sim);
   }
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_EQ(verdicts[0].status, Verdict::kPassed) << verdicts[0].reason;
   EXPECT_EQ(verdicts[0].type, "example.visits_waypoints");
-  EXPECT_DOUBLE_EQ(verdicts[0].t_s, 3.0);
+  EXPECT_DOUBLE_EQ(to_seconds(verdicts[0].t), 3.0);
 }
 
 TEST(PluginLoading, AnUnknownTypeWithoutThePluginIsRefusedByTheValidator) {
@@ -167,6 +167,15 @@ TEST(PluginLoading, AnAbiKeyMismatchIsReported) {
 
 TEST(PluginLoading, AnotherApiVersionIsReported) {
   EXPECT_THAT(refusal(bad("api_v2")), HasSubstr("built for plugin API v2"));
+}
+
+// A plugin built before times became SimTime (API v1) exports the same entry point; its
+// descriptor's version refuses it before any of its code that takes a time is called.
+TEST(PluginLoading, APluginOfThePreviousApiVersionIsRefused) {
+  static_assert(kPluginApiVersion == 2);
+  const std::string why = refusal(fs::path(FIELDPROOF_OLD_PLUGIN));
+  EXPECT_THAT(why, HasSubstr("built for plugin API v1, this fieldproof loads v2"));
+  EXPECT_THAT(why, HasSubstr("rebuild the plugin"));
 }
 
 TEST(PluginLoading, ATypeWithoutANamespaceIsReported) {

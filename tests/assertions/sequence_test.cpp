@@ -47,7 +47,7 @@ TEST(Sequence, PassesWhenTheLastStepHappensInOrder) {
   drive_to_goal(run);
   const auto r = run.result("order");
   EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
-  EXPECT_DOUBLE_EQ(r.t_s, 6.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 6.0);
   ASSERT_EQ(r.evidence["steps"].size(), 3u);
   EXPECT_EQ(r.evidence["steps"][0]["event"], "started");
   EXPECT_EQ(r.evidence["steps"][1]["label"], "commanded");
@@ -88,7 +88,7 @@ TEST(Sequence, AnAssertionVerdictGivenBeforeTheStepIsReachedCounts) {
   run.start("back", 20.0);
   const auto r = run.result("order");
   EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
-  EXPECT_DOUBLE_EQ(r.t_s, 20.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 20.0);
 }
 
 TEST(Sequence, AFailedAssertionStepFailsTheSequence) {
@@ -121,7 +121,7 @@ TEST(Sequence, AnActionStepWhoseEntryEndsWithAnotherStatusFailsTheSequence) {
   run.end("drive", 4.0, "aborted");
   const auto r = run.result("order");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 4.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 4.0);
   EXPECT_TRUE(contains(r.reason, "drive ended aborted")) << r.reason;
   EXPECT_EQ(r.evidence["excerpt"].back()["kind"], "step");
 }

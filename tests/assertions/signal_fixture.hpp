@@ -63,7 +63,7 @@ struct Stream {
     s.sim = sim_of(t);
     s.topic = topic;
     s.message = std::move(message);
-    ev->on_sample(s, t);
+    ev->on_sample(s, sim_of(t));
   }
   void rate(double t, const std::string& topic, double hz, double window_s, uint64_t messages) {
     Sample s;
@@ -73,7 +73,7 @@ struct Stream {
     s.hz = hz;
     s.window_s = window_s;
     s.messages = messages;
-    ev->on_sample(s, t);
+    ev->on_sample(s, sim_of(t));
   }
   void latency(double t, const std::string& topic, LatencyWindow w, double window_s = 2.0) {
     Sample s;
@@ -82,7 +82,7 @@ struct Stream {
     s.topic = topic;
     s.latency = w;
     s.window_s = window_s;
-    ev->on_sample(s, t);
+    ev->on_sample(s, sim_of(t));
   }
   void lifecycle(double t, const std::string& vehicle, const std::string& node,
                  const std::string& state) {
@@ -92,7 +92,7 @@ struct Stream {
     s.vehicle = vehicle;
     s.node = node;
     s.state = state;
-    ev->on_sample(s, t);
+    ev->on_sample(s, sim_of(t));
   }
   void resources(double t, const std::string& vehicle, double cpu, double mem) {
     Sample s;
@@ -102,7 +102,7 @@ struct Stream {
     s.process = vehicle + "_stack";
     s.cpu_pct = cpu;
     s.memory_mb = mem;
-    ev->on_sample(s, t);
+    ev->on_sample(s, sim_of(t));
   }
   void pose(double t, const std::string& vehicle, double x, double y, double yaw = 0.0) {
     Sample s;
@@ -110,23 +110,23 @@ struct Stream {
     s.sim = sim_of(t);
     s.vehicle = vehicle;
     s.pose = {x, y, yaw};
-    ev->on_sample(s, t);
+    ev->on_sample(s, sim_of(t));
   }
   void clock(double t, double rtf) {
     Sample s;
     s.kind = Sample::Kind::kClock;
     s.sim = sim_of(t);
     s.rtf = rtf;
-    ev->on_sample(s, t);
+    ev->on_sample(s, sim_of(t));
   }
-  void tick(double t) { ev->on_tick(t); }
+  void tick(double t) { ev->on_tick(sim_of(t)); }
   void start(const std::string& label, double t) {
-    ev->on_action(label, ActionEvent::kStart, t, "running");
+    ev->on_action(label, ActionEvent::kStart, sim_of(t), "running");
   }
   void end(const std::string& label, double t, const std::string& status = "succeeded") {
-    ev->on_action(label, ActionEvent::kEnd, t, status);
+    ev->on_action(label, ActionEvent::kEnd, sim_of(t), status);
   }
-  void finish(double t) { ev->finish(t); }
+  void finish(double t) { ev->finish(sim_of(t)); }
   AssertionResult result(const std::string& name) const {
     for (const auto& r : ev->results()) {
       if (r.name == name) return r;

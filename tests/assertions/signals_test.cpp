@@ -57,7 +57,7 @@ TEST(TopicRate, FailsAtTheFirstWindowBelowMinHz) {
   run.rate(6, kScan, 3, 5, 15);
   const auto r = run.result("scan_rate");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 6.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 6.0);
   EXPECT_TRUE(contains(r.reason, "below min_hz 5")) << r.reason;
   EXPECT_EQ(r.evidence["failing_window"]["hz"], 3.0);
   EXPECT_EQ(r.evidence["lowest_hz"], 3.0);
@@ -119,7 +119,7 @@ TEST(TopicValue, AlwaysFailsAtTheFirstMessageThatViolatesTheCondition) {
   run.value(2, kOdom, speed(0.5));
   const auto r = run.result("still");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 2.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 2.0);
   EXPECT_TRUE(contains(r.reason, "= 0.5")) << r.reason;
   EXPECT_EQ(r.evidence["violation"]["value"], 0.5);
   ASSERT_EQ(r.evidence["excerpt"].size(), 2u);
@@ -174,7 +174,7 @@ TEST(TopicValue, EventuallyPassesAtTheFirstMessageThatSatisfies) {
   run.value(2, kOdom, speed(0.3));
   const auto r = run.result("moves");
   EXPECT_EQ(r.status, Verdict::kPassed);
-  EXPECT_DOUBLE_EQ(r.t_s, 2.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 2.0);
   EXPECT_EQ(r.evidence["satisfied"]["value"], 0.3);
 }
 
@@ -273,7 +273,7 @@ TEST(MessageLatency, FailsAtTheFirstWindowWhoseP95IsOverMaxMs) {
   run.latency(3, kOdom, window(260, 300, 120));
   const auto r = run.result("fresh");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 3.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 3.0);
   EXPECT_TRUE(contains(r.reason, "p95 latency 260.0 ms")) << r.reason;
   EXPECT_EQ(r.evidence["failing_window"]["p95_ms"], 260.0);
   EXPECT_EQ(r.evidence["windows"], 2);
@@ -315,7 +315,7 @@ TEST(MessageLatency, FailsWhenMessagesCarryNoHeaderStamp) {
   s.kind = Sample::Kind::kLatency;
   s.topic = kOdom;
   s.latency.unstamped = 3;
-  run.ev->on_sample(s, 2.0);
+  run.ev->on_sample(s, synthetic::sim_of(2.0));
   const auto r = run.result("fresh");
   EXPECT_EQ(r.status, Verdict::kFailed);
   EXPECT_TRUE(contains(r.reason, "3 messages of /model/ugv1/odom carry no header stamp"))
@@ -345,7 +345,7 @@ TEST(ResourceUsage, FailsAtTheFirstSampleOverTheMemoryLimit) {
   run.resources(3, "ugv1", 10, 210);
   const auto r = run.result("footprint");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 3.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 3.0);
   EXPECT_EQ(r.evidence["violation"]["memory_mb"], 210.0);
   EXPECT_EQ(r.evidence["peak_memory_mb"], 210.0);
 }
@@ -369,7 +369,7 @@ TEST(ResourceUsage, FailsAtTheFirstCoveredWindowWhoseMeanCpuIsOver) {
   run.resources(3, "ugv1", 90, 100);
   const auto r = run.result("footprint");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 3.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 3.0);
   EXPECT_EQ(r.evidence["violation"]["window_cpu_pct"], 90.0);
   EXPECT_TRUE(contains(r.reason, "over max_cpu_pct 50")) << r.reason;
 }
@@ -411,7 +411,7 @@ TEST(LifecycleState, EventuallyPassesAtTheFirstSampleInTheState) {
   run.lifecycle(3, "ugv1", "bt_navigator", "active");
   const auto r = run.result("nav_active");
   EXPECT_EQ(r.status, Verdict::kPassed);
-  EXPECT_DOUBLE_EQ(r.t_s, 3.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 3.0);
   EXPECT_DOUBLE_EQ(r.metrics["reached_at_s"]["value"].get<double>(), 3.0);
   EXPECT_EQ(r.evidence["states"]["inactive"], 1);
 }
@@ -496,7 +496,7 @@ TEST(Always, IsEvaluatedOnlyOnceEverySignalHasAValue) {
   run.pose(1.2, "ugv1", 5.0, 0.0);  // d = 5, speed 5: does not hold
   const auto r = run.result("safe");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 1.2);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 1.2);
   EXPECT_EQ(r.evidence["violation"]["values"]["speed"], 5.0);
   EXPECT_EQ(r.evidence["violation"]["values"]["d"], 5.0);
   EXPECT_EQ(r.evidence["evaluations"], 2);
@@ -560,7 +560,7 @@ TEST(Never, FailsAtTheFirstEvaluationThatHolds) {
   run.clock(2, 2.5);
   const auto r = run.result("never_fast");
   EXPECT_EQ(r.status, Verdict::kFailed);
-  EXPECT_DOUBLE_EQ(r.t_s, 2.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 2.0);
   EXPECT_EQ(r.evidence["violation"]["values"]["rtf"], 2.5);
 }
 
@@ -591,7 +591,7 @@ TEST(Eventually, PassesAtTheFirstEvaluationThatHolds) {
   run.value(3, kOdom, speed(0.01));
   const auto r = run.result("settles");
   EXPECT_EQ(r.status, Verdict::kPassed);
-  EXPECT_DOUBLE_EQ(r.t_s, 3.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 3.0);
   EXPECT_EQ(r.evidence["satisfied"]["values"]["lost"], false);
 }
 
@@ -616,7 +616,7 @@ TEST(Eventually, WithForSPassesOnTheClockOnceTheConditionHeldThatLong) {
   run.tick(7.0);
   const auto r = run.result("settles");
   EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
-  EXPECT_DOUBLE_EQ(r.t_s, 7.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 7.0);
   EXPECT_EQ(r.evidence["held_since_t_s"], 2.0);
   EXPECT_DOUBLE_EQ(r.metrics["longest_hold_s"]["value"].get<double>(), 5.0);
 }
@@ -632,7 +632,7 @@ TEST(Eventually, WithForSABreakRestartsTheHold) {
   run.value(10, kOdom, speed(0.01));
   const auto r = run.result("settles");
   EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
-  EXPECT_DOUBLE_EQ(r.t_s, 10.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 10.0);
   EXPECT_DOUBLE_EQ(r.metrics["satisfied_at_s"]["value"].get<double>(), 2.0);
 }
 

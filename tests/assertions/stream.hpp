@@ -51,7 +51,7 @@ struct Stream {
     s.sim = at(t);
     s.vehicle = model;
     s.pose = {x, y, yaw};
-    ev->on_sample(s, t);
+    ev->on_sample(s, at(t));
   }
   void contact(double t, std::vector<std::string> with, const std::string& model = "ugv1") {
     Sample s;
@@ -59,16 +59,16 @@ struct Stream {
     s.sim = at(t);
     s.vehicle = model;
     s.contacts = std::move(with);
-    ev->on_sample(s, t);
+    ev->on_sample(s, at(t));
   }
   void start(const std::string& label, double t) {
-    ev->on_action(label, ActionEvent::kStart, t, "running");
+    ev->on_action(label, ActionEvent::kStart, at(t), "running");
   }
   void end(const std::string& label, double t, const std::string& status = "ok") {
-    ev->on_action(label, ActionEvent::kEnd, t, status);
+    ev->on_action(label, ActionEvent::kEnd, at(t), status);
   }
-  void tick(double t) { ev->on_tick(t); }
-  void finish(double t) { ev->finish(t); }
+  void tick(double t) { ev->on_tick(at(t)); }
+  void finish(double t) { ev->finish(at(t)); }
   AssertionResult result(const std::string& name) const {
     for (const auto& r : ev->results()) {
       if (r.name == name) return r;

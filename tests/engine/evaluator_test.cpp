@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "fieldproof/engine/run.hpp"
 
 namespace fieldproof::engine {
@@ -54,13 +56,15 @@ struct Fixture {
     ev = std::make_unique<Evaluator>(planned, AssertionTypes::builtin(),
                                      [this](const AssertionResult& r) { resolved.push_back(r); });
   }
+  // Timeline times are SimTimes; the tests write them in seconds.
+  static SimTime tl(double t) { return SimTime::from_ns(std::llround(t * 1e9)); }
   void pose(double t, double x) {
     Sample s;
     s.kind = Sample::Kind::kPose;
     s.sim = SimTime::from_ns(static_cast<int64_t>(t * 1e9));
     s.vehicle = "ugv1";
     s.pose = {x, 0.0, 0.0};
-    ev->on_sample(s, t);
+    ev->on_sample(s, tl(t));
   }
   void contact(double t, std::vector<std::string> with) {
     Sample s;
@@ -68,7 +72,7 @@ struct Fixture {
     s.sim = SimTime::from_ns(static_cast<int64_t>(t * 1e9));
     s.vehicle = "ugv1";
     s.contacts = std::move(with);
-    ev->on_sample(s, t);
+    ev->on_sample(s, tl(t));
   }
   AssertionResult result(const std::string& name) const {
     for (const auto& r : ev->results()) {
@@ -83,7 +87,7 @@ TEST(Evaluator, ReachPosePassesAtTheFirstPoseWithinTolerance) {
   for (int i = 0; i <= 10; ++i) f.pose(i, i * 1.0);
   const auto r = f.result("reached");
   EXPECT_EQ(r.status, Verdict::kPassed);
-  EXPECT_DOUBLE_EQ(r.t_s, 10.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 10.0);
   EXPECT_EQ(r.evidence["excerpt"].size(), 6u);
   EXPECT_EQ(r.metrics["reached_at_s"]["value"], 10.0);
 }
@@ -91,9 +95,9 @@ TEST(Evaluator, ReachPosePassesAtTheFirstPoseWithinTolerance) {
 TEST(Evaluator, ReachPoseFailsWhenItsDeadlinePassesNamingTheClosestDistance) {
   Fixture f;
   f.pose(1.0, 2.0);
-  f.ev->on_tick(20.0);
+  f.ev->on_tick(Fixture::tl(20.0));
   EXPECT_EQ(f.result("reached").status, Verdict::kPending);
-  f.ev->on_tick(20.1);
+  f.ev->on_tick(Fixture::tl(20.1));
   const auto r = f.result("reached");
   EXPECT_EQ(r.status, Verdict::kFailed);
   EXPECT_NE(r.reason.find("closest 8.00 m"), std::string::npos) << r.reason;
@@ -107,19 +111,19 @@ TEST(Evaluator, NoCollisionFailsAtTheFirstContactNotIgnored) {
   const auto r = f.result("safe");
   EXPECT_EQ(r.status, Verdict::kFailed);
   EXPECT_NE(r.reason.find("crate::link::collision"), std::string::npos) << r.reason;
-  EXPECT_DOUBLE_EQ(r.t_s, 3.0);
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 3.0);
 }
 
 TEST(Evaluator, NoCollisionPassesAtTheEndOfTheTimeline) {
   Fixture f;
-  f.ev->finish(30.0);
+  f.ev->finish(Fixture::tl(30.0));
   EXPECT_EQ(f.result("safe").status, Verdict::kPassed);
 }
 
 TEST(Evaluator, WithinTimePassesWhenTheActionSucceedsInTime) {
   Fixture f;
-  f.ev->on_action("drive", ActionEvent::kStart, 1.0, "running");
-  f.ev->on_action("drive", ActionEvent::kEnd, 4.0, "succeeded");
+  f.ev->on_action("drive", ActionEvent::kStart, Fixture::tl(1.0), "running");
+  f.ev->on_action("drive", ActionEvent::kEnd, Fixture::tl(4.0), "succeeded");
   const auto r = f.result("quick");
   EXPECT_EQ(r.status, Verdict::kPassed);
   EXPECT_EQ(r.metrics["duration_s"]["value"], 3.0);
@@ -127,45 +131,45 @@ TEST(Evaluator, WithinTimePassesWhenTheActionSucceedsInTime) {
 
 TEST(Evaluator, WithinTimeFailsTheMomentItsLimitPasses) {
   Fixture f;
-  f.ev->on_action("drive", ActionEvent::kStart, 1.0, "running");
-  f.ev->on_tick(6.0);
+  f.ev->on_action("drive", ActionEvent::kStart, Fixture::tl(1.0), "running");
+  f.ev->on_tick(Fixture::tl(6.0));
   EXPECT_EQ(f.result("quick").status, Verdict::kPending);
-  f.ev->on_tick(6.1);
+  f.ev->on_tick(Fixture::tl(6.1));
   const auto r = f.result("quick");
   EXPECT_EQ(r.status, Verdict::kFailed);
   EXPECT_EQ(r.reason, "drive has not completed 5 s after its start");
-  EXPECT_DOUBLE_EQ(r.t_s, 6.0);  // at the limit itself
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 6.0);  // at the limit itself
 }
 
 // The engine wakes just past the earliest pending deadline (issue 18, item 2).
 TEST(Evaluator, NextDeadlineIsTheEarliestPendingOne) {
   Fixture f;
   ASSERT_TRUE(f.ev->next_deadline().has_value());
-  EXPECT_DOUBLE_EQ(*f.ev->next_deadline(), 20.0);  // reached: within_s 20 s
-  f.ev->on_action("drive", ActionEvent::kStart, 1.0, "running");
-  EXPECT_DOUBLE_EQ(*f.ev->next_deadline(), 6.0);  // quick: 5 s after the drive's start
-  f.ev->on_action("drive", ActionEvent::kEnd, 2.0, "succeeded");
-  EXPECT_DOUBLE_EQ(*f.ev->next_deadline(), 20.0);
+  EXPECT_EQ(*f.ev->next_deadline(), Fixture::tl(20.0));  // reached: within_s 20 s
+  f.ev->on_action("drive", ActionEvent::kStart, Fixture::tl(1.0), "running");
+  EXPECT_EQ(*f.ev->next_deadline(), Fixture::tl(6.0));  // quick: 5 s after the drive's start
+  f.ev->on_action("drive", ActionEvent::kEnd, Fixture::tl(2.0), "succeeded");
+  EXPECT_EQ(*f.ev->next_deadline(), Fixture::tl(20.0));
 }
 
 TEST(Evaluator, WithinTimeFailsWhenTheActionAborts) {
   Fixture f;
-  f.ev->on_action("drive", ActionEvent::kStart, 1.0, "running");
-  f.ev->on_action("drive", ActionEvent::kEnd, 2.0, "aborted");
+  f.ev->on_action("drive", ActionEvent::kStart, Fixture::tl(1.0), "running");
+  f.ev->on_action("drive", ActionEvent::kEnd, Fixture::tl(2.0), "aborted");
   EXPECT_EQ(f.result("quick").status, Verdict::kFailed);
 }
 
 TEST(Evaluator, PendingAssertionsAreSkippedWhenTheRunEndsEarly) {
   Fixture f;
-  f.ev->skip_pending("interrupted", 2.0);
+  f.ev->skip_pending("interrupted", Fixture::tl(2.0));
   for (const auto& r : f.ev->results()) EXPECT_EQ(r.status, Verdict::kSkipped) << r.name;
   EXPECT_EQ(f.resolved.size(), 3u);
 }
 
 TEST(Evaluator, FirstFailedIsTheFirstToResolve) {
   Fixture f;
-  f.ev->on_action("drive", ActionEvent::kStart, 1.0, "running");
-  f.ev->on_tick(6.5);
+  f.ev->on_action("drive", ActionEvent::kStart, Fixture::tl(1.0), "running");
+  f.ev->on_tick(Fixture::tl(6.5));
   f.contact(7.0, {"crate"});
   ASSERT_NE(f.ev->first_failed(), nullptr);
   EXPECT_EQ(f.ev->first_failed()->name, "quick");

@@ -146,10 +146,9 @@ TEST(Observer, EveryMessageOfAWatchedTopicIsAValueSample) {
   EXPECT_EQ(v[1].topic, "/model/ugv1/cmd_vel");
   EXPECT_EQ(v[1].vehicle, "ugv1");
   EXPECT_EQ(v[1].messages, 2u);
-  std::string why;
-  const json* x = assertions::field_at(v[1].message, "linear.x", &why);
-  ASSERT_NE(x, nullptr) << why;
-  EXPECT_DOUBLE_EQ(x->get<double>(), 0.6);
+  const Result<const json*> x = assertions::find_field(v[1].message, "linear.x");
+  ASSERT_TRUE(x.ok()) << x.status().to_string();
+  EXPECT_DOUBLE_EQ((*x)->get<double>(), 0.6);
 }
 
 TEST(Observer, RateIsEmittedOnlyOnceAFullWindowHasPassed) {

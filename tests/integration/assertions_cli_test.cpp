@@ -119,6 +119,19 @@ TEST(AssertionsCli, ABadPluginExitsTwoSayingWhich) {
   EXPECT_NE(r.out.find("reach_pose - "), std::string::npos);  // the rest is still listed
 }
 
+// A plugin built for plugin API v1 (times as double seconds) is refused, not run: exit 2.
+TEST(AssertionsCli, APluginOfThePreviousApiVersionExitsTwo) {
+  const std::string dir = FIELDPROOF_OLD_PLUGIN_DIR;
+  const auto r = run_cli("assertions", true, "env FIELDPROOF_PLUGIN_PATH=" + dir + " ");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("error: assertion plugin " + dir +
+                       "/old_api.so: ABI version mismatch: built for plugin API v1, this "
+                       "fieldproof loads v2: rebuild the plugin"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("reach_pose - "), std::string::npos);  // the built-ins are still listed
+}
+
 TEST(AssertionsCli, ABadPluginIsInTheJsonProblems) {
   const auto r = run_cli("assertions --json", false, kWithBad);
   EXPECT_EQ(r.exit_code, 2);

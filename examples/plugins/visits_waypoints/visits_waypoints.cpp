@@ -4,14 +4,18 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fieldproof_example {
 
 namespace {
 
+using fieldproof::Duration;
 using fieldproof::SimTime;
+using fieldproof::to_seconds;
 using fieldproof::assertions::AssertionType;
 using fieldproof::assertions::Checker;
 using fieldproof::assertions::PlanContext;
@@ -39,7 +43,7 @@ struct Waypoint {
   double x = 0;
   double y = 0;
   double closest_m = std::numeric_limits<double>::infinity();
-  double visited_at_s = -1;  // < 0: not yet
+  std::optional<SimTime> visited_at;  // none: not yet
 };
 
 class VisitsWaypointsChecker : public Checker {
@@ -47,48 +51,54 @@ class VisitsWaypointsChecker : public Checker {
   explicit VisitsWaypointsChecker(const PlannedAssertion& p) : Checker(p) {
     const json& r = p.resolved;
     tolerance_ = r.at("tolerance_m").get<double>();
-    if (r.contains("within_s")) within_ = r.at("within_s").get<double>();
+    // Times arrive as SimTime (integer nanoseconds); the deadline is the spec's Duration.
+    if (p.spec.within) within_ = SimTime::zero() + *p.spec.within;
     for (const auto& w : r.at("waypoints")) {
-      waypoints_.push_back(
-          {w.at("label").get<std::string>(), w.at("x").get<double>(), w.at("y").get<double>()});
+      Waypoint wp;
+      wp.label = w.at("label").get<std::string>();
+      wp.x = w.at("x").get<double>();
+      wp.y = w.at("y").get<double>();
+      waypoints_.push_back(std::move(wp));
     }
   }
 
-  void on_sample(const Sample& s, double t) override {
+  void on_sample(const Sample& s, SimTime t) override {
     // Poses before the timeline starts (t < 0) do not count: the vehicle may be spawned on one.
-    if (resolved() || t < 0 || s.kind != Sample::Kind::kPose || s.vehicle != planned().vehicle) {
+    if (resolved() || t < SimTime::zero() || s.kind != Sample::Kind::kPose ||
+        s.vehicle != planned().vehicle) {
       return;
     }
     last_sim_ = s.sim;
     for (auto& w : waypoints_) {
       const double d = std::hypot(s.pose.x - w.x, s.pose.y - w.y);
       if (d < w.closest_m) w.closest_m = d;
-      if (w.visited_at_s < 0 && d <= tolerance_) {
-        w.visited_at_s = t;
+      if (!w.visited_at && d <= tolerance_) {
+        w.visited_at = t;
         ++visited_;
         note(t, s, {{"visited", w.label}, {"distance_m", std::round(d * 1000) / 1000}});
       }
     }
     if (visited_ == waypoints_.size()) {
-      completed_at_s_ = t;
+      completed_at_ = t;
       resolve(Verdict::kPassed,
               planned().vehicle + " visited all " + std::to_string(waypoints_.size()) +
-                  " waypoints (the last at " + text("%.3g", t) + " s)",
+                  " waypoints (the last at " + text("%.3g", to_seconds(t)) + " s)",
               t, s.sim, evidence());
     }
   }
 
-  void on_tick(double t) override {
-    if (!resolved() && within_ >= 0 && t > within_) fail(t, "within " + text("%g", within_) + " s");
+  void on_tick(SimTime t) override {
+    if (!resolved() && within_ && t > *within_)
+      fail(t, "within " + text("%g", to_seconds(*within_)) + " s");
   }
 
-  void on_finish(double t) override {
+  void on_finish(SimTime t) override {
     if (!resolved()) fail(t, "by the end of the timeline");
   }
 
   json metrics() const override {
     json m = {{"visited", {{"value", static_cast<double>(visited_)}, {"unit", ""}}}};
-    if (completed_at_s_ >= 0) m["completed_at_s"] = {{"value", completed_at_s_}, {"unit", "s"}};
+    if (completed_at_) m["completed_at_s"] = {{"value", to_seconds(*completed_at_)}, {"unit", "s"}};
     return m;
   }
 
@@ -97,8 +107,8 @@ class VisitsWaypointsChecker : public Checker {
     json visited = json::array();
     json missing = json::array();
     for (const auto& w : waypoints_) {
-      if (w.visited_at_s >= 0) {
-        visited.push_back({{"waypoint", w.label}, {"t_s", w.visited_at_s}});
+      if (w.visited_at) {
+        visited.push_back({{"waypoint", w.label}, {"t_s", to_seconds(*w.visited_at)}});
       } else {
         missing.push_back({{"waypoint", w.label},
                            {"closest_m", std::isfinite(w.closest_m) ? json(w.closest_m) : json()}});
@@ -107,10 +117,10 @@ class VisitsWaypointsChecker : public Checker {
     return {{"visited", visited}, {"missing", missing}};
   }
 
-  void fail(double t, const std::string& when) {
+  void fail(SimTime t, const std::string& when) {
     std::string names;
     for (const auto& w : waypoints_) {
-      if (w.visited_at_s < 0) names += (names.empty() ? "" : ", ") + w.label;
+      if (!w.visited_at) names += (names.empty() ? "" : ", ") + w.label;
     }
     resolve(Verdict::kFailed,
             planned().vehicle + " did not visit " + names + " " + when + " (" +
@@ -120,10 +130,10 @@ class VisitsWaypointsChecker : public Checker {
   }
 
   double tolerance_ = 0.5;
-  double within_ = -1;
+  std::optional<SimTime> within_;
   std::vector<Waypoint> waypoints_;
   size_t visited_ = 0;
-  double completed_at_s_ = -1;
+  std::optional<SimTime> completed_at_;
   SimTime last_sim_;
 };
 
@@ -153,7 +163,7 @@ class VisitsWaypointsType : public AssertionType {
     p.resolved["waypoints"] = waypoints;
     const ParamValue* tol = spec.params.get("tolerance_m");
     p.resolved["tolerance_m"] = tol != nullptr ? tol->number : 0.5;
-    if (spec.within) p.resolved["within_s"] = static_cast<double>(spec.within->ns()) / 1e9;
+    if (spec.within) p.resolved["within_s"] = to_seconds(*spec.within);
     return p;
   }
 

@@ -6,7 +6,7 @@
 //   PlanContext ctx{scenario, frames};
 //   PlannedAssertion p = types.find("reach_pose")->plan(spec, ctx);   // throws PlanError
 //   Evaluator ev(planned, types, [](const AssertionResult& r) { log(r); });
-//   ev.on_action("drive_ahead", ActionEvent::kStart, 2.0, "running");
+//   ev.on_action("drive_ahead", ActionEvent::kStart, t, "running");   // t: a SimTime
 //   ev.on_sample(sample, t); ev.on_tick(t);
 //   if (const AssertionResult* a = ev.aborted_by()) cancel_timeline(ev.abort_reason());
 //   ev.finish(t);                         // the timeline completed: pending ones are settled
@@ -16,7 +16,9 @@
 // scenario and the world; checker: a Checker for one planned assertion) and is added with
 // AssertionTypes::add. A checker resolves once (resolve); note() keeps the last six samples it
 // looked at, which become the verdict's evidence excerpt; metrics() is what it measured.
-// t is seconds of simulated time since the timeline started (negative before it starts).
+// t is the timeline's time, a SimTime (integer nanoseconds; negative before the timeline starts);
+// lengths (windows, limits) are Durations. Seconds as a double appear only in what is printed
+// (reasons, JSON) and in formulas that need them (a rate, a speed): to_seconds() converts there.
 //
 // on_fail: abort (docs/assertions.md): the moment an assertion with on_fail abort fails, the
 // Evaluator calls on_abort (set_on_abort) once and aborted_by() names it; the engine then cancels
@@ -41,6 +43,8 @@
 #include "fieldproof/scenario/condition.hpp"
 #include "fieldproof/scenario/scenario.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/time/seconds.hpp"
+#include "fieldproof/util/status.hpp"
 #include "fieldproof/world/geometry.hpp"
 
 namespace fieldproof::assertions {
@@ -97,30 +101,67 @@ struct Sample {
   nlohmann::json to_json() const;
 };
 
-// The field at `path` of a decoded message ("twist.linear.x", "ranges[0]", "status.status"):
-// nullptr when the path does not exist (*why then says which part is missing, if given).
-const nlohmann::json* field_at(const nlohmann::json& message, std::string_view path,
-                               std::string* why = nullptr);
+// The field at `path` of a decoded message ("twist.linear.x", "ranges[0]", "status.status"), or
+// why there is none: kNotFound saying which part is missing ("no field 'w' in twist.linear",
+// "ranges has 3 items, no [3]"), kInvalidArgument for a malformed path.
+Result<const nlohmann::json*> find_field(const nlohmann::json& message, std::string_view path);
+// The same without the reason: nullptr when the path does not exist.
+const nlohmann::json* field_at(const nlohmann::json& message, std::string_view path);
 // A JSON value as a condition-language value (numbers, strings, bools, null, lists, maps).
 scenario::Value to_value(const nlohmann::json& j);
 
 enum class ActionEvent { kStart, kEnd };
+
+// The after_s / within_s window of an assertion or collector on the timeline (its times count
+// from the timeline's start). Without after_s it opens when the timeline starts (t = 0); without
+// within_s it closes with the timeline. A sample at exactly within_s is inside; the window is
+// closed once t passes it.
+//
+// The edges are exact: a time and an edge are compared in integer nanoseconds (t is at an edge
+// when it is the same nanosecond).
+class Window {
+ public:
+  Window() = default;
+  Window(std::optional<Duration> after, std::optional<Duration> within);
+  static Window of(const scenario::AssertionSpec& spec) { return {spec.after, spec.within}; }
+  // From a parameter map's after_s / within_s (KPI collectors).
+  static Window of(const scenario::ParamValue& params);
+
+  // The window's start on the timeline (after_s; zero without it).
+  SimTime start() const { return start_; }
+  bool has_end() const { return !end_.is_infinite(); }
+  // The window's end (within_s); SimTime::infinite() without within_s.
+  SimTime end() const { return end_; }
+  bool before(SimTime t) const { return t < start_; }
+  bool contains(SimTime t) const { return t >= start_ && t <= end_; }
+  bool closed(SimTime t) const { return t > end_; }
+  // For printing: the edges in seconds (end_s() is +inf without within_s).
+  double after_s() const { return to_seconds(start_); }
+  double end_s() const {
+    return has_end() ? to_seconds(end_) : std::numeric_limits<double>::infinity();
+  }
+  // "the window [2 s, 10 s]", "the window from 2 s", "the timeline".
+  std::string describe() const;
+
+ private:
+  SimTime start_ = SimTime::zero();
+  SimTime end_ = SimTime::infinite();
+};
 
 struct AssertionResult {
   std::string name;
   std::string type;
   Verdict status = Verdict::kPending;
   std::string reason;
-  double t_s = 0.0;
-  SimTime sim;
+  SimTime t;    // the timeline's time of the verdict ("t_s" in JSON)
+  SimTime sim;  // the simulation time of what decided it ("sim_s")
   nlohmann::json evidence = nlohmann::json::object();  // "excerpt": the last noted samples
   nlohmann::json metrics = nlohmann::json::object();   // name -> {value, unit}
   // What the verdict was judged against, for the report's signal plots: the model the checker
-  // read ("" none), its after_s / within_s window (timeline seconds; within_s +inf: none) and
-  // the planned parameters as resolved (target, tolerance_m, region, min_hz, max_ms, ...).
+  // read ("" none), its after_s / within_s window and the planned parameters as resolved
+  // (target, tolerance_m, region, min_hz, max_ms, ...).
   std::string vehicle;
-  double after_s = 0.0;
-  double within_s = std::numeric_limits<double>::infinity();
+  Window window;
   nlohmann::json resolved = nlohmann::json::object();
   nlohmann::json to_json() const;
 };
@@ -161,31 +202,6 @@ struct Watch {
   bool wants(Sample::Kind kind) const;
 };
 
-// The after_s / within_s window of an assertion or collector, in seconds since the timeline
-// started. Without after_s it opens when the timeline starts (t = 0); without within_s it closes
-// with the timeline. A sample at exactly within_s is inside; the window is closed once t passes it.
-class Window {
- public:
-  Window() = default;
-  Window(std::optional<Duration> after, std::optional<Duration> within);
-  static Window of(const scenario::AssertionSpec& spec) { return {spec.after, spec.within}; }
-  // From a parameter map's after_s / within_s (KPI collectors).
-  static Window of(const scenario::ParamValue& params);
-
-  double after_s() const { return after_; }
-  bool has_end() const { return end_ != std::numeric_limits<double>::infinity(); }
-  double end_s() const { return end_; }  // +inf without within_s
-  bool before(double t) const { return t < after_; }
-  bool contains(double t) const { return t >= after_ && t <= end_; }
-  bool closed(double t) const { return t > end_; }
-  // "the window [2 s, 10 s]", "the window from 2 s", "the timeline".
-  std::string describe() const;
-
- private:
-  double after_ = 0.0;
-  double end_ = std::numeric_limits<double>::infinity();
-};
-
 // A topic of a scenario as the bus names it: absolute when it starts with '/', otherwise under
 // the vehicle's namespace (/model/<vehicle>/<topic>).
 std::string topic_of(const std::string& vehicle, const std::string& topic);
@@ -201,13 +217,13 @@ class Checker {
  public:
   explicit Checker(PlannedAssertion planned);
   virtual ~Checker() = default;
-  virtual void on_sample(const Sample& sample, double t);
-  virtual void on_tick(double t);
-  virtual void on_action(const std::string& label, ActionEvent event, double t,
+  virtual void on_sample(const Sample& sample, SimTime t);
+  virtual void on_tick(SimTime t);
+  virtual void on_action(const std::string& label, ActionEvent event, SimTime t,
                          const std::string& status);
-  virtual void on_verdict(const AssertionResult& other, double t);
+  virtual void on_verdict(const AssertionResult& other, SimTime t);
   // The timeline completed; a checker still pending must resolve here.
-  virtual void on_finish(double t) = 0;
+  virtual void on_finish(SimTime t) = 0;
   virtual nlohmann::json metrics() const { return nlohmann::json::object(); }
   // Assertions whose verdicts this one waits for (a sequence's steps): at the end of the timeline
   // they are settled first, so this checker's on_verdict sees them before its on_finish.
@@ -217,7 +233,7 @@ class Checker {
   // engine wakes just past it (samples stamped at the deadline still count), and the checker
   // resolves with the deadline as its t: a deadline is judged at the deadline itself, not at the
   // next periodic wake.
-  virtual std::optional<double> deadline() const;
+  virtual std::optional<SimTime> deadline() const;
 
   bool resolved() const { return result_.status != Verdict::kPending; }
   AssertionResult result() const;
@@ -227,20 +243,20 @@ class Checker {
 
  protected:
   // Gives the verdict once (later calls are ignored).
-  void resolve(Verdict status, std::string reason, double t, SimTime sim,
+  void resolve(Verdict status, std::string reason, SimTime t, SimTime sim,
                nlohmann::json evidence = nlohmann::json::object());
   // Keeps a sample (with fields of the checker's own) for the excerpt: the last six, each with
   // its timeline time t and simulation time. Cheap: the JSON is made only when the verdict is.
-  void note(double t, const Sample& sample, nlohmann::json fields = nlohmann::json());
+  void note(SimTime t, const Sample& sample, nlohmann::json fields = nlohmann::json());
   // The same with one numeric field (no JSON made per call: for every-sample notes).
-  void note(double t, const Sample& sample, const char* key, double value);
+  void note(SimTime t, const Sample& sample, const char* key, double value);
   // The excerpt so far, as the verdict will carry it.
   nlohmann::json excerpt() const;
 
  private:
   friend class Evaluator;  // skip_pending gives the skipped verdict, keeping the excerpt
   struct Noted {
-    double t = 0.0;
+    SimTime t;
     Sample sample;
     nlohmann::json fields;
     const char* key = nullptr;
@@ -282,18 +298,18 @@ class Evaluator {
   // Called once, right after on_resolved, when the first assertion with on_fail: abort fails
   // while the timeline runs (not for failures settled by finish(): nothing is left to cancel).
   void set_on_abort(OnResolved on_abort) { on_abort_ = std::move(on_abort); }
-  void on_sample(const Sample& sample, double t);
-  void on_tick(double t);
-  void on_action(const std::string& label, ActionEvent event, double t, const std::string& status);
-  // The earliest deadline() of the pending checkers (timeline seconds), or nullopt.
-  std::optional<double> next_deadline() const;
+  void on_sample(const Sample& sample, SimTime t);
+  void on_tick(SimTime t);
+  void on_action(const std::string& label, ActionEvent event, SimTime t, const std::string& status);
+  // The earliest deadline() of the pending checkers (timeline time), or nullopt.
+  std::optional<SimTime> next_deadline() const;
   // The timeline completed: every checker's on_finish.
-  void finish(double t);
+  void finish(SimTime t);
   // The run ended early: every pending assertion is skipped with `reason`.
-  void skip_pending(const std::string& reason, double t);
+  void skip_pending(const std::string& reason, SimTime t);
   // One assertion cannot be judged (a re-judged recording lacks a topic it needs): it is skipped
   // with `reason` now, unless it has resolved already. False when no assertion has that name.
-  bool skip(const std::string& name, const std::string& reason, double t);
+  bool skip(const std::string& name, const std::string& reason, SimTime t);
 
   std::vector<AssertionResult> results() const;
   // The first failed assertion in the order they resolved, or nullptr.
@@ -309,7 +325,7 @@ class Evaluator {
   size_t size() const { return checkers_.size(); }
 
  private:
-  void collect(double t);
+  void collect(SimTime t);
   void report(size_t i, AssertionResult r);
   std::vector<std::unique_ptr<Checker>> checkers_;
   std::vector<bool> reported_;

@@ -4,7 +4,7 @@
 //   std::vector<PlannedKpi> kpis = plan_kpis(scenario, ctx);      // throws PlanError
 //   Watch w; for (const auto& k : kpis) w.merge(k.watch);        // what the observer streams
 //   Collectors c(kpis);
-//   c.on_action("drive", ActionEvent::kStart, 2.0, "running");
+//   c.on_action("drive", ActionEvent::kStart, t, "running");     // t: a SimTime
 //   c.on_sample(sample, t); c.on_tick(t);
 //   c.finish(t);                                 // the end of the timeline (or of the run)
 //   json map = kpi_map(evaluator.results(), c.results());   // run.json "kpis"
@@ -12,9 +12,10 @@
 //   for (const json& line : kpi_lines(evaluator.results(), c.results())) kpis_jsonl.write(line);
 //
 // The eight collectors: path, mission_time, distance, rate, latency, resources, value (with
-// count_if), link (a vehicle's link_state: time down, outages, quality; docs/network.md). Each ends measured, or missing when it had nothing to measure; neither fails a run.
-// They share their measuring code with path_efficiency, min_distance and mission_time, so a
-// collector and an assertion over the same window give the same figures.
+// count_if), link (a vehicle's link_state: time down, outages, quality; docs/network.md). Each ends
+// measured, or missing when it had nothing to measure; neither fails a run. They share their
+// measuring code with path_efficiency, min_distance and mission_time, so a collector and an
+// assertion over the same window give the same figures.
 #pragma once
 
 #include <memory>
@@ -52,12 +53,12 @@ class Collector {
  public:
   explicit Collector(PlannedKpi planned);
   virtual ~Collector() = default;
-  virtual void on_sample(const Sample& sample, double t);
-  virtual void on_tick(double t);
-  virtual void on_action(const std::string& label, ActionEvent event, double t,
+  virtual void on_sample(const Sample& sample, SimTime t);
+  virtual void on_tick(SimTime t);
+  virtual void on_action(const std::string& label, ActionEvent event, SimTime t,
                          const std::string& status);
   // The end of the timeline: settles measured or missing (once).
-  virtual void finish(double t) = 0;
+  virtual void finish(SimTime t) = 0;
   virtual nlohmann::json metrics() const = 0;
 
   bool settled() const { return status_ != KpiStatus::kPending; }
@@ -70,7 +71,7 @@ class Collector {
   void settle(KpiStatus status, std::string reason,
               nlohmann::json evidence = nlohmann::json::object());
   // The excerpt, as Checker::note (the last six).
-  void note(double t, const Sample& sample, const char* key = nullptr, double value = 0.0);
+  void note(SimTime t, const Sample& sample, const char* key = nullptr, double value = 0.0);
 
  private:
   PlannedKpi planned_;
@@ -79,7 +80,7 @@ class Collector {
   std::string reason_;
   nlohmann::json evidence_ = nlohmann::json::object();
   struct Noted {
-    double t = 0;
+    SimTime t;
     Sample sample;
     const char* key = nullptr;
     double value = 0;
@@ -101,11 +102,11 @@ std::unique_ptr<Collector> make_collector(const PlannedKpi& planned);
 class Collectors {
  public:
   explicit Collectors(const std::vector<PlannedKpi>& planned);
-  void on_sample(const Sample& sample, double t);
-  void on_tick(double t);
-  void on_action(const std::string& label, ActionEvent event, double t, const std::string& status);
+  void on_sample(const Sample& sample, SimTime t);
+  void on_tick(SimTime t);
+  void on_action(const std::string& label, ActionEvent event, SimTime t, const std::string& status);
   // The end of the timeline (or of the run): every collector settles. Idempotent.
-  void finish(double t);
+  void finish(SimTime t);
   std::vector<KpiResult> results() const;
   bool empty() const { return collectors_.empty(); }
 

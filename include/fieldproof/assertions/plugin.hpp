@@ -51,8 +51,13 @@
 namespace fieldproof::assertions {
 
 // Bumped when checker.hpp, scenario.hpp or registry.hpp change in a way a built plugin cannot
-// follow; the entry point's name carries the major version.
-inline constexpr uint32_t kPluginApiVersion = 1;
+// follow. Version 2: times in the Checker API are SimTime (integer nanoseconds) instead of double
+// seconds; a plugin built for version 1 is refused ("built for plugin API v1"), never run with
+// its doubles read as nanoseconds. The entry point's name carries kPluginEntryVersion, the
+// version of the descriptor below (unchanged since 1), so that an old plugin is still found and
+// refused with its version rather than reported as not a plugin at all.
+inline constexpr uint32_t kPluginApiVersion = 2;
+inline constexpr uint32_t kPluginEntryVersion = 1;
 
 // A fingerprint of the layouts a plugin and the engine share (the standard library's ABI and the
 // sizes of the types that cross the boundary). Both sides compute it from their own headers; a

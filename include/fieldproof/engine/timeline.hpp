@@ -68,7 +68,7 @@ struct TimelineHooks {
   // Progress lines ("action drive started"); may be empty.
   std::function<void(const std::string& line)> say;
   // The evaluator's on_action (label, event, t, status); may be empty.
-  std::function<void(const std::string& label, assertions::ActionEvent event, double t,
+  std::function<void(const std::string& label, assertions::ActionEvent event, SimTime t,
                      const std::string& status)>
       on_action;
   // The world was held (true) or released (false) by the timeline: the coordinator's pause, so

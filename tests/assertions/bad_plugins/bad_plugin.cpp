@@ -17,7 +17,7 @@ using fieldproof::scenario::TypeSpec;
 class NeverChecker : public Checker {
  public:
   using Checker::Checker;
-  void on_finish(double) override {}
+  void on_finish(fieldproof::SimTime) override {}
 };
 
 class Named : public AssertionType {
@@ -83,6 +83,12 @@ fieldproof_assertions_plugin_v1() {
 #elif BAD_KIND == 8   // built for another API version
 extern "C" __attribute__((visibility("default"))) int fieldproof_assertions_plugin_v2() {
   return 2;
+}
+#elif BAD_KIND == 12  // built for plugin API v1 (its Checker took times as double seconds)
+extern "C" __attribute__((visibility("default"))) const FieldproofAssertionsPluginV1*
+fieldproof_assertions_plugin_v1() {
+  static const FieldproofAssertionsPluginV1 d{1, fieldproof::assertions::plugin_abi_key(), nullptr};
+  return &d;
 }
 #elif BAD_KIND == 9   // a type without a namespace
 FIELDPROOF_ASSERTIONS_PLUGIN(registrar) {

@@ -31,7 +31,7 @@ __attribute__((constructor)) void announce_loading() {
 class PassAtFinish : public Checker {
  public:
   using Checker::Checker;
-  void on_finish(double t) override {
+  void on_finish(fieldproof::SimTime t) override {
     resolve(Verdict::kPassed, "the marker plugin's checker ran", t, {}, {});
   }
 };

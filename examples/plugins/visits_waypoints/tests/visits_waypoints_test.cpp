@@ -2,6 +2,7 @@
 // the plugin's spec added, planned, and its checker fed poses by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,9 @@ namespace {
 namespace fa = fieldproof::assertions;
 namespace fs = fieldproof::scenario;
 using fieldproof::SimTime;
+
+// The checker takes timeline times as SimTime (integer nanoseconds); the tests write seconds.
+SimTime at(double t) { return SimTime::from_ns(std::llround(t * 1e9)); }
 
 const std::filesystem::path kWorlds =
     std::filesystem::path(FIELDPROOF_SOURCE_DIR) / "examples" / "worlds";
@@ -54,7 +58,7 @@ struct Stream {
     s.vehicle = "ugv1";
     s.sim = SimTime::from_ns(static_cast<int64_t>(t * 1e9));
     s.pose = {x, y, 0};
-    checker->on_sample(s, t);
+    checker->on_sample(s, at(t));
   }
 };
 
@@ -77,7 +81,7 @@ TEST(VisitsWaypoints, FailsAtTheEndNamingTheMissingWaypoint) {
   Stream run("    vehicle: ugv1\n    waypoints: [goal_a, goal_b]\n");
   run.pose(1, 10, -1.4);  // goal_a, within 0.5 m
   run.pose(2, -4, 6);     // 2 m short of goal_b
-  run.checker->on_finish(5);
+  run.checker->on_finish(at(5));
   const fa::AssertionResult r = run.checker->result();
   EXPECT_EQ(r.status, fa::Verdict::kFailed);
   EXPECT_NE(r.reason.find("did not visit goal_b by the end of the timeline"), std::string::npos)
@@ -88,9 +92,9 @@ TEST(VisitsWaypoints, FailsAtTheEndNamingTheMissingWaypoint) {
 
 TEST(VisitsWaypoints, FailsAtItsDeadline) {
   Stream run("    vehicle: ugv1\n    waypoints: [goal_a]\n    within_s: 10s\n");
-  run.checker->on_tick(9.9);
+  run.checker->on_tick(at(9.9));
   EXPECT_FALSE(run.checker->resolved());
-  run.checker->on_tick(10.1);
+  run.checker->on_tick(at(10.1));
   ASSERT_TRUE(run.checker->resolved());
   EXPECT_NE(run.checker->result().reason.find("within 10 s"), std::string::npos);
 }
@@ -113,7 +117,7 @@ TEST(VisitsWaypoints, OtherVehiclesPosesDoNotCount) {
   s.kind = fa::Sample::Kind::kPose;
   s.vehicle = "ugv2";
   s.pose = {10, -1, 0};
-  run.checker->on_sample(s, 1);
+  run.checker->on_sample(s, at(1));
   EXPECT_FALSE(run.checker->resolved());
 }
 
