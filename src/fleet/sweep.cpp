@@ -162,7 +162,9 @@ std::optional<json> finished_run(const fs::path& dir) {
 }  // namespace
 
 Result<std::vector<int64_t>> parse_seed_range(const std::string& text) {
-  const auto invalid = [](std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); };
+  const auto invalid = [](std::string m) {
+    return Status(StatusCode::kInvalidArgument, std::move(m));
+  };
   const size_t dots = text.find("..");
   std::optional<int64_t> a, b;
   if (dots == std::string::npos) {
@@ -171,7 +173,8 @@ Result<std::vector<int64_t>> parse_seed_range(const std::string& text) {
     a = parse_int(std::string_view(text).substr(0, dots));
     b = parse_int(std::string_view(text).substr(dots + 2));
   }
-  if (!a || !b) return invalid("--seeds '" + text + "': expected A..B (inclusive) or N, with whole numbers");
+  if (!a || !b)
+    return invalid("--seeds '" + text + "': expected A..B (inclusive) or N, with whole numbers");
   if (*a < 0 || *b > kMaxSeed) {
     return invalid("--seeds '" + text + "': a seed is between 0 and 2147483647 (2^31-1)");
   }
@@ -186,7 +189,9 @@ Result<std::vector<int64_t>> parse_seed_range(const std::string& text) {
 
 Result<std::vector<int64_t>> read_seed_list(const fs::path& file) {
   std::ifstream in(file);
-  if (!in) return Status(StatusCode::kIoError, file.string() + ": cannot read the seed list (does it exist?)");
+  if (!in)
+    return Status(StatusCode::kIoError,
+                  file.string() + ": cannot read the seed list (does it exist?)");
   std::vector<int64_t> out;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
@@ -201,19 +206,23 @@ Result<std::vector<int64_t>> read_seed_list(const fs::path& file) {
     }
     out.push_back(*v);
   }
-  if (out.empty()) return Status(StatusCode::kInvalidArgument, file.string() + ": the seed list is empty");
+  if (out.empty())
+    return Status(StatusCode::kInvalidArgument, file.string() + ": the seed list is empty");
   return out;
 }
 
 Result<SweepParam> parse_param(const std::string& text) {
-  const auto invalid = [](std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); };
+  const auto invalid = [](std::string m) {
+    return Status(StatusCode::kInvalidArgument, std::move(m));
+  };
   const auto o = scenario::parse_override(text);
   if (!o.ok()) return invalid("--param " + o.status().message());
   SweepParam p{o->path, {}};
   std::stringstream ss(o->value);
   std::string v;
   while (std::getline(ss, v, ',')) {
-    if (v.empty()) return invalid("--param '" + text + "': an empty value (two commas, or a comma at an end)");
+    if (v.empty())
+      return invalid("--param '" + text + "': an empty value (two commas, or a comma at an end)");
     p.values.push_back(v);
   }
   if (!o->value.empty() && o->value.back() == ',') {
@@ -364,7 +373,8 @@ Result<std::string> choose_sweep_id(const SweepOptions& o, const std::string& sc
     return id;
   }
   if (o.resume) {
-    return Status(StatusCode::kInvalidArgument, "--resume needs the --sweep-id of the sweep to resume");
+    return Status(StatusCode::kInvalidArgument,
+                  "--resume needs the --sweep-id of the sweep to resume");
   }
   std::string stem;
   for (const char c : scenario_name) {
@@ -390,14 +400,17 @@ Result<json> read_plan_to_resume(const SweepOptions& o, const std::string& id, c
                                  const std::vector<SweepPoint>& points, const std::string& digest) {
   const SweepSpec& spec = o.spec;
   const fs::path plan_file = dir / kSweepPlanFile;
-  const auto invalid = [](std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); };
+  const auto invalid = [](std::string m) {
+    return Status(StatusCode::kInvalidArgument, std::move(m));
+  };
   if (!o.resume) {
     return invalid(dir.string() + ": the sweep '" + id +
                    "' exists already (--resume runs its remaining points; or choose another "
                    "--sweep-id)");
   }
   Result<json> p = read_json_object(plan_file);
-  if (!p.ok()) return invalid(plan_file.string() + ": missing or not JSON; this is not a sweep to resume");
+  if (!p.ok())
+    return invalid(plan_file.string() + ": missing or not JSON; this is not a sweep to resume");
   json plan = std::move(p).value();
   if (plan.value("scenario", json::object()).value("content_hash", "") != digest) {
     return invalid(spec.scenario_file.string() + ": the scenario changed since sweep '" + id +
@@ -407,8 +420,11 @@ Result<json> read_plan_to_resume(const SweepOptions& o, const std::string& id, c
     json mine = json::array();
     for (const auto& pt : points) mine.push_back(pt.to_json());
     if (mine != plan["points"]) {
-      return invalid("sweep '" + id + "' was planned with other seeds, parameters or "
-                     "repetitions (" + plan_file.string() + "); resume it with the same "
+      return invalid("sweep '" + id +
+                     "' was planned with other seeds, parameters or "
+                     "repetitions (" +
+                     plan_file.string() +
+                     "); resume it with the same "
                      "arguments, or with --resume and --sweep-id alone");
     }
   }
@@ -419,10 +435,12 @@ Result<json> write_new_plan(const SweepOptions& o, const std::string& id, const 
                             const std::vector<SweepPoint>& points, const std::string& digest,
                             const std::string& scenario_name) {
   const SweepSpec& spec = o.spec;
-  if (o.resume) return Status(StatusCode::kInvalidArgument, dir.string() + ": no such sweep to resume");
+  if (o.resume)
+    return Status(StatusCode::kInvalidArgument, dir.string() + ": no such sweep to resume");
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Status(StatusCode::kIoError, dir.string() + ": cannot be created: " + ec.message());
+  if (ec)
+    return Status(StatusCode::kIoError, dir.string() + ": cannot be created: " + ec.message());
   json plan = {{"format", 1},
                {"sweep_id", id},
                {"scenario",
@@ -437,22 +455,28 @@ Result<json> write_new_plan(const SweepOptions& o, const std::string& id, const 
                {"max_rtf", spec.max_rtf ? json(*spec.max_rtf) : json()},
                {"params", json::array()},
                {"points", json::array()}};
-  for (const auto& p : spec.params) plan["params"].push_back({{"path", p.path}, {"values", p.values}});
+  for (const auto& p : spec.params)
+    plan["params"].push_back({{"path", p.path}, {"values", p.values}});
   for (const auto& pt : points) plan["points"].push_back(pt.to_json());
   if (const Status s = write_json_file(dir / kSweepPlanFile, plan); !s.ok()) return s;
   return plan;
 }
 
 // The sweep's row in the run index; a failure is a warning (`runs reindex` adds it later).
-void index_sweep(const fs::path& index_file, const std::string& id, const std::string& scenario_name,
-                 const json& plan, std::vector<std::string>* warnings) {
+void index_sweep(const fs::path& index_file, const std::string& id,
+                 const std::string& scenario_name, const json& plan,
+                 std::vector<std::string>* warnings) {
   const auto idx = RunIndex::open(index_file);
   if (!idx.ok()) {
     warnings->push_back("run index: " + idx.status().message());
     return;
   }
-  SweepRow row{id, scenario_name, plan.value("scenario", json::object()).value("file", ""), plan.value("created_utc", ""),
-               static_cast<int64_t>(plan.value("points", json::array()).size()), plan};
+  SweepRow row{id,
+               scenario_name,
+               plan.value("scenario", json::object()).value("file", ""),
+               plan.value("created_utc", ""),
+               static_cast<int64_t>(plan.value("points", json::array()).size()),
+               plan};
   if (const Status s = (*idx)->add_sweep(row); !s.ok()) {
     warnings->push_back("run index: " + s.message());
   }
@@ -504,8 +528,14 @@ class PointPool {
  public:
   PointPool(const SweepOptions& o, const json& plan, const fs::path& dir, SweepOutcome* out,
             std::map<std::string, bool>* verdicts)
-      : o_(o), plan_(plan), dir_(dir), index_file_(o.runs_dir / "index.sqlite"),
-        tool_dir_(o.fieldproof.parent_path()), out_(out), pr_(out->progress), verdicts_(verdicts) {}
+      : o_(o),
+        plan_(plan),
+        dir_(dir),
+        index_file_(o.runs_dir / "index.sqlite"),
+        tool_dir_(o.fieldproof.parent_path()),
+        out_(out),
+        pr_(out->progress),
+        verdicts_(verdicts) {}
 
   void run(const std::vector<Pending>& todo) {
     t0_ = wall_();
@@ -567,10 +597,17 @@ class PointPool {
   }
 
   std::vector<std::string> exec_argv(const json& point, const std::string& pid) const {
-    std::vector<std::string> argv = {o_.fieldproof.string(), "run", plan_.value("scenario", json::object()).value("path", ""),
-                                     "--seed", std::to_string(point.value("seed", int64_t{0})),
-                                     "--run-id", pid, "--runs-dir", dir_.string(),
-                                     "--index", index_file_.string()};
+    std::vector<std::string> argv = {o_.fieldproof.string(),
+                                     "run",
+                                     plan_.value("scenario", json::object()).value("path", ""),
+                                     "--seed",
+                                     std::to_string(point.value("seed", int64_t{0})),
+                                     "--run-id",
+                                     pid,
+                                     "--runs-dir",
+                                     dir_.string(),
+                                     "--index",
+                                     index_file_.string()};
     for (const scenario::Override& ov : point_overrides(point)) {
       argv.push_back("--set");
       argv.push_back(ov.path + "=" + ov.value);
@@ -742,8 +779,8 @@ class PointPool {
   SweepProgress& pr_;
   std::map<std::string, bool>* verdicts_;
   std::map<pid_t, Pending> running_;
-  std::map<int, pid_t> recorded_;       // a forked point's pipe (read end) -> its process
-  std::set<pid_t> recorded_points_;     // forked points past their run.json, still running
+  std::map<int, pid_t> recorded_;    // a forked point's pipe (read end) -> its process
+  std::set<pid_t> recorded_points_;  // forked points past their run.json, still running
   bool fork_points_ = false;
   const WallNow wall_ = SystemClock::wall_now();
   SimTime t0_;
