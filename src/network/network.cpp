@@ -8,6 +8,7 @@
 
 #include "fieldproof/msgs/navigation.hpp"
 #include "fieldproof/msgs/types.hpp"
+#include "fieldproof/time/seconds.hpp"
 
 namespace fieldproof::network {
 
@@ -15,8 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-double secs(SimTime t) { return static_cast<double>(t.ns()) / 1e9; }
-double secs(Duration d) { return static_cast<double>(d.ns()) / 1e9; }
 double round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 // The vehicle of a /model/<v>/... topic, "" for any other.
@@ -30,8 +29,8 @@ std::string vehicle_of(const std::string& topic) {
 
 json window_json(const LinkWindow& w) {
   return {{"link", w.link},
-          {"start_s", secs(w.start)},
-          {"end_s", secs(w.end)},
+          {"start_s", to_seconds(w.start)},
+          {"end_s", to_seconds(w.end)},
           {"sent", w.sent},
           {"delivered", w.delivered},
           {"lost", w.lost},
@@ -366,8 +365,8 @@ std::string Network::tick(SimTime now) {
       const LinkModel& l = m.links[i];
       if (!l.up() && now - l.down_since() > *m.cfg.ack_timeout) {
         char since[32], limit[32];
-        std::snprintf(since, sizeof since, "%.3f", secs(l.down_since()));
-        std::snprintf(limit, sizeof limit, "%.3f", secs(*m.cfg.ack_timeout));
+        std::snprintf(since, sizeof since, "%.3f", to_seconds(l.down_since()));
+        std::snprintf(limit, sizeof limit, "%.3f", to_seconds(*m.cfg.ack_timeout));
         m.failure = "lockstep: link " + l.name() + " to " + v + " down since " + since +
                     " s, longer than time.ack_timeout_s (" + limit +
                     " s): the clock cannot reach " + v + " and its acknowledgement cannot return";
@@ -399,8 +398,8 @@ json Network::summary(SimTime now) const {
   for (size_t i = 0; i < m.links.size(); ++i) {
     const LinkModel& l = m.links[i];
     const LinkParams& p = l.params();
-    json params = {{"latency_s", secs(p.latency)},
-                   {"jitter_s", secs(p.jitter)},
+    json params = {{"latency_s", to_seconds(p.latency)},
+                   {"jitter_s", to_seconds(p.jitter)},
                    {"loss", p.loss},
                    {"bandwidth_bps", p.bandwidth_bps}};
     if (p.range_m) params["range_m"] = *p.range_m;
@@ -417,7 +416,7 @@ json Network::summary(SimTime now) const {
               {"delivered", l.delivered()},
               {"lost", l.lost()},
               {"up", l.up()},
-              {"longest_outage_s", secs(l.longest_outage(now))},
+              {"longest_outage_s", to_seconds(l.longest_outage(now))},
               {"windows", windows}};
     if (!m.lc(i).topics.empty()) j["topics"] = m.lc(i).topics;
     links.push_back(j);
