@@ -80,7 +80,6 @@ struct ConnRec {
   std::vector<uint32_t> participants;
   SimTime last_heard;
   uint32_t cached_thread = kNone;  // the last thread that announced on this connection
-  uint64_t granted = 0;            // the number of the last grant sent here (issue, fan_out)
 };
 
 // Heap order: the smallest (stamp, publisher, seq) on top.
@@ -345,39 +344,10 @@ struct CoordinatorCore::Impl {
     return SimTime::from_ns(q * step);
   }
 
-  // Whether the grant to a delivery instant `g` can change anything on connection `id`: not when
-  // every thread behind it regulates and waits for a later instant (its safe time is past `g`).
-  // Such a thread would only wake, see the grant short of its wake time and wait again; it gets
-  // the next grant that moves the minimum safe time, or the marker after a delivery to it at `g`
-  // (which lowers its safe time first). A participant keeps the largest grant time it has seen and
-  // checks no count, so a skipped one loses nothing. Connections without threads (controllers,
-  // cascade children, participants still registering) and followers get every grant.
-  bool needs_grant(ConnId id, SimTime g) const {
-    auto it = conns.find(id);
-    if (it == conns.end() || it->second.participants.empty()) return true;
-    for (uint32_t p : it->second.participants) {
-      const ParticipantRec& rec = participants[p];
-      if (rec.forwarded || rec.threads.empty()) return true;
-      for (uint32_t t : rec.threads) {
-        const ThreadRec& th = threads[t];
-        if (th.role != Role::kRegulating || th.effective <= g) return true;
-      }
-    }
-    return false;
-  }
-
-  // `delivery_stop`: the grant only reaches the stamp of buffered deliveries (not a new minimum
-  // safe time); it goes to the connections that can act at it (needs_grant). A stop for messages
-  // that only in-engine readers see then wakes the engine alone, not every stack and the world.
-  void issue(SimTime g, bool delivery_stop = false) {
+  void issue(SimTime g) {
     grant = g;
     ++grants;
-    for (ConnId c : conn_list) {
-      if (!delivery_stop || needs_grant(c, g)) {
-        conns[c].granted = grants;
-        send(c, Grant{g, grants});
-      }
-    }
+    for (ConnId c : conn_list) send(c, Grant{g, grants});
     if (grant_observer) grant_observer(g, grants);
   }
 
@@ -394,14 +364,6 @@ struct CoordinatorCore::Impl {
       const ConnId c = participants[rec.participant].conn;
       if (std::find(marker_conns.begin(), marker_conns.end(), c) == marker_conns.end()) {
         marker_conns.push_back(c);
-      }
-      // A receiver that was not woken for this delivery instant (issue skipped it) gets the grant
-      // before the message, as every receiver always has: its callback runs with now() == stamp
-      // even when a transport splits the batch.
-      auto cr = conns.find(c);
-      if (cr != conns.end() && cr->second.granted != grants) {
-        cr->second.granted = grants;
-        send(c, Grant{grant, grants});
       }
       if (i + 1 == receivers.size()) {
         send(c, Deliver{rec.name, std::move(msg)});
@@ -429,7 +391,7 @@ struct CoordinatorCore::Impl {
         if (!pending.empty()) {
           const SimTime s = pending.front().stamp;
           if (s <= g && s < me) {
-            if (s > grant) issue(s, true);
+            if (s > grant) issue(s);
             while (!pending.empty() && pending.front().stamp == s) {
               std::pop_heap(pending.begin(), pending.end(), PendingLater{});
               Publish msg = std::move(pending.back());

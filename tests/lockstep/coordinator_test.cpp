@@ -703,51 +703,5 @@ TEST(CoordinatorCore, PaceBelowTheSafeTimeHoldsNobodyResponsible) {
   EXPECT_LT(h.core->grant(), ms(10));
 }
 
-// A stop for buffered deliveries wakes only the connections that can act at it: the receivers
-// (the grant before their message, as always) and nobody who waits for a later instant. A grant
-// that moves the minimum safe time still goes to everyone.
-TEST(CoordinatorCore, ADeliveryStopWakesOnlyItsReceiversAndTheyGetTheGrantFirst) {
-  CoreHarness h(paused_options());
-  h.announce(1, "e", ms(10));  // the engine: publishes ahead, reads the ground copies
-  h.subscribe(1, "e", "ground");
-  h.announce(2, "s", ms(100));  // a stack waiting for a later instant, reads the goal
-  h.subscribe(2, "s", "goal");
-  h.announce(3, "w", ms(100));  // the world, reads neither
-  h.core->control(resume_request());
-  EXPECT_EQ(h.core->grant(), ms(10));
-  h.clear();
-  h.publish(1, "e", "ground", ms(20), 1);
-  h.publish(1, "e", "goal", ms(30), 2);
-  const uint64_t before = h.core->grants_issued();
-  h.announce(1, "e", ms(40));
-  // ground@20 went to e alone: grant 20, the message, the marker.
-  ASSERT_EQ(h.out[1].size(), 3u);
-  ASSERT_TRUE(std::holds_alternative<Grant>(h.out[1][0]));
-  EXPECT_EQ(std::get<Grant>(h.out[1][0]).time, ms(20));
-  ASSERT_TRUE(std::holds_alternative<Deliver>(h.out[1][1]));
-  EXPECT_EQ(std::get<Deliver>(h.out[1][1]).message.stamp, ms(20));
-  EXPECT_TRUE(h.received<Grant>(2).empty());
-  EXPECT_TRUE(h.received<Grant>(3).empty());
-  EXPECT_EQ(h.core->grant(), ms(20));  // e holds at its delivery
-  h.announce(1, "e", ms(40));
-  // goal@30 reaches the stack at its exact stamp, its grant first.
-  ASSERT_EQ(h.out[2].size(), 3u);
-  ASSERT_TRUE(std::holds_alternative<Grant>(h.out[2][0]));
-  EXPECT_EQ(std::get<Grant>(h.out[2][0]).time, ms(30));
-  ASSERT_TRUE(std::holds_alternative<Deliver>(h.out[2][1]));
-  EXPECT_EQ(std::get<Deliver>(h.out[2][1]).message.stamp, ms(30));
-  EXPECT_EQ(std::get<Deliver>(h.out[2][1]).message.topic, "goal");
-  ASSERT_TRUE(std::holds_alternative<Grant>(h.out[2][2]));
-  EXPECT_EQ(std::get<Grant>(h.out[2][2]).time, ms(30));
-  EXPECT_TRUE(h.received<Grant>(3).empty());  // the world slept through both stops
-  EXPECT_EQ(h.core->grant(), ms(30));
-  EXPECT_EQ(h.core->grants_issued(), before + 2);  // the stops are still numbered grants
-  h.announce(2, "s", ms(100));
-  EXPECT_EQ(h.core->grant(), ms(40));
-  EXPECT_EQ(h.last_grant(1), ms(40));
-  EXPECT_EQ(h.last_grant(2), ms(40));
-  EXPECT_EQ(h.last_grant(3), ms(40));
-}
-
 }  // namespace
 }  // namespace fieldproof::lockstep
