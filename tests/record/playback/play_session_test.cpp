@@ -23,103 +23,21 @@
 #include "fieldproof/lockstep/zmq_socket.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
+#include "playback_fixture.hpp"
 
 namespace fieldproof::engine {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace record::playback_testing;  // NOLINT(google-build-using-namespace)
 constexpr int64_t kS = 1'000'000'000;
 constexpr int64_t kMs = 1'000'000;
-
-fs::path temp_dir() {
-  auto dir = fs::temp_directory_path() / ("fieldproof_plays_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-struct Msg {
-  std::string topic;
-  int64_t log_ns;
-  std::string payload;
-};
-
-std::string write_recording(const std::string& name, const std::vector<Msg>& msgs) {
-  const auto path = temp_dir() / name;
-  record::McapWriterOptions o;
-  o.compression = record::Compression::kNone;
-  record::McapWriter w(o);
-  EXPECT_TRUE(w.open(path.string()).ok());
-  std::map<std::string, uint16_t> channels;
-  uint32_t seq = 0;
-  for (const Msg& m : msgs) {
-    if (!channels.count(m.topic)) {
-      channels[m.topic] = *w.add_channel(m.topic, "json", 0, {{"type", "test.Text"}});
-    }
-    EXPECT_TRUE(w.write(channels[m.topic], seq++, SimTime::from_ns(m.log_ns),
-                        SimTime::from_ns(m.log_ns), m.payload)
-                    .ok());
-  }
-  EXPECT_TRUE(w.close().ok());
-  return path.string();
-}
 
 const std::vector<Msg> kMsgs = {{"/a", kS, "a0"},
                                 {"/b", kS + 10 * kMs, "b0"},
                                 {"/a", kS + 10 * kMs, "a1"},
                                 {"/b", kS + 30 * kMs, "b1"}};
-
-// A ZeroMQ coordinator on an ipc endpoint of this test, recording what it delivers.
-class Coordinator {
- public:
-  explicit Coordinator(const std::string& name) {
-    lockstep::ServerOptions o;
-    o.bind = {"ipc://" + (temp_dir() / (name + ".ipc")).string()};
-    o.tap = [this](const lockstep::Publish& m) {
-      std::lock_guard lock(mutex_);
-      tapped_.push_back(m);
-      cv_.notify_all();
-    };
-    o.on_announce = [this](const lockstep::Announce& a) {
-      std::lock_guard lock(mutex_);
-      announced_.insert(a.participant);
-      cv_.notify_all();
-    };
-    server_ = std::make_unique<lockstep::CoordinatorServer>(std::move(o));
-  }
-  std::string endpoint() const { return server_->endpoints().front(); }
-  std::vector<lockstep::Publish> tapped() {
-    std::lock_guard lock(mutex_);
-    return tapped_;
-  }
-  std::vector<lockstep::Publish> tapped(const std::string& topic) {
-    std::vector<lockstep::Publish> out;
-    for (auto& m : tapped()) {
-      if (m.topic == topic) out.push_back(m);
-    }
-    return out;
-  }
-  bool await_participant(const std::string& name) {
-    std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return announced_.count(name) > 0; });
-  }
-  // True once `n` messages on `topic` were delivered (false after 10 s).
-  bool await_count(const std::string& topic, size_t n) {
-    std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, std::chrono::seconds(10), [&] {
-      size_t c = 0;
-      for (const auto& m : tapped_) c += m.topic == topic;
-      return c >= n;
-    });
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::vector<lockstep::Publish> tapped_;
-  std::set<std::string> announced_;
-  std::unique_ptr<lockstep::CoordinatorServer> server_;
-};
 
 TEST(PlaySessionTest, publishes_onto_a_coordinator_stamped_at_log_time_and_hands_each_message_on) {
   Coordinator coord("pub");
