@@ -73,11 +73,14 @@ class Link:
         self.name = ""
         self.max_frame_bytes = max_frame_bytes
         self._heartbeat_interval = heartbeat_interval
+        self._linger = max(0.0, linger)
         self._lock = threading.Lock()
         self._closed = False
         self._dropped: Optional[str] = None
         self._drop_reported = False
         self._sent = False
+        self._sent_any = False
+        self._connected = False
         self._ctx = zmq.Context.instance()
         try:
             s = self._ctx.socket(zmq.DEALER)
@@ -108,7 +111,8 @@ class Link:
                 # drop a healthy connection on a loaded machine after 10 ms.
                 s.setsockopt(zmq.HEARTBEAT_TIMEOUT, max(10 * ivl, 1000))
             self._monitor = s.get_monitor_socket(
-                zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+                | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
                 | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
             s.connect(self.endpoint)
         except zmq.ZMQError as e:
@@ -135,6 +139,7 @@ class Link:
             except zmq.Again:
                 pass  # SNDHWM 0: cannot happen; a frame dropped here would show as a timeout
             self._sent = True
+            self._sent_any = True
 
     def wake(self) -> None:
         """Makes a blocked receive() return None after its current slice (stop(), signals)."""
@@ -211,6 +216,9 @@ class Link:
             if not parts or len(parts[0]) < 2:
                 continue
             event = int.from_bytes(parts[0][:2], "little")
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self._connected = True
+                continue
             if self._dropped is not None:
                 continue
             if event == zmq.EVENT_DISCONNECTED:
@@ -221,20 +229,58 @@ class Link:
                                  "server's public key)")
 
     def close(self) -> None:
+        """Closes the connection once the coordinator has read everything sent on it (a Leave).
+
+        The socket is closed with no linger: libzmq 4.3.4 aborts the process ("Assertion failed:
+        !_io_error", stream_engine_base.cpp:331) when a socket lingering after zmq_close receives
+        data and the peer's close in one wake (as a coordinator ending its run sends an Error to
+        everyone and exits): the engine stops reading, then its heartbeat timer writes on the
+        failed connection. Lingering is replaced by a round trip: a status request, whose reply
+        comes after the coordinator has read every earlier frame of this connection, waited for
+        at most `linger` seconds (a coordinator that is gone or stopped would not answer)."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             self._hb_stop.set()
             _open_links.discard(self)
+            self._check_monitor()
+            if self._sent_any and self._connected and self._dropped is None and self._linger > 0:
+                self._flush_sent()
             try:
                 self._sock.disable_monitor()
             except zmq.ZMQError:
                 pass
             self._monitor.close(0)
-            self._sock.close()
+            self._sock.close(0)
         if self._hb_thread is not None and self._hb_thread is not threading.current_thread():
             self._hb_thread.join()
+
+    def _flush_sent(self) -> None:
+        # With the lock held. Frames that arrive meanwhile are for a participant that is leaving.
+        deadline = _walltime.monotonic() + self._linger
+        try:
+            self._sock.send(codec.encode(codec.Control(codec.ControlOp.STATUS)), zmq.DONTWAIT)
+        except zmq.ZMQError:
+            return
+        while True:
+            left = deadline - _walltime.monotonic()
+            if left <= 0:
+                return
+            if not self._poller.poll(max(1, min(_SLICE_MS, int(left * 1000)))):
+                self._check_monitor()
+                if self._dropped is not None:
+                    return
+                continue
+            try:
+                data = self._sock.recv(zmq.DONTWAIT)
+            except zmq.ZMQError:
+                return
+            try:
+                if isinstance(codec.decode(data, self.max_frame_bytes), codec.ControlReply):
+                    return
+            except codec.DecodeError:
+                pass
 
     def __del__(self):
         try:

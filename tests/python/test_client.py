@@ -280,6 +280,15 @@ class Exiting(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(r.stderr, "")
 
+    def test_closing_while_the_peer_sends_and_closes_does_not_abort(self):
+        # The peer writes and closes just after close(): with a lingering socket libzmq 4.3.4
+        # aborts the process (tests/python/lingering_close_peer.py says how).
+        peer = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lingering_close_peer.py")
+        for _ in range(3):
+            r = subprocess.run([sys.executable, peer], capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout, "closed\n")
+
 
 @needs_fieldproof
 class Errors(CoordinatorTest):

@@ -240,6 +240,13 @@ class ZmqLink final : public Link {
       zmq_socket_monitor(socket_, nullptr, 0);
       zmq_close(monitor_);
       monitor_ = nullptr;
+      // No lingering once flushed (or given up on): libzmq 4.3.4 aborts the process ("Assertion
+      // failed: !_io_error", stream_engine_base.cpp:331) when a socket lingering after zmq_close
+      // gets data and the peer's close in one wake (a coordinator ending its run sends an Error
+      // to everyone and exits): the engine stops reading and its heartbeat timer then writes on
+      // the failed connection.
+      const int no_linger = 0;
+      zmq_setsockopt(socket_, ZMQ_LINGER, &no_linger, sizeof no_linger);
       zmq_close(socket_);
       socket_ = nullptr;
     }
