@@ -385,9 +385,9 @@ json build_model(const Report::Data& d) {
   m["kpis"] = kpi_map(rec ? &rec->kpis : field(r, "kpis"), assertions);
   m["kpi_collectors"] = array_of_objects(rec ? &rec->kpi_collectors : field(r, "kpi_collectors"));
   m["timeline"] = array_of_objects(rec ? &rec->timeline : field(r, "timeline"));
-  // Phases are not part of the record (the engine logs them): run.json's when a document has
-  // them, else engine.log's.
-  const json* ph = field(r, "phases");
+  // Phases are not part of the record (the engine logs them): engine.log's, or, in a document
+  // that is not a complete record, run.json's when it has them.
+  const json* ph = rec ? nullptr : field(r, "phases");
   m["phases"] = ph && (ph->is_array() || ph->is_object()) ? *ph : json::array();
   if (!ph && !d.dir.empty()) {
     // Without phases in run.json, the phase events of engine.log.
@@ -502,7 +502,7 @@ Report Report::from_text_named(const std::string& text, const fs::path& run_dir,
       d->record = std::move(*rec);
     } else {
       d->record_problem = name + ": " + rec.status().message();
-      d->warnings.push_back(d->record_problem + " (those fields are shown as " + kDash + ")");
+      d->warnings.push_back(d->record_problem + " (read field by field; what is absent is shown as " + kDash + ")");
     }
   }
   read_samples(*d);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -414,6 +415,27 @@ TEST_F(ReportOfARealRun, RenamedFieldGivesAWarningNamingTheFileAndTheField) {
   const Report r = Report::from_text(doc.dump(), g_run->dir);
   EXPECT_NE(r.record_problem().find("seed: not an integer"), std::string::npos)
       << r.record_problem();
+}
+
+// More real runs (a passing patrol, a fleet of vehicles), each run by the engine and reported in
+// every format from its typed record with no warning of a missing field.
+TEST(ReportOfOtherRealRuns, AreBuiltFromTheTypedRecordWithNoFieldMissing) {
+  for (const char* example : {"depot_patrol", "ugv_fleet"}) {
+    const std::string name = example;
+    const fs::path runs = fresh_dir("real_run_" + name);
+    const std::string cmd = std::string(FIELDPROOF_EXE) + " run examples/scenarios/" + name +
+                            ".yaml --max-rtf 0 --seed 7 --runs-dir '" + runs.string() +
+                            "' --run-id " + name + " > '" + runs.string() + "/out.txt' 2>&1";
+    const int st = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << read_file(runs / "out.txt");
+    const Report r = Report::load(runs / name);
+    EXPECT_TRUE(r.is_typed()) << name << ": " << r.record_problem();
+    for (const std::string& w : r.warnings()) ADD_FAILURE() << name << ": warning: " << w;
+    for (const Format f : {Format::kMarkdown, Format::kJson, Format::kJunit, Format::kHtml}) {
+      EXPECT_FALSE(r.render(f).empty()) << name;
+    }
+    EXPECT_EQ(r.verdict(), "PASS") << name;
+  }
 }
 
 // Documents that are not run records (a sweep's summary, a comparison, an empty object) are read
