@@ -106,8 +106,8 @@ std::set<std::string> failed_topics(const json* as, bool* resources) {
 void read_samples(Report::Data& d) {
   if (d.dir.empty()) return;
   bool want_resources = false;
-  const std::set<std::string> topics = failed_topics(
-      d.record ? &d.record->assertions : field(d.run, "assertions"), &want_resources);
+  const std::set<std::string> topics =
+      failed_topics(d.record ? &d.record->assertions : field(d.run, "assertions"), &want_resources);
   std::vector<std::pair<double, double>> sim_wall;  // from clock samples
   std::vector<ClockPoint> clock;
   const auto add_clock = [&](const json& j) {
@@ -362,10 +362,11 @@ void typed_fields(const RunRecord& r, json& m) {
   m["engine_version"] = r.engine_version;
   m["start"] = r.started_utc;
   m["end"] = r.ended_utc;
-  m["durations"] = r.durations ? json{{"wall_s", r.durations->wall_s},
-                                      {"timeline_s", r.durations->timeline_s},
-                                      {"sim_s", r.durations->sim_s}}
-                               : json{{"wall_s", nullptr}, {"timeline_s", nullptr}, {"sim_s", nullptr}};
+  m["durations"] = r.durations
+                       ? json{{"wall_s", r.durations->wall_s},
+                              {"timeline_s", r.durations->timeline_s},
+                              {"sim_s", r.durations->sim_s}}
+                       : json{{"wall_s", nullptr}, {"timeline_s", nullptr}, {"sim_s", nullptr}};
   m["clock"] = r.clock.is_object() ? r.clock : json(nullptr);
 }
 
@@ -483,7 +484,8 @@ fs::path resolve_run_json(const std::string& run, const fs::path& runs_dir) {
 }
 
 Report Report::from_text(const std::string& text, const fs::path& run_dir) {
-  return from_text_named(text, run_dir, run_dir.empty() ? "run.json" : (run_dir / "run.json").string());
+  return from_text_named(text, run_dir,
+                         run_dir.empty() ? "run.json" : (run_dir / "run.json").string());
 }
 
 Report Report::from_text_named(const std::string& text, const fs::path& run_dir,
@@ -502,7 +504,8 @@ Report Report::from_text_named(const std::string& text, const fs::path& run_dir,
       d->record = std::move(*rec);
     } else {
       d->record_problem = name + ": " + rec.status().message();
-      d->warnings.push_back(d->record_problem + " (read field by field; what is absent is shown as " + kDash + ")");
+      d->warnings.push_back(d->record_problem +
+                            " (read field by field; what is absent is shown as " + kDash + ")");
     }
   }
   read_samples(*d);
