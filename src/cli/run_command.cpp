@@ -34,7 +34,7 @@ struct RunArgs {
   bool json = false;           // with from_recording: print the result, write no run directory
   bool check_determinism = false;
   std::optional<int64_t> determinism_second_seed;  // test-only (hidden)
-  bool no_relay_lookahead = false;                  // test-only (hidden)
+  bool no_relay_lookahead = false;                 // test-only (hidden)
   std::vector<std::string> sets;                    // --set PATH=VALUE
   std::string index_file;                           // --index (hidden; sweeps)
 };

@@ -25,7 +25,8 @@ using nlohmann::json;
 // What the two runs must agree on in run.json: every verdict with its reason and metrics, the
 // KPIs (their values; wall-clock ones left out) and the network section.
 json judged(const json& run) {
-  json out = {{"status", run["status"]}, {"reason", run.contains("reason") ? run["reason"] : json()}};
+  json out = {{"status", run["status"]},
+              {"reason", run.contains("reason") ? run["reason"] : json()}};
   json as = json::array();
   for (const json& a : run["assertions"]) {
     as.push_back({{"name", a["name"]},
@@ -61,8 +62,8 @@ void expect_same_run(const fs::path& a, const fs::path& b) {
   EXPECT_FALSE(c.difference.has_value())
       << "first difference at message " << c.difference->index << ": " << c.difference->topic_a
       << " @ " << c.difference->t_a << " s against " << c.difference->topic_b << " @ "
-      << c.difference->t_b << " s (" << c.difference->field << ")\n  "
-      << c.difference->value_a << "\n  " << c.difference->value_b;
+      << c.difference->t_b << " s (" << c.difference->field << ")\n  " << c.difference->value_a
+      << "\n  " << c.difference->value_b;
   EXPECT_EQ(judged(run_json(a)), judged(run_json(b)));
 }
 
