@@ -164,6 +164,7 @@ struct ContactInfo {
 // linger in the next one's.
 struct SensorScratch {
   std::vector<double> ray_dx, ray_dy;
+  std::vector<double> noise;         // a scan's range noise, drawn in one batch
   detail::Grid::Stamps grid_stamps;  // the lidar's static-grid queries
 };
 
@@ -948,14 +949,20 @@ struct World::Impl {
     m.count = static_cast<uint32_t>(p.lidar_rays);
     m.vertical_count = 1;
     // The readings replace the true ranges in place (cast_scan refills them for the next scan).
+    // One draw per ray within [range_min, range_max], in ray order: drawn in one batch first
+    // (the same draws as one normal() a ray), then added.
+    size_t draws = 0;
+    for (const double t : v.ranges) draws += (t <= p.lidar_range_max && !(t < p.lidar_range_min));
+    sc.noise.resize(draws);
+    v.lidar_rng.normals(sc.noise.data(), draws, 0.0, p.lidar_noise_stddev);
+    const double* z = sc.noise.data();
     for (double& t : v.ranges) {
       if (!(t <= p.lidar_range_max)) {
         t = kInf;
       } else if (t < p.lidar_range_min) {
         t = -kInf;
       } else {
-        t = std::clamp(t + v.lidar_rng.normal(0.0, p.lidar_noise_stddev), p.lidar_range_min,
-                       p.lidar_range_max);
+        t = std::clamp(t + *z++, p.lidar_range_min, p.lidar_range_max);
       }
     }
     m.ranges = v.ranges;
