@@ -34,6 +34,7 @@ struct RunArgs {
   bool json = false;           // with from_recording: print the result, write no run directory
   bool check_determinism = false;
   std::optional<int64_t> determinism_second_seed;  // test-only (hidden)
+  bool no_relay_lookahead = false;                 // test-only (hidden)
   std::vector<std::string> sets;                    // --set PATH=VALUE
   std::string index_file;                           // --index (hidden; sweeps)
 };
@@ -114,6 +115,7 @@ int run(const RunArgs& a) {
   o.run_id = a.run_id;
   o.runs_dir = a.runs_dir;
   o.keep = a.keep;
+  o.relay_lookahead = !a.no_relay_lookahead;
   o.max_rtf = a.max_rtf;
   o.tool_dir = engine::executable_dir();
   const bool tty = stderr_is_terminal();
@@ -192,6 +194,9 @@ void add_run_command(CLI::App& app, int* exit_code) {
       ->group("");
   cmd->add_option("--determinism-second-seed", args->determinism_second_seed,
                   "test only: the second run's seed")
+      ->group("");
+  cmd->add_flag("--no-relay-lookahead", args->no_relay_lookahead,
+                "test only: the engine holds the clock at every telemetry message it relays")
       ->group("");
   cmd->callback([args, exit_code] { *exit_code = run(*args); });
 }

@@ -645,6 +645,20 @@ class Run {
                                  final_status(st->status), st->reason, m.stamp);
       });
     }
+    if (net_ && o_.relay_lookahead) relay_with_lookahead();
+  }
+
+  // A vehicle-side topic the engine reads only to relay it across a link publishes nothing
+  // sooner than the link's least latency after the message: its deliveries need not hold the
+  // clock until the engine has run the relay (docs/lockstep.md, Lookahead). Same order of
+  // deliveries and draws, same record; fewer stops of the world at the engine.
+  void relay_with_lookahead() {
+    for (const std::string& t : net_->uplink_topics()) {
+      const auto l = listeners_.find(t);
+      if (l == listeners_.end() || l->second.size() != 1) continue;  // someone else reads it too
+      const Duration d = net_->min_delay(t);
+      if (d > Duration::zero()) (void)session_->set_engine_lookahead(t, d);
+    }
   }
 
   // --- run_loop ------------------------------------------------------------------------------

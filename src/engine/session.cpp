@@ -212,6 +212,17 @@ const std::string& Session::world_name() const { return impl_->world_name; }
 Duration Session::physics_step() const { return impl_->step; }
 double Session::world_rtf() const { return impl_->rtf; }
 lockstep::Participant& Session::engine() { return *impl_->engine; }
+bool Session::set_engine_lookahead(const std::string& topic, Duration lookahead) {
+  Impl& m = *impl_;
+  if (!m.inproc || !m.engine) return false;
+  bool ok = false;
+  const std::string name = m.engine->name();
+  const std::string thread = m.engine->main_thread().name();
+  m.inproc->with_core([&](lockstep::CoordinatorCore& core) {
+    ok = core.set_lookahead(name, thread, topic, lookahead);
+  });
+  return ok;
+}
 std::string Session::goal_topic(const std::string& v) {
   return "/model/" + v + "/navigate_to_pose/goal";
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -65,6 +66,11 @@ struct ThreadRec {
   // it can have started holding the grant at its current safe time.
   SimTime effective_since;
   std::vector<std::string> topics;
+  // Lookahead (set_lookahead): per topic; empty for nearly every thread. While it is not empty,
+  // `floors` holds, in the order sent, what each delivery to the thread lowered its safe time to
+  // (stamp, or stamp + lookahead), trimmed at each announcement to the ones still unread.
+  std::unordered_map<std::string, Duration> lookahead;
+  std::deque<SimTime> floors;
 };
 
 struct ParticipantRec {
@@ -101,6 +107,7 @@ struct CoordinatorCore::Impl {
   std::function<void(const Publish&)> tap;
   std::function<void(SimTime, uint64_t)> grant_observer;
   std::function<void(const std::string&, std::string)> failure_handler;
+  CoordinatorCore::UnreadProbe unread_probe;
 
   std::vector<ThreadRec> threads;
   std::vector<uint32_t> free_threads;
@@ -359,7 +366,14 @@ struct CoordinatorCore::Impl {
     const SimTime s = msg.stamp;
     for (size_t i = 0; i < receivers.size(); ++i) {
       ThreadRec& rec = threads[receivers[i]];
-      rec.effective = std::min(rec.effective, s);
+      if (rec.lookahead.empty()) {
+        rec.effective = std::min(rec.effective, s);
+      } else {
+        const auto la = rec.lookahead.find(msg.topic);
+        const SimTime floor = la == rec.lookahead.end() ? s : s + la->second;
+        rec.floors.push_back(floor);
+        rec.effective = std::min(rec.effective, floor);
+      }
       rec.effective_since = now_wall;  // new work for the thread: its acknowledgement restarts
       const ConnId c = participants[rec.participant].conn;
       if (std::find(marker_conns.begin(), marker_conns.end(), c) == marker_conns.end()) {
@@ -550,8 +564,15 @@ struct CoordinatorCore::Impl {
       return;
     }
     rec.announced = a.safe_time;
-    if (rec.effective != a.safe_time) rec.effective_since = now_wall;
-    rec.effective = a.safe_time;
+    SimTime effective = a.safe_time;
+    if (!rec.lookahead.empty()) {
+      // The deliveries the thread has not read yet still bind it (they crossed the announcement).
+      const size_t unread = unread_probe ? unread_probe(from, rec.name) : 0;
+      while (rec.floors.size() > unread) rec.floors.pop_front();
+      for (const SimTime f : rec.floors) effective = std::min(effective, f);
+    }
+    if (rec.effective != effective) rec.effective_since = now_wall;
+    rec.effective = effective;
     evaluate();
   }
 
@@ -948,6 +969,25 @@ ControlReply CoordinatorCore::forget(const std::string& participant) {
   return impl_->forget(participant);
 }
 Status CoordinatorCore::status() const { return impl_->status(); }
+
+void CoordinatorCore::set_unread_probe(UnreadProbe probe) {
+  impl_->unread_probe = std::move(probe);
+}
+
+bool CoordinatorCore::set_lookahead(const std::string& participant, const std::string& thread,
+                                    const std::string& topic, Duration lookahead) {
+  Impl& m = *impl_;
+  if (!m.unread_probe || lookahead <= Duration::zero() || lookahead.is_infinite()) return false;
+  const auto p = m.by_name.find(participant);
+  if (p == m.by_name.end() || !m.participants[p->second].active) return false;
+  for (const uint32_t t : m.participants[p->second].threads) {
+    ThreadRec& rec = m.threads[t];
+    if (rec.name != thread) continue;
+    rec.lookahead[topic] = lookahead;
+    return true;
+  }
+  return false;
+}
 
 void CoordinatorCore::set_tap(std::function<void(const Publish&)> tap) {
   impl_->tap = std::move(tap);

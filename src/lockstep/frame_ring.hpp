@@ -19,6 +19,11 @@ class FrameRing {
     buf_[(head_ + count_) % buf_.size()] = std::move(f);
     ++count_;
   }
+  // f(frame) for each queued frame, oldest first.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (size_t i = 0; i < count_; ++i) f(buf_[(head_ + i) % buf_.size()]);
+  }
   Frame pop() {
     Frame f = std::move(buf_[head_]);
     head_ = (head_ + 1) % buf_.size();

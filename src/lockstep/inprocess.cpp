@@ -137,6 +137,18 @@ InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options)
       // here with mu held; the analysis cannot follow the call through the core.
       [st](ConnId to, Frame f)
           FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS { st->deliver(to, std::move(f)); });
+  // The core asks while handling an Announce, from inside InProcessLink::send with mu held: the
+  // Deliver frames of that thread still in its connection's queue are the ones it has not read.
+  state_->core->set_unread_probe(
+      [st](ConnId conn, const std::string& thread) FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
+        const auto it = st->links.find(conn);
+        if (it == st->links.end()) return size_t{0};
+        size_t n = 0;
+        it->second->frames.for_each([&](const Frame& f) {
+          if (const auto* d = std::get_if<Deliver>(&f); d && d->thread == thread) ++n;
+        });
+        return n;
+      });
 }
 
 InProcessCoordinator::~InProcessCoordinator() {

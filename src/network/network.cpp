@@ -320,6 +320,20 @@ void Network::on_vehicle_message(const std::string& topic, SimTime stamp, std::s
   }
 }
 
+Duration Network::min_delay(const std::string& topic) const {
+  const Impl& m = *impl_;
+  std::optional<Duration> least;
+  const auto take = [&](size_t link) {
+    const Duration d = m.links[link].params().latency;
+    if (!least || d < *least) least = d;
+  };
+  if (const auto r = m.peer_routes.find(topic); r != m.peer_routes.end()) {
+    for (const Impl::Route& route : r->second) take(route.link);
+  }
+  if (const auto it = m.uplinks.find(topic); it != m.uplinks.end()) take(it->second.link);
+  return least ? *least : Duration::zero();
+}
+
 std::optional<SimTime> Network::last_seen(const std::string& topic) const {
   const auto it = impl_->uplinks.find(topic);
   if (it == impl_->uplinks.end()) return std::nullopt;

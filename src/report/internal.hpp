@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fieldproof/report/report.hpp"
+#include "fieldproof/report/run_record.hpp"
 
 namespace fieldproof::report {
 
@@ -37,6 +38,12 @@ struct TimedPose {
 struct Report::Data {
   std::filesystem::path dir;
   json run;                                         // run.json as read (an object)
+  // run.json as a typed record, when it is a complete one: the report's fields then come from it
+  // and nothing else (to_json(*record) is the view the renderers read). A run record that does not
+  // parse leaves it empty and says why in record_problem (and warnings), and the report falls back
+  // to reading run.json field by field, as for the other documents (sweep summaries, comparisons).
+  std::optional<RunRecord> record;
+  std::string record_problem;
   json model;                                       // report.json
   std::map<std::string, std::vector<Point>> paths;  // ground-truth poses per vehicle
   std::vector<ClockPoint> clock;

@@ -39,6 +39,14 @@ json as_named_object(const json* v) {
 
 json or_null(const json* v) { return v ? *v : json(nullptr); }
 
+// An object with a string run_id and status: what a run writes, as opposed to the other
+// documents a report is made of.
+bool looks_like_run_record(const json& run) {
+  const json* id = field(run, "run_id");
+  const json* status = field(run, "status");
+  return id && id->is_string() && status && status->is_string();
+}
+
 // Every line that parses as a JSON object (a run cut short may end mid-line). A file that is not
 // regular (a FIFO, a device) is not read; lines that are not JSON are counted in a warning.
 template <typename F>
@@ -81,10 +89,9 @@ std::vector<T> decimate(const std::vector<T>& v, size_t max) {
 }
 
 // The topics the failed assertions watch, and whether one of them reads resources.jsonl.
-std::set<std::string> failed_topics(const json& run, bool* resources) {
+std::set<std::string> failed_topics(const json* as, bool* resources) {
   std::set<std::string> out;
   *resources = false;
-  const json* as = field(run, "assertions");
   if (!as || !as->is_array()) return out;
   for (const auto& a : *as) {
     if (get_str(a, "status") != "failed") continue;
@@ -99,7 +106,8 @@ std::set<std::string> failed_topics(const json& run, bool* resources) {
 void read_samples(Report::Data& d) {
   if (d.dir.empty()) return;
   bool want_resources = false;
-  const std::set<std::string> topics = failed_topics(d.run, &want_resources);
+  const std::set<std::string> topics =
+      failed_topics(d.record ? &d.record->assertions : field(d.run, "assertions"), &want_resources);
   std::vector<std::pair<double, double>> sim_wall;  // from clock samples
   std::vector<ClockPoint> clock;
   const auto add_clock = [&](const json& j) {
@@ -146,7 +154,7 @@ void read_samples(Report::Data& d) {
   if (clock.empty()) return;
   const double sim0 = clock.front().t;
   double target = 1.0;
-  if (const json* c = field(d.run, "clock")) {
+  if (const json* c = d.record ? &d.record->clock : field(d.run, "clock")) {
     if (auto t = get_num(*c, "target_rtf"); t && *t > 0 && std::isfinite(*t)) target = *t;
   }
   // Drift where the samples have none: simulated minus wall seconds at the target pace since
@@ -186,16 +194,22 @@ json artefacts(const Report::Data& d) {
   };
   // The recording first: the one run.json names, else the default place.
   std::string mcap = "recording/recording.mcap";
-  if (const json* r = first_field(d.run, {"recording", "mcap"})) {
-    if (r->is_string()) mcap = r->get<std::string>();
-    if (auto p = get_str(*r, "path")) mcap = *p;
-  }
   std::error_code ec;
-  if (!d.dir.empty() && (fs::exists(d.dir / mcap, ec) || field(d.run, "recording"))) add(mcap);
-  if (const json* a = field(d.run, "artefacts"); a && a->is_array()) {
-    for (const auto& e : *a) {
-      if (e.is_string()) add(e.get<std::string>());
-      if (auto p = get_str(e, "path")) add(*p);
+  if (d.record) {
+    if (d.record->recording) mcap = d.record->recording->path;
+    if (!d.dir.empty() && (fs::exists(d.dir / mcap, ec) || d.record->recording)) add(mcap);
+    for (const RunRecord::Artefact& a : d.record->artefacts) add(a.path);
+  } else {
+    if (const json* r = first_field(d.run, {"recording", "mcap"})) {
+      if (r->is_string()) mcap = r->get<std::string>();
+      if (auto p = get_str(*r, "path")) mcap = *p;
+    }
+    if (!d.dir.empty() && (fs::exists(d.dir / mcap, ec) || field(d.run, "recording"))) add(mcap);
+    if (const json* a = field(d.run, "artefacts"); a && a->is_array()) {
+      for (const auto& e : *a) {
+        if (e.is_string()) add(e.get<std::string>());
+        if (auto p = get_str(e, "path")) add(*p);
+      }
     }
   }
   if (d.dir.empty()) return out;
@@ -218,9 +232,8 @@ json artefacts(const Report::Data& d) {
 }
 
 // The KPI map: run.json's kpis, else every assertion's metrics as <assertion>.<metric>.
-json kpi_map(const json& run) {
+json kpi_map(const json* k, const json* as) {
   json out = json::object();
-  const json* k = field(run, "kpis");
   if (k && k->is_object()) {
     for (auto& [name, v] : k->items()) {
       if (v.is_object()) {
@@ -233,7 +246,6 @@ json kpi_map(const json& run) {
     }
     return out;
   }
-  const json* as = field(run, "assertions");
   if (!as || !as->is_array()) return out;
   for (const auto& a : *as) {
     const auto name = get_str(a, "name");
@@ -262,10 +274,8 @@ json array_of_objects(const json* v) {
   return out;
 }
 
-json build_model(const Report::Data& d) {
-  const json& r = d.run;
-  json m = json::object();
-  m["report_version"] = 1;
+// The fields of a document that is not a complete run record, each read where it may be.
+void tolerant_fields(const json& r, json& m) {
   m["run_id"] = or_null(field(r, "run_id"));
   const auto status = get_str(r, "status");
   m["status"] = status ? json(*status) : json(nullptr);
@@ -326,12 +336,59 @@ json build_model(const Report::Data& d) {
       {"sim_s",
        pick_num({field(du, "sim_s"), field(r, "sim_elapsed_s"), field(c, "sim_elapsed_s")})}};
   m["clock"] = clock && clock->is_object() ? *clock : json(nullptr);
+}
+
+json str_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+// The fields of a complete run record, from the type.
+void typed_fields(const RunRecord& r, json& m) {
+  m["run_id"] = r.run_id;
+  m["status"] = to_string(r.status);
+  m["verdict"] = r.verdict();
+  m["exit_code"] = r.exit_code();
+  m["reason"] = r.reason;
+  m["scenario"] = {{"name", r.scenario.name},
+                   {"file", r.scenario.file},
+                   {"digest", str_or_null(r.scenario.digest)}};
+  m["world"] = r.world ? json{{"name", r.world->name}, {"file", r.world->file}}
+                       : json{{"name", nullptr}, {"file", nullptr}};
+  json vehicles = json::array();
+  for (const RunRecord::Vehicle& v : r.vehicles) {
+    vehicles.push_back({{"name", v.name}, {"spawn", v.spawn}, {"stack", v.stack}});
+  }
+  m["vehicles"] = vehicles;
+  m["seed"] = r.seed ? json(*r.seed) : json(nullptr);
+  m["seed_given"] = r.seed_given;
+  m["engine_version"] = r.engine_version;
+  m["start"] = r.started_utc;
+  m["end"] = r.ended_utc;
+  m["durations"] = r.durations
+                       ? json{{"wall_s", r.durations->wall_s},
+                              {"timeline_s", r.durations->timeline_s},
+                              {"sim_s", r.durations->sim_s}}
+                       : json{{"wall_s", nullptr}, {"timeline_s", nullptr}, {"sim_s", nullptr}};
+  m["clock"] = r.clock.is_object() ? r.clock : json(nullptr);
+}
+
+json build_model(const Report::Data& d) {
+  const json& r = d.run;
+  json m = json::object();
+  m["report_version"] = 1;
+  if (d.record) {
+    typed_fields(*d.record, m);
+  } else {
+    tolerant_fields(r, m);
+  }
   m["clock_line"] = clock_line(m);
-  m["assertions"] = array_of_objects(field(r, "assertions"));
-  m["kpis"] = kpi_map(r);
-  m["kpi_collectors"] = array_of_objects(field(r, "kpi_collectors"));
-  m["timeline"] = array_of_objects(field(r, "timeline"));
-  const json* ph = field(r, "phases");
+  const RunRecord* rec = d.record ? &*d.record : nullptr;
+  const json* assertions = rec ? &rec->assertions : field(r, "assertions");
+  m["assertions"] = array_of_objects(assertions);
+  m["kpis"] = kpi_map(rec ? &rec->kpis : field(r, "kpis"), assertions);
+  m["kpi_collectors"] = array_of_objects(rec ? &rec->kpi_collectors : field(r, "kpi_collectors"));
+  m["timeline"] = array_of_objects(rec ? &rec->timeline : field(r, "timeline"));
+  // Phases are not part of the record (the engine logs them): engine.log's, or, in a document
+  // that is not a complete record, run.json's when it has them.
+  const json* ph = rec ? nullptr : field(r, "phases");
   m["phases"] = ph && (ph->is_array() || ph->is_object()) ? *ph : json::array();
   if (!ph && !d.dir.empty()) {
     // Without phases in run.json, the phase events of engine.log.
@@ -342,7 +399,7 @@ json build_model(const Report::Data& d) {
                              {"sim_s", or_null(field(e, "sim_s"))}});
     });
   }
-  m["resources"] = or_null(field(r, "resources"));
+  m["resources"] = rec ? rec->resources : or_null(field(r, "resources"));
   m["artefacts"] = artefacts(d);
   json plots = {{"clock_samples", d.clock.size()}, {"paths", json::object()}};
   for (const auto& [name, pts] : d.paths) plots["paths"][name] = pts.size();
@@ -427,6 +484,12 @@ fs::path resolve_run_json(const std::string& run, const fs::path& runs_dir) {
 }
 
 Report Report::from_text(const std::string& text, const fs::path& run_dir) {
+  return from_text_named(text, run_dir,
+                         run_dir.empty() ? "run.json" : (run_dir / "run.json").string());
+}
+
+Report Report::from_text_named(const std::string& text, const fs::path& run_dir,
+                               const std::string& name) {
   json run = json::parse(text, nullptr, false);
   // A string cut or garbled into invalid UTF-8 should not cost the whole report.
   if (run.is_discarded()) run = json::parse(valid_utf8(text), nullptr, false);
@@ -435,6 +498,16 @@ Report Report::from_text(const std::string& text, const fs::path& run_dir) {
   auto d = std::make_shared<Data>();
   d->dir = run_dir;
   d->run = std::move(run);
+  if (looks_like_run_record(d->run)) {
+    Result<RunRecord> rec = run_record_from_json(d->run);
+    if (rec.ok()) {
+      d->record = std::move(*rec);
+    } else {
+      d->record_problem = name + ": " + rec.status().message();
+      d->warnings.push_back(d->record_problem +
+                            " (read field by field; what is absent is shown as " + kDash + ")");
+    }
+  }
   read_samples(*d);
   d->model = build_model(*d);
   return Report(std::move(d));
@@ -447,18 +520,17 @@ Report Report::load(const fs::path& run_json_or_dir) {
   const util::InputFile in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
   if (!in.ok()) throw ReportError(in.error);
   try {
-    return from_text(in.text, file.parent_path().empty() ? fs::path(".") : file.parent_path());
+    return from_text_named(in.text, file.parent_path().empty() ? fs::path(".") : file.parent_path(),
+                           file.string());
   } catch (const ReportError& e) {
     throw ReportError(file.string() + ": " + e.what());
   }
 }
 
 const fs::path& Report::run_dir() const { return d_->dir; }
-bool Report::is_run_record() const {
-  const json* id = field(d_->run, "run_id");
-  const json* status = field(d_->run, "status");
-  return id && id->is_string() && status && status->is_string();
-}
+bool Report::is_run_record() const { return looks_like_run_record(d_->run); }
+const std::string& Report::record_problem() const { return d_->record_problem; }
+bool Report::is_typed() const { return d_->record.has_value(); }
 const std::vector<std::string>& Report::warnings() const { return d_->warnings; }
 std::string Report::run_id() const { return show(field(d_->model, "run_id")); }
 std::string Report::verdict() const { return show(field(d_->model, "verdict")); }

@@ -243,9 +243,11 @@ std::string obstacles_svg(const std::vector<Obstacle>& obs, const svg::Frame& f,
 }
 
 std::string paths_svg(const Report::Data& d) {
-  const auto obs = obstacles(d.run);
-  const auto gs = goals(d.run);
-  const auto fs = fences(d.run);
+  // A complete run record is read through its type: only the fields RunRecord holds.
+  const json run = d.record ? to_json(*d.record) : d.run;
+  const auto obs = obstacles(run);
+  const auto gs = goals(run);
+  const auto fs = fences(run);
   const Bounds b = path_bounds(d, obs, gs, fs);
   if (b.empty()) return "<p class=\"none\">No ground-truth poses in samples.jsonl.</p>\n";
   const double m = 0.05 * std::max(b.x1 - b.x0, b.y1 - b.y0) + 0.5;

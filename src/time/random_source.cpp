@@ -132,6 +132,55 @@ RandomSource RandomSource::child(std::string_view label) const {
   return RandomSource(seed_, std::move(path), key);
 }
 
+void RandomSource::normals(double* out, size_t n, double mu, double sigma) {
+  if (!(sigma >= 0.0)) {
+    throw TimeError("RandomSource::normals: sigma " + std::to_string(sigma) +
+                    " is negative or NaN (label " + label_ + ")");
+  }
+  if (n == 0) return;
+  size_t i = 0;
+  if (has_spare_normal_) {
+    has_spare_normal_ = false;
+    out[i++] = mu + sigma * spare_normal_;
+  }
+  // The state in locals, so that the loop keeps it in registers; the steps are next_u64's and
+  // uniform01's, and the pair is normal()'s: the same operations in the same order.
+  uint64_t s0 = s_[0], s1 = s_[1], s2 = s_[2], s3 = s_[3];
+  const auto uniform = [&]() {
+    const uint64_t result = rotl(s1 * 5, 7) * 9;
+    const uint64_t t = s1 << 17;
+    s2 ^= s0;
+    s3 ^= s1;
+    s1 ^= s2;
+    s0 ^= s3;
+    s2 ^= t;
+    s3 = rotl(s3, 45);
+    return static_cast<double>(result >> 11) * 0x1.0p-53;
+  };
+  while (i < n) {
+    double u = 0.0;
+    double v = 0.0;
+    double s = 0.0;
+    do {
+      u = 2.0 * uniform() - 1.0;
+      v = 2.0 * uniform() - 1.0;
+      s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    const double mul = std::sqrt(-2.0 * portable_log(s) / s);
+    out[i++] = mu + sigma * (u * mul);
+    if (i < n) {
+      out[i++] = mu + sigma * (v * mul);
+    } else {
+      spare_normal_ = v * mul;
+      has_spare_normal_ = true;
+    }
+  }
+  s_[0] = s0;
+  s_[1] = s1;
+  s_[2] = s2;
+  s_[3] = s3;
+}
+
 uint64_t RandomSource::next_u64() {
   const uint64_t result = rotl(s_[1] * 5, 7) * 9;
   const uint64_t t = s_[1] << 17;

@@ -164,6 +164,10 @@ struct ContactInfo {
 // linger in the next one's.
 struct SensorScratch {
   std::vector<double> ray_dx, ray_dy;
+  std::vector<double> noise;         // a scan's range noise, drawn in one batch
+  // A scan's candidates, nearest first: (lower bound on their distance, collider or slot).
+  std::vector<std::pair<double, const detail::Collider*>> statics;
+  std::vector<std::pair<double, size_t>> others;
   detail::Grid::Stamps grid_stamps;  // the lidar's static-grid queries
 };
 
@@ -849,53 +853,77 @@ struct World::Impl {
     double* r = out->data();
     const double* rdx = ray_dx.data();
     const double* rdy = ray_dy.data();
-    // Rays [first, first + count) modulo n, as at most two contiguous runs.
-    const auto trace = [&](int first, int count, auto&& hit) {
+    // Rays [first, first + count) modulo n, as at most two contiguous runs. A ray whose nearest
+    // hit so far is within `near` of the origin cannot get a nearer one from a shape no nearer
+    // than that: it is skipped (the nearest hit per ray is a minimum, so neither the skip nor
+    // the nearest-first order below changes a range).
+    const auto trace = [&](int first, int count, double near, auto&& hit) {
       first %= n;
       if (first < 0) first += n;
       const int end1 = std::min(n, first + count);
       for (int i = first; i < end1; ++i) {
+        if (r[i] <= near) continue;
         const double t = hit(i);
         if (t < r[i]) r[i] = t;
       }
       for (int i = 0; i < first + count - n; ++i) {
+        if (r[i] <= near) continue;
         const double t = hit(i);
         if (t < r[i]) r[i] = t;
       }
     };
+    // The skip's bound lies below the exact distance by far more than a hit's rounding error.
+    const auto skip_bound = [](double dist) { return dist - 1e-6 * (1.0 + dist); };
+    sc.statics.clear();
     grid.query(Aabb{ox - range, oy - range, ox + range, oy + range}, [&](const Collider& col) {
       const double ex = std::max({col.bounds.min_x - ox, 0.0, ox - col.bounds.max_x});
       const double ey = std::max({col.bounds.min_y - oy, 0.0, oy - col.bounds.max_y});
       if (ex * ex + ey * ey > range * range) return;
+      sc.statics.emplace_back(std::sqrt(ex * ex + ey * ey), &col);
+    }, sc.grid_stamps);
+    std::sort(sc.statics.begin(), sc.statics.end());
+    for (const auto& [dist, colp] : sc.statics) {
+      const Collider& col = *colp;
+      const double near = skip_bound(dist);
       int first = 0, count = n;
       if (p.lidar_full_turn) ray_span(col, ox, oy, yaw, n, &first, &count);
       if (col.is_box) {
         const Obb& b = col.box;
         const double rx = ox - b.cx, ry = oy - b.cy;
         const double lox = rx * b.c + ry * b.s, loy = -rx * b.s + ry * b.c;
-        trace(first, count, [&](int i) {
+        trace(first, count, near, [&](int i) {
           const double dx = rdx[i], dy = rdy[i];
           return detail::ray_hit_local(b, lox, loy, dx * b.c + dy * b.s, -dx * b.s + dy * b.c);
         });
       } else {
-        trace(first, count,
+        trace(first, count, near,
               [&](int i) { return detail::ray_hit(col.circle, ox, oy, rdx[i], rdy[i]); });
       }
-    }, sc.grid_stamps);
+    }
     for (int i = 0; i < n; ++i) {
       if (!(r[i] <= range)) r[i] = kInf;
     }
     // Other vehicles: only the rays within the angle each one's bounding circle subtends.
     const double step = 2 * kPi / n;
     const double reach = range + vmax_r;
+    sc.others.clear();
     vgrid.query(ox - reach, oy - reach, ox + reach, oy + reach, [&](int ji) {
       const size_t j = static_cast<size_t>(ji);
       const double rx = vx[j] - ox, ry = vy[j] - oy;
       const double rb = vr[j];
       if (std::abs(rx) - rb > range || std::abs(ry) - rb > range || j == v.slot) return;
-      const Obb& ob = order[j]->box;
       const double d = std::sqrt(rx * rx + ry * ry);
       if (d - rb > range) return;
+      sc.others.emplace_back(d - rb, j);
+    });
+    std::sort(sc.others.begin(), sc.others.end());
+    for (const auto& [gap, j] : sc.others) {
+      const double rx = vx[j] - ox, ry = vy[j] - oy;
+      const double rb = vr[j];
+      const Obb& ob = order[j]->box;
+      const double d = std::sqrt(rx * rx + ry * ry);
+      // The chassis lies within its bounding circle: no hit nearer than d - rb.
+      const double near = skip_bound(std::max(gap, 0.0));
       int first = 0, count = n;
       if (d > rb && p.lidar_full_turn) {
         const double half = std::asin(rb / d);
@@ -912,12 +940,13 @@ struct World::Impl {
       int i = ((first % n) + n) % n;
       for (int k = 0; k < count; ++k, ++i) {
         if (i == n) i = 0;
+        if (r[i] <= near) continue;
         const double dx = ray_dx[i], dy = ray_dy[i];
         const double t =
             detail::ray_hit_local(ob, lox, loy, dx * ob.c + dy * ob.s, -dx * ob.s + dy * ob.c);
         if (t < r[i] && t <= range) r[i] = t;
       }
-    });
+    }
   }
 
   void emit_scan(Vehicle& v, SensorScratch& sc) {
@@ -948,14 +977,20 @@ struct World::Impl {
     m.count = static_cast<uint32_t>(p.lidar_rays);
     m.vertical_count = 1;
     // The readings replace the true ranges in place (cast_scan refills them for the next scan).
+    // One draw per ray within [range_min, range_max], in ray order: drawn in one batch first
+    // (the same draws as one normal() a ray), then added.
+    size_t draws = 0;
+    for (const double t : v.ranges) draws += (t <= p.lidar_range_max && !(t < p.lidar_range_min));
+    sc.noise.resize(draws);
+    v.lidar_rng.normals(sc.noise.data(), draws, 0.0, p.lidar_noise_stddev);
+    const double* z = sc.noise.data();
     for (double& t : v.ranges) {
       if (!(t <= p.lidar_range_max)) {
         t = kInf;
       } else if (t < p.lidar_range_min) {
         t = -kInf;
       } else {
-        t = std::clamp(t + v.lidar_rng.normal(0.0, p.lidar_noise_stddev), p.lidar_range_min,
-                       p.lidar_range_max);
+        t = std::clamp(t + *z++, p.lidar_range_min, p.lidar_range_max);
       }
     }
     m.ranges = v.ranges;

@@ -202,6 +202,72 @@ TEST(CoordinatorCore, GrantOfAStampComesBeforeItsDeliveriesAndABatchEndsWithAGra
   EXPECT_EQ(std::get<Grant>(frames[2]).number, std::get<Grant>(frames[0]).number);
 }
 
+// Lookahead: b relays "t" and publishes nothing sooner than 5 ms after what it reads.
+TEST(CoordinatorCore, LookaheadLowersTheReceiverOnlyToStampPlusLookahead) {
+  CoreHarness h(paused_options());
+  size_t unread = 0;
+  h.core->set_unread_probe([&](ConnId, const std::string&) { return unread; });
+  h.announce(1, "a", ms(10));
+  h.announce(2, "b", ms(50));
+  h.subscribe(2, "b", "t");
+  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
+  h.core->control(resume_request());
+  h.publish(1, "a", "t", ms(10), 1);
+  h.announce(1, "a", ms(30));
+  ASSERT_EQ(h.deliveries(2).size(), 1u);
+  EXPECT_EQ(h.core->grant(), ms(15));  // not held at 10: b cannot publish before 15
+  EXPECT_EQ(h.core->status().participants[1].safe_time, ms(15));
+  h.announce(2, "b", ms(50));  // read it (nothing unread)
+  EXPECT_EQ(h.core->grant(), ms(30));
+  // A topic without lookahead still holds b at the stamp.
+  h.subscribe(2, "b", "u");
+  h.publish(1, "a", "u", ms(30), 2);
+  h.announce(1, "a", ms(40));
+  EXPECT_EQ(h.core->grant(), ms(30));
+  h.announce(2, "b", ms(50));
+  EXPECT_EQ(h.core->grant(), ms(40));
+}
+
+TEST(CoordinatorCore, AnAnnouncementThatCrossesAnUnreadDeliveryKeepsItsFloor) {
+  CoreHarness h(paused_options());
+  size_t unread = 0;
+  std::vector<std::string> asked;
+  h.core->set_unread_probe([&](ConnId c, const std::string& thread) {
+    asked.push_back(std::to_string(c) + "/" + thread);
+    return unread;
+  });
+  h.announce(1, "a", ms(10));
+  h.announce(2, "b", ms(50));
+  h.subscribe(2, "b", "t");
+  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
+  h.core->control(resume_request());
+  h.publish(1, "a", "t", ms(10), 1);
+  h.publish(1, "a", "t", ms(12), 2);
+  h.announce(1, "a", ms(30));
+  // Both delivered while b has read neither: 12 < 10 + 5.
+  ASSERT_EQ(h.deliveries(2).size(), 2u);
+  EXPECT_EQ(h.core->grant(), ms(15));
+  // b announces having read the first only: the second still binds it at 12 + 5.
+  unread = 1;
+  h.announce(2, "b", ms(50));
+  EXPECT_EQ(asked.back(), "2/main");
+  EXPECT_EQ(h.core->grant(), ms(17));
+  unread = 0;
+  h.announce(2, "b", ms(50));
+  EXPECT_EQ(h.core->grant(), ms(30));
+}
+
+TEST(CoordinatorCore, LookaheadNeedsAProbeAKnownThreadAndAPositiveDuration) {
+  CoreHarness h(paused_options());
+  h.announce(2, "b", ms(50));
+  EXPECT_FALSE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));  // no probe
+  h.core->set_unread_probe([](ConnId, const std::string&) { return size_t{0}; });
+  EXPECT_FALSE(h.core->set_lookahead("nobody", "main", "t", milliseconds(5)));
+  EXPECT_FALSE(h.core->set_lookahead("b", "other", "t", milliseconds(5)));
+  EXPECT_FALSE(h.core->set_lookahead("b", "main", "t", Duration::zero()));
+  EXPECT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
+}
+
 TEST(CoordinatorCore, PausedMeansNoGrants) {
   CoreHarness h;
   h.announce(1, "a", ms(10));

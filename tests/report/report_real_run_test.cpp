@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fieldproof/report/report.hpp"
 #include "fieldproof/report/run_record.hpp"
 #include "report/chromium_probe.hpp"
 #include "report/fixture.hpp"
@@ -356,6 +358,96 @@ TEST_F(ReportOfARealRun, RunJsonMatchesTheExportedSchema) {
                               "' > /dev/null";
   const int bst = std::system(bad_cmd.c_str());
   EXPECT_TRUE(WIFEXITED(bst) && WEXITSTATUS(bst) == 1);
+}
+
+// The report of the real run is built from its typed RunRecord: no field the report reads is
+// missing from the record, so every format renders with no warning of an incomplete record.
+TEST_F(ReportOfARealRun, ReportIsBuiltFromTheTypedRecordWithNoFieldMissing) {
+  const Report r = Report::load(g_run->dir);
+  EXPECT_TRUE(r.is_run_record());
+  EXPECT_TRUE(r.is_typed()) << r.record_problem();
+  EXPECT_EQ(r.record_problem(), "");
+  for (const std::string& w : r.warnings()) ADD_FAILURE() << "warning: " << w;
+  for (const Format f : {Format::kMarkdown, Format::kJson, Format::kJunit, Format::kHtml}) {
+    EXPECT_FALSE(r.render(f).empty());
+  }
+  EXPECT_EQ(r.run_id(), run()["run_id"]);
+  EXPECT_EQ(r.verdict(), "FAIL");
+  EXPECT_EQ(r.exit_code(), g_run->exit_code);
+}
+
+// The same run.json with one field renamed (or removed) is no longer a complete record: the report
+// still renders, and says which field of which file it lacks, so a test can fail on it rather
+// than a dash appearing silently.
+TEST_F(ReportOfARealRun, RenamedFieldGivesAWarningNamingTheFileAndTheField) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> renames = {
+      {{"engine_version"}, "engine_version: missing"},
+      {{"started_utc"}, "started_utc: missing"},
+      {{"world", "name"}, "world.name: missing"},
+      {{"durations", "sim_s"}, "durations.sim_s: missing"},
+      {{"scenario", "name"}, "scenario.name: missing"},
+      {{"kpis"}, "kpis: missing"},
+  };
+  const std::string file = (g_run->dir / "run.json").string();
+  for (const auto& [path, expected] : renames) {
+    json doc = run();
+    json* holder = &doc;
+    for (size_t i = 0; i + 1 < path.size(); ++i) holder = &(*holder)[path[i]];
+    ASSERT_TRUE(holder->contains(path.back())) << path.back();
+    (*holder)[path.back() + "_renamed"] = (*holder)[path.back()];
+    holder->erase(path.back());
+    const Report r = Report::from_text(doc.dump(), g_run->dir);
+    EXPECT_TRUE(r.is_run_record());
+    EXPECT_FALSE(r.is_typed()) << expected;
+    EXPECT_NE(r.record_problem().find(file + ": not a complete run record: "), std::string::npos)
+        << r.record_problem();
+    EXPECT_NE(r.record_problem().find(expected), std::string::npos) << r.record_problem();
+    ASSERT_FALSE(r.warnings().empty()) << expected;
+    EXPECT_NE(r.warnings().front().find(expected), std::string::npos) << r.warnings().front();
+    EXPECT_FALSE(r.to_markdown().empty());
+    if (path.front() == "engine_version") {
+      EXPECT_NE(r.to_markdown().find("| Engine | \u2014 |"), std::string::npos) << r.to_markdown();
+    }
+  }
+  // A field of the wrong type is named too.
+  json doc = run();
+  doc["seed"] = "seven";
+  const Report r = Report::from_text(doc.dump(), g_run->dir);
+  EXPECT_NE(r.record_problem().find("seed: not an integer"), std::string::npos)
+      << r.record_problem();
+}
+
+// More real runs (a passing patrol, a fleet of vehicles), each run by the engine and reported in
+// every format from its typed record with no warning of a missing field.
+TEST(ReportOfOtherRealRuns, AreBuiltFromTheTypedRecordWithNoFieldMissing) {
+  for (const char* example : {"depot_patrol", "ugv_fleet"}) {
+    const std::string name = example;
+    const fs::path runs = fresh_dir("real_run_" + name);
+    const std::string cmd = std::string(FIELDPROOF_EXE) + " run examples/scenarios/" + name +
+                            ".yaml --max-rtf 0 --seed 7 --runs-dir '" + runs.string() +
+                            "' --run-id " + name + " > '" + runs.string() + "/out.txt' 2>&1";
+    const int st = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << read_file(runs / "out.txt");
+    const Report r = Report::load(runs / name);
+    EXPECT_TRUE(r.is_typed()) << name << ": " << r.record_problem();
+    for (const std::string& w : r.warnings()) ADD_FAILURE() << name << ": warning: " << w;
+    for (const Format f : {Format::kMarkdown, Format::kJson, Format::kJunit, Format::kHtml}) {
+      EXPECT_FALSE(r.render(f).empty()) << name;
+    }
+    EXPECT_EQ(r.verdict(), "PASS") << name;
+  }
+}
+
+// Documents that are not run records (a sweep's summary, a comparison, an empty object) are read
+// field by field as before, with no warning about a record.
+TEST(ReportOfOtherDocuments, AreNotRunRecordsAndGiveNoRecordWarning) {
+  for (const char* text : {"{}", R"({"sweep": "s1", "runs": []})", R"({"run_id": 3})"}) {
+    const Report r = Report::from_text(text);
+    EXPECT_FALSE(r.is_run_record()) << text;
+    EXPECT_FALSE(r.is_typed()) << text;
+    EXPECT_EQ(r.record_problem(), "") << text;
+    EXPECT_TRUE(r.warnings().empty()) << text;
+  }
 }
 
 }  // namespace

@@ -155,6 +155,36 @@ TEST(RandomSource, NormalHasRequestedMeanAndDeviation) {
   EXPECT_EQ(r.normal(1.5, 0.0), 1.5);
 }
 
+// The batch is n calls of normal(): the same values bit for bit and the same state after, for
+// odd and even counts and starting with or without a spare (the world's lidar noise uses it).
+TEST(RandomSource, NormalsBatchEqualsOneCallPerDraw) {
+  for (const size_t lead : {size_t{0}, size_t{1}, size_t{2}, size_t{3}}) {
+    for (const size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{7}, size_t{360}, size_t{1001}}) {
+      RandomSource a(42, "/lidar/noise");
+      RandomSource b(42, "/lidar/noise");
+      for (size_t i = 0; i < lead; ++i) {
+        ASSERT_EQ(a.normal(0.0, 1.0), b.normal(0.0, 1.0));
+      }
+      std::vector<double> batch(n, -1.0);
+      b.normals(batch.data(), n, 0.25, 0.01);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(batch[i], a.normal(0.25, 0.01)) << "lead " << lead << " n " << n << " i " << i;
+      }
+      EXPECT_TRUE(a == b) << "lead " << lead << " n " << n;
+      EXPECT_EQ(a.normal(0.0, 1.0), b.normal(0.0, 1.0));
+      EXPECT_EQ(a.next_u64(), b.next_u64());
+    }
+  }
+  RandomSource r(5);
+  const RandomSource before = r;
+  double out[2] = {0.0, 0.0};
+  EXPECT_THROW(r.normals(out, 2, 0.0, -1.0), TimeError);
+  EXPECT_TRUE(r == before);  // nothing drawn
+  r.normals(out, 2, 1.5, 0.0);
+  EXPECT_EQ(out[0], 1.5);
+  EXPECT_EQ(out[1], 1.5);
+}
+
 TEST(RandomSource, IntegersAreInclusiveAndUnbiased) {
   RandomSource r(17);
   std::vector<int> counts(6, 0);

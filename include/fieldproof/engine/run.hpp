@@ -59,6 +59,10 @@ struct RunOptions {
   std::string run_id;           // empty: <scenario name>-<n>, the first n not taken
   std::filesystem::path runs_dir = "runs";
   bool keep = false;  // keep process stacks' logs even when the run passes
+  // The engine's relay of link telemetry with the links' lookahead (docs/lockstep.md,
+  // Lookahead); false holds the clock at every delivery to it, as before. The record is the same
+  // either way: test-only (`--no-relay-lookahead`, hidden) to prove it.
+  bool relay_lookahead = true;
   // Pace cap override (simulated / wall); nullopt: the scenario's target (time.rtf or the
   // world's), 0: unpaced.
   std::optional<double> max_rtf;

@@ -134,6 +134,11 @@ class Session {
   Status start();
   // The engine's participant ("engine", regulating); valid after start().
   lockstep::Participant& engine();
+  // Deliveries of `topic` to the engine lower its safe time to stamp + lookahead (the
+  // coordinator's set_lookahead): for a topic whose only reader on the engine is a relay that
+  // publishes nothing sooner than that. False when the coordinator cannot (the engine is not on
+  // the in-process coordinator); then the engine holds the clock at every delivery as before.
+  bool set_engine_lookahead(const std::string& topic, Duration lookahead);
   // The world; only before start() (afterwards the world thread owns it).
   world::World& world();
   const std::string& world_name() const;

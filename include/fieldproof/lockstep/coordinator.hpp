@@ -171,6 +171,24 @@ class CoordinatorCore {
   // ok = false when no participant has that name.
   ControlReply forget(const std::string& participant);
 
+  // Lookahead (in-process transports only; docs/lockstep.md, Lookahead). A delivery of `topic`
+  // to (participant, thread) lowers the thread's effective safe time to stamp + lookahead instead
+  // of stamp: the thread promises that what it does with such a message publishes nothing stamped
+  // before stamp + lookahead (a relay with a known least delay). The grant can then move on while
+  // the thread has not yet run the callback, and more deliveries can reach the thread meanwhile;
+  // each keeps its own floor (stamp, or stamp + lookahead) until the thread announces having read
+  // it. Which deliveries an announcement has read is the transport's to say: the probe returns
+  // how many Deliver frames for (connection, thread) are still unread when an Announce of that
+  // thread is handled (the in-process coordinator counts its queue). Without a probe, or for an
+  // unknown participant or thread, a zero or negative lookahead: false, nothing changes. The
+  // thread must be its participant's only thread that waits (one receiver, which announces only
+  // after dispatching what it read). A lookahead only changes when the grant may move, never the
+  // order of the deliveries nor what a thread sees before its own timers.
+  using UnreadProbe = std::function<size_t(ConnId conn, const std::string& thread)>;
+  void set_unread_probe(UnreadProbe probe);
+  bool set_lookahead(const std::string& participant, const std::string& thread,
+                     const std::string& topic, Duration lookahead);
+
   // Sees every message once, in delivery order (root: the total order; child: the fan-out order).
   void set_tap(std::function<void(const Publish&)> tap);
   // Called for every grant issued: (time, number).

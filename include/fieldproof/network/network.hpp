@@ -144,6 +144,11 @@ class Network {
   // A message a vehicle published on one of uplink_topics(), delivered to the engine at `stamp`.
   void on_vehicle_message(const std::string& topic, SimTime stamp, std::string payload,
                           const std::string& type);
+  // The least time between a message on the vehicle-side `topic` (one of uplink_topics()) and
+  // anything on_vehicle_message publishes for it: the smallest fixed latency of the links it
+  // crosses (jitter and bandwidth only add to it). Zero for any other topic. The engine's
+  // lookahead on that topic (docs/lockstep.md, Lookahead).
+  Duration min_delay(const std::string& topic) const;
   // The last time a vehicle-side message was seen on `topic` (before its link), or nullopt.
   std::optional<SimTime> last_seen(const std::string& topic) const;
 

@@ -7,9 +7,11 @@
 //   std::cout << r.to_markdown();                   // or to_json(), to_junit(), to_html()
 //   r.write_all(r.run_dir());                       // report.json, report.md, junit.xml, .html
 //
-// Loading never crashes on a partial record (an interrupted run, a field missing or of another
-// type): what is absent is rendered as "—" (null in report.json). Only a missing, unreadable or
-// non-JSON-object run.json is an error.
+// A run's run.json is read as a RunRecord (run_record.hpp) and the report's fields come from the
+// typed record. One that is not a complete record (an old engine's, a field renamed or missing)
+// still gives a report: it is read field by field, what is absent is rendered as "—" (null in
+// report.json), and record_problem() / warnings() name the file and the fields, so a test can
+// make that a failure. Only a missing, unreadable or non-JSON-object run.json is an error.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +62,13 @@ class Report {
   bool is_run_record() const;
   // Lines of the run's .jsonl files that were skipped as not JSON (or longer than 16 MiB): one
   // entry per file, "FILE:LINE: N lines that are not JSON skipped (the first here)".
+  // Also, first, why a run record is not a complete RunRecord (see record_problem()).
   const std::vector<std::string>& warnings() const;
+  // "" when run.json was read as a complete RunRecord or is not a run record at all (a sweep
+  // summary, a comparison); else "FILE: not a complete run record: FIELD: missing; ...".
+  const std::string& record_problem() const;
+  // True when the report's fields came from a complete RunRecord.
+  bool is_typed() const;
 
   std::string to_json() const;      // report.json
   std::string to_markdown() const;  // report.md
@@ -76,6 +84,9 @@ class Report {
 
  private:
   explicit Report(std::shared_ptr<const Data> d) : d_(std::move(d)) {}
+  // from_text, with the name warnings give run.json.
+  static Report from_text_named(const std::string& run_json_text,
+                                const std::filesystem::path& run_dir, const std::string& name);
   std::shared_ptr<const Data> d_;
 };
 

@@ -26,6 +26,7 @@
 // Not thread-safe: give each thread its own child.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <limits>
@@ -75,6 +76,10 @@ class RandomSource {
   // Normal (Gaussian) with mean mu and standard deviation sigma (Marsaglia polar method with an
   // own log, so bit-identical across libms). sigma < 0 throws TimeError.
   double normal(double mu, double sigma);
+  // out[0 .. n) = n calls of normal(mu, sigma) in order: the same draws, values and state after
+  // (the spare too), without a call and a sigma check per draw. For hot loops (a lidar scan's
+  // noise). sigma < 0 throws TimeError before any draw.
+  void normals(double* out, size_t n, double mu, double sigma);
   // Uniform integer in [low, high], both inclusive, unbiased (rejection sampling).
   // high < low throws TimeError.
   int64_t integers(int64_t low, int64_t high);
