@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include <zmq.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,32 +10,23 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "fieldproof/engine/clock_control.hpp"
 #include "fieldproof/lockstep/codec.hpp"
 #include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/lockstep/zmq_socket.hpp"
 #include "fieldproof/time/system_clock.hpp"
 #include "fieldproof/util/input_file.hpp"
 
 namespace fieldproof::engine {
-
-namespace {
-
-[[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error(what + ": " + zmq_strerror(zmq_errno()));
-}
-
-bool send_part(void* s, const std::string& bytes, int flags) {
-  return zmq_send(s, bytes.data(), bytes.size(), flags) >= 0;
-}
-
-}  // namespace
 
 ControlEndpoint::ControlEndpoint(std::string socket_path, Handler handler,
                                  std::function<void()> idle)
@@ -50,80 +40,64 @@ ControlEndpoint::ControlEndpoint(std::string socket_path, Handler handler,
                              " characters; use a shorter runs "
                              "directory)");
   }
-  context_ = zmq_ctx_new();
-  if (!context_) fail("cannot create a ZeroMQ context");
-  socket_ = zmq_socket(context_, ZMQ_ROUTER);
-  if (!socket_) {
-    zmq_ctx_term(context_);
-    fail("cannot create the control socket");
+  auto ctx = lockstep::ZmqContext::create();
+  if (!ctx.ok()) throw std::runtime_error("cannot create a ZeroMQ context: " + ctx.status().message());
+  auto sock = lockstep::ZmqSocket::open(*ctx, lockstep::SocketType::kRouter);
+  if (!sock.ok()) {
+    throw std::runtime_error("cannot create the control socket: " + sock.status().message());
   }
-  int zero = 0;
-  zmq_setsockopt(socket_, ZMQ_LINGER, &zero, sizeof zero);
-  if (zmq_bind(socket_, endpoint_.c_str()) != 0) {
-    const std::string why = zmq_strerror(zmq_errno());
-    zmq_close(socket_);
-    zmq_ctx_term(context_);
-    throw std::runtime_error("cannot bind the control endpoint " + endpoint_ + ": " + why);
+  lockstep::ZmqSocket s = std::move(sock).value();
+  (void)s.set_linger(0);  // best effort, as before: a failure only delays stop()
+  if (lockstep::ZmqStatus b = s.bind(endpoint_); !b.ok()) {
+    // The status reads "binding '<endpoint>': <why>".
+    throw std::runtime_error("cannot bind the control endpoint " + endpoint_ + ": " +
+                             b.message().substr(b.message().rfind(": ") + 2));
   }
+  socket_ = std::move(s);
+  context_ = std::move(ctx).value();
   thread_ = std::thread([this] { serve(); });
 }
 
 ControlEndpoint::~ControlEndpoint() { stop(); }
 
 void ControlEndpoint::stop() {
-  if (!context_) return;
+  if (!context_.valid()) return;
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
-  zmq_close(socket_);
-  zmq_ctx_term(context_);
-  context_ = nullptr;
-  socket_ = nullptr;
+  socket_.close();
+  context_ = lockstep::ZmqContext();  // terminates the endpoint's own context
   ::unlink(path_.c_str());
 }
 
 void ControlEndpoint::serve() {
   while (!stop_.load()) {
-    zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
-    const int n = zmq_poll(&item, 1, 50);
-    if (n < 0 && zmq_errno() != EINTR) return;
+    const lockstep::ZmqResult<short> ready = socket_.poll(lockstep::ZmqPoll::kIn, 50);
+    if (!ready.ok() && !ready.status().interrupted()) return;
     if (idle_) idle_();
-    if (n <= 0 || !(item.revents & ZMQ_POLLIN)) continue;
-    while (true) {
-      // [routing id][frame] (a DEALER sends no delimiter); anything else is dropped.
-      std::string parts[3];
-      int count = 0;
-      bool more = true;
-      bool got = false;
-      while (more) {
-        zmq_msg_t msg;
-        zmq_msg_init(&msg);
-        if (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) < 0) {
-          zmq_msg_close(&msg);
-          break;
-        }
-        got = true;
-        if (count < 3) {
-          parts[count].assign(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
-        }
-        ++count;
-        more = zmq_msg_more(&msg) != 0;
-        zmq_msg_close(&msg);
-      }
-      if (!got) break;
-      if (count != 2) continue;
-      lockstep::Frame reply;
-      const lockstep::DecodeResult r = lockstep::decode_frame(parts[1], size_t{1} << 16);
-      if (!r) {
-        reply = r.error();
-      } else if (const auto* c = std::get_if<lockstep::Control>(&r.frame())) {
-        reply = handler_(*c);
-      } else {
-        reply = lockstep::Error{lockstep::ErrorCode::kMalformed,
-                                "the run's control endpoint takes only control frames"};
-      }
-      send_part(socket_, parts[0], ZMQ_SNDMORE | ZMQ_DONTWAIT);
-      send_part(socket_, lockstep::encode_frame(reply), ZMQ_DONTWAIT);
+    if (!ready.ok() || *ready == 0) continue;
+    answer_queued();
+  }
+}
+
+void ControlEndpoint::answer_queued() {
+  while (true) {
+    // [routing id][frame] (a DEALER sends no delimiter); anything else is dropped.
+    size_t count = 0;
+    auto parts = socket_.recv_multipart(/*dont_wait=*/true, /*max_frames=*/3, &count);
+    if (!parts.ok()) return;
+    if (count != 2) continue;
+    lockstep::Frame reply;
+    const lockstep::DecodeResult r = lockstep::decode_frame((*parts)[1], size_t{1} << 16);
+    if (!r) {
+      reply = r.error();
+    } else if (const auto* c = std::get_if<lockstep::Control>(&r.frame())) {
+      reply = handler_(*c);
+    } else {
+      reply = lockstep::Error{lockstep::ErrorCode::kMalformed,
+                              "the run's control endpoint takes only control frames"};
     }
+    // A peer gone or a full queue loses only this reply (the client times out).
+    (void)socket_.send_multipart({(*parts)[0], lockstep::encode_frame(reply)}, /*dont_wait=*/true);
   }
 }
 
@@ -152,147 +126,167 @@ std::string fixed(double v, int decimals) {
 
 ClockOutcome invalid(std::string text) { return {2, std::move(text) + "\n"}; }
 
-}  // namespace
+// What the run's control.json says, and where its socket is.
+struct LiveRun {
+  std::string run;        // the run directory as given
+  std::string not_live;   // the refusal when the run does not answer
+  std::string info_file;  // control.json's path, for messages
+  int64_t step_ns = 0;
+  std::string mode = "sim";
+  std::string sock_path;
+};
 
-ClockOutcome clock_command(const ClockRequest& req) {
+// Reads control.json (every field with its type, or the file is refused naming it: a value of
+// another type used to abort the command) and checks that something listens on the socket.
+// Returns the refusal, or nothing when `live` is filled in.
+std::optional<ClockOutcome> find_live_run(const ClockRequest& req, LiveRun& live) {
   namespace fs = std::filesystem;
-  const std::string run = req.run_dir.string();
+  live.run = req.run_dir.string();
   std::error_code ec;
-  if (!fs::is_directory(req.run_dir, ec)) {
-    return invalid(run + ": no such run directory");
-  }
-  const fs::path sock = req.run_dir / kControlSocketFile;
+  if (!fs::is_directory(req.run_dir, ec)) return invalid(live.run + ": no such run directory");
   const fs::path info_file = req.run_dir / kControlInfoFile;
-  const std::string not_live =
-      run + ": the run is not live (" +
-      std::string(fs::exists(req.run_dir / "run.json", ec) ? "it has ended"
-                                                           : "no control endpoint") +
-      "); fieldproof clock acts only on a run in progress";
-  if (!fs::exists(info_file, ec)) return invalid(not_live);
+  live.info_file = info_file.string();
+  live.not_live = live.run + ": the run is not live (" +
+                  std::string(fs::exists(req.run_dir / "run.json", ec) ? "it has ended"
+                                                                       : "no control endpoint") +
+                  "); fieldproof clock acts only on a run in progress";
+  if (!fs::exists(info_file, ec)) return invalid(live.not_live);
   const util::InputFile text =
       util::read_input_file(info_file, util::kMaxSmallFileBytes, "the run's control.json");
   if (!text.ok()) return invalid(text.error);
   const nlohmann::json info = nlohmann::json::parse(text.text, nullptr, /*allow_exceptions=*/false);
   if (!info.is_object()) {
-    return invalid(info_file.string() + ": not a JSON object (the run writes it; is it damaged?)");
+    return invalid(live.info_file + ": not a JSON object (the run writes it; is it damaged?)");
   }
-  // Each field has its type, or the file is refused naming it (a value of another type used to
-  // abort the command).
-  const auto field_error = [&](const char* key, const char* type) -> std::string {
-    return info_file.string() + ": " + key + " must be " + type + ", got " + info[key].dump();
+  const auto field_error = [&](const char* key, const char* type) {
+    return invalid(live.info_file + ": " + key + " must be " + type + ", got " + info[key].dump());
   };
-  int64_t step_ns = 0;
   if (info.contains("physics_step_ns")) {
     if (!info["physics_step_ns"].is_number_integer()) {
-      return invalid(field_error("physics_step_ns", "a whole number of nanoseconds"));
+      return field_error("physics_step_ns", "a whole number of nanoseconds");
     }
-    step_ns = info["physics_step_ns"].get<int64_t>();
+    live.step_ns = info["physics_step_ns"].get<int64_t>();
   }
-  std::string mode = "sim";
   if (info.contains("mode")) {
-    if (!info["mode"].is_string()) return invalid(field_error("mode", "a string"));
-    mode = info["mode"].get<std::string>();
+    if (!info["mode"].is_string()) return field_error("mode", "a string");
+    live.mode = info["mode"].get<std::string>();
   }
   std::string endpoint;
   if (info.contains("endpoint")) {
-    if (!info["endpoint"].is_string()) return invalid(field_error("endpoint", "a string"));
+    if (!info["endpoint"].is_string()) return field_error("endpoint", "a string");
     endpoint = info["endpoint"].get<std::string>();
   }
   // The socket is in the run directory, or (a run directory too deep for a Unix socket's path)
   // where control.json's endpoint says.
-  std::string sock_path = fs::absolute(sock).string();
-  if (endpoint.rfind("ipc://", 0) == 0) sock_path = endpoint.substr(6);
-  if (!fs::exists(sock_path, ec)) return invalid(not_live);
-  if (!socket_accepts(sock_path)) return invalid(not_live);
+  live.sock_path = fs::absolute(req.run_dir / kControlSocketFile).string();
+  if (endpoint.rfind("ipc://", 0) == 0) live.sock_path = endpoint.substr(6);
+  if (!fs::exists(live.sock_path, ec)) return invalid(live.not_live);
+  if (!socket_accepts(live.sock_path)) return invalid(live.not_live);
+  return std::nullopt;
+}
 
-  lockstep::Control c = lockstep::status_request();
-  std::string what = "status";
+// The duration of `fieldproof clock step`: --steps N physics steps or --seconds S (a whole
+// number of physics steps, as sim.step requires).
+std::variant<Duration, ClockOutcome> step_duration(const ClockRequest& req, const LiveRun& live) {
+  if (req.steps.has_value() == req.seconds.has_value()) {
+    return invalid("step: give exactly one of --steps N or --seconds S");
+  }
+  const int64_t step_ns = live.step_ns;
+  if (req.steps) {
+    if (*req.steps <= 0) return invalid("step: --steps must be a whole number > 0");
+    if (step_ns <= 0) return invalid(live.info_file + ": no physics_step_ns");
+    if (*req.steps > (INT64_MAX - 1) / step_ns) {
+      return invalid("step: --steps " + std::to_string(*req.steps) + " steps of " +
+                     format_seconds(Duration::from_ns(step_ns)) +
+                     " s overflow simulated time (about 292 years at most)");
+    }
+    return Duration::from_ns(*req.steps) * step_ns;
+  }
+  const auto p = parse_duration(*req.seconds);
+  if (!p) return invalid("step: --seconds: " + p.error());
+  if (p.value() <= Duration::zero()) return invalid("step: --seconds must be > 0");
+  const Duration d = p.value();
+  if (step_ns > 0 && d.ns() % step_ns != 0) {
+    const Duration step = Duration::from_ns(step_ns);
+    const int64_t n = d.ns() / step_ns;
+    return invalid("step: --seconds: " + format_seconds(d) +
+                   " s is not a whole number of physics steps (the world's physics step "
+                   "is " +
+                   format_seconds(step) + " s; expected a multiple such as " +
+                   format_seconds(step * std::max<int64_t>(n, 1)) + " or " +
+                   format_seconds(step * (n + 1)) + ")");
+  }
+  return d;
+}
+
+// The Control frame for the action, and the action's name for the "done:" line.
+std::variant<lockstep::Control, ClockOutcome> build_request(const ClockRequest& req,
+                                                            const LiveRun& live,
+                                                            std::string& what) {
   switch (req.action) {
     case ClockAction::kStatus:
-      break;
+      what = "status";
+      return lockstep::status_request();
     case ClockAction::kPause:
-      c = lockstep::pause_request();
       what = "pause";
-      break;
+      return lockstep::pause_request();
     case ClockAction::kResume:
-      c = lockstep::resume_request();
       what = "resume";
-      break;
+      return lockstep::resume_request();
     case ClockAction::kStep: {
       what = "step";
-      if (req.steps.has_value() == req.seconds.has_value()) {
-        return invalid("step: give exactly one of --steps N or --seconds S");
-      }
-      Duration d;
-      if (req.steps) {
-        if (*req.steps <= 0) return invalid("step: --steps must be a whole number > 0");
-        if (step_ns <= 0) return invalid(info_file.string() + ": no physics_step_ns");
-        if (*req.steps > (INT64_MAX - 1) / step_ns) {
-          return invalid("step: --steps " + std::to_string(*req.steps) +
-                         " steps of " + format_seconds(Duration::from_ns(step_ns)) +
-                         " s overflow simulated time (about 292 years at most)");
-        }
-        d = Duration::from_ns(*req.steps) * step_ns;
-      } else {
-        const auto p = parse_duration(*req.seconds);
-        if (!p) return invalid("step: --seconds: " + p.error());
-        if (p.value() <= Duration::zero()) return invalid("step: --seconds must be > 0");
-        d = p.value();
-        // The world advances whole physics steps only (sim.step refuses the same durations).
-        if (step_ns > 0 && d.ns() % step_ns != 0) {
-          const Duration step = Duration::from_ns(step_ns);
-          const int64_t n = d.ns() / step_ns;
-          return invalid("step: --seconds: " + format_seconds(d) +
-                         " s is not a whole number of physics steps (the world's physics step "
-                         "is " +
-                         format_seconds(step) + " s; expected a multiple such as " +
-                         format_seconds(step * std::max<int64_t>(n, 1)) + " or " +
-                         format_seconds(step * (n + 1)) + ")");
-        }
-      }
-      c = lockstep::step_request(d);
-      break;
+      auto d = step_duration(req, live);
+      if (auto* refusal = std::get_if<ClockOutcome>(&d)) return std::move(*refusal);
+      return lockstep::step_request(std::get<Duration>(d));
     }
   }
-  lockstep::ControlReply r;
-  std::string background;
-  try {
-    lockstep::ControlClient client("ipc://" + sock_path);
-    r = client.request(c, req.timeout);
-    if (r.ok && req.action == ClockAction::kStep) {
-      // The engine answers a step at once and completes it in the background: follow it with
-      // status requests (they keep being answered) for up to the reply timeout.
-      const SimTime target = r.status.time + c.duration;
-      const WallNow wall = SystemClock::wall_now();
-      const SimTime give_up = wall() + req.timeout;
-      while (!(r.status.paused && r.status.time >= target) && wall() < give_up) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        const lockstep::ControlReply s = client.request(lockstep::status_request(), req.timeout);
-        if (!s.ok) break;
-        r = s;
-      }
-      if (r.status.time < target) {
-        background = " (continuing in the background to " + format_seconds(target) +
-                     " s; `fieldproof clock " + run + " status` follows it)";
-      }
-    }
-  } catch (const std::exception& e) {
-    return invalid(run + ": cannot reach the run's control endpoint: " + e.what());
+  what = "status";
+  return lockstep::status_request();
+}
+
+// Sends the request; for a step, follows it to its end. The engine answers a step at once and
+// completes it in the background: status requests (they keep being answered) follow it for up to
+// the reply timeout. `background` says where it goes on when the timeout came first.
+lockstep::ControlReply send_request(const ClockRequest& req, const LiveRun& live,
+                                    const lockstep::Control& c, std::string& background) {
+  lockstep::ControlClient client("ipc://" + live.sock_path);
+  lockstep::ControlReply r = client.request(c, req.timeout);
+  if (!r.ok || req.action != ClockAction::kStep) return r;
+  const SimTime target = r.status.time + c.duration;
+  const WallNow wall = SystemClock::wall_now();
+  const SimTime give_up = wall() + req.timeout;
+  while (!(r.status.paused && r.status.time >= target) && wall() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const lockstep::ControlReply s = client.request(lockstep::status_request(), req.timeout);
+    if (!s.ok) break;
+    r = s;
   }
-  if (!r.ok) {
-    if (r.error.rfind("timeout", 0) == 0) return invalid(not_live + " (" + r.error + ")");
-    if (r.error.find(kLockstepRefusal) != std::string::npos || r.error.rfind("refused", 0) == 0 ||
-        r.error.find("refused:") != std::string::npos) {
-      return invalid(r.error);
-    }
-    return {1, what + " failed: " + r.error + "\n"};
+  if (r.status.time < target) {
+    background = " (continuing in the background to " + format_seconds(target) +
+                 " s; `fieldproof clock " + live.run + " status` follows it)";
   }
-  const lockstep::Status& s = r.status;
+  return r;
+}
+
+// A failed reply: a run gone quiet or a refusal is invalid input (2), anything else a failure (1).
+ClockOutcome failed_reply(const LiveRun& live, const lockstep::ControlReply& r,
+                          const std::string& what) {
+  if (r.error.rfind("timeout", 0) == 0) return invalid(live.not_live + " (" + r.error + ")");
+  if (r.error.find(kLockstepRefusal) != std::string::npos || r.error.rfind("refused", 0) == 0 ||
+      r.error.find("refused:") != std::string::npos) {
+    return invalid(r.error);
+  }
+  return {1, what + " failed: " + r.error + "\n"};
+}
+
+// The status as "key: value" lines.
+std::string format_status(const LiveRun& live, const lockstep::Status& s, const std::string& what,
+                          const std::string& background) {
   std::ostringstream out;
   out << "state: " << (s.paused ? "paused" : "running") << "\n";
-  out << "mode: " << mode << "\n";
+  out << "mode: " << live.mode << "\n";
   out << "sim_time_s: " << format_seconds(s.time) << "\n";
-  out << "iteration: " << (step_ns > 0 ? s.time.ns() / step_ns : 0) << "\n";
+  out << "iteration: " << (live.step_ns > 0 ? s.time.ns() / live.step_ns : 0) << "\n";
   out << "rtf: " << (std::isfinite(s.measured_rtf) ? fixed(s.measured_rtf, 3) : "inf") << "\n";
   // Each participant once (its threads share its role), in the coordinator's order.
   std::string parts;
@@ -305,7 +299,27 @@ ClockOutcome clock_command(const ClockRequest& req) {
   }
   out << "participants: " << parts << "\n";
   if (what != "status") out << "done: " << what << background << "\n";
-  return {0, out.str()};
+  return out.str();
+}
+
+}  // namespace
+
+ClockOutcome clock_command(const ClockRequest& req) {
+  LiveRun live;
+  if (auto refusal = find_live_run(req, live)) return std::move(*refusal);
+  std::string what;
+  auto request = build_request(req, live, what);
+  if (auto* refusal = std::get_if<ClockOutcome>(&request)) return std::move(*refusal);
+  const lockstep::Control& c = std::get<lockstep::Control>(request);
+  lockstep::ControlReply r;
+  std::string background;
+  try {
+    r = send_request(req, live, c, background);
+  } catch (const std::exception& e) {
+    return invalid(live.run + ": cannot reach the run's control endpoint: " + e.what());
+  }
+  if (!r.ok) return failed_reply(live, r, what);
+  return {0, format_status(live, r.status, what, background)};
 }
 
 }  // namespace fieldproof::engine

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "fieldproof/lockstep/protocol.hpp"
+#include "fieldproof/lockstep/zmq_socket.hpp"
 
 namespace fieldproof::engine {
 
@@ -32,13 +33,16 @@ class ControlEndpoint {
 
  private:
   void serve();
+  // Answers every request already queued (none left: returns).
+  void answer_queued();
 
   std::string path_;
   std::string endpoint_;
   Handler handler_;
   std::function<void()> idle_;
-  void* context_ = nullptr;
-  void* socket_ = nullptr;
+  // A context of its own: stop() terminates it, so nothing of the endpoint outlives the run.
+  lockstep::ZmqContext context_;
+  lockstep::ZmqSocket socket_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

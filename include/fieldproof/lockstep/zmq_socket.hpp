@@ -163,6 +163,9 @@ class ZmqSocket {
   ZmqResult<int> fd() const;
   // ZMQ_EVENTS: whether a frame can be read / written now (ZmqPoll::kIn / kOut bits).
   ZmqResult<int> events() const;
+  // Waits up to `timeout_ms` (-1: forever) for `events` (ZmqPoll::kIn / kOut bits): the bits that
+  // are ready, 0 at the timeout. A signal is an interrupted() failure, to retry or not.
+  ZmqResult<short> poll(short events, long timeout_ms);
   // ZMQ_LAST_ENDPOINT: the endpoint bound last (with the port a "tcp://host:*" picked).
   ZmqResult<std::string> last_endpoint() const;
 

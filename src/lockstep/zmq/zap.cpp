@@ -13,6 +13,7 @@
 
 #include "zmq_common.hpp"
 
+#include "fieldproof/lockstep/zmq_socket.hpp"
 #include "fieldproof/util/mutex.hpp"
 
 namespace fieldproof::lockstep::zmqd {
@@ -36,35 +37,40 @@ Registry& registry() {
   return *r;
 }
 
-std::vector<std::string> receive_request(void* socket) {
-  std::vector<std::string> parts;
-  while (true) {
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    if (zmq_msg_recv(&m, socket, 0) < 0) {
-      zmq_msg_close(&m);
-      parts.clear();
-      return parts;
-    }
-    parts.emplace_back(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
-    const bool more = zmq_msg_more(&m);
-    zmq_msg_close(&m);
-    if (!more) return parts;
-  }
-}
-
-void reply(void* socket, const std::string& version, const std::string& request_id,
+void reply(ZmqSocket& socket, const std::string& version, const std::string& request_id,
            const char* code, const std::string& text, const std::string& user) {
-  const std::string parts[] = {version, request_id, code, text, user, ""};
-  for (size_t i = 0; i < 6; ++i) {
-    zmq_send(socket, parts[i].data(), parts[i].size(), i + 1 < 6 ? ZMQ_SNDMORE : 0);
-  }
+  // A reply that cannot be sent leaves libzmq's handshake to time out: nothing else to do here.
+  (void)socket.send_multipart({version, request_id, code, text, user, ""});
 }
 
-void serve(void* socket) {
+// The verdict on one request of a domain with a policy: 200 with the key, or 400 with why.
+void judge(ZmqSocket& socket, const std::vector<std::string>& r, const Policy& policy) {
+  ZapRefusal refusal;
+  refusal.address = r[3];
+  if (r[5] != "CURVE" || r.size() < 7 || r[6].size() != 32) {
+    refusal.key = "none";
+    refusal.reason = "not a CURVE client (mechanism " + r[5] + ")";
+  } else {
+    refusal.key = z85_key(r[6].data());
+    if (refusal.key == policy.server_public_key) {
+      refusal.reason = "the client presented the server's own key";
+    } else if (policy.allowed.count(refusal.key) == 0) {
+      refusal.reason = "the key is not in the authorized keys";
+    } else {
+      reply(socket, r[0], r[1], "200", "OK", refusal.key);
+      return;
+    }
+  }
+  if (policy.on_refused) policy.on_refused(refusal);
+  reply(socket, r[0], r[1], "400", refusal.reason, "");
+}
+
+void serve(ZmqSocket& socket) {
   while (true) {
     // version, request id, domain, address, routing id, mechanism, credentials...
-    std::vector<std::string> r = receive_request(socket);
+    auto received = socket.recv_multipart();
+    if (!received.ok()) continue;  // interrupted: a request is whole or not received at all
+    const std::vector<std::string>& r = *received;
     if (r.size() < 6) {
       if (!r.empty()) reply(socket, r[0], r.size() > 1 ? r[1] : "", "500", "bad ZAP request", "");
       continue;
@@ -79,42 +85,23 @@ void serve(void* socket) {
       reply(socket, r[0], r[1], "200", "OK", "");
       continue;
     }
-    ZapRefusal refusal;
-    refusal.address = r[3];
-    if (r[5] != "CURVE" || r.size() < 7 || r[6].size() != 32) {
-      refusal.key = "none";
-      refusal.reason = "not a CURVE client (mechanism " + r[5] + ")";
-    } else {
-      refusal.key = z85_key(r[6].data());
-      if (refusal.key == policy->server_public_key) {
-        refusal.reason = "the client presented the server's own key";
-      } else if (policy->allowed.count(refusal.key) == 0) {
-        refusal.reason = "the key is not in the authorized keys";
-      } else {
-        reply(socket, r[0], r[1], "200", "OK", refusal.key);
-        continue;
-      }
-    }
-    if (policy->on_refused) policy->on_refused(refusal);
-    reply(socket, r[0], r[1], "400", refusal.reason, "");
+    judge(socket, r, *policy);
   }
 }
 
 void start_handler() {
-  void* s = zmq_socket(context(), ZMQ_REP);
-  if (s == nullptr) {
-    registry().start_error = std::string("creating the ZAP socket: ") + zmq_strerror(errno);
+  auto opened = ZmqSocket::open(ZmqContext::process(), SocketType::kRep);
+  if (!opened.ok()) {
+    registry().start_error = "creating the ZAP socket: " + opened.status().message();
     return;
   }
-  int linger = 0;
-  zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
-  if (zmq_bind(s, "inproc://zeromq.zap.01") != 0) {
-    registry().start_error =
-        std::string("binding the ZAP handler (inproc://zeromq.zap.01): ") + zmq_strerror(errno);
-    zmq_close(s);
+  ZmqSocket s = std::move(opened).value();
+  (void)s.set_linger(0);
+  if (ZmqStatus b = s.bind("inproc://zeromq.zap.01"); !b.ok()) {
+    registry().start_error = "the ZAP handler: " + b.message();
     return;
   }
-  std::thread([s] { serve(s); }).detach();
+  std::thread([s = std::move(s)]() mutable { serve(s); }).detach();
 }
 
 }  // namespace

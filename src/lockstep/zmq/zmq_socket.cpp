@@ -177,6 +177,14 @@ ZmqResult<int> ZmqSocket::fd() const {
 
 ZmqResult<int> ZmqSocket::events() const { return get_int(ZMQ_EVENTS, "ZMQ_EVENTS"); }
 
+ZmqResult<short> ZmqSocket::poll(short events, long timeout_ms) {
+  // zmq_poll would take a null socket for an (ignored) descriptor item and just time out.
+  if (s_ == nullptr) return ZmqStatus::failure("zmq_poll", ENOTSOCK);
+  zmq_pollitem_t item{s_, -1, events, 0};
+  if (zmq_poll(&item, 1, timeout_ms) < 0) return last_error("zmq_poll");
+  return static_cast<short>(item.revents & events);
+}
+
 ZmqResult<std::string> ZmqSocket::last_endpoint() const {
   char buf[1024] = {};
   size_t len = sizeof buf;

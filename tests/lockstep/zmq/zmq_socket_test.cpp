@@ -162,6 +162,35 @@ TEST(ZmqPoll, TimesOutThenReportsASocketAndAPipe) {
   ::close(pipe_fds[1]);
 }
 
+TEST(ZmqSocket, PollOneSocketTimesOutThenReportsOnlyTheAskedEvents) {
+  auto ctx = ZmqContext::create();
+  ASSERT_TRUE(ctx.ok());
+  ZmqSocket a = open_or_die(*ctx, SocketType::kPair);
+  ZmqSocket b = open_or_die(*ctx, SocketType::kPair);
+  ASSERT_TRUE(a.bind("inproc://poll-one").ok());
+  ASSERT_TRUE(b.connect("inproc://poll-one").ok());
+  auto idle = a.poll(ZmqPoll::kIn, 10);
+  ASSERT_TRUE(idle.ok()) << idle.status().message();
+  EXPECT_EQ(*idle, 0);
+  ASSERT_TRUE(b.send("x").ok());
+  auto ready = a.poll(ZmqPoll::kIn, 5000);
+  ASSERT_TRUE(ready.ok());
+  EXPECT_EQ(*ready, ZmqPoll::kIn);
+  // Writable too, but only the asked bits come back.
+  auto both = a.poll(ZmqPoll::kIn | ZmqPoll::kOut, 0);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(*both, ZmqPoll::kIn | ZmqPoll::kOut);
+  auto out_only = a.poll(ZmqPoll::kOut, 0);
+  ASSERT_TRUE(out_only.ok());
+  EXPECT_EQ(*out_only, ZmqPoll::kOut);
+  // A closed socket is an error value, not a crash.
+  a.close();
+  ZmqSocket none;
+  auto bad = none.poll(ZmqPoll::kIn, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("zmq_poll"), std::string::npos);
+}
+
 TEST(ZmqSocket, MovesTransferOwnershipAndCloseIsIdempotent) {
   auto ctx = ZmqContext::create();
   ASSERT_TRUE(ctx.ok());
