@@ -12,6 +12,7 @@
 #include <set>
 #include <system_error>
 
+#include "engine/judge.hpp"
 #include "fieldproof/assertions/kpis.hpp"
 #include "fieldproof/engine/observer.hpp"
 #include "fieldproof/engine/plan.hpp"
@@ -136,219 +137,228 @@ json RejudgeOutcome::to_json() const {
           {"kpi_collectors", assertions::kpi_collectors_json(kpi_collectors)}};
 }
 
-RejudgeOutcome rejudge(const RejudgeOptions& o) {
-  RejudgeOutcome out;
-  PlanOptions po;
-  po.seed = o.seed;
-  po.tool_dir = o.tool_dir;
-  PlanResult planned = plan_run(o.scenario_file, po);
-  if (!planned.plan) {
-    (void)invalid(
-        out, planned.errors.empty() ? "the scenario cannot be planned" : planned.errors.front());
-    out.errors = planned.errors;
-    return out;
-  }
-  const RunPlan& plan = *planned.plan;
+namespace {
 
-  out.recording = o.recording;
-  std::error_code ec;
-  if (fs::is_directory(o.recording, ec)) {
-    out.recording = o.recording / "recording" / plan.record_file;
-    if (!fs::exists(out.recording)) out.recording = o.recording / "recording" / "recording.mcap";
+// One re-judging, in its steps: plan, open the recording, read the live run's run.json, read the
+// recording, feed the judge, end, judge, write. The judge (judge.hpp) is the live run's.
+class Rejudging {
+ public:
+  explicit Rejudging(const RejudgeOptions& o) : o_(o) {}
+
+  RejudgeOutcome execute() {
+    if (!plan() || !read_live_run() || !open_recording()) return out_;
+    make_judge();
+    if (!read_recording()) return out_;
+    note_what_is_missing();
+    feed();
+    end();
+    judge();
+    if (o_.write_run_dir) write_run_dir();
+    return out_;
   }
-  json live_run;  // the recorded run's run.json, when a run directory was given
-  if (fs::is_directory(o.recording, ec)) {
-    const fs::path file = o.recording / "run.json";
+
+ private:
+  bool fail(std::string error) {
+    (void)invalid(out_, std::move(error));
+    return false;
+  }
+
+  // The scenario, planned as for a live run (its world is loaded for frames).
+  bool plan() {
+    PlanOptions po;
+    po.seed = o_.seed;
+    po.tool_dir = o_.tool_dir;
+    planned_ = plan_run(o_.scenario_file, po);
+    if (!planned_.plan) {
+      (void)invalid(out_, planned_.errors.empty() ? "the scenario cannot be planned"
+                                                  : planned_.errors.front());
+      out_.errors = planned_.errors;
+      return false;
+    }
+    return true;
+  }
+  const RunPlan& the_plan() const { return *planned_.plan; }
+
+  // A run directory: its recording and its run.json (the live run's ending); else an MCAP file.
+  bool read_live_run() {
+    out_.recording = o_.recording;
+    std::error_code ec;
+    if (!fs::is_directory(o_.recording, ec)) return true;
+    out_.recording = o_.recording / "recording" / the_plan().record_file;
+    if (!fs::exists(out_.recording)) out_.recording = o_.recording / "recording" / "recording.mcap";
+    const fs::path file = o_.recording / "run.json";
     if (fs::exists(fs::symlink_status(file, ec))) {
       const util::InputFile in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
-      if (!in.ok()) return invalid(out, in.error);
-      live_run = json::parse(in.text, nullptr, /*allow_exceptions=*/false);
+      if (!in.ok()) return fail(in.error);
+      live_run_ = json::parse(in.text, nullptr, /*allow_exceptions=*/false);
     }
-    if (live_run.is_discarded()) live_run = json();
-  }
-  record::McapReader reader;
-  if (record::Status s = reader.open(out.recording.string()); !s.ok()) {
-    return invalid(out, out.recording.string() + ": " + s.to_string() +
-                            " (give a run directory or its recording.mcap)");
+    if (live_run_.is_discarded()) live_run_ = json();
+    return true;
   }
 
-  // The scenario's KPI collectors, fed the same stream as the evaluator.
-  std::vector<assertions::PlannedKpi> planned_kpis;
-  try {
-    planned_kpis =
-        assertions::plan_kpis(plan.scenario, assertions::PlanContext{plan.scenario, plan.frames});
-  } catch (const assertions::PlanError& e) {
-    return invalid(out, o.scenario_file.string() + ": " + e.path() + ": " + e.what());
+  bool open_recording() {
+    if (record::Status s = reader_.open(out_.recording.string()); !s.ok()) {
+      return fail(out_.recording.string() + ": " + s.to_string() +
+                  " (give a run directory or its recording.mcap)");
+    }
+    return true;
   }
-  assertions::Collectors collectors(planned_kpis);
 
-  // What the plan watches, observed by the live run's Observer. Resources cannot be measured
-  // after the fact: they come from the recorded /fieldproof/resources lines instead.
-  assertions::Watch watch;
-  for (const PlannedAssertion& a : plan.assertions) watch.merge(a.watch);
-  for (const assertions::PlannedKpi& k : planned_kpis) watch.merge(k.watch);
-  for (const PlannedVehicle& v : plan.vehicles) watch.poses.insert(v.name);  // as live
-  const std::set<std::string> resource_vehicles = watch.resources;
-  watch.resources.clear();
-  const std::string pose_topic = "/world/" + plan.world_name + "/pose/info";
+  // The live run's judge, with its observer. Resources cannot be measured after the fact: they
+  // come from the recorded /fieldproof/resources lines instead.
+  void make_judge() {
+    judge_.emplace(the_plan(), [this](const AssertionResult& r) { resolved_.push_back(r); });
+    resource_vehicles_ = judge_->watch().resources;
+    pose_topic_ = "/world/" + the_plan().world_name + "/pose/info";
+    ObserverOptions oo;
+    oo.pose_topic = pose_topic_;
+    oo.wall_now = [] { return SimTime::zero(); };
+    oo.write_line = [this](const json& j) { sample_lines_.push_back(j); };
+    const std::vector<std::string> topics = judge_->make_observer(std::move(oo)).topics();
+    observed_.insert(topics.begin(), topics.end());
+  }
 
-  std::vector<AssertionResult> resolved;
-  std::vector<json> sample_lines;
-  Evaluator ev(plan.assertions, *plan.assertion_types,
-               [&](const AssertionResult& r) { resolved.push_back(r); });
-  ObserverOptions oo;
-  oo.watch = watch;
-  oo.pose_topic = pose_topic;
-  oo.wall_now = [] { return SimTime::zero(); };
-  oo.write_line = [&](const json& j) { sample_lines.push_back(j); };
-  oo.on_sample = [&](const Sample& smp) {
-    ev.on_sample(smp, smp.sim);
-    collectors.on_sample(smp, smp.sim);
-  };
-  Observer observer(std::move(oo));
-  const std::vector<std::string> observed_list = observer.topics();
-  const std::set<std::string> observed(observed_list.begin(), observed_list.end());
+  // The whole recording, in its order (log time, then recorded order): what the observer
+  // watches, the events, the metrics and resource lines, the recorder's vehicle poses.
+  bool read_recording() {
+    const record::Status read =
+        reader_.read_messages({}, [this](const record::MessageView& m) { return keep(m); });
+    if (!read.ok()) return fail(out_.recording.string() + ": " + read.to_string());
+    for (const record::McapProblem& p : reader_.problems()) {
+      out_.notes.push_back("the recording is damaged or cut short: at offset " +
+                           std::to_string(p.offset) + ": " + p.message);
+    }
+    // Without the world's pose topic, the vehicles' poses come from the recorder's channels.
+    poses_from_vehicles_ =
+        observed_.count(pose_topic_) && !seen_.count(pose_topic_) && !decoder_of_.empty();
+    return true;
+  }
 
-  // The whole recording, in its order (log time, then recorded order).
-  std::vector<Recorded> messages;
-  std::set<std::string> seen;
-  std::map<uint16_t, std::unique_ptr<VehiclePoseDecoder>> pose_decoders;  // by schema id
-  std::map<std::string, const VehiclePoseDecoder*> decoder_of;            // by topic
-  const record::Status read = reader.read_messages({}, [&](const record::MessageView& m) {
+  bool keep(const record::MessageView& m) {
     const std::string& topic = m.channel->topic;
-    seen.insert(topic);
+    seen_.insert(topic);
     if (auto v = m.channel->metadata.find("vehicle"); v != m.channel->metadata.end() &&
                                                       topic.rfind(kVehiclePoses, 0) == 0 &&
                                                       m.schema != nullptr) {
-      if (!pose_decoders.count(m.schema->id)) {
+      if (!pose_decoders_.count(m.schema->id)) {
         auto d = std::make_unique<VehiclePoseDecoder>();
         if (!d->init(*m.schema)) d.reset();
-        pose_decoders.emplace(m.schema->id, std::move(d));
+        pose_decoders_.emplace(m.schema->id, std::move(d));
       }
-      if (pose_decoders[m.schema->id]) {
-        messages.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view()),
-                            m.schema->name, m.sequence, v->second});
-        decoder_of.emplace(topic, pose_decoders[m.schema->id].get());
+      if (pose_decoders_[m.schema->id]) {
+        messages_.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view()),
+                             m.schema->name, m.sequence, v->second});
+        decoder_of_.emplace(topic, pose_decoders_[m.schema->id].get());
       }
       return true;
     }
-    if (observed.count(topic) || topic == kEvents || topic == kMetrics || topic == kResources) {
+    if (observed_.count(topic) || topic == kEvents || topic == kMetrics || topic == kResources) {
       std::string type;
       if (auto it = m.channel->metadata.find("type"); it != m.channel->metadata.end()) {
         type = it->second;
       } else if (m.schema != nullptr) {
         type = m.schema->name;
       }
-      messages.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view()),
-                          std::move(type), m.sequence, ""});
+      messages_.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view()),
+                           std::move(type), m.sequence, ""});
     }
     return true;
-  });
-  if (!read.ok()) return invalid(out, out.recording.string() + ": " + read.to_string());
-  for (const record::McapProblem& p : reader.problems()) {
-    out.notes.push_back("the recording is damaged or cut short: at offset " +
-                        std::to_string(p.offset) + ": " + p.message);
   }
-  // Without the world's pose topic, the vehicles' poses come from the recorder's channels.
-  const bool poses_from_vehicles =
-      observed.count(pose_topic) && !seen.count(pose_topic) && !decoder_of.empty();
-  if (poses_from_vehicles) {
-    out.notes.push_back("the recording has no " + pose_topic +
-                        ": vehicle poses are read from /fieldproof/vehicles/<v>/pose");
-  }
-  for (const std::string& t : observed) {
-    if (t == pose_topic && poses_from_vehicles) continue;
-    if (!seen.count(t)) {
-      out.notes.push_back("the recording has no " + t + ": what watches it sees nothing");
+
+  // What the recording lacks, in the notes; an assertion that needs a topic it lacks is skipped.
+  void note_what_is_missing() {
+    if (poses_from_vehicles_) {
+      out_.notes.push_back("the recording has no " + pose_topic_ +
+                           ": vehicle poses are read from /fieldproof/vehicles/<v>/pose");
+    }
+    for (const std::string& t : observed_) {
+      if (t == pose_topic_ && poses_from_vehicles_) continue;
+      if (!seen_.count(t)) {
+        out_.notes.push_back("the recording has no " + t + ": what watches it sees nothing");
+      }
+    }
+    skip_the_unjudgeable();
+    if (!seen_.count(std::string(kEvents))) {
+      out_.notes.push_back("the recording has no /fieldproof/events: no timeline events");
+    }
+    if (!resource_vehicles_.empty() && !seen_.count(std::string(kResources))) {
+      out_.notes.push_back("the recording has no /fieldproof/resources: resource use is not judged");
     }
   }
+
   // An assertion that needs a topic the recording lacks is skipped, saying so: judged on nothing
   // it would pass vacuously (a no_collision without contacts "touched nothing"). Lacking means
   // left out by outputs.topics: a recorded topic may have no message at all (contacts are
   // published only while something touches).
-  const std::set<std::string> allowed(plan.record_topics.begin(), plan.record_topics.end());
-  const auto left_out = [&](const std::string& t) { return !allowed.empty() && !allowed.count(t); };
-  for (const PlannedAssertion& a : plan.assertions) {
-    ObserverOptions ao;
-    ao.watch = a.watch;
-    ao.watch.resources.clear();
-    ao.pose_topic = pose_topic;
-    std::string missing;
-    for (const std::string& t : Observer(std::move(ao)).topics()) {
-      if (seen.count(t) || (t == pose_topic && poses_from_vehicles) || !left_out(t)) continue;
-      missing += (missing.empty() ? "" : ", ") + t;
+  void skip_the_unjudgeable() {
+    const RunPlan& plan = the_plan();
+    const std::set<std::string> allowed(plan.record_topics.begin(), plan.record_topics.end());
+    const auto left_out = [&](const std::string& t) {
+      return !allowed.empty() && !allowed.count(t);
+    };
+    for (const PlannedAssertion& a : plan.assertions) {
+      ObserverOptions ao;
+      ao.watch = a.watch;
+      ao.watch.resources.clear();
+      ao.pose_topic = pose_topic_;
+      std::string missing;
+      for (const std::string& t : Observer(std::move(ao)).topics()) {
+        if (seen_.count(t) || (t == pose_topic_ && poses_from_vehicles_) || !left_out(t)) continue;
+        missing += (missing.empty() ? "" : ", ") + t;
+      }
+      if (missing.empty()) continue;
+      judge_->evaluator().skip(a.spec.name,
+                               "the recording has no " + missing +
+                                   " (the topic was not recorded): " + a.spec.name +
+                                   " cannot be judged on it",
+                               SimTime::zero());
     }
-    if (missing.empty()) continue;
-    ev.skip(a.spec.name,
-            "the recording has no " + missing + " (the topic was not recorded): " + a.spec.name +
-                " cannot be judged on it",
-            SimTime::zero());
-  }
-  if (!seen.count(std::string(kEvents))) {
-    out.notes.push_back("the recording has no /fieldproof/events: no timeline events");
-  }
-  if (!resource_vehicles.empty() && !seen.count(std::string(kResources))) {
-    out.notes.push_back("the recording has no /fieldproof/resources: resource use is not judged");
   }
 
-  const bool lockstep_mode = plan.scenario.time.mode == scenario::TimeMode::kLockstep;
-  const Duration tick =
-      lockstep_mode ? std::min(plan.scenario.time.step, milliseconds(100)) : milliseconds(100);
-  const auto do_tick = [&](SimTime t) {
-    ev.on_tick(t);
-    collectors.on_tick(t);
-    observer.on_tick(t);
-  };
-  observer.start(SimTime::zero());
-  SimTime next_tick = SimTime::zero();
-  std::optional<SimTime> completed;
-  SimTime last = SimTime::zero();
-
-  size_t i = 0;
-  while (i < messages.size() && !completed) {
-    const SimTime s = messages[i].stamp;
-    size_t end = i;
-    while (end < messages.size() && messages[end].stamp == s) ++end;
-    // The live run ticks on its grid while the stream goes on; messages stamped at a grid
-    // point are delivered before that point's tick.
-    while (next_tick < s) {
-      do_tick(next_tick);
-      next_tick = next_tick + tick;
+  // The recording into the judge, one instant (log time) at a time, up to timeline.complete.
+  void feed() {
+    const RunPlan& plan = the_plan();
+    const bool lockstep_mode = plan.scenario.time.mode == scenario::TimeMode::kLockstep;
+    const Duration tick =
+        lockstep_mode ? std::min(plan.scenario.time.step, milliseconds(100)) : milliseconds(100);
+    judge_->observer().start(SimTime::zero());
+    SimTime next_tick = SimTime::zero();
+    size_t i = 0;
+    while (i < messages_.size() && !completed_) {
+      const SimTime s = messages_[i].stamp;
+      size_t end = i;
+      while (end < messages_.size() && messages_[end].stamp == s) ++end;
+      // The live run ticks on its grid while the stream goes on; messages stamped at a grid
+      // point are delivered before that point's tick.
+      while (next_tick < s) {
+        judge_->on_tick(next_tick);
+        next_tick = next_tick + tick;
+      }
+      std::vector<const Recorded*> metrics;
+      const bool acted = feed_instant(i, end, s, metrics);
+      if (next_tick == s || acted) {
+        judge_->on_tick(s);
+        if (next_tick == s) next_tick = next_tick + tick;
+      }
+      // The once-a-second records come after the tick, as live.
+      for (const Recorded* m : metrics) feed_record(*m, s);
+      last_ = s;
+      i = end;
     }
+  }
+
+  // The messages [i, end) stamped `s`: events, observed messages, vehicle poses; the metrics and
+  // resource lines are kept for after the tick. True when an action started (a tick follows).
+  bool feed_instant(size_t i, size_t end, SimTime s, std::vector<const Recorded*>& metrics) {
     bool acted = false;
-    std::vector<const Recorded*> metrics;
     for (size_t k = i; k < end; ++k) {
-      const Recorded& m = messages[k];
+      const Recorded& m = messages_[k];
       if (m.topic == kEvents) {
-        const json e = json::parse(m.data, nullptr, /*allow_exceptions=*/false);
-        if (!e.is_object()) continue;
-        const std::string name = e.value("event", "");
-        if (name == "action.start") {
-          ev.on_action(e.value("label", ""), ActionEvent::kStart, s, "running");
-          collectors.on_action(e.value("label", ""), ActionEvent::kStart, s, "running");
-          acted = true;
-        } else if (name == "action.end") {
-          ev.on_action(e.value("label", ""), ActionEvent::kEnd, s, e.value("status", ""));
-          collectors.on_action(e.value("label", ""), ActionEvent::kEnd, s, e.value("status", ""));
-        } else if (name == "timeline.complete") {
-          completed = s;
-        }
+        acted = feed_event(m, s) || acted;
       } else if (m.topic == kMetrics || m.topic == kResources) {
         metrics.push_back(&m);
       } else if (!m.vehicle.empty()) {
-        if (!poses_from_vehicles) continue;
-        const auto pose = decoder_of.at(m.topic)->decode(m.data);
-        if (!pose) continue;
-        ignition::msgs::Pose_V v;
-        auto* p = v.add_pose();
-        p->set_name(m.vehicle);
-        msgs::set_planar_pose(p, pose->x, pose->y, pose->yaw);
-        lockstep::Publish pub;
-        pub.topic = pose_topic;
-        pub.stamp = s;
-        pub.type = "ignition.msgs.Pose_V";
-        pub.payload = msgs::serialize(v);
-        observer.on_message(pub);
+        if (poses_from_vehicles_) feed_vehicle_pose(m, s);
       } else {
         lockstep::Publish p;
         p.topic = m.topic;
@@ -356,138 +366,193 @@ RejudgeOutcome rejudge(const RejudgeOptions& o) {
         p.seq = m.sequence;
         p.type = m.type;
         p.payload = m.data;
-        observer.on_message(p);
+        judge_->observer().on_message(p);
       }
     }
-    if (next_tick == s || acted) {
-      do_tick(s);
-      if (next_tick == s) next_tick = next_tick + tick;
-    }
-    // The once-a-second records come after the tick, as live.
-    for (const Recorded* m : metrics) {
-      const json j = json::parse(m->data, nullptr, false);
-      if (!j.is_object()) continue;
-      Sample smp;
-      smp.sim = s;
-      if (m->topic == kMetrics) {
-        smp.kind = Sample::Kind::kClock;
-        smp.wall_s = j.value("wall_s", 0.0);
-        smp.rtf = j.value("rtf", 0.0);
-        observer.emit(smp);
-      } else {
-        // A resource line (resources.hpp): the process's own vehicle (null for the engine) and
-        // the vehicles whose stacks it hosts.
-        smp.kind = Sample::Kind::kResources;
-        const auto text = [&j](const char* key) {
-          const auto it = j.find(key);
-          return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-        };
-        const auto number = [&j](const char* key) {
-          const auto it = j.find(key);
-          return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-        };
-        smp.process = text("process");
-        smp.cpu_pct = number("cpu_pct");
-        smp.memory_mb = number("memory_mb");
-        std::vector<std::string> vehicles;
-        if (const std::string v = text("vehicle"); !v.empty()) vehicles.push_back(v);
-        if (const auto h = j.find("hosts"); h != j.end() && h->is_array()) {
-          for (const json& v : *h) {
-            if (v.is_string()) vehicles.push_back(v.get<std::string>());
-          }
-        }
-        for (const std::string& v : vehicles) {
-          if (!resource_vehicles.count(v)) continue;
-          smp.vehicle = v;
-          sample_lines.push_back(smp.to_json());
-          ev.on_sample(smp, s);
-          collectors.on_sample(smp, s);
-        }
-      }
-    }
-    last = s;
-    i = end;
+    return acted;
   }
-  if (completed) {
-    ev.finish(*completed);
-    collectors.finish(*completed);
-  } else {
-    // The live run skipped its pending assertions when it ended; its run.json (when a run
-    // directory was given) says how and when, so the reason and time are the live ones.
+
+  // action.start / action.end: the timeline's action events; timeline.complete ends the run.
+  bool feed_event(const Recorded& m, SimTime s) {
+    const json e = json::parse(m.data, nullptr, /*allow_exceptions=*/false);
+    if (!e.is_object()) return false;
+    const std::string name = e.value("event", "");
+    if (name == "action.start") {
+      judge_->on_action(e.value("label", ""), ActionEvent::kStart, s, "running");
+      return true;
+    }
+    if (name == "action.end") {
+      judge_->on_action(e.value("label", ""), ActionEvent::kEnd, s, e.value("status", ""));
+    } else if (name == "timeline.complete") {
+      completed_ = s;
+    }
+    return false;
+  }
+
+  // A recorder's vehicle pose, as the world's pose topic would have carried it.
+  void feed_vehicle_pose(const Recorded& m, SimTime s) {
+    const auto pose = decoder_of_.at(m.topic)->decode(m.data);
+    if (!pose) return;
+    ignition::msgs::Pose_V v;
+    auto* p = v.add_pose();
+    p->set_name(m.vehicle);
+    msgs::set_planar_pose(p, pose->x, pose->y, pose->yaw);
+    lockstep::Publish pub;
+    pub.topic = pose_topic_;
+    pub.stamp = s;
+    pub.type = "ignition.msgs.Pose_V";
+    pub.payload = msgs::serialize(v);
+    judge_->observer().on_message(pub);
+  }
+
+  // A /fieldproof/metrics record (a clock sample) or a /fieldproof/resources line.
+  void feed_record(const Recorded& m, SimTime s) {
+    const json j = json::parse(m.data, nullptr, false);
+    if (!j.is_object()) return;
+    Sample smp;
+    smp.sim = s;
+    if (m.topic == kMetrics) {
+      smp.kind = Sample::Kind::kClock;
+      smp.wall_s = j.value("wall_s", 0.0);
+      smp.rtf = j.value("rtf", 0.0);
+      judge_->observer().emit(smp);
+      return;
+    }
+    // A resource line (resources.hpp): the process's own vehicle (null for the engine) and the
+    // vehicles whose stacks it hosts.
+    smp.kind = Sample::Kind::kResources;
+    const auto text = [&j](const char* key) {
+      const auto it = j.find(key);
+      return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const auto number = [&j](const char* key) {
+      const auto it = j.find(key);
+      return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+    };
+    smp.process = text("process");
+    smp.cpu_pct = number("cpu_pct");
+    smp.memory_mb = number("memory_mb");
+    std::vector<std::string> vehicles;
+    if (const std::string v = text("vehicle"); !v.empty()) vehicles.push_back(v);
+    if (const auto h = j.find("hosts"); h != j.end() && h->is_array()) {
+      for (const json& v : *h) {
+        if (v.is_string()) vehicles.push_back(v.get<std::string>());
+      }
+    }
+    for (const std::string& v : vehicles) {
+      if (!resource_vehicles_.count(v)) continue;
+      smp.vehicle = v;
+      sample_lines_.push_back(smp.to_json());
+      judge_->on_sample(smp);
+    }
+  }
+
+  // The pending verdicts: judged at timeline.complete; otherwise the live run skipped them when
+  // it ended, and its run.json (when a run directory was given) says how and when, so the
+  // reason and time are the live ones.
+  void end() {
+    if (completed_) {
+      judge_->end(*completed_, std::nullopt);
+      return;
+    }
     std::string why = "the recorded run ended before the timeline completed";
-    SimTime at = last;
-    if (live_run.is_object()) {
-      why = "the run ended before the timeline completed (" + live_run.value("status", "") + ")";
-      if (live_run.contains("clock") && live_run["clock"].contains("sim_elapsed_s")) {
+    SimTime at = last_;
+    if (live_run_.is_object()) {
+      why = "the run ended before the timeline completed (" + live_run_.value("status", "") + ")";
+      if (live_run_.contains("clock") && live_run_["clock"].contains("sim_elapsed_s")) {
         // run.json prints seconds: read back to the nanosecond.
-        at = SimTime::from_ns(std::llround(live_run["clock"]["sim_elapsed_s"].get<double>() * 1e9));
+        at = SimTime::from_ns(
+            std::llround(live_run_["clock"]["sim_elapsed_s"].get<double>() * 1e9));
       }
     }
-    ev.skip_pending(why, at);
-    collectors.finish(at);
+    judge_->end(at, why);
   }
 
-  out.assertions = ev.results();
-  out.kpi_collectors = collectors.results();
-  const AssertionResult* f = ev.first_failed();
-  if (f) {
-    set_status(out, report::RunStatus::kFailed);
-    out.reason = "assertion " + f->name + " failed: " + f->reason;
-    if (ev.failed_count() > 1) {
-      out.reason += " (and " + std::to_string(ev.failed_count() - 1) + " more)";
-    }
-  } else {
-    set_status(out, report::RunStatus::kPassed);
+  // The status and its reason, as the live run judges a completed timeline; a pass says what
+  // was not judged.
+  void judge() {
+    out_.assertions = judge_->results();
+    out_.kpi_collectors = judge_->kpi_results();
+    Judge::Judged j = judge_->judged();
+    set_status(out_, j.status);
+    out_.reason = std::move(j.reason);
+    if (j.status != report::RunStatus::kPassed) return;
     size_t skipped = 0;
-    for (const AssertionResult& a : out.assertions) skipped += a.status == Verdict::kSkipped;
-    out.reason = !completed    ? "no assertion failed (the recorded run ended early: the pending "
-                                 "ones were skipped)"
-                 : skipped > 0 ? "no assertion failed (" + std::to_string(skipped) +
-                                     " skipped: the recording lacks what they watch)"
-                               : "every assertion passed";
+    for (const AssertionResult& a : out_.assertions) skipped += a.status == Verdict::kSkipped;
+    if (!completed_) {
+      out_.reason =
+          "no assertion failed (the recorded run ended early: the pending ones were skipped)";
+    } else if (skipped > 0) {
+      out_.reason = "no assertion failed (" + std::to_string(skipped) +
+                    " skipped: the recording lacks what they watch)";
+    }
   }
 
-  if (o.write_run_dir) {
+  // The run directory: the same files and reports as a live run's.
+  void write_run_dir() {
     const std::string id =
-        o.run_id.empty() ? free_run_id(o.runs_dir, plan.scenario.name) : o.run_id;
-    if (const std::string bad = check_run_id(id); !bad.empty()) return invalid(out, bad);
-    const fs::path dir = o.runs_dir / id;
+        o_.run_id.empty() ? free_run_id(o_.runs_dir, the_plan().scenario.name) : o_.run_id;
+    if (const std::string bad = check_run_id(id); !bad.empty()) return (void)fail(bad);
+    const fs::path dir = o_.runs_dir / id;
     if (fs::exists(dir)) {
-      return invalid(
-          out, "run directory " + dir.string() + " exists (a run directory is never overwritten)");
+      return (void)fail("run directory " + dir.string() +
+                        " exists (a run directory is never overwritten)");
     }
+    std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) return invalid(out, "cannot create " + dir.string() + ": " + ec.message());
-    out.run_dir = dir;
-    fs::copy_file(o.scenario_file, dir / "scenario.yaml", ec);
+    if (ec) return (void)fail("cannot create " + dir.string() + ": " + ec.message());
+    out_.run_dir = dir;
+    fs::copy_file(o_.scenario_file, dir / "scenario.yaml", ec);
     std::ofstream samples(dir / "samples.jsonl");
-    for (const json& j : sample_lines) samples << j.dump() << "\n";
+    for (const json& j : sample_lines_) samples << j.dump() << "\n";
     std::ofstream kpi_file(dir / "kpis.jsonl");
-    for (const json& j : assertions::kpi_lines(out.assertions, out.kpi_collectors)) {
+    for (const json& j : assertions::kpi_lines(out_.assertions, out_.kpi_collectors)) {
       kpi_file << j.dump() << "\n";
     }
     std::ofstream lines(dir / "assertions.jsonl");
-    for (const AssertionResult& r : resolved) {
+    for (const AssertionResult& r : resolved_) {
       json j = r.to_json();
       j["run_id"] = id;
       lines << j.dump() << "\n";
     }
-    json run = out.to_json();
+    json run = out_.to_json();
     run["run_id"] = id;
-    run["scenario"] = plan.scenario.name;
+    run["scenario"] = the_plan().scenario.name;
     if (const Status st = report::write_file_atomically(
             dir / "run.json", run.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
         !st.ok()) {
-      out.notes.push_back("run.json could not be written: " + st.to_string());
+      out_.notes.push_back("run.json could not be written: " + st.to_string());
     }
     // The same reports as a live run's (report.json, report.md, junit.xml, report.html).
     try {
       report::Report::load(dir).write_all(dir);
     } catch (const std::exception& e) {
-      out.notes.push_back(std::string("the reports could not be written: ") + e.what());
+      out_.notes.push_back(std::string("the reports could not be written: ") + e.what());
     }
   }
-  return out;
-}
+
+  const RejudgeOptions& o_;
+  RejudgeOutcome out_;
+  PlanResult planned_;  // the judge keeps references into the plan
+  json live_run_;       // the recorded run's run.json, when a run directory was given
+  record::McapReader reader_;
+  std::optional<Judge> judge_;
+  std::vector<AssertionResult> resolved_;  // in the order they were resolved
+  std::vector<json> sample_lines_;
+  std::set<std::string> resource_vehicles_;
+  std::string pose_topic_;
+  std::set<std::string> observed_;
+  std::vector<Recorded> messages_;
+  std::set<std::string> seen_;
+  std::map<uint16_t, std::unique_ptr<VehiclePoseDecoder>> pose_decoders_;  // by schema id
+  std::map<std::string, const VehiclePoseDecoder*> decoder_of_;            // by topic
+  bool poses_from_vehicles_ = false;
+  std::optional<SimTime> completed_;
+  SimTime last_ = SimTime::zero();
+};
+
+}  // namespace
+
+RejudgeOutcome rejudge(const RejudgeOptions& o) { return Rejudging(o).execute(); }
 
 }  // namespace fieldproof::engine

@@ -23,6 +23,7 @@
 
 #include <sodium.h>
 
+#include "engine/judge.hpp"
 #include "engine/links.hpp"
 #include "engine/metrics_message.hpp"
 #include "engine/resources.hpp"
@@ -159,8 +160,7 @@ class Run {
       wind_down();
       judge();
     } else {
-      ev_->skip_pending("the run did not start (" + reason_ + ")", SimTime::zero());
-      kpis_->finish(SimTime::zero());
+      judge_->end(SimTime::zero(), "the run did not start (" + reason_ + ")");
       if (session_) session_->stop();
     }
     return finish();
@@ -306,15 +306,13 @@ class Run {
     cmo.pace = pace_;
     clock_.emplace(cmo);
     for (const PlannedVehicle& v : plan().vehicles) lockstep_stats_.vehicles.push_back(v.name);
-    ev_.emplace(plan().assertions, *plan().assertion_types,
-                [this](const AssertionResult& r) { on_verdict(r); });
+    judge_.emplace(plan(), [this](const AssertionResult& r) { on_verdict(r); });
     // on_fail: abort: the loop cancels the timeline the moment this is set.
-    ev_->set_on_abort([this](const AssertionResult& r) {
-      abort_reason_ = ev_->abort_reason();
+    judge_->evaluator().set_on_abort([this](const AssertionResult& r) {
+      abort_reason_ = judge_->evaluator().abort_reason();
       event("timeline.abort", {{"assertion", r.name}, {"t_s", round3(to_seconds(r.t))}});
       if (timeline_) timeline_->cancel(*abort_reason_, engine_ ? engine_->now() : sim_now_);
     });
-    kpis_.emplace(plan().kpis);
   }
 
   void on_verdict(const AssertionResult& r) {
@@ -517,8 +515,7 @@ class Run {
     th.say = [this](const std::string& line) { say(line); };
     th.on_action = [this](const std::string& label, ActionEvent ae, SimTime t,
                           const std::string& st) {
-      ev_->on_action(label, ae, t, st);
-      kpis_->on_action(label, ae, t, st);
+      judge_->on_action(label, ae, t, st);
     };
     th.world_held = [this](bool held) {
       if (const std::string err = session_->set_paused(held); !err.empty()) {
@@ -555,13 +552,11 @@ class Run {
         std::move(on_event)};
   }
 
-  // The observer: what the planned assertions watch, and every vehicle's pose (the report's plot
-  // and `fieldproof compare` read them from samples.jsonl); the resource monitor.
+  // The observer: what the judge watches (Judge::watch) and what the timeline's `when`
+  // conditions read; the resource monitor.
   void make_observer() {
     ObserverOptions obo;
-    for (const PlannedAssertion& a : plan().assertions) obo.watch.merge(a.watch);
-    for (const assertions::PlannedKpi& k : plan().kpis) obo.watch.merge(k.watch);
-    obo.watch.poses.insert(vehicle_names_.begin(), vehicle_names_.end());
+    obo.watch = plan().timeline_watch;
     obo.pose_topic = session_->pose_topic();
     obo.wall_now = wall_now_;
     obo.wall0 = wall0_;
@@ -572,16 +567,12 @@ class Run {
       line["wall"] = round3(static_cast<double>(utc_now_()) / 1e9);
       files_.samples.write(line);
     };
-    obo.watch.merge(plan().timeline_watch);
-    obo.on_sample = [this](const assertions::Sample& s) {
-      ev_->on_sample(s, s.sim);
-      kpis_->on_sample(s, s.sim);
+    // Resources come from the resource monitor (wall seconds, every process), not the observer
+    // (Judge::make_observer leaves them out).
+    observer_ = &judge_->make_observer(std::move(obo), [this](const assertions::Sample& s) {
       // The clock sample comes from the engine's loop (emit), the others from deliveries.
       timeline_->on_sample(s, s.sim, s.kind != Sample::Kind::kClock);
-    };
-    // Resources come from the resource monitor (wall seconds, every process), not the observer.
-    obo.watch.resources.clear();
-    observer_.emplace(std::move(obo));
+    });
     monitor_.emplace(resource_monitor_options(
         plan(), *session_, wall_now_, wall0_, utc_now_,
         [this](const json& j) {
@@ -714,9 +705,7 @@ class Run {
     timeline_->advance(now, wall_now_());
     monitor_->set_sim(now);
     for (const Sample& rs : monitor_->take()) observer_->emit(rs);
-    ev_->on_tick(now);
-    kpis_->on_tick(now);
-    observer_->on_tick(now);
+    judge_->on_tick(now);
     if (net_) {
       if (const std::string f = net_->tick(now); !f.empty()) {
         end_with(RunStatus::kError, f);
@@ -917,7 +906,7 @@ class Run {
     }
     // An assertion's deadline (within_s, a within_time's limit): 1 ns past it, so that the
     // samples stamped at the deadline count and the verdict is given at the deadline itself.
-    if (const auto d = ev_->next_deadline(); d && !d->is_infinite()) {
+    if (const auto d = judge_->evaluator().next_deadline(); d && !d->is_infinite()) {
       const SimTime at = *d + nanoseconds(1);
       if (at > now && at < next) next = at;
     }
@@ -975,7 +964,7 @@ class Run {
       network_record_ = net_->summary(end_sim_);
     }
     settle_pending();
-    kpis_->finish(end_sim_);
+    judge_->finish_kpis(end_sim_);
     timeline_wall_ = wall_now_() - ready_wall_;
     clock_->set_paused_wall(session_->paused_wall());
     clock_->finish(end_sim_, wall_now_(), timeline_->held_wall());
@@ -989,19 +978,19 @@ class Run {
   void settle_pending() {
     const SimTime t_end = end_sim_;
     if (completed_) {
-      ev_->finish(t_end);
+      judge_->settle(t_end, std::nullopt);
       event("timeline.complete", {});
     } else if (timeline_->cancelled()) {
-      ev_->skip_pending(ev_->abort_skip_reason(), t_end);
+      judge_->settle(t_end, judge_->evaluator().abort_skip_reason());
     } else if (!timeline_->failure().empty()) {
       // The pending assertions first: cancelling the rest of the timeline must not decide them.
-      ev_->skip_pending(
-          "the run ended before the timeline completed (" + timeline_->failure() + ")", t_end);
+      judge_->settle(t_end, "the run ended before the timeline completed (" +
+                                timeline_->failure() + ")");
       timeline_->cancel(timeline_->failure(), end_sim_);
     } else {
       timeline_->abandon();
-      ev_->skip_pending("the run ended before the timeline completed (" + status_text() + ")",
-                        t_end);
+      judge_->settle(t_end,
+                     "the run ended before the timeline completed (" + status_text() + ")");
     }
   }
 
@@ -1035,21 +1024,15 @@ class Run {
       end_with(RunStatus::kFailed, *abort_reason_);
     } else if (!timeline_->failure().empty() && !status_) {
       std::string reason = timeline_->failure();
-      if (const size_t n = ev_->failed_count(); n > 0) {
+      if (const size_t n = judge_->evaluator().failed_count(); n > 0) {
         reason += " (and " + std::to_string(n) + " failed assertion" + (n > 1 ? "s" : "") + ")";
       }
       end_with(RunStatus::kFailed, reason);
     } else if (timeline_->cancelled()) {
       end_with(RunStatus::kFailed, abort_reason_.value_or("the timeline was cancelled"));
     } else if (completed_) {
-      if (const AssertionResult* f = ev_->first_failed()) {
-        std::string reason = "assertion " + f->name + " failed: " + f->reason;
-        const size_t more = ev_->failed_count() - 1;
-        if (more > 0) reason += " (and " + std::to_string(more) + " more)";
-        end_with(RunStatus::kFailed, reason);
-      } else {
-        end_with(RunStatus::kPassed, "every assertion passed");
-      }
+      Judge::Judged j = judge_->judged();
+      end_with(j.status, std::move(j.reason));
     }
     judge_clock();
   }
@@ -1079,8 +1062,8 @@ class Run {
   // --- finish --------------------------------------------------------------------------------
 
   RunOutcome finish() {
-    const std::vector<AssertionResult> results = ev_->results();
-    const std::vector<assertions::KpiResult> kpi_results = kpis_->results();
+    const std::vector<AssertionResult> results = judge_->results();
+    const std::vector<assertions::KpiResult> kpi_results = judge_->kpi_results();
     write_kpis(results, kpi_results);
     if (!status_) end_with(RunStatus::kError, "the run ended without a status");
     const RunStatus st = *status_;
@@ -1239,9 +1222,9 @@ class Run {
   std::unique_ptr<RunFaults> faults_;        // the timeline's fault.* actions
   json network_record_;
   json resources_summary_ = {{"processes", json::array()}, {"samples", 0}, {"last", json::array()}};
-  std::optional<Evaluator> ev_;
+  // The evaluator, the KPI collectors and the observer (judge.hpp), as re-judging builds them.
+  std::optional<Judge> judge_;
   std::optional<std::string> abort_reason_;
-  std::optional<assertions::Collectors> kpis_;
   std::vector<std::string> relayed_outputs_;
   json obstacles_ = json::array();
   std::unique_ptr<Session> session_;
@@ -1252,7 +1235,7 @@ class Run {
   bool direct_goal_ = false;
   std::vector<std::pair<SimTime, std::string>> link_holds_;
   std::map<std::string, std::vector<std::function<void(const lockstep::Publish&)>>> listeners_;
-  std::optional<Observer> observer_;
+  Observer* observer_ = nullptr;  // judge_'s, once the session started
   std::optional<ResourceMonitor> monitor_;
   Duration tick_ = milliseconds(100);
   bool completed_ = false;
