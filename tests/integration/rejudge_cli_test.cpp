@@ -65,6 +65,44 @@ TEST_F(RejudgeCli, ARecordedRunRejudgedGivesTheLiveRunsVerdicts) {
   }
 }
 
+// More scenarios, each its own live run: re-judging its recording gives the live run's status,
+// reason, every assertion's verdict, reason and time, and every KPI value (a failing run too).
+class RejudgeAsLive : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RejudgeAsLive, TheRejudgedRunHasTheLiveRunsVerdictsReasonsAndKpis) {
+  const std::string scenario = std::string("examples/scenarios/") + GetParam() + ".yaml";
+  const fs::path runs = fresh_runs_dir(std::string("as_live_") + GetParam());
+  const auto live =
+      run_cli("run " + scenario + " --max-rtf 0 --runs-dir " + runs.string() + " --run-id live");
+  const json l = run_json(runs / "live");
+  const auto rj = run_cli(
+      "run " + scenario + " --from-recording " + (runs / "live").string() + " --json", false);
+  const json r = json::parse(rj.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << rj.out;
+  EXPECT_EQ(rj.exit_code, live.exit_code) << live.out;
+  EXPECT_EQ(r["status"], l["status"]);
+  EXPECT_EQ(r["reason"], l["reason"]);
+  ASSERT_EQ(r["assertions"].size(), l["assertions"].size());
+  for (size_t i = 0; i < l["assertions"].size(); ++i) {
+    const json& a = l["assertions"][i];
+    const json& b = r["assertions"][i];
+    EXPECT_EQ(b["name"], a["name"]);
+    EXPECT_EQ(b["status"], a["status"]) << a["name"];
+    EXPECT_EQ(b["reason"], a["reason"]) << a["name"];
+    EXPECT_EQ(b["t_s"], a["t_s"]) << a["name"];
+  }
+  ASSERT_FALSE(l["kpis"].empty());
+  ASSERT_EQ(r["kpis"].size(), l["kpis"].size()) << r["kpis"].dump(2);
+  for (const auto& [name, v] : l["kpis"].items()) {
+    ASSERT_TRUE(r["kpis"].contains(name)) << name;
+    EXPECT_EQ(r["kpis"][name]["value"], v["value"]) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, RejudgeAsLive,
+                         ::testing::Values("ugv_nav_fails_on_time", "ugv_fleet",
+                                           "ugv_stack_restart"));
+
 TEST_F(RejudgeCli, AnAssertionTheLiveRunDidNotHaveIsJudgedOnTheOldRun) {
   // ugv_nav_fails_on_time gives the same drive one second: judged on the passing run's
   // recording it fails at the deadline, as its own live run does.
