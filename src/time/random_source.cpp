@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fieldproof/time/time_error.hpp"
@@ -14,6 +15,22 @@ namespace {
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
 
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// One xoshiro256** step on a state held anywhere (the member, or locals in a batch).
+inline uint64_t xoshiro_step(uint64_t& s0, uint64_t& s1, uint64_t& s2, uint64_t& s3) {
+  const uint64_t result = rotl(s1 * 5, 7) * 9;
+  const uint64_t t = s1 << 17;
+  s2 ^= s0;
+  s3 ^= s1;
+  s1 ^= s2;
+  s0 ^= s3;
+  s2 ^= t;
+  s3 = rotl(s3, 45);
+  return result;
+}
+
+// The top 53 bits as a double in [0, 1).
+inline double to_unit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 // Calls f(component) for each non-empty '/'-separated component of path.
 template <typename F>
@@ -70,6 +87,21 @@ double portable_log(double x) {
   constexpr double kLn2Lo = 1.90821492927058770002e-10;
   const double de = static_cast<double>(e);
   return de * kLn2Hi + (de * kLn2Lo + log_m);
+}
+
+// Marsaglia's polar method: two independent standard normals from uniforms in [0, 1).
+template <typename Uniform01>
+inline std::pair<double, double> polar_pair(Uniform01&& uniform01) {
+  double u = 0.0;
+  double v = 0.0;
+  double s = 0.0;
+  do {
+    u = 2.0 * uniform01() - 1.0;
+    v = 2.0 * uniform01() - 1.0;
+    s = u * u + v * v;
+  } while (s >= 1.0 || s == 0.0);
+  const double mul = std::sqrt(-2.0 * portable_log(s) / s);
+  return {u * mul, v * mul};
 }
 
 }  // namespace
@@ -143,35 +175,17 @@ void RandomSource::normals(double* out, size_t n, double mu, double sigma) {
     has_spare_normal_ = false;
     out[i++] = mu + sigma * spare_normal_;
   }
-  // The state in locals, so that the loop keeps it in registers; the steps are next_u64's and
-  // uniform01's, and the pair is normal()'s: the same operations in the same order.
+  // The state in locals, so that the loop keeps it in registers: the same step, the same
+  // uniform and the same pair as next_u64, uniform01 and normal(), in the same order.
   uint64_t s0 = s_[0], s1 = s_[1], s2 = s_[2], s3 = s_[3];
-  const auto uniform = [&]() {
-    const uint64_t result = rotl(s1 * 5, 7) * 9;
-    const uint64_t t = s1 << 17;
-    s2 ^= s0;
-    s3 ^= s1;
-    s1 ^= s2;
-    s0 ^= s3;
-    s2 ^= t;
-    s3 = rotl(s3, 45);
-    return static_cast<double>(result >> 11) * 0x1.0p-53;
-  };
+  const auto uniform = [&]() { return to_unit(xoshiro_step(s0, s1, s2, s3)); };
   while (i < n) {
-    double u = 0.0;
-    double v = 0.0;
-    double s = 0.0;
-    do {
-      u = 2.0 * uniform() - 1.0;
-      v = 2.0 * uniform() - 1.0;
-      s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    const double mul = std::sqrt(-2.0 * portable_log(s) / s);
-    out[i++] = mu + sigma * (u * mul);
+    const auto [u, v] = polar_pair(uniform);
+    out[i++] = mu + sigma * u;
     if (i < n) {
-      out[i++] = mu + sigma * (v * mul);
+      out[i++] = mu + sigma * v;
     } else {
-      spare_normal_ = v * mul;
+      spare_normal_ = v;
       has_spare_normal_ = true;
     }
   }
@@ -181,19 +195,9 @@ void RandomSource::normals(double* out, size_t n, double mu, double sigma) {
   s_[3] = s3;
 }
 
-uint64_t RandomSource::next_u64() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
+uint64_t RandomSource::next_u64() { return xoshiro_step(s_[0], s_[1], s_[2], s_[3]); }
 
-double RandomSource::uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double RandomSource::uniform01() { return to_unit(next_u64()); }
 
 double RandomSource::uniform(double a, double b) { return a + (b - a) * uniform01(); }
 
@@ -206,18 +210,10 @@ double RandomSource::normal(double mu, double sigma) {
     has_spare_normal_ = false;
     return mu + sigma * spare_normal_;
   }
-  double u = 0.0;
-  double v = 0.0;
-  double s = 0.0;
-  do {
-    u = 2.0 * uniform01() - 1.0;
-    v = 2.0 * uniform01() - 1.0;
-    s = u * u + v * v;
-  } while (s >= 1.0 || s == 0.0);
-  const double mul = std::sqrt(-2.0 * portable_log(s) / s);
-  spare_normal_ = v * mul;
+  const auto [u, v] = polar_pair([this] { return uniform01(); });
+  spare_normal_ = v;
   has_spare_normal_ = true;
-  return mu + sigma * (u * mul);
+  return mu + sigma * u;
 }
 
 uint64_t RandomSource::below(uint64_t n) {
