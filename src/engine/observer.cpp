@@ -330,8 +330,9 @@ struct Observer::Impl {
       s.sim = t;
       s.vehicle = vehicle;
       s.process = process;
-      s.cpu_pct = u.cpu_pct;
-      s.memory_mb = u.memory_mb;
+      // The figures as recorded (three decimals), so a re-judged run reads what this one judged.
+      s.cpu_pct = round3(u.cpu_pct);
+      s.memory_mb = round3(u.memory_mb);
       emit(s);
       if (o.on_resources) {
         o.on_resources({{"process", process},

@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <set>
 #include <system_error>
+#include <utility>
 
 #include "engine/judge.hpp"
 #include "fieldproof/assertions/kpis.hpp"
@@ -43,6 +46,7 @@ struct Recorded {
   std::string type;  // the bus type (the channel's "type" metadata, else the schema name)
   uint64_t sequence = 0;
   std::string vehicle;  // a /fieldproof/vehicles/<v>/pose message: <v>
+  bool marker = false;  // not observed: kept (without data) only to place the events it raised
 };
 
 // The recorder's /fieldproof/vehicles/<v>/pose channels (foxglove.PoseInFrame), read through the
@@ -221,6 +225,19 @@ class Rejudging {
   // The whole recording, in its order (log time, then recorded order): what the observer
   // watches, the events, the metrics and resource lines, the recorder's vehicle poses.
   bool read_recording() {
+    // The topics whose deliveries raised events (a navigation status): their messages place
+    // those events in the stream even when nothing observes them.
+    const record::Status pre = reader_.read_messages(
+        {0, std::numeric_limits<int64_t>::max(), {std::string(kEvents)}},
+        [this](const record::MessageView& m) {
+          const json e = json::parse(m.data_view(), nullptr, /*allow_exceptions=*/false);
+          const json* by = e.is_object() ? raised_by(e) : nullptr;
+          if (by != nullptr && by->contains("topic") && (*by)["topic"].is_string()) {
+            raising_.insert((*by)["topic"].get<std::string>());
+          }
+          return true;
+        });
+    if (!pre.ok()) return fail(out_.recording.string() + ": " + pre.to_string());
     const record::Status read =
         reader_.read_messages({}, [this](const record::MessageView& m) { return keep(m); });
     if (!read.ok()) return fail(out_.recording.string() + ": " + read.to_string());
@@ -261,6 +278,9 @@ class Rejudging {
       }
       messages_.push_back({topic, SimTime::from_ns(m.log_time_ns), std::string(m.data_view()),
                            std::move(type), m.sequence, ""});
+    } else if (raising_.count(topic)) {
+      messages_.push_back(
+          {topic, SimTime::from_ns(m.log_time_ns), "", "", m.sequence, "", /*marker=*/true});
     }
     return true;
   }
@@ -275,6 +295,13 @@ class Rejudging {
       if (t == pose_topic_ && poses_from_vehicles_) continue;
       if (!seen_.count(t)) {
         out_.notes.push_back("the recording has no " + t + ": what watches it sees nothing");
+      }
+    }
+    for (const std::string& t : raising_) {
+      if (!seen_.count(t)) {
+        out_.notes.push_back("the recording has no " + t +
+                             ": the events its messages raised are judged after the other "
+                             "messages of their instant");
       }
     }
     skip_the_unjudgeable();
@@ -315,7 +342,12 @@ class Rejudging {
     }
   }
 
-  // The recording into the judge, one instant (log time) at a time, up to timeline.complete.
+  // The recording into the judge, one instant (log time) at a time, up to timeline.complete,
+  // in the live loop's order at each instant s (run.cpp, run_loop): at its wake the timeline's
+  // entries (their events), the tick, the once-a-second records; then, while it waits for its
+  // next wake, the messages stamped s (a receiver gets a message stamped s only after every
+  // thread has announced past s: docs/lockstep.md) and the events they raised (`in_delivery`).
+  // A run that completes at its wake at s never receives the messages stamped s.
   void feed() {
     const RunPlan& plan = the_plan();
     const bool lockstep_mode = plan.scenario.time.mode == scenario::TimeMode::kLockstep;
@@ -328,38 +360,74 @@ class Rejudging {
       const SimTime s = messages_[i].stamp;
       size_t end = i;
       while (end < messages_.size() && messages_[end].stamp == s) ++end;
-      // The live run ticks on its grid while the stream goes on; messages stamped at a grid
-      // point are delivered before that point's tick.
+      // The live run ticks on its grid while the stream goes on.
       while (next_tick < s) {
         judge_->on_tick(next_tick);
         next_tick = next_tick + tick;
       }
-      std::vector<const Recorded*> metrics;
-      const bool acted = feed_instant(i, end, s, metrics);
+      const bool acted = feed_wake(i, end, s);
       if (next_tick == s || acted) {
         judge_->on_tick(s);
         if (next_tick == s) next_tick = next_tick + tick;
       }
-      // The once-a-second records come after the tick, as live.
-      for (const Recorded* m : metrics) feed_record(*m, s);
+      for (size_t k = i; k < end; ++k) {
+        const Recorded& m = messages_[k];
+        if (m.topic == kMetrics || m.topic == kResources) feed_record(m, s);
+      }
+      if (!completed_) feed_deliveries(i, end, s);
       last_ = s;
       i = end;
     }
   }
 
-  // The messages [i, end) stamped `s`: events, observed messages, vehicle poses; the metrics and
-  // resource lines are kept for after the tick. True when an action started (a tick follows).
-  bool feed_instant(size_t i, size_t end, SimTime s, std::vector<const Recorded*>& metrics) {
+  // The message whose delivery raised an event (run.cpp records it), or null: raised at a wake.
+  static const json* raised_by(const json& e) {
+    const auto it = e.find("in_delivery_of");
+    return it != e.end() && it->is_object() ? &*it : nullptr;
+  }
+
+  // The events of the loop's wake at s among [i, end). True when an action started (the live
+  // loop ticks at that wake).
+  bool feed_wake(size_t i, size_t end, SimTime s) {
     bool acted = false;
+    for (size_t k = i; k < end && !completed_; ++k) {
+      if (messages_[k].topic != kEvents) continue;
+      const json e = json::parse(messages_[k].data, nullptr, /*allow_exceptions=*/false);
+      if (!e.is_object() || raised_by(e) != nullptr) continue;
+      acted = feed_event(e, s) || acted;
+    }
+    return acted;
+  }
+
+  // The messages stamped s among [i, end), each followed by the events its delivery raised;
+  // events whose message was not recorded come last, in file order.
+  void feed_deliveries(size_t i, size_t end, SimTime s) {
+    std::map<std::pair<std::string, uint64_t>, std::vector<json>> raised;
+    std::vector<json> unplaced;
+    for (size_t k = i; k < end; ++k) {
+      if (messages_[k].topic != kEvents) continue;
+      json e = json::parse(messages_[k].data, nullptr, /*allow_exceptions=*/false);
+      const json* by = e.is_object() ? raised_by(e) : nullptr;
+      if (by == nullptr) continue;
+      const auto topic = by->find("topic");
+      const auto seq = by->find("seq");
+      if (topic == by->end() || !topic->is_string() || seq == by->end() ||
+          !seq->is_number_unsigned()) {
+        unplaced.push_back(std::move(e));
+        continue;
+      }
+      // The recording keeps the low 32 bits of a publisher's sequence.
+      raised[{topic->get<std::string>(), seq->get<uint64_t>() & 0xffffffffULL}].push_back(
+          std::move(e));
+    }
     for (size_t k = i; k < end; ++k) {
       const Recorded& m = messages_[k];
-      if (m.topic == kEvents) {
-        acted = feed_event(m, s) || acted;
-      } else if (m.topic == kMetrics || m.topic == kResources) {
-        metrics.push_back(&m);
-      } else if (!m.vehicle.empty()) {
+      if (m.topic == kEvents || m.topic == kMetrics || m.topic == kResources) continue;
+      if (!m.vehicle.empty()) {
         if (poses_from_vehicles_) feed_vehicle_pose(m, s);
-      } else {
+        continue;
+      }
+      if (!m.marker) {
         lockstep::Publish p;
         p.topic = m.topic;
         p.stamp = s;
@@ -368,14 +436,19 @@ class Rejudging {
         p.payload = m.data;
         judge_->observer().on_message(p);
       }
+      if (const auto r = raised.find({m.topic, m.sequence}); r != raised.end()) {
+        for (const json& e : r->second) (void)feed_event(e, s);
+        raised.erase(r);
+      }
     }
-    return acted;
+    for (auto& [key, events] : raised) {
+      for (json& e : events) unplaced.push_back(std::move(e));
+    }
+    for (const json& e : unplaced) (void)feed_event(e, s);
   }
 
   // action.start / action.end: the timeline's action events; timeline.complete ends the run.
-  bool feed_event(const Recorded& m, SimTime s) {
-    const json e = json::parse(m.data, nullptr, /*allow_exceptions=*/false);
-    if (!e.is_object()) return false;
+  bool feed_event(const json& e, SimTime s) {
     const std::string name = e.value("event", "");
     if (name == "action.start") {
       judge_->on_action(e.value("label", ""), ActionEvent::kStart, s, "running");
@@ -464,6 +537,16 @@ class Rejudging {
         at = SimTime::from_ns(
             std::llround(live_run_["clock"]["sim_elapsed_s"].get<double>() * 1e9));
       }
+      // The live run skipped what was pending with one reason (why it ended): the same here.
+      if (const auto a = live_run_.find("assertions"); a != live_run_.end() && a->is_array()) {
+        for (const json& l : *a) {
+          if (l.is_object() && l.value("status", "") == "skipped" && l.contains("reason") &&
+              l["reason"].is_string()) {
+            why = l["reason"].get<std::string>();
+            break;
+          }
+        }
+      }
     }
     judge_->end(at, why);
   }
@@ -476,6 +559,17 @@ class Rejudging {
     Judge::Judged j = judge_->judged();
     set_status(out_, j.status);
     out_.reason = std::move(j.reason);
+    // A live run that ended on an error, a timeout or an interruption before its timeline
+    // completed ended so for a reason a recording does not hold (a stack that did not start, a
+    // signal): the re-judged run ends as it did, with its reason.
+    if (!completed_ && live_run_.is_object()) {
+      const auto live = report::parse_run_status(live_run_.value("status", ""));
+      if (live && !report::is_judged(*live)) {
+        set_status(out_, *live);
+        out_.reason = live_run_.value("reason", "");
+        return;
+      }
+    }
     if (j.status != report::RunStatus::kPassed) return;
     size_t skipped = 0;
     for (const AssertionResult& a : out_.assertions) skipped += a.status == Verdict::kSkipped;
@@ -542,6 +636,7 @@ class Rejudging {
   std::set<std::string> resource_vehicles_;
   std::string pose_topic_;
   std::set<std::string> observed_;
+  std::set<std::string> raising_;  // topics whose deliveries raised events (read_recording)
   std::vector<Recorded> messages_;
   std::set<std::string> seen_;
   std::map<uint16_t, std::unique_ptr<VehiclePoseDecoder>> pose_decoders_;  // by schema id

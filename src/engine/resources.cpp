@@ -287,8 +287,9 @@ void ResourceMonitor::round(bool final, bool restarted_only) {
       s.kind = assertions::Sample::Kind::kResources;
       s.sim = sim;
       s.process = p.process;
-      s.cpu_pct = u.cpu_pct;
-      s.memory_mb = u.memory_mb;
+      // The figures as recorded (three decimals), so a re-judged run reads what this one judged.
+      s.cpu_pct = round3(u.cpu_pct);
+      s.memory_mb = round3(u.memory_mb);
       if (!p.vehicle.empty()) {
         s.vehicle = p.vehicle;
         pending_.push_back(s);

@@ -332,11 +332,21 @@ class Run {
 
   double wall_s() const { return round3(to_seconds(wall_now_() - wall0_)); }
 
-  void event(const std::string& name, json fields = json::object()) {
-    json j = {{"event", name}, {"wall_s", wall_s()}, {"sim_s", to_seconds(sim_now_)}};
+  // An event at the loop's wake, or at `at` (an event raised inside a delivery, where the
+  // loop's sim_now lags): its sim_s and its log time in the recording are the same instant, so
+  // re-judging feeds it to the judge when the live run did.
+  void event(const std::string& name, json fields = json::object(),
+             std::optional<SimTime> at = std::nullopt) {
+    const SimTime t = at.value_or(sim_now_);
+    json j = {{"event", name}, {"wall_s", wall_s()}, {"sim_s", to_seconds(t)}};
     for (auto& [k, v] : fields.items()) j[k] = v;
+    // Raised by the delivery of a message stamped sim_s (after the loop's tick at that instant):
+    // re-judging feeds it right after that message, as here.
+    if (delivering_ != nullptr) {
+      j["in_delivery_of"] = {{"topic", delivering_->topic}, {"seq", delivering_->seq}};
+    }
     files_.log.write(j, /*flush=*/true);  // followed live (tail -f, tests)
-    if (recording_) (void)recorder_->event(sim_now_, j);
+    if (recording_) (void)recorder_->event(t, j);
   }
   void warn(const std::string& message) { event("warning", {{"message", message}}); }
   void say(const std::string& line) const {
@@ -503,9 +513,7 @@ class Run {
       if (net_) net_->set_link_down(vehicle, down, e.now());
     };
     th.event = [this, &e](const std::string& name, const json& fields) {
-      json f = fields;
-      f["sim_s"] = to_seconds(e.now());  // inside a delivery the loop's sim_now lags
-      event(name, f);
+      event(name, fields, e.now());  // inside a delivery the loop's sim_now lags
     };
     faults_ = std::make_unique<RunFaults>(static_cast<uint64_t>(plan().scenario.seed),
                                           fault_env(th.event));
@@ -591,8 +599,10 @@ class Run {
     auto& l = listeners_[topic];
     l.push_back(std::move(callback));
     if (l.size() == 1) {
-      engine_->subscribe(topic, [&l](const lockstep::Publish& m) {
+      engine_->subscribe(topic, [this, &l](const lockstep::Publish& m) {
+        delivering_ = &m;
         for (const auto& f : l) f(m);
+        delivering_ = nullptr;
       });
     }
   }
@@ -1205,6 +1215,8 @@ class Run {
   std::string recording_rel_;
   std::string recording_error_;
   bool recording_ = false;
+  // The message whose listeners run (listen), while they do: the events they raise say so.
+  const lockstep::Publish* delivering_ = nullptr;
   SimTime last_poll_ = SimTime::zero();
   double pace_ = 0;
   Mutex clock_commands_mu_;

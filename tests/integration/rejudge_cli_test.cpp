@@ -101,7 +101,10 @@ TEST_P(RejudgeAsLive, TheRejudgedRunHasTheLiveRunsVerdictsReasonsAndKpis) {
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, RejudgeAsLive,
                          ::testing::Values("ugv_nav_fails_on_time", "ugv_fleet",
-                                           "ugv_stack_restart"));
+                                           "ugv_stack_restart", "ugv_event_order",
+                                           "tug_nav_to_goal", "tug_gps_denied", "ugv_nav_to_goal",
+                                           "ugv_full_set", "ugv_link_loss", "ugv_obstacle_replan",
+                                           "ugv_lockstep", "ugv_sim_control", "ugv_fleet_apart"));
 
 TEST_F(RejudgeCli, AnAssertionTheLiveRunDidNotHaveIsJudgedOnTheOldRun) {
   // ugv_nav_fails_on_time gives the same drive one second: judged on the passing run's
