@@ -1,6 +1,7 @@
-// `fieldproof report RUN [--format md|json|junit|html] [--write]`: a run's record rendered.
-// RUN is a run directory, its run.json, or a run id under ./runs. Exit 0 when rendered (whatever
-// the run's verdict), 2 when run.json is missing, unreadable or invalid, 1 when --write fails.
+// `fieldproof report RUN [--format md|json|junit|html] [--write] [--strict]`: a run's record
+// rendered. RUN is a run directory, its run.json, or a run id under ./runs. Exit 0 when rendered
+// (whatever the run's verdict), 2 when run.json is missing, unreadable or invalid (with --strict,
+// also when it is not a complete RunRecord: nothing is rendered), 1 when --write fails.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -17,6 +18,7 @@ struct ReportArgs {
   std::string run;
   std::string format = "md";
   bool write = false;
+  bool strict = false;
 };
 
 int run_report(const ReportArgs& a) {
@@ -40,6 +42,12 @@ int run_report(const ReportArgs& a) {
                  "fieldproof report: %s: not a run record (a JSON object with run_id and status, "
                  "as `fieldproof run` writes it)\n",
                  file.string().c_str());
+    return kExitInvalid;
+  }
+  // A field the report needs but the record lacks is rendered as a dash with a warning; a CI job
+  // that wants such a record to fail asks for --strict.
+  if (a.strict && !r->is_typed()) {
+    std::fprintf(stderr, "fieldproof report: %s\n", r->record_problem().c_str());
     return kExitInvalid;
   }
   for (const std::string& w : r->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -71,6 +79,9 @@ void add_report_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--write", args->write,
                 "also (re)write report.json, report.md, junit.xml and report.html in the run "
                 "directory");
+  cmd->add_flag("--strict", args->strict,
+                "refuse (exit 2, nothing rendered) a run.json that is not a complete run record: "
+                "a field the report needs is missing or has the wrong type");
   cmd->callback([args, exit_code] { *exit_code = run_report(*args); });
 }
 

@@ -417,6 +417,42 @@ TEST_F(ReportOfARealRun, RenamedFieldGivesAWarningNamingTheFileAndTheField) {
       << r.record_problem();
 }
 
+// `fieldproof report --strict` renders the real run's complete record, and refuses the same
+// record with a field renamed: exit 2, the file and the field on stderr, nothing on stdout.
+TEST_F(ReportOfARealRun, StrictReportRefusesAnIncompleteRecordNamingTheField) {
+  const auto report = [](const fs::path& dir, std::string* out, std::string* err) {
+    const fs::path err_file = dir / "strict_err.txt";
+    const std::string cmd = std::string(FIELDPROOF_EXE) + " report '" + dir.string() +
+                            "' --strict 2>'" + err_file.string() + "'";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return -1;
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out->append(buf.data(), n);
+    const int st = ::pclose(p);
+    *err = read_file(err_file);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  const fs::path complete = fresh_dir("strict_complete");
+  fs::copy_file(g_run->dir / "run.json", complete / "run.json");
+  std::string out, err;
+  EXPECT_EQ(report(complete, &out, &err), 0) << err;
+  EXPECT_NE(out.find("# fieldproof run real: FAIL"), std::string::npos) << out;
+
+  const fs::path incomplete = fresh_dir("strict_incomplete");
+  json doc = run();
+  doc["world_renamed"] = doc["world"];
+  doc.erase("world");
+  { std::ofstream(incomplete / "run.json") << doc.dump(); }
+  out.clear();
+  EXPECT_EQ(report(incomplete, &out, &err), 2);
+  EXPECT_EQ(out, "");
+  EXPECT_NE(err.find((incomplete / "run.json").string() + ": not a complete run record: "),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("world: missing"), std::string::npos) << err;
+}
+
 // More real runs (a passing patrol, a fleet of vehicles), each run by the engine and reported in
 // every format from its typed record with no warning of a missing field.
 TEST(ReportOfOtherRealRuns, AreBuiltFromTheTypedRecordWithNoFieldMissing) {
