@@ -33,10 +33,8 @@ std::string sample_text(const json& s) {
   return out;
 }
 
-}  // namespace
-
-std::string markdown_text(const Report::Data& d) {
-  const json& m = d.model;
+// The heading, the verdict and the table of what was run.
+std::string head_text(const json& m) {
   std::string s;
   s += "# fieldproof run " + md_cell(show(field(m, "run_id"))) + ": " +
        md_cell(show(field(m, "verdict"))) + "\n\n";
@@ -69,49 +67,58 @@ std::string markdown_text(const Report::Data& d) {
   s += row({"Seed", seed});
   s += row({"Engine", show(field(m, "engine_version"))});
   s += "\n**Clock:** " + md_cell(show(field(m, "clock_line"))) + "\n\n";
+  return s;
+}
 
-  s += "## Assertions\n\n";
-  const json& as = m["assertions"];
-  if (as.empty()) {
-    s += "No assertions.\n\n";
+// A failed assertion's reason, its excerpt and the rest of its evidence.
+std::string failure_text(const json& a) {
+  std::string s = "#### " + md_cell(show(field(a, "name"))) + "\n\n";
+  s += md_cell(show(field(a, "reason"))) + "\n\n";
+  const json* ev = field(a, "evidence");
+  const json* ex = ev ? field(*ev, "excerpt") : nullptr;
+  if (!ex || !ex->is_array() || ex->empty()) {
+    s += "No excerpt.\n\n";
   } else {
-    s += "| Assertion | Type | Status | t (s) | Reason |\n|---|---|---|---|---|\n";
-    for (const auto& a : as) {
-      s += row({show(field(a, "name")), show(field(a, "type")), show(field(a, "status")),
-                show(field(a, "t_s")), show(field(a, "reason"))});
+    s += "| t (s) | sim (s) | sample |\n|---|---|---|\n";
+    for (const auto& e : *ex) {
+      s += row({show(field(e, "t")), show(field(e, "sim")), sample_text(e)});
     }
     s += "\n";
-    bool heading = false;
-    for (const auto& a : as) {
-      if (get_str(a, "status") != "failed") continue;
-      if (!heading) {
-        s += "### Excerpts of the failed assertions\n\n";
-        heading = true;
-      }
-      s += "#### " + md_cell(show(field(a, "name"))) + "\n\n";
-      s += md_cell(show(field(a, "reason"))) + "\n\n";
-      const json* ev = field(a, "evidence");
-      const json* ex = ev ? field(*ev, "excerpt") : nullptr;
-      if (!ex || !ex->is_array() || ex->empty()) {
-        s += "No excerpt.\n\n";
-      } else {
-        s += "| t (s) | sim (s) | sample |\n|---|---|---|\n";
-        for (const auto& e : *ex) {
-          s += row({show(field(e, "t")), show(field(e, "sim")), sample_text(e)});
-        }
-        s += "\n";
-      }
-      if (ev && ev->is_object()) {
-        std::string other;
-        for (auto& [k, v] : ev->items()) {
-          if (k != "excerpt") other += (other.empty() ? "" : ", ") + k + "=" + show(v);
-        }
-        if (!other.empty()) s += "Evidence: " + md_cell(other) + "\n\n";
-      }
-    }
   }
+  if (ev && ev->is_object()) {
+    std::string other;
+    for (auto& [k, v] : ev->items()) {
+      if (k != "excerpt") other += (other.empty() ? "" : ", ") + k + "=" + show(v);
+    }
+    if (!other.empty()) s += "Evidence: " + md_cell(other) + "\n\n";
+  }
+  return s;
+}
 
-  s += "## KPIs\n\n";
+std::string assertions_text(const json& m) {
+  std::string s = "## Assertions\n\n";
+  const json& as = m["assertions"];
+  if (as.empty()) return s + "No assertions.\n\n";
+  s += "| Assertion | Type | Status | t (s) | Reason |\n|---|---|---|---|---|\n";
+  for (const auto& a : as) {
+    s += row({show(field(a, "name")), show(field(a, "type")), show(field(a, "status")),
+              show(field(a, "t_s")), show(field(a, "reason"))});
+  }
+  s += "\n";
+  bool heading = false;
+  for (const auto& a : as) {
+    if (get_str(a, "status") != "failed") continue;
+    if (!heading) {
+      s += "### Excerpts of the failed assertions\n\n";
+      heading = true;
+    }
+    s += failure_text(a);
+  }
+  return s;
+}
+
+std::string kpis_text(const json& m) {
+  std::string s = "## KPIs\n\n";
   if (m["kpis"].empty()) {
     s += "No KPIs.\n\n";
   } else {
@@ -129,59 +136,66 @@ std::string markdown_text(const Report::Data& d) {
     }
     s += "\n";
   }
+  return s;
+}
 
-  s += "## Timeline\n\n";
-  if (m["timeline"].empty()) {
-    s += "No timeline entries.\n\n";
-  } else {
-    s += "| Entry | Action | Vehicle | At (s) | Started (s) | Ended (s) | Status | Detail |\n"
-         "|---|---|---|---|---|---|---|---|\n";
-    for (const auto& e : m["timeline"]) {
-      s += row({show(field(e, "label")), show(field(e, "action")), show(field(e, "vehicle")),
-                show(field(e, "at_s")), show(field(e, "started_s")), show(field(e, "ended_s")),
-                show(field(e, "status")), show(field(e, "detail"))});
-    }
-    s += "\n";
+std::string timeline_text(const json& m) {
+  std::string s = "## Timeline\n\n";
+  if (m["timeline"].empty()) return s + "No timeline entries.\n\n";
+  s += "| Entry | Action | Vehicle | At (s) | Started (s) | Ended (s) | Status | Detail |\n"
+       "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& e : m["timeline"]) {
+    s += row({show(field(e, "label")), show(field(e, "action")), show(field(e, "vehicle")),
+              show(field(e, "at_s")), show(field(e, "started_s")), show(field(e, "ended_s")),
+              show(field(e, "status")), show(field(e, "detail"))});
   }
+  return s + "\n";
+}
 
-  s += "## Phases\n\n";
+std::string phases_text(const json& m) {
+  std::string s = "## Phases\n\n";
   const json& ph = m["phases"];
-  if (ph.empty()) {
-    s += "No phases recorded.\n\n";
-  } else if (ph.is_object()) {
+  if (ph.empty()) return s + "No phases recorded.\n\n";
+  if (ph.is_object()) {
     for (const auto& [k, v] : ph.items()) s += "- " + md_cell(k) + ": " + md_cell(show(v)) + "\n";
-    s += "\n";
-  } else {
-    for (const auto& p : ph) {
-      if (p.is_object()) {
-        std::string t = show(first_field(p, {"phase", "name"}));
-        std::string rest;
-        for (auto& [k, v] : p.items()) {
-          if (k != "phase" && k != "name") rest += (rest.empty() ? "" : ", ") + k + " " + show(v);
-        }
-        s += "- " + md_cell(t) + (rest.empty() ? "" : " (" + md_cell(rest) + ")") + "\n";
-      } else {
-        s += "- " + md_cell(show(p)) + "\n";
-      }
-    }
-    s += "\n";
+    return s + "\n";
   }
-
-  s += "## Artefacts\n\n";
-  if (m["artefacts"].empty()) {
-    s += "No artefacts found.\n";
-  } else {
-    s += "| File | Size |\n|---|---|\n";
-    for (const auto& a : m["artefacts"]) {
-      const json* sz = field(a, "size");
-      std::string size = sz && sz->is_number_unsigned()
-                             ? human_size(sz->get<uint64_t>()) + " (" + show(*sz) + " bytes)"
-                             : field(a, "with_report") ? "written with this report"
-                             : (field(a, "missing") ? "missing" : kDash);
-      s += row({show(field(a, "path")), size});
+  for (const auto& p : ph) {
+    if (p.is_object()) {
+      std::string t = show(first_field(p, {"phase", "name"}));
+      std::string rest;
+      for (auto& [k, v] : p.items()) {
+        if (k != "phase" && k != "name") rest += (rest.empty() ? "" : ", ") + k + " " + show(v);
+      }
+      s += "- " + md_cell(t) + (rest.empty() ? "" : " (" + md_cell(rest) + ")") + "\n";
+    } else {
+      s += "- " + md_cell(show(p)) + "\n";
     }
+  }
+  return s + "\n";
+}
+
+std::string artefacts_text(const json& m) {
+  std::string s = "## Artefacts\n\n";
+  if (m["artefacts"].empty()) return s + "No artefacts found.\n";
+  s += "| File | Size |\n|---|---|\n";
+  for (const auto& a : m["artefacts"]) {
+    const json* sz = field(a, "size");
+    std::string size = sz && sz->is_number_unsigned()
+                           ? human_size(sz->get<uint64_t>()) + " (" + show(*sz) + " bytes)"
+                       : field(a, "with_report") ? "written with this report"
+                                                 : (field(a, "missing") ? "missing" : kDash);
+    s += row({show(field(a, "path")), size});
   }
   return s;
+}
+
+}  // namespace
+
+std::string markdown_text(const Report::Data& d) {
+  const json& m = d.model;
+  return head_text(m) + assertions_text(m) + kpis_text(m) + timeline_text(m) + phases_text(m) +
+         artefacts_text(m);
 }
 
 }  // namespace fieldproof::report
