@@ -17,6 +17,7 @@
 #include "fieldproof/lockstep/inprocess.hpp"
 #include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/report/run_record.hpp"
 #include "fieldproof/time/system_clock.hpp"
 #include "fieldproof/util/mutex.hpp"
 #include "fieldproof/world/world_participant.hpp"
@@ -127,6 +128,11 @@ struct Session::Impl {
   bool settle(const std::string& participant, SimTime now);
   static bool start_stacks(Impl& m, std::string* error);
   static bool wait_for_processes(Impl& m, std::string* error);
+  // The stages of Session::start, in its order.
+  static Status start_coordinator(Impl& m);
+  static Status attach_world(Impl& m);
+  static Status serve_control(Impl& m);
+  static void watch_stacks(Impl& m);
 
   void warn(const std::string& w) {
     if (opts.on_warning) opts.on_warning(w);
@@ -235,16 +241,10 @@ std::string Session::pose_topic() const { return "/world/" + impl_->world_name +
 
 Duration Session::wall_elapsed() const { return impl_->opts.wall_now() - impl_->wall_start; }
 
-Status Session::start() {
-  std::string error_text;
-  std::string* const error = &error_text;
-  Impl& m = *impl_;
-  if (m.started) {
-    *error = "the session was started already";
-    return Status(StatusCode::kUnavailable, *error);
-  }
-  m.started = true;
-  m.wall_start = m.opts.wall_now();
+// The coordinator (a ZeroMQ server when any participant is a process, else in-process),
+// started paused, and the engine's and the world's places on it.
+Status Session::Impl::start_coordinator(Impl& m) {
+  std::string error;
   lockstep::CoordinatorOptions core;
   core.max_rtf = m.opts.max_rtf;
   core.ack_timeout = m.opts.ack_timeout;
@@ -254,9 +254,8 @@ Status Session::start() {
     if (m.any_process) {
       std::string dir = m.opts.ipc_dir;
       if (dir.empty()) {
-        if (!m.ensure_temp_dir(error)) {
-          *error += " for the coordinator's socket";
-          return Status(StatusCode::kUnavailable, *error);
+        if (!m.ensure_temp_dir(&error)) {
+          return Status(StatusCode::kUnavailable, error + " for the coordinator's socket");
         }
         dir = m.temp_dir;
       }
@@ -283,14 +282,19 @@ Status Session::start() {
     m.engine = m.participant("engine");
     m.world_p = m.participant("world");
   } catch (const std::exception& e) {
-    *error = std::string("cannot start the coordinator: ") + e.what();
-    return Status(StatusCode::kUnavailable, *error);
+    return Status(StatusCode::kUnavailable,
+                  std::string("cannot start the coordinator: ") + e.what());
   }
   if (!m.engine->ok() || !m.world_p->ok()) {
-    *error = "the coordinator refused the engine or the world: " + m.engine->last_error() +
-             m.world_p->last_error();
-    return Status(StatusCode::kUnavailable, *error);
+    return Status(StatusCode::kUnavailable, "the coordinator refused the engine or the world: " +
+                                                m.engine->last_error() + m.world_p->last_error());
   }
+  return Status();
+}
+
+// The world on its participant (with the relayed outputs diverted), and the map the stacks
+// plan on.
+Status Session::Impl::attach_world(Impl& m) {
   m.glue = std::make_unique<world::WorldParticipant>(*m.world, *m.world_p);
   if (!m.opts.relayed_outputs.empty()) {
     std::map<std::string, std::string> diverted;
@@ -302,76 +306,98 @@ Status Session::start() {
   try {
     m.grid = m.world->occupancy_grid(m.opts.map);
   } catch (const std::invalid_argument& e) {
-    *error = e.what();
-    return Status(StatusCode::kUnavailable, *error);
+    return Status(StatusCode::kUnavailable, e.what());
   }
   // Bounds from which occupancy_grid makes exactly this grid (its corner, and half a cell short
   // of its far edges, so rounding cannot add a row): what a process stack is told.
   m.map_bounds = world::MapBounds{m.grid.origin_x, m.grid.origin_y,
                                   m.grid.origin_x + (m.grid.width - 0.5) * m.grid.resolution,
                                   m.grid.origin_y + (m.grid.height - 0.5) * m.grid.resolution};
-  if (!Impl::start_stacks(m, error)) return Status(StatusCode::kUnavailable, *error);
+  return Status();
+}
+
+// fieldproof clock's endpoint, and control.json saying where it is.
+Status Session::Impl::serve_control(Impl& m) {
+  const std::filesystem::path dir = std::filesystem::absolute(m.opts.control_dir);
+  // A Unix socket's path is limited to 107 characters: a run directory deeper than that serves
+  // from the session's temporary directory instead (control.json says where).
+  std::filesystem::path sock = dir / kControlSocketFile;
+  if (sock.string().size() >= 100) {
+    std::string error;
+    if (!m.ensure_temp_dir(&error)) {
+      return Status(StatusCode::kUnavailable, error + " for the control socket");
+    }
+    sock = std::filesystem::path(m.temp_dir) / kControlSocketFile;
+  }
+  try {
+    m.control_ep = std::make_unique<ControlEndpoint>(
+        sock.string(), [&m](const lockstep::Control& c) { return m.handle_control(c); },
+        [&m] { m.on_idle(); });
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kUnavailable,
+                  std::string("cannot serve fieldproof clock: ") + e.what());
+  }
+  const nlohmann::json info = {{"endpoint", m.control_ep->endpoint()},
+                               {"mode", m.opts.mode},
+                               {"physics_step_ns", m.step.ns()},
+                               {"world", m.world_name},
+                               {"pid", static_cast<int64_t>(getpid())}};
+  // Atomically: a `fieldproof clock` reading it meanwhile sees the whole file or none.
+  if (Status s = report::write_file_atomically(dir / kControlInfoFile, info.dump(2) + "\n");
+      !s.ok()) {
+    return Status(StatusCode::kUnavailable, "cannot write control.json: " + s.message());
+  }
+  return Status();
+}
+
+// A thread that ends the run when a stack is gone: the others see a lost connection
+// (processes) or a shut-down coordinator and stop.
+void Session::Impl::watch_stacks(Impl& m) {
+  {
+    MutexLock lk(m.mu);
+    m.watching = true;
+  }
+  m.watcher = std::thread([&m] {
+    MutexLock lk(m.mu);
+    while (m.watching) {
+      lk.unlock();
+      std::string gone = m.stack_gone();
+      lk.lock();
+      if (!gone.empty() && m.watching) {
+        if (m.failure.empty()) m.failure = gone;
+        lk.unlock();
+        if (m.server) m.server->stop();
+        if (m.inproc) m.inproc->shutdown(gone);
+        return;
+      }
+      (void)m.cv.wait_for(m.mu, std::chrono::milliseconds(50));
+    }
+  });
+}
+
+Status Session::start() {
+  Impl& m = *impl_;
+  if (m.started) return Status(StatusCode::kUnavailable, "the session was started already");
+  m.started = true;
+  m.wall_start = m.opts.wall_now();
+  if (Status s = Impl::start_coordinator(m); !s.ok()) return s;
+  if (Status s = Impl::attach_world(m); !s.ok()) return s;
+  std::string error;
+  if (!Impl::start_stacks(m, &error)) return Status(StatusCode::kUnavailable, error);
   m.world_thread = std::thread([&m] { m.glue->run_until(SimTime::from_ns(kHorizonNs)); });
-  if (!Impl::wait_for_processes(m, error)) return Status(StatusCode::kUnavailable, *error);
+  if (!Impl::wait_for_processes(m, &error)) return Status(StatusCode::kUnavailable, error);
   // The origin: every participant is there and time is still at 0. The coordinator started
   // paused (a pace with nobody registered yet would advance time on its own); resuming anchors
   // the pace now, so the first window holds the cap like every other and the bring-up's wall
   // time is neither simulated nor owed as a burst.
   if (const lockstep::ControlReply r = m.core_control(lockstep::resume_request()); !r.ok) {
-    *error = "the coordinator did not start: " + r.error;
-    return Status(StatusCode::kUnavailable, *error);
+    return Status(StatusCode::kUnavailable, "the coordinator did not start: " + r.error);
   }
   // fieldproof clock: served once every stack has registered (the run is live).
   if (!m.opts.control_dir.empty()) {
-    const std::filesystem::path dir = std::filesystem::absolute(m.opts.control_dir);
-    // A Unix socket's path is limited to 107 characters: a run directory deeper than that serves
-    // from the session's temporary directory instead (control.json says where).
-    std::filesystem::path sock = dir / kControlSocketFile;
-    if (sock.string().size() >= 100) {
-      if (!m.ensure_temp_dir(error)) {
-        *error += " for the control socket";
-        return Status(StatusCode::kUnavailable, *error);
-      }
-      sock = std::filesystem::path(m.temp_dir) / kControlSocketFile;
-    }
-    try {
-      m.control_ep = std::make_unique<ControlEndpoint>(
-          sock.string(), [&m](const lockstep::Control& c) { return m.handle_control(c); },
-          [&m] { m.on_idle(); });
-    } catch (const std::exception& e) {
-      *error = std::string("cannot serve fieldproof clock: ") + e.what();
-      return Status(StatusCode::kUnavailable, *error);
-    }
-    const nlohmann::json info = {{"endpoint", m.control_ep->endpoint()},
-                                 {"mode", m.opts.mode},
-                                 {"physics_step_ns", m.step.ns()},
-                                 {"world", m.world_name},
-                                 {"pid", static_cast<int64_t>(getpid())}};
-    std::ofstream(dir / kControlInfoFile) << info.dump(2) << '\n';
+    if (Status s = Impl::serve_control(m); !s.ok()) return s;
   }
-  if (!m.stacks.empty()) {
-    {
-      MutexLock lk(m.mu);
-      m.watching = true;
-    }
-    m.watcher = std::thread([&m] {
-      MutexLock lk(m.mu);
-      while (m.watching) {
-        lk.unlock();
-        std::string gone = m.stack_gone();
-        lk.lock();
-        if (!gone.empty() && m.watching) {
-          if (m.failure.empty()) m.failure = gone;
-          lk.unlock();
-          // The others see a lost connection (processes) or a shut-down coordinator and stop.
-          if (m.server) m.server->stop();
-          if (m.inproc) m.inproc->shutdown(gone);
-          return;
-        }
-        (void)m.cv.wait_for(m.mu, std::chrono::milliseconds(50));
-      }
-    });
-  }
+  if (!m.stacks.empty()) Impl::watch_stacks(m);
   return Status();
 }
 

@@ -330,27 +330,12 @@ struct Timeline::Impl {
     if (*es.stop_at <= now) restart_now = i;
   }
 
-  void start(size_t i) {
-    if (cancelled) return;
+  // What the entry's action does when it starts: `params` are recorded with action.start, and
+  // `ends` is set when the action ends at once (with that detail).
+  void begin_action(size_t i, json& params, std::optional<std::string>& ends) {
     const PlannedEntry& pe = plan.timeline[i];
     const scenario::TimelineEntry& e = te(i);
     EntryState& es = st[i];
-    if (es.ended || es.running) return;
-    if (!in_control && e.action.rfind("sim.", 0) == 0) {
-      deferred.push_back(i);
-      return;
-    }
-    if (!es.started) es.started_s = to_seconds(now);
-    es.started = true;
-    es.running = true;
-    es.status = "running";
-    ++es.occurrences;
-    if (now != last_hold_time) {
-      last_hold_time = now;
-      ++holds;
-    }
-    json params = json::object();
-    std::optional<std::string> ends;  // ends at once with this detail
     if (e.action == "navigate_to_pose") {
       es.goal_id = es.occurrences > 1 ? e.label + "#" + std::to_string(es.occurrences) : e.label;
       publish(Session::goal_topic(e.vehicle),
@@ -404,36 +389,7 @@ struct Timeline::Impl {
                            {"to_s", to_seconds(step_target)},
                            {"paused_first", !was_held}});
     } else if (e.action == "spawn_model") {
-      const auto* m = e.params.get("model");
-      const std::string name = m ? m->string : e.label;
-      const world::Pose2D pose = pe.pose.value_or(world::Pose2D{});
-      ignition::msgs::EntityFactory f;
-      f.set_name(name);
-      const auto* shape = e.params.get("shape");
-      double z = 0;
-      if (shape && shape->string == "vehicle") {
-        // The robot model's file, resolved when the run was planned (else as the scenario names
-        // it: the world resolves it like vehicles[].model).
-        const auto* vm = e.params.get("vehicle_model");
-        f.set_sdf_filename(!pe.vehicle_model_file.empty() ? pe.vehicle_model_file
-                                                          : (vm ? vm->string : ""));
-      } else {
-        f.set_sdf(shape_sdf(name, e.params, &z));  // z: resting on the ground
-      }
-      // A pose's z, when written, places the model at that height (its centre for a shape).
-      if (const auto* at = e.params.get("pose");
-          at && at->kind == scenario::ParamValue::Kind::kPlacement && at->placement.z) {
-        z = *at->placement.z;
-      }
-      auto* p = f.mutable_pose();
-      p->mutable_position()->set_x(pose.x);
-      p->mutable_position()->set_y(pose.y);
-      p->mutable_position()->set_z(z);
-      p->mutable_orientation()->set_w(std::cos(pose.yaw / 2));
-      p->mutable_orientation()->set_z(std::sin(pose.yaw / 2));
-      publish("/world/" + plan.world_name + "/create", msgs::serialize(f), msgs::kEntityFactory);
-      params = {{"model", name}, {"x", pose.x}, {"y", pose.y}, {"z", z}, {"yaw", pose.yaw}};
-      ends = "";
+      start_spawn(i, params, ends);
     } else if (e.action.starts_with("fault.")) {
       start_fault(i, params, ends);
     } else if (e.action == "link.down" || e.action == "link.up") {
@@ -454,6 +410,65 @@ struct Timeline::Impl {
       params = {{"model", ent.name()}};
       ends = "";
     }
+  }
+
+  // spawn_model: a shape (resting on the ground) or a vehicle's model file, at the entry's pose.
+  void start_spawn(size_t i, json& params, std::optional<std::string>& ends) {
+    const PlannedEntry& pe = plan.timeline[i];
+    const scenario::TimelineEntry& e = te(i);
+    const auto* m = e.params.get("model");
+    const std::string name = m ? m->string : e.label;
+    const world::Pose2D pose = pe.pose.value_or(world::Pose2D{});
+    ignition::msgs::EntityFactory f;
+    f.set_name(name);
+    const auto* shape = e.params.get("shape");
+    double z = 0;
+    if (shape && shape->string == "vehicle") {
+      // The robot model's file, resolved when the run was planned (else as the scenario names
+      // it: the world resolves it like vehicles[].model).
+      const auto* vm = e.params.get("vehicle_model");
+      f.set_sdf_filename(!pe.vehicle_model_file.empty() ? pe.vehicle_model_file
+                                                        : (vm ? vm->string : ""));
+    } else {
+      f.set_sdf(shape_sdf(name, e.params, &z));  // z: resting on the ground
+    }
+    // A pose's z, when written, places the model at that height (its centre for a shape).
+    if (const auto* at = e.params.get("pose");
+        at && at->kind == scenario::ParamValue::Kind::kPlacement && at->placement.z) {
+      z = *at->placement.z;
+    }
+    auto* p = f.mutable_pose();
+    p->mutable_position()->set_x(pose.x);
+    p->mutable_position()->set_y(pose.y);
+    p->mutable_position()->set_z(z);
+    p->mutable_orientation()->set_w(std::cos(pose.yaw / 2));
+    p->mutable_orientation()->set_z(std::sin(pose.yaw / 2));
+    publish("/world/" + plan.world_name + "/create", msgs::serialize(f), msgs::kEntityFactory);
+    params = {{"model", name}, {"x", pose.x}, {"y", pose.y}, {"z", z}, {"yaw", pose.yaw}};
+    ends = "";
+  }
+
+  void start(size_t i) {
+    if (cancelled) return;
+    const scenario::TimelineEntry& e = te(i);
+    EntryState& es = st[i];
+    if (es.ended || es.running) return;
+    if (!in_control && e.action.rfind("sim.", 0) == 0) {
+      deferred.push_back(i);
+      return;
+    }
+    if (!es.started) es.started_s = to_seconds(now);
+    es.started = true;
+    es.running = true;
+    es.status = "running";
+    ++es.occurrences;
+    if (now != last_hold_time) {
+      last_hold_time = now;
+      ++holds;
+    }
+    json params = json::object();
+    std::optional<std::string> ends;  // ends at once with this detail
+    begin_action(i, params, ends);
     json start_fields = {
         {"label", e.label}, {"action", e.action}, {"t_s", to_seconds(now)}, {"params", params}};
     if (!e.vehicle.empty()) start_fields["vehicle"] = e.vehicle;
