@@ -70,6 +70,79 @@ class OstreamSink final : public McapSink {
   std::ostream& out_;
 };
 
+// The summary section's records, one group each (the MCAP specification's order).
+void put_schemas(wire::Appender& sa, const std::vector<Schema>& schemas) {
+  for (const Schema& s : schemas) {
+    size_t r = sa.begin_record(Opcode::kSchema);
+    sa.u16(s.id);
+    sa.str(s.name);
+    sa.str(s.encoding);
+    sa.str(s.data);
+    sa.end_record(r);
+  }
+}
+
+void put_channels(wire::Appender& sa, const std::vector<Channel>& channels) {
+  for (const Channel& c : channels) {
+    size_t r = sa.begin_record(Opcode::kChannel);
+    sa.u16(c.id);
+    sa.u16(c.schema_id);
+    sa.str(c.topic);
+    sa.str(c.message_encoding);
+    sa.string_map(c.metadata);
+    sa.end_record(r);
+  }
+}
+
+// Entries: the writer's own (private) chunk index entries.
+template <class Entries>
+void put_chunk_indexes(wire::Appender& sa, const Entries& entries, std::string_view compression) {
+  for (const auto& c : entries) {
+    size_t r = sa.begin_record(Opcode::kChunkIndex);
+    sa.u64(static_cast<uint64_t>(c.start_ns));
+    sa.u64(static_cast<uint64_t>(c.end_ns));
+    sa.u64(c.chunk_offset);
+    sa.u64(c.chunk_length);
+    size_t m = sa.begin_length32();
+    for (const auto& [id, off] : c.message_index_offsets) {
+      sa.u16(id);
+      sa.u64(off);
+    }
+    sa.end_length32(m);
+    sa.u64(c.message_index_length);
+    sa.str(compression);
+    sa.u64(c.compressed_size);
+    sa.u64(c.uncompressed_size);
+    sa.end_record(r);
+  }
+}
+
+void put_attachment_indexes(wire::Appender& sa, const std::vector<AttachmentInfo>& infos) {
+  for (const AttachmentInfo& i : infos) {
+    size_t r = sa.begin_record(Opcode::kAttachmentIndex);
+    sa.u64(i.offset);
+    sa.u64(i.length);
+    sa.u64(static_cast<uint64_t>(i.log_time_ns));
+    sa.u64(static_cast<uint64_t>(i.create_time_ns));
+    sa.u64(i.data_size);
+    sa.str(i.name);
+    sa.str(i.content_type);
+    sa.end_record(r);
+  }
+}
+
+// Entries: the writer's own (private) metadata index entries.
+template <class Entries>
+void put_metadata_indexes(wire::Appender& sa, const Entries& entries) {
+  for (const auto& i : entries) {
+    size_t r = sa.begin_record(Opcode::kMetadataIndex);
+    sa.u64(i.offset);
+    sa.u64(i.length);
+    sa.str(i.name);
+    sa.end_record(r);
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<McapSink>> open_file_sink(const std::string& path) {
@@ -470,27 +543,8 @@ Status McapWriter::write_summary_and_footer() {
     }
   };
 
-  group(Opcode::kSchema, [&] {
-    for (const Schema& s : schemas_) {
-      size_t r = sa.begin_record(Opcode::kSchema);
-      sa.u16(s.id);
-      sa.str(s.name);
-      sa.str(s.encoding);
-      sa.str(s.data);
-      sa.end_record(r);
-    }
-  });
-  group(Opcode::kChannel, [&] {
-    for (const Channel& c : channels_) {
-      size_t r = sa.begin_record(Opcode::kChannel);
-      sa.u16(c.id);
-      sa.u16(c.schema_id);
-      sa.str(c.topic);
-      sa.str(c.message_encoding);
-      sa.string_map(c.metadata);
-      sa.end_record(r);
-    }
-  });
+  group(Opcode::kSchema, [&] { put_schemas(sa, schemas_); });
+  group(Opcode::kChannel, [&] { put_channels(sa, channels_); });
   if (options_.write_statistics) {
     group(Opcode::kStatistics, [&] {
       size_t r = sa.begin_record(Opcode::kStatistics);
@@ -511,48 +565,10 @@ Status McapWriter::write_summary_and_footer() {
       sa.end_record(r);
     });
   }
-  group(Opcode::kChunkIndex, [&] {
-    for (const ChunkIndexEntry& c : chunk_indexes_) {
-      size_t r = sa.begin_record(Opcode::kChunkIndex);
-      sa.u64(static_cast<uint64_t>(c.start_ns));
-      sa.u64(static_cast<uint64_t>(c.end_ns));
-      sa.u64(c.chunk_offset);
-      sa.u64(c.chunk_length);
-      size_t m = sa.begin_length32();
-      for (const auto& [id, off] : c.message_index_offsets) {
-        sa.u16(id);
-        sa.u64(off);
-      }
-      sa.end_length32(m);
-      sa.u64(c.message_index_length);
-      sa.str(compression_name(options_.compression));
-      sa.u64(c.compressed_size);
-      sa.u64(c.uncompressed_size);
-      sa.end_record(r);
-    }
-  });
-  group(Opcode::kAttachmentIndex, [&] {
-    for (const AttachmentInfo& i : attachment_indexes_) {
-      size_t r = sa.begin_record(Opcode::kAttachmentIndex);
-      sa.u64(i.offset);
-      sa.u64(i.length);
-      sa.u64(static_cast<uint64_t>(i.log_time_ns));
-      sa.u64(static_cast<uint64_t>(i.create_time_ns));
-      sa.u64(i.data_size);
-      sa.str(i.name);
-      sa.str(i.content_type);
-      sa.end_record(r);
-    }
-  });
-  group(Opcode::kMetadataIndex, [&] {
-    for (const MetadataIndexEntry& i : metadata_indexes_) {
-      size_t r = sa.begin_record(Opcode::kMetadataIndex);
-      sa.u64(i.offset);
-      sa.u64(i.length);
-      sa.str(i.name);
-      sa.end_record(r);
-    }
-  });
+  group(Opcode::kChunkIndex,
+        [&] { put_chunk_indexes(sa, chunk_indexes_, compression_name(options_.compression)); });
+  group(Opcode::kAttachmentIndex, [&] { put_attachment_indexes(sa, attachment_indexes_); });
+  group(Opcode::kMetadataIndex, [&] { put_metadata_indexes(sa, metadata_indexes_); });
 
   uint64_t summary_offset_start = 0;
   if (options_.write_summary_offsets && !groups.empty()) {
