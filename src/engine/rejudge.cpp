@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -597,17 +596,26 @@ class Rejudging {
     if (ec) return (void)fail("cannot create " + dir.string() + ": " + ec.message());
     out_.run_dir = dir;
     fs::copy_file(o_.scenario_file, dir / "scenario.yaml", ec);
-    std::ofstream samples(dir / "samples.jsonl");
-    for (const json& j : sample_lines_) samples << j.dump() << "\n";
-    std::ofstream kpi_file(dir / "kpis.jsonl");
+    if (ec) out_.notes.push_back("scenario.yaml could not be copied: " + ec.message());
+    std::string samples;
+    for (const json& j : sample_lines_) samples += j.dump() + "\n";
+    std::string kpis;
     for (const json& j : assertions::kpi_lines(out_.assertions, out_.kpi_collectors)) {
-      kpi_file << j.dump() << "\n";
+      kpis += j.dump() + "\n";
     }
-    std::ofstream lines(dir / "assertions.jsonl");
+    std::string lines;
     for (const AssertionResult& r : resolved_) {
       json j = r.to_json();
       j["run_id"] = id;
-      lines << j.dump() << "\n";
+      lines += j.dump() + "\n";
+    }
+    for (const auto& [name, text] :
+         {std::pair<const char*, const std::string&>{"samples.jsonl", samples},
+          {"kpis.jsonl", kpis},
+          {"assertions.jsonl", lines}}) {
+      if (const Status st = report::write_file_atomically(dir / name, text); !st.ok()) {
+        out_.notes.push_back(std::string(name) + " could not be written: " + st.to_string());
+      }
     }
     json run = out_.to_json();
     run["run_id"] = id;

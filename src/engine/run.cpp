@@ -243,6 +243,7 @@ class Run {
   void open_record_files() {
     std::error_code ec;
     fs::copy_file(o_.scenario_file, dir_ / "scenario.yaml", ec);
+    const std::string not_copied = ec ? ec.message() : "";
     const std::vector<std::string> not_open = files_.open(dir_);
     wall0_ = wall_now_();
     started_utc_ = format_utc(utc_now_());
@@ -263,6 +264,10 @@ class Run {
     }
     for (const std::string& f : not_open) {
       event("warning", {{"message", f + ": cannot be created in " + dir_.string()}});
+    }
+    if (!not_copied.empty()) {
+      event("warning", {{"message", "scenario.yaml: cannot be copied into " + dir_.string() + ": " +
+                                        not_copied}});
     }
     if (!recording_error_.empty()) {
       event("warning", {{"message", "outputs.record: cannot write " + recording_rel_ + ": " +
