@@ -60,12 +60,14 @@ json judged(const json& run) {
 }
 
 // A record's JSON without what differs between any two runs: the wall clock, the run's id and
-// directory, process ids.
+// directory, process ids (a killed stack's too), at any depth.
 void drop_run_specific(json* j) {
   if (!j->is_object()) return;
-  for (const char* k : {"wall_s", "wall", "wall_epoch_s", "run_id", "pid", "detail", "message"}) {
+  for (const char* k :
+       {"wall_s", "wall", "wall_epoch_s", "run_id", "pid", "detail", "message", "killed"}) {
     j->erase(k);
   }
+  for (auto& [k, v] : j->items()) drop_run_specific(&v);
 }
 
 // The side channels the engine writes as it reads its deliveries: each channel's messages in the
