@@ -8,12 +8,15 @@
 //     steadier under load) as run_with[out]_links_cpu.
 //   link_ns_per_msg: LinkModel::send plus the relay's publish hook per message (a 200-byte
 //     payload, 5 % loss, jitter), against a loop that only copies the payload as the baseline.
-//   --split: two more cases that tell where run_with_links' extra cost is, each against the same
+//   --split: three more cases that tell where run_with_links' extra cost is, each against the same
 //     baseline: run_with_links_no_telemetry (the link carries only the goal and the status, no
-//     telemetry) and run_with_links_zero_latency (the same telemetry with 0 s latency and jitter:
+//     telemetry), run_with_links_zero_latency (the same telemetry with 0 s latency and jitter:
 //     every ground copy lands on the instant of the message it copies, so none is an instant of
-//     its own); every case also prints the context switches of its process (ctxsw, voluntary +
-//     involuntary), which count the lock-step hand-overs.
+//     its own) and run_with_links_no_lookahead (run_with_links' drive with the engine's relay
+//     lookahead off, as `fieldproof run --no-relay-lookahead`: every delivery the engine reads
+//     holds the clock until it has run, docs/lockstep.md "Lookahead"), which shows what the
+//     lookahead buys; every case also prints the context switches of its process (ctxsw,
+//     voluntary + involuntary), which count the lock-step hand-overs.
 // Usage: network_bench [--repeat K] [--seconds S] [--split]
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -40,7 +43,7 @@ double wall_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-enum class Net { kNone, kLinks, kNoTelemetry, kZeroLatency };
+enum class Net { kNone, kLinks, kNoTelemetry, kZeroLatency, kNoLookahead };
 
 const char* case_name(Net n) {
   switch (n) {
@@ -52,6 +55,8 @@ const char* case_name(Net n) {
       return "no_telemetry";
     case Net::kZeroLatency:
       return "zero_latency";
+    case Net::kNoLookahead:
+      return "no_lookahead";
   }
   return "?";
 }
@@ -109,8 +114,10 @@ struct Cost {
   double switches = -1;
 };
 
-Cost run_case(const fs::path& scenario, const fs::path& runs, const std::string& id) {
+Cost run_case(const fs::path& scenario, const fs::path& runs, const std::string& id,
+              bool lookahead) {
   fieldproof::engine::RunOptions o;
+  o.relay_lookahead = lookahead;
   o.scenario_file = scenario;
   o.runs_dir = runs;
   o.run_id = id;
@@ -207,7 +214,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: network_bench [--repeat K] [--seconds S] [--split]\n"
                    "  the depot drive with and without radio links, and ns per message\n"
-                   "  --split: also the link without telemetry and with 0 s latency\n");
+                   "  --split: also the link without telemetry, with 0 s latency and without\n"
+                   "  the engine's relay lookahead\n");
       return 2;
     }
   }
@@ -222,6 +230,7 @@ int main(int argc, char** argv) {
   if (split) {
     cases.push_back(Net::kNoTelemetry);
     cases.push_back(Net::kZeroLatency);
+    cases.push_back(Net::kNoLookahead);
   }
   std::vector<fs::path> files;
   for (Net n : cases) files.push_back(write_scenario(dir, n, seconds));
@@ -231,7 +240,9 @@ int main(int argc, char** argv) {
     for (size_t j = 0; j < cases.size(); ++j) {
       const size_t c = (j + static_cast<size_t>(k)) % cases.size();
       const std::string id = std::string(case_name(cases[c])) + std::to_string(k);
-      keep_best(in_child([&] { return run_case(files[c], dir / "runs", id); }), &best[c]);
+      const bool lookahead = cases[c] != Net::kNoLookahead;
+      keep_best(in_child([&] { return run_case(files[c], dir / "runs", id, lookahead); }),
+                &best[c]);
     }
   }
   std::error_code ec;
@@ -265,6 +276,8 @@ int main(int argc, char** argv) {
       const std::string name = c == 1 ? "run_with_links" : std::string("run_with_links_") +
                                                                 case_name(cases[c]);
       if (c > 1) {
+        std::printf("BENCH %s %.3f s ratio=%.3f baseline=run_without_links\n", name.c_str(),
+                    best[c].wall, best[c].wall / best_plain.wall);
         std::printf("BENCH %s_cpu %.3f s ratio=%.3f baseline=run_without_links_cpu\n",
                     name.c_str(), best[c].cpu,
                     best_plain.cpu > 0 ? best[c].cpu / best_plain.cpu : 0.0);

@@ -518,7 +518,9 @@ class Run {
       if (net_) net_->set_link_down(vehicle, down, e.now());
     };
     th.event = [this, &e](const std::string& name, const json& fields) {
-      event(name, fields, e.now());  // inside a delivery the loop's sim_now lags
+      // Inside a delivery the loop's sim_now lags, and the engine's clock may be past the
+      // message's stamp (a delivery read with the lookahead): at the stamp.
+      event(name, fields, delivering_ != nullptr ? delivering_->stamp : e.now());
     };
     faults_ = std::make_unique<RunFaults>(static_cast<uint64_t>(plan().scenario.seed),
                                           fault_env(th.event));
@@ -599,37 +601,69 @@ class Run {
         [this](const std::string& w) { warn(w); }));
   }
 
+  // How a listener reads its topic; it decides whether the engine may read the topic late
+  // (relay_with_lookahead). One that acts may publish or change the run at the delivery's instant
+  // (the timeline, the faults, the network's link state), so the delivery holds the clock until
+  // it has run. One that relays publishes nothing sooner than its links' least latency after the
+  // stamp. One that observes judges and records at the message's stamp and never publishes into
+  // the run.
+  enum class Reading { kActs, kRelays, kObserves };
+  struct Listener {
+    Reading reading;
+    std::function<void(const lockstep::Publish&)> callback;
+  };
+
   // One subscription per topic, any number of listeners (the observer, the timeline).
-  void listen(const std::string& topic, std::function<void(const lockstep::Publish&)> callback) {
+  void listen(const std::string& topic, Reading reading,
+              std::function<void(const lockstep::Publish&)> callback) {
     auto& l = listeners_[topic];
-    l.push_back(std::move(callback));
+    l.push_back({reading, std::move(callback)});
     if (l.size() == 1) {
       engine_->subscribe(topic, [this, &l](const lockstep::Publish& m) {
         delivering_ = &m;
-        for (const auto& f : l) f(m);
+        for (const Listener& f : l) f.callback(m);
         delivering_ = nullptr;
       });
     }
   }
 
+  // The observer only observes a topic unless what it reads there can change the run at once: a
+  // timeline `when` on the topic (on the simulated time: any sample; on a pose: the pose topic)
+  // starts an entry, and a failed assertion with on_fail: abort cancels the timeline.
+  Reading observer_reading(const std::string& topic) const {
+    for (const PlannedAssertion& a : plan().assertions) {
+      if (a.spec.on_fail == scenario::OnFail::kAbort) return Reading::kActs;
+    }
+    for (const PlannedEntry& pe : plan().timeline) {
+      if (!pe.entry->when) continue;
+      if (pe.when_topic == topic || pe.entry->when->signal.metric == "sim_time") {
+        return Reading::kActs;
+      }
+      if (!pe.when_vehicle.empty() && topic == session_->pose_topic()) return Reading::kActs;
+    }
+    return Reading::kObserves;
+  }
+
   void listen_to_session() {
     for (const std::string& t : observer_->topics()) {
-      listen(t, [this](const lockstep::Publish& m) { observer_->on_message(m); });
+      listen(t, observer_reading(t),
+             [this](const lockstep::Publish& m) { observer_->on_message(m); });
     }
     for (const std::string& t : relayed_outputs_) {
-      listen(Session::raw_topic(session_->world_name(), t), [this, t](const lockstep::Publish& m) {
-        faults_->on_raw(t, m.stamp, m.payload, m.type);
-      });
+      listen(Session::raw_topic(session_->world_name(), t), Reading::kActs,
+             [this, t](const lockstep::Publish& m) {
+               faults_->on_raw(t, m.stamp, m.payload, m.type);
+             });
     }
     observer_->start(engine_->now());
     if (net_) {
       for (const std::string& t : net_->uplink_topics()) {
-        listen(t, [this](const lockstep::Publish& m) {
+        listen(t, Reading::kRelays, [this](const lockstep::Publish& m) {
           net_->on_vehicle_message(m.topic, m.stamp, m.payload, m.type);
         });
       }
       // Range and outage regions follow the vehicles' ground truth.
-      listen(session_->pose_topic(), [this](const lockstep::Publish& m) {
+      listen(session_->pose_topic(), Reading::kActs, [this](const lockstep::Publish& m) {
         const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
         if (!poses) return;
         for (const auto& p : poses->pose()) {
@@ -644,7 +678,7 @@ class Run {
       const std::string status_at_ground = net_ && net_->has_ground_link(v)
                                                ? net_->ground_topic(Session::status_topic(v))
                                                : Session::status_topic(v);
-      listen(status_at_ground, [this](const lockstep::Publish& m) {
+      listen(status_at_ground, Reading::kActs, [this](const lockstep::Publish& m) {
         const auto st = msgs::decode_nav_status(m.payload);
         if (!st) return;
         timeline_->on_nav_status(st->id, std::string(msgs::to_string(st->status)),
@@ -654,16 +688,34 @@ class Run {
     if (net_ && o_.relay_lookahead) relay_with_lookahead();
   }
 
-  // A vehicle-side topic the engine reads only to relay it across a link publishes nothing
-  // sooner than the link's least latency after the message: its deliveries need not hold the
-  // clock until the engine has run the relay (docs/lockstep.md, Lookahead). Same order of
-  // deliveries and draws, same record; fewer stops of the world at the engine.
+  // A vehicle-side topic the engine reads only to relay it across a link, and maybe to observe
+  // it, gets nothing published for it sooner than the link's least latency after the message:
+  // its deliveries need not hold the clock until the engine has run them (docs/lockstep.md,
+  // Lookahead). The observer still reads each message at its stamp, in the total order, before
+  // the engine's wake past it; same deliveries and draws, same record; fewer stops of the world
+  // at the engine.
   void relay_with_lookahead() {
+    json read_late = json::object();  // topic: lookahead (s)
     for (const std::string& t : net_->uplink_topics()) {
       const auto l = listeners_.find(t);
-      if (l == listeners_.end() || l->second.size() != 1) continue;  // someone else reads it too
+      if (l == listeners_.end()) continue;
+      const bool late_ok = std::all_of(l->second.begin(), l->second.end(), [](const Listener& r) {
+        return r.reading != Reading::kActs;
+      });
+      if (!late_ok) continue;
       const Duration d = net_->min_delay(t);
-      if (d > Duration::zero()) (void)session_->set_engine_lookahead(t, d);
+      if (d > Duration::zero() && session_->set_engine_lookahead(t, d)) {
+        read_late[t] = to_seconds(d);
+      }
+    }
+    // engine.log only: the recording is the same with and without the lookahead.
+    if (!read_late.empty()) {
+      files_.log.write({{"event", "clock.lookahead"},
+                        {"wall_s", wall_s()},
+                        {"sim_s", to_seconds(sim_now_)},
+                        {"topics", read_late},
+                        {"level", "debug"}},
+                       true);
     }
   }
 
@@ -1251,7 +1303,7 @@ class Run {
   // delivery, until the stack has answered on its side of the link).
   bool direct_goal_ = false;
   std::vector<std::pair<SimTime, std::string>> link_holds_;
-  std::map<std::string, std::vector<std::function<void(const lockstep::Publish&)>>> listeners_;
+  std::map<std::string, std::vector<Listener>> listeners_;
   Observer* observer_ = nullptr;  // judge_'s, once the session started
   std::optional<ResourceMonitor> monitor_;
   Duration tick_ = milliseconds(100);
