@@ -497,9 +497,10 @@ struct World::Impl {
     const Obb grown = box.grown(opts.contact_margin);
     const Aabb reach_box = grown.aabb();
     double deepest = 0.0;
+    const double r_self = grown.bounding_radius();
     // Exactly the colliders a grid query of reach_box reports (the near list holds every one
     // whose bounds can meet it), put back in the grid's visiting order below.
-    gather_near(self, box.cx, box.cy, grown.bounding_radius());
+    gather_near(self, box.cx, box.cy, r_self);
     const size_t first_static = touching ? touching->size() : 0;
     for (const int ni : self.near) {
       const Collider& c = colliders[static_cast<size_t>(ni)];
@@ -536,7 +537,6 @@ struct World::Impl {
         }
       }
     }
-    const double r_self = grown.bounding_radius();
     // The broad phase finds the candidates; visiting them in slot order keeps the contacts in
     // the order a scan over every vehicle gives.
     const std::vector<int>* near_vehicles = &candidates;
