@@ -476,11 +476,15 @@ struct World::Impl {
   // The static colliders near (cx, cy) within reach r, kept per vehicle while it stays within
   // kNearSlack of where they were gathered: most steps test a short list, not the grid.
   static constexpr double kNearSlack = 0.5;
+  // The check inline (most steps keep the list), the gathering out of line.
   void gather_near(Vehicle& self, double cx, double cy, double r) {
     if (self.near_epoch == static_epoch && r <= self.near_r &&
         std::abs(cx - self.near_cx) <= kNearSlack && std::abs(cy - self.near_cy) <= kNearSlack) {
       return;
     }
+    regather_near(self, cx, cy, r);
+  }
+  [[gnu::noinline]] void regather_near(Vehicle& self, double cx, double cy, double r) {
     self.near.clear();
     self.near_cx = cx;
     self.near_cy = cy;
