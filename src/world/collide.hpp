@@ -378,10 +378,13 @@ class VehicleGrid {
   int clamp_y(double v) const {
     return std::clamp(static_cast<int>(std::floor((v - oy_) / cell_)), 0, ny_ - 1);
   }
+  // floor() left out: for q >= 0, floor(q) >= 0 and floor(q) < n (an integer) exactly when
+  // q >= 0 and q < n, and there the conversion's truncation is floor(q); NaN fails both. The same
+  // bucket, without two floor sequences a move (every vehicle moves every step).
   int bucket(double x, double y) const {
-    const double fx = std::floor((x - ox_) / cell_), fy = std::floor((y - oy_) / cell_);
-    if (!(fx >= 0 && fy >= 0 && fx < nx_ && fy < ny_)) return nx_ * ny_;
-    return static_cast<int>(fy) * nx_ + static_cast<int>(fx);
+    const double qx = (x - ox_) / cell_, qy = (y - oy_) / cell_;
+    if (!(qx >= 0 && qy >= 0 && qx < nx_ && qy < ny_)) return nx_ * ny_;
+    return static_cast<int>(qy) * nx_ + static_cast<int>(qx);
   }
   void insert(int slot, int b) {
     cell_of_[slot] = b;

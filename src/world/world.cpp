@@ -20,10 +20,11 @@
 #include "collide.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/time/random_source.hpp"
-#include "fieldproof/util/mutex.hpp"
 #include "fieldproof/util/example_defaults.hpp"
+#include "fieldproof/util/mutex.hpp"
 #include "fieldproof/world/robot_model.hpp"
 #include "include_check.hpp"
+#include "ray_span.hpp"
 #include "sdf_loader.hpp"
 #include "wire.hpp"
 
@@ -475,11 +476,15 @@ struct World::Impl {
   // The static colliders near (cx, cy) within reach r, kept per vehicle while it stays within
   // kNearSlack of where they were gathered: most steps test a short list, not the grid.
   static constexpr double kNearSlack = 0.5;
+  // The check inline (most steps keep the list), the gathering out of line.
   void gather_near(Vehicle& self, double cx, double cy, double r) {
     if (self.near_epoch == static_epoch && r <= self.near_r &&
         std::abs(cx - self.near_cx) <= kNearSlack && std::abs(cy - self.near_cy) <= kNearSlack) {
       return;
     }
+    regather_near(self, cx, cy, r);
+  }
+  [[gnu::noinline]] void regather_near(Vehicle& self, double cx, double cy, double r) {
     self.near.clear();
     self.near_cx = cx;
     self.near_cy = cy;
@@ -496,9 +501,10 @@ struct World::Impl {
     const Obb grown = box.grown(opts.contact_margin);
     const Aabb reach_box = grown.aabb();
     double deepest = 0.0;
+    const double r_self = grown.bounding_radius();
     // Exactly the colliders a grid query of reach_box reports (the near list holds every one
     // whose bounds can meet it), put back in the grid's visiting order below.
-    gather_near(self, box.cx, box.cy, grown.bounding_radius());
+    gather_near(self, box.cx, box.cy, r_self);
     const size_t first_static = touching ? touching->size() : 0;
     for (const int ni : self.near) {
       const Collider& c = colliders[static_cast<size_t>(ni)];
@@ -535,7 +541,6 @@ struct World::Impl {
         }
       }
     }
-    const double r_self = grown.bounding_radius();
     // The broad phase finds the candidates; visiting them in slot order keeps the contacts in
     // the order a scan over every vehicle gives.
     const std::vector<int>* near_vehicles = &candidates;
@@ -776,60 +781,21 @@ struct World::Impl {
     m.orientation.w = std::cos(yaw / 2);
     m.orientation.z = std::sin(yaw / 2);
     const double sg = p.imu_angular_velocity_stddev, sa = p.imu_linear_acceleration_stddev;
-    // The draws in this order (the recorded noise).
-    m.angular_velocity.x = v.imu_rng.normal(0.0, sg);
-    m.angular_velocity.y = v.imu_rng.normal(0.0, sg);
-    m.angular_velocity.z = ang + v.imu_rng.normal(0.0, sg);
-    m.linear_acceleration.x = ax + v.imu_rng.normal(0.0, sa);
-    m.linear_acceleration.y = lin * ang + v.imu_rng.normal(0.0, sa);
-    m.linear_acceleration.z = kGravity + v.imu_rng.normal(0.0, sa);
+    // The draws in this order (the recorded noise): three of the gyro's, three of the
+    // accelerometer's, each batch the same draws as three normal() calls.
+    double g[3], a[3];
+    v.imu_rng.normals(g, 3, 0.0, sg);
+    v.imu_rng.normals(a, 3, 0.0, sa);
+    m.angular_velocity.x = g[0];
+    m.angular_velocity.y = g[1];
+    m.angular_velocity.z = ang + g[2];
+    m.linear_acceleration.x = ax + a[0];
+    m.linear_acceleration.y = lin * ang + a[1];
+    m.linear_acceleration.z = kGravity + a[2];
     std::string payload;
     [[maybe_unused]] const bool whole = wire::encode(m, &payload);
     assert(whole);  // the sizes and the writes agree (tests/world/wire_test.cpp)
     vemit(v, v.topic_imu, msgs::kImu, std::move(payload));
-  }
-
-  // The rays of a lidar at (ox, oy) facing `yaw` that may meet a collider: [first, first + count)
-  // modulo n, ray i pointing at yaw - pi + i * step. Conservative (a ray more on each side); the
-  // whole turn when the origin is inside or on it.
-  static void ray_span(const Collider& col, double ox, double oy, double yaw, int n, int* first,
-                       int* count) {
-    *first = 0;
-    *count = n;
-    double lo = 0, hi = 0;
-    if (col.is_box) {
-      const Obb& b = col.box;
-      const double rx = ox - b.cx, ry = oy - b.cy;
-      const double lx = rx * b.c + ry * b.s, ly = -rx * b.s + ry * b.c;
-      if (std::abs(lx) <= b.hx + 1e-9 && std::abs(ly) <= b.hy + 1e-9) return;
-      // From a point outside a convex polygon, the directions that meet it are spanned by its
-      // corners, all within half a turn of the direction to its centre.
-      const double mid = std::atan2(-ry, -rx);
-      double amin = kInf, amax = -kInf;
-      for (int k = 0; k < 4; ++k) {
-        const double sx = (k & 1) ? b.hx : -b.hx, sy = (k & 2) ? b.hy : -b.hy;
-        const double qx = b.cx + sx * b.c - sy * b.s, qy = b.cy + sx * b.s + sy * b.c;
-        const double a = detail::normalize_angle(std::atan2(qy - oy, qx - ox) - mid);
-        amin = std::min(amin, a);
-        amax = std::max(amax, a);
-      }
-      lo = mid + amin;
-      hi = mid + amax;
-    } else {
-      const Circle& k = col.circle;
-      const double dx = k.cx - ox, dy = k.cy - oy;
-      const double d = std::sqrt(dx * dx + dy * dy);
-      if (d <= k.r * (1 + 1e-9)) return;
-      const double mid = std::atan2(dy, dx), half = std::asin(k.r / d);
-      lo = mid - half;
-      hi = mid + half;
-    }
-    const double step = 2 * kPi / n;
-    const double f = std::floor((lo - yaw + kPi) / step) - 1;
-    const double l = std::ceil((hi - yaw + kPi) / step) + 1;
-    if (!(l - f + 1 < n)) return;
-    *first = static_cast<int>(f);
-    *count = static_cast<int>(l - f) + 1;
   }
 
   // Every ray against the static colliders within range (each tested only on the rays that can
@@ -886,7 +852,7 @@ struct World::Impl {
       const Collider& col = *colp;
       const double near = skip_bound(dist);
       int first = 0, count = n;
-      if (p.lidar_full_turn) ray_span(col, ox, oy, yaw, n, &first, &count);
+      if (p.lidar_full_turn) detail::ray_span(col, ox, oy, yaw, n, &first, &count);
       if (col.is_box) {
         const Obb& b = col.box;
         const double rx = ox - b.cx, ry = oy - b.cy;
@@ -926,8 +892,17 @@ struct World::Impl {
       const double near = skip_bound(std::max(gap, 0.0));
       int first = 0, count = n;
       if (d > rb && p.lidar_full_turn) {
-        const double half = std::asin(rb / d);
-        const double bearing = std::atan2(ry, rx) - yaw;
+        // The bounding circle's angles by the fast atan2, widened by ray_span.hpp's margin (a
+        // superset of the rays the exact angles give; the others miss the chassis), or exact
+        // where asin is steep.
+        double half = 0, bearing = 0;
+        if (rb < 0.9 * d) {
+          half = detail::atan2_approx(rb, std::sqrt(d * d - rb * rb)) + detail::kSpanMargin;
+          bearing = detail::atan2_approx(ry, rx) - yaw;
+        } else {
+          half = std::asin(rb / d);
+          bearing = std::atan2(ry, rx) - yaw;
+        }
         // Ray i points at angle_min + i * step = -pi + i * step (body frame).
         first = static_cast<int>(std::floor((bearing - half + kPi) / step));
         count = static_cast<int>(std::ceil((bearing + half + kPi) / step)) - first + 1;

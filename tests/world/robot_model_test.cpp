@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <numbers>
+#include <optional>
+#include <sstream>
 #include <string>
 
 #include <ignition/msgs/entity_factory.pb.h>
+#include <tinyxml2.h>
 
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/world/robot_model.hpp"
@@ -223,6 +226,93 @@ TEST(RobotModel, SecondRobotReadsItsOwnFootprintDriveAndSensors) {
   EXPECT_EQ(p.navsat_horizontal_stddev, 0.3);
   EXPECT_EQ(p.chassis_link, "base_link");
   EXPECT_EQ(p.chassis_collision, "body");
+}
+
+// The chassis box of a model file as its text states it: the first <link>'s first <collision>'s
+// <box><size>, read here with tinyxml2 independently of the reader under test.
+struct StatedBox {
+  double x = 0, y = 0, z = 0;
+};
+std::optional<StatedBox> stated_chassis_box(tinyxml2::XMLDocument& doc) {
+  const auto* model = doc.RootElement() ? doc.RootElement()->FirstChildElement("model") : nullptr;
+  const auto* link = model ? model->FirstChildElement("link") : nullptr;
+  const auto* col = link ? link->FirstChildElement("collision") : nullptr;
+  const auto* geo = col ? col->FirstChildElement("geometry") : nullptr;
+  const auto* box = geo ? geo->FirstChildElement("box") : nullptr;
+  const auto* size = box ? box->FirstChildElement("size") : nullptr;
+  if (!size || !size->GetText()) return std::nullopt;
+  StatedBox b;
+  std::istringstream in(size->GetText());
+  if (!(in >> b.x >> b.y >> b.z)) return std::nullopt;
+  return b;
+}
+
+// Every robot of examples/models: its footprint (and so the radius the stacks inflate by,
+// hypot(length, width) / 2) is its chassis collision box, and follows that box when the file
+// changes it: no built-in constant stands in for a model's geometry.
+TEST(RobotModelFootprint, EveryExampleModelsFootprintIsItsChassisCollision) {
+  int models = 0;
+  for (const auto& entry : fs::directory_iterator(kModels)) {
+    const fs::path file = entry.path() / "model.sdf";
+    if (!fs::is_regular_file(file)) continue;
+    ++models;
+    SCOPED_TRACE(file.string());
+    tinyxml2::XMLDocument doc;
+    ASSERT_EQ(doc.LoadFile(file.string().c_str()), tinyxml2::XML_SUCCESS);
+    const std::optional<StatedBox> box = stated_chassis_box(doc);
+    ASSERT_TRUE(box) << "the example's chassis is a box collision";
+    const RobotModel m = load_robot_model(file.string(), ".", examples_only());
+    ASSERT_TRUE(m.ok()) << joined(m.errors);
+    EXPECT_EQ(m.params.length, box->x);
+    EXPECT_EQ(m.params.width, box->y);
+    EXPECT_EQ(m.params.height, box->z);
+
+    // The same model with a bigger chassis box (the visual left as it was): the footprint and
+    // its circumscribed radius grow with the collision, not with the visual or a default.
+    const StatedBox grown{box->x + 0.5, box->y + 0.25, box->z + 0.125};
+    auto* size = doc.RootElement()
+                     ->FirstChildElement("model")
+                     ->FirstChildElement("link")
+                     ->FirstChildElement("collision")
+                     ->FirstChildElement("geometry")
+                     ->FirstChildElement("box")
+                     ->FirstChildElement("size");
+    size->SetText(
+        (std::to_string(grown.x) + " " + std::to_string(grown.y) + " " + std::to_string(grown.z))
+            .c_str());
+    const fs::path copy = scratch("footprint_" + entry.path().filename().string()) / "model.sdf";
+    ASSERT_EQ(doc.SaveFile(copy.string().c_str()), tinyxml2::XML_SUCCESS);
+    const RobotModel g = load_robot_model(copy.string(), ".", examples_only());
+    ASSERT_TRUE(g.ok()) << joined(g.errors);
+    EXPECT_DOUBLE_EQ(g.params.length, grown.x);
+    EXPECT_DOUBLE_EQ(g.params.width, grown.y);
+    EXPECT_DOUBLE_EQ(g.params.height, grown.z);
+    EXPECT_GT(std::hypot(g.params.length, g.params.width) / 2,
+              std::hypot(m.params.length, m.params.width) / 2);
+  }
+  EXPECT_GE(models, 2);  // the reference UGV and the second robot at least
+}
+
+// The world simulates the footprint read: a chassis grown in its file stops further from a wall
+// (its front at the wall, within the contact margin and one step's travel).
+TEST(RobotModelFootprint, TheWorldStopsTheChassisTheFileDescribes) {
+  const auto stop_x = [](const std::string& size) {
+    std::string text = model_text();
+    text.replace(text.find("0.5 0.3 0.2"), 11, size);
+    const RobotModel m = from_text(text);
+    EXPECT_TRUE(m.ok()) << joined(m.errors);
+    auto w = World::empty("w", milliseconds(1));
+    EXPECT_TRUE(w->spawn_static("wall", {testing::box_shape(3.0, 0.0, 0.2, 4.0)}));
+    EXPECT_TRUE(w->spawn_vehicle("bot1", Pose2D{}, m.params));
+    EXPECT_TRUE(w->set_cmd_vel("bot1", {0.5, 0.0}));
+    w->step_n(8000);
+    EXPECT_TRUE(w->vehicle("bot1")->touching);
+    return w->vehicle("bot1")->pose.x;
+  };
+  // The wall's near face is at x = 2.9: the chassis centre stops about half a length before it.
+  const double x_small = stop_x("0.5 0.3 0.2"), x_big = stop_x("1.5 0.3 0.2");
+  EXPECT_NEAR(x_small, 2.9 - 0.25, 0.05);
+  EXPECT_NEAR(x_big, 2.9 - 0.75, 0.05);
 }
 
 // --- Refusals: file:line and the element, nothing loaded ---
