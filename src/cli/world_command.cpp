@@ -80,13 +80,13 @@ int run_world(const WorldArgs& a) {
                  "fieldproof world: give at least one --spawn NAME@FRAME or NAME@X,Y[,YAW]\n");
     return kExitInvalid;
   }
-  std::string stack_error;
   const std::string command = !a.stack_command.empty()
                                   ? a.stack_command
                                   : (a.process ? std::string(util::kDefaultStackProgram) : "");
-  const std::optional<engine::StackSpec> stack = resolve_stack(a.stack, command, &stack_error);
-  if (!stack) {
-    std::fprintf(stderr, "fieldproof world: %s\n", stack_error.c_str());
+  const Result<engine::StackSpec> stack =
+      engine::resolve_stack(a.stack, command, std::filesystem::current_path());
+  if (!stack.ok()) {
+    std::fprintf(stderr, "fieldproof world: %s\n", stack.status().message().c_str());
     return kExitFailed;
   }
   // The vehicles' model; one given explicitly also sets the reference stack's footprint radius

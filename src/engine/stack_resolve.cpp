@@ -188,4 +188,33 @@ std::string check_stack_plugin(const std::string& path) {
   return "";
 }
 
+Result<StackSpec> resolve_stack(const std::string& plugin, const std::string& command,
+                                const fs::path& base_dir) {
+  StackSpec spec;
+  if (!command.empty()) {
+    std::vector<std::string> argv;
+    for (size_t at = 0; at < command.size();) {
+      const size_t space = command.find(' ', at);
+      const size_t end = space == std::string::npos ? command.size() : space;
+      if (end > at) argv.push_back(command.substr(at, end - at));
+      at = end + 1;
+    }
+    if (argv.empty()) return Status(StatusCode::kInvalidArgument, "the stack command is empty");
+    const Resolved r = find_program(argv[0], base_dir, {executable_dir()});
+    if (!r) return Status(StatusCode::kNotFound, r.error);
+    argv[0] = r.path;
+    spec.kind = StackSpec::Kind::kProcess;
+    spec.argv = std::move(argv);
+    return spec;
+  }
+  const Resolved r = find_stack_plugin(plugin, base_dir, stack_plugin_dirs());
+  if (!r) return Status(StatusCode::kNotFound, r.error);
+  if (const std::string bad = check_stack_plugin(r.path); !bad.empty()) {
+    return Status(StatusCode::kInvalidArgument, r.path + ": " + bad);
+  }
+  spec.kind = StackSpec::Kind::kPlugin;
+  spec.plugin = r.path;
+  return spec;
+}
+
 }  // namespace fieldproof::engine

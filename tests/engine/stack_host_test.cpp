@@ -94,6 +94,47 @@ TEST(FindStackPlugin, TheSearchPathComesFromTheEnvironmentFirst) {
   EXPECT_NE(std::find(dirs.begin(), dirs.end(), fs::path("/opt/fp/lib")), dirs.end());
 }
 
+// A stack named on a command line: a command is split at spaces with its program resolved; a
+// plugin is found and checked; each failure is a Status with the reason.
+TEST(ResolveStack, ACommandBecomesAProcessWithItsProgramResolved) {
+  const fs::path d = scratch("resolve_cmd");
+  write_file(d / "my_stack", "#!/bin/sh\n", true);
+  const Result<StackSpec> s = resolve_stack("ignored", "my_stack  --rate 10", d);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->kind, StackSpec::Kind::kProcess);
+  EXPECT_EQ(s->argv, (std::vector<std::string>{(d / "my_stack").string(), "--rate", "10"}));
+
+  const Result<StackSpec> blank = resolve_stack("", "   ", d);
+  ASSERT_FALSE(blank.ok());
+  EXPECT_EQ(blank.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(blank.status().message(), "the stack command is empty");
+
+  const Result<StackSpec> missing = resolve_stack("", "no_such_stack_program", d);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("no_such_stack_program"), std::string::npos)
+      << missing.status().message();
+}
+
+TEST(ResolveStack, APluginIsFoundAndCheckedByItsSymbols) {
+  const fs::path d = scratch("resolve_plugin");
+  const Result<StackSpec> ok = resolve_stack(FIELDPROOF_UGV_NAV_PLUGIN, "", d);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->kind, StackSpec::Kind::kPlugin);
+  EXPECT_EQ(ok->plugin, fs::path(FIELDPROOF_UGV_NAV_PLUGIN).string());
+
+  const Result<StackSpec> not_one = resolve_stack(bad("no_entry"), "", d);
+  ASSERT_FALSE(not_one.ok());
+  EXPECT_EQ(not_one.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(not_one.status().message().find("does not export fieldproof_stack_create"),
+            std::string::npos)
+      << not_one.status().message();
+
+  const Result<StackSpec> absent = resolve_stack("./no_such_plugin.so", "", d);
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.status().code(), StatusCode::kNotFound);
+}
+
 TEST(CheckStackPlugin, TheReferencePluginIsAStackPluginOfThisAbi) {
   EXPECT_EQ(check_stack_plugin(FIELDPROOF_UGV_NAV_PLUGIN), "");
 }

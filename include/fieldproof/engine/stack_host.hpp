@@ -82,6 +82,15 @@ Resolved find_stack_plugin(const std::string& plugin, const std::filesystem::pat
 // "built for stack ABI version 2; this engine loads version 1", ...).
 std::string check_stack_plugin(const std::string& path);
 
+// A stack named on a command line (`fieldproof world --stack/--stack-command`), found as a
+// scenario's would be against base_dir: with `command` given, its argv (split at spaces) with the
+// program found by find_program (base_dir, PATH, then beside fieldproof); otherwise `plugin`
+// found by find_stack_plugin (base_dir, FIELDPROOF_PLUGIN_PATH, the installed stack folder) and
+// checked by its ELF symbols. kNotFound when the program or plugin is not there,
+// kInvalidArgument when the command is empty or the file is not a stack plugin.
+Result<StackSpec> resolve_stack(const std::string& plugin, const std::string& command,
+                                const std::filesystem::path& base_dir);
+
 // What a host needs to start a vehicle's stack.
 struct StackContext {
   std::string vehicle;
