@@ -21,9 +21,10 @@ namespace {
 // Whether the scenario document says outputs.record at all (it loaded already, so it parses).
 bool record_key_given(const std::string& file) {
   try {
-    const util::InputFile in = util::read_input_file(file, util::kMaxScenarioBytes, "the scenario");
+    const Result<std::string> in =
+        util::read_input_file(file, util::kMaxScenarioBytes, "the scenario");
     if (!in.ok()) return false;
-    const YAML::Node root = YAML::Load(in.text);
+    const YAML::Node root = YAML::Load(*in);
     const YAML::Node out = root["outputs"];
     return out && out.IsMap() && out["record"];
   } catch (const std::exception&) {
@@ -372,9 +373,9 @@ std::unique_ptr<world::World> load_plan_world(RunPlan& plan, PlanResult& r) {
     return nullptr;
   }
   // A FIFO, a device or a huge file would hang or exhaust the loader: refused unread.
-  if (const std::string e = util::check_input_file(s.world, util::kMaxWorldBytes, "the world file");
-      !e.empty()) {
-    r.errors.push_back(pos_prefix(s, {}, "world") + e);
+  if (const Status st = util::check_input_file(s.world, util::kMaxWorldBytes, "the world file");
+      !st.ok()) {
+    r.errors.push_back(pos_prefix(s, {}, "world") + st.message());
     return nullptr;
   }
   auto loaded = world::World::load(s.world.string(), wo);
