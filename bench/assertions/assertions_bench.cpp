@@ -136,12 +136,12 @@ void build(fa::Sample& s, const Record& r, const Stream& st) {
     case fa::Sample::Kind::kRate:
       s.topic = "/model/ugv1/scan";
       s.hz = r.a;
-      s.window_s = 5.0;
+      s.window = fieldproof::seconds(5);
       s.messages = 50;
       break;
     case fa::Sample::Kind::kLatency:
       s.topic = "/model/ugv1/odom";
-      s.window_s = 2.0;
+      s.window = fieldproof::seconds(2);
       s.latency = {20, r.a, r.a * 2, r.a / 2, r.a * 1.5, 0};
       break;
     case fa::Sample::Kind::kLifecycle:

@@ -56,14 +56,14 @@ json Sample::to_json() const {
            {"sim", to_seconds(sim)},
            {"topic", topic},
            {"hz", round_to(hz, 1e-3)},
-           {"window_s", round_to(window_s, 1e-3)},
+           {"window_s", round_to(to_seconds(window), 1e-3)},
            {"messages", messages}};
       break;
     case Kind::kLatency:
       j = {{"kind", "latency"},
            {"sim", to_seconds(sim)},
            {"topic", topic},
-           {"window_s", round_to(window_s, 1e-3)},
+           {"window_s", round_to(to_seconds(window), 1e-3)},
            {"count", latency.count},
            {"mean_ms", round_to(latency.mean_ms, 1e-3)},
            {"max_ms", round_to(latency.max_ms, 1e-3)},
@@ -318,12 +318,12 @@ void keep(Sample& to, const Sample& s) {
     case Sample::Kind::kRate:
       to.topic = s.topic;
       to.hz = s.hz;
-      to.window_s = s.window_s;
+      to.window = s.window;
       to.messages = s.messages;
       break;
     case Sample::Kind::kLatency:
       to.topic = s.topic;
-      to.window_s = s.window_s;
+      to.window = s.window;
       to.latency = s.latency;
       break;
     case Sample::Kind::kLifecycle:

@@ -72,7 +72,7 @@ void Collector::note(SimTime t, const Sample& sample, const char* key, double va
   n.sample.pose = sample.pose;
   n.sample.topic = sample.topic;
   n.sample.hz = sample.hz;
-  n.sample.window_s = sample.window_s;
+  n.sample.window = sample.window;
   n.sample.messages = sample.messages;
   n.sample.latency = sample.latency;
   n.sample.process = sample.process;
@@ -200,12 +200,12 @@ class DistanceCollector : public Collector {
 // adds its count over the simulated time since the previous report (exact for a steady stream).
 class WindowCounter {
  public:
-  void add(double count, double window_s, SimTime sim) {
+  void add(double count, Duration window, SimTime sim) {
     if (!any_) {
       total_ += count;
-    } else if (window_s > 0) {
+    } else if (window > Duration::zero()) {
       const double dt = to_seconds(sim) - to_seconds(last_);
-      total_ += count * std::min(1.0, std::max(0.0, dt / window_s));
+      total_ += count * std::min(1.0, std::max(0.0, dt / to_seconds(window)));
     }
     any_ = true;
     last_ = sim;
@@ -231,7 +231,7 @@ class RateCollector : public Collector {
     sum_hz_ += s.hz;
     lowest_ = std::min(lowest_, s.hz);
     highest_ = std::max(highest_, s.hz);
-    counter_.add(static_cast<double>(s.messages), s.window_s, s.sim);
+    counter_.add(static_cast<double>(s.messages), s.window, s.sim);
     note(t, s);
   }
   void finish(SimTime) override {
@@ -276,7 +276,7 @@ class LatencyCollector : public Collector {
     max_ = std::max(max_, s.latency.max_ms);
     weighted_ += s.latency.mean_ms * static_cast<double>(s.latency.count);
     weight_ += static_cast<double>(s.latency.count);
-    counter_.add(static_cast<double>(s.latency.count), s.window_s, s.sim);
+    counter_.add(static_cast<double>(s.latency.count), s.window, s.sim);
     note(t, s, "p95_ms", s.latency.p95_ms);
   }
   void finish(SimTime) override {
@@ -514,9 +514,8 @@ std::string topic_param(const scenario::KpiSpec& spec, const std::string& vehicl
   return topic_of(vehicle, topic);
 }
 
-double window_param(const scenario::KpiSpec& spec, double otherwise) {
-  if (auto w = duration_param(spec.params, "window_s")) return to_seconds(*w);
-  return otherwise;
+Duration window_param(const scenario::KpiSpec& spec, Duration otherwise) {
+  return duration_param(spec.params, "window_s").value_or(otherwise);
 }
 
 }  // namespace
@@ -558,11 +557,11 @@ PlannedKpi plan_kpi(const scenario::KpiSpec& spec, const PlanContext& ctx) {
   } else if (type == "rate") {
     const std::string topic = topic_param(spec, p.vehicle);
     p.resolved["topic"] = topic;
-    p.watch.rates[topic] = window_param(spec, 5.0);
+    p.watch.rates[topic] = window_param(spec, seconds(5));
   } else if (type == "latency") {
     const std::string topic = topic_param(spec, p.vehicle);
     p.resolved["topic"] = topic;
-    p.watch.latencies[topic] = window_param(spec, 2.0);
+    p.watch.latencies[topic] = window_param(spec, seconds(2));
   } else if (type == "resources") {
     need_vehicle();
     p.resolved["container"] = "vehicle";

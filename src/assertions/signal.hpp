@@ -113,11 +113,11 @@ class StreamChecker : public Checker {
 // counted once.
 class WindowCounter {
  public:
-  void add(double sim_s, double window_s, double messages);
+  void add(SimTime sim, Duration window, double messages);
   double total() const { return total_; }
 
  private:
-  double last_sim_ = 0;
+  SimTime last_sim_;
   bool any_ = false;
   double total_ = 0;
 };

@@ -282,11 +282,13 @@ std::string StreamChecker::closing_phrase(SimTime t, bool at_end) const {
   return "by the end of the timeline (" + seconds_text(t) + ")";
 }
 
-void WindowCounter::add(double sim, double window, double messages) {
-  if (!any_ || window <= 0) {
+void WindowCounter::add(SimTime sim, Duration window, double messages) {
+  if (!any_ || window <= Duration::zero()) {
     total_ += messages;
   } else {
-    total_ += messages * std::clamp((sim - last_sim_) / window, 0.0, 1.0);
+    // In seconds as before: the fraction of the window since the previous report.
+    total_ += messages *
+              std::clamp((to_seconds(sim) - to_seconds(last_sim_)) / to_seconds(window), 0.0, 1.0);
   }
   any_ = true;
   last_sim_ = sim;
@@ -344,7 +346,7 @@ class TopicRateChecker : public StreamChecker {
     sum_hz_ += s.hz;
     lowest_ = std::min(lowest_, s.hz);
     highest_ = std::max(highest_, s.hz);
-    counter_.add(to_seconds(s.sim), s.window_s, static_cast<double>(s.messages));
+    counter_.add(s.sim, s.window, static_cast<double>(s.messages));
     seen(t, s);
     const bool low = s.hz < min_hz_;
     const bool high = max_hz_ >= 0 && s.hz > max_hz_;
@@ -353,11 +355,11 @@ class TopicRateChecker : public StreamChecker {
     ev["failing_window"] = {{"t_s", round_to(to_seconds(t), 1e-3)},
                             {"sim_s", to_seconds(s.sim)},
                             {"hz", round_to(s.hz, 1e-3)},
-                            {"window_s", s.window_s},
+                            {"window_s", to_seconds(s.window)},
                             {"messages", s.messages}};
     decide(Verdict::kFailed,
            topic_ + " published at " + fmt("%.2f", s.hz) + " Hz over the " +
-               seconds_text(s.window_s) + " window ending at " + seconds_text(t) + ", " +
+               seconds_text(s.window) + " window ending at " + seconds_text(t) + ", " +
                (low ? "below min_hz " + fmt("%g", min_hz_) : "above max_hz " + fmt("%g", max_hz_)),
            t, s.sim, ev);
   }
@@ -412,11 +414,12 @@ class TopicRateType : public AssertionType {
     check_vehicle(spec, ctx, false);
     PlannedAssertion p{spec, spec.vehicle, json::object(), {}};
     const std::string topic = planned_topic(spec);
-    const double window = to_seconds(duration_param(spec.params, "window_s").value_or(seconds(5)));
-    if (window <= 0) throw PlanError(spec.path + ".window_s", "window_s must be positive");
+    const Duration window = duration_param(spec.params, "window_s").value_or(seconds(5));
+    if (window <= Duration::zero())
+      throw PlanError(spec.path + ".window_s", "window_s must be positive");
     const double min_hz = num(spec.params, "min_hz", -1);
     if (min_hz < 0) throw PlanError(spec.path + ".min_hz", "topic_rate needs min_hz");
-    p.resolved = {{"topic", topic}, {"min_hz", min_hz}, {"window_s", window}};
+    p.resolved = {{"topic", topic}, {"min_hz", min_hz}, {"window_s", to_seconds(window)}};
     if (const double max_hz = num(spec.params, "max_hz", -1); max_hz >= 0) {
       if (max_hz < min_hz) throw PlanError(spec.path + ".max_hz", "max_hz must be at least min_hz");
       p.resolved["max_hz"] = max_hz;
@@ -591,21 +594,18 @@ class MessageLatencyChecker : public StreamChecker {
     max_ = std::max(max_, w.max_ms);
     mean_sum_ += w.mean_ms * static_cast<double>(w.count);
     mean_n_ += static_cast<double>(w.count);
-    counter_.add(to_seconds(s.sim), s.window_s, static_cast<double>(w.count));
+    counter_.add(s.sim, s.window, static_cast<double>(w.count));
     seen(t, s, nullptr, nullptr, "judged_ms", round_to(value, 1e-3));
     if (value <= max_ms_) return;
     json ev = evidence();
-    ev["failing_window"] = {{"t_s", round_to(to_seconds(t), 1e-3)},
-                            {"sim_s", to_seconds(s.sim)},
-                            {"window_s", s.window_s},
-                            {"count", w.count},
-                            {"mean_ms", round_to(w.mean_ms, 1e-3)},
-                            {"max_ms", round_to(w.max_ms, 1e-3)},
-                            {"min_ms", round_to(w.min_ms, 1e-3)},
-                            {"p95_ms", round_to(w.p95_ms, 1e-3)}};
+    ev["failing_window"] = {
+        {"t_s", round_to(to_seconds(t), 1e-3)}, {"sim_s", to_seconds(s.sim)},
+        {"window_s", to_seconds(s.window)},     {"count", w.count},
+        {"mean_ms", round_to(w.mean_ms, 1e-3)}, {"max_ms", round_to(w.max_ms, 1e-3)},
+        {"min_ms", round_to(w.min_ms, 1e-3)},   {"p95_ms", round_to(w.p95_ms, 1e-3)}};
     decide(Verdict::kFailed,
            topic_ + " " + statistic_ + " latency " + fmt("%.1f", value) + " ms over the " +
-               seconds_text(s.window_s) + " window ending at " + seconds_text(t) +
+               seconds_text(s.window) + " window ending at " + seconds_text(t) +
                " is above max_ms " + fmt("%g", max_ms_),
            t, s.sim, ev);
   }
@@ -662,14 +662,17 @@ class MessageLatencyType : public AssertionType {
     check_vehicle(spec, ctx, false);
     PlannedAssertion p{spec, spec.vehicle, json::object(), {}};
     const std::string topic = planned_topic(spec);
-    const double window = to_seconds(duration_param(spec.params, "window_s").value_or(seconds(2)));
-    if (window <= 0) throw PlanError(spec.path + ".window_s", "window_s must be positive");
+    const Duration window = duration_param(spec.params, "window_s").value_or(seconds(2));
+    if (window <= Duration::zero())
+      throw PlanError(spec.path + ".window_s", "window_s must be positive");
     const double max_ms = num(spec.params, "max_ms", -1);
     if (max_ms < 0) throw PlanError(spec.path + ".max_ms", "message_latency needs max_ms");
     std::string statistic = text(spec.params, "statistic");
     if (statistic.empty()) statistic = "p95";
-    p.resolved = {
-        {"topic", topic}, {"max_ms", max_ms}, {"statistic", statistic}, {"window_s", window}};
+    p.resolved = {{"topic", topic},
+                  {"max_ms", max_ms},
+                  {"statistic", statistic},
+                  {"window_s", to_seconds(window)}};
     p.watch.latencies[topic] = window;
     return p;
   }

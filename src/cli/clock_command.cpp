@@ -42,10 +42,10 @@ std::string key_arg(const std::string& arg, const char* option) {
   std::string key = arg;
   std::error_code ec;
   if (std::filesystem::exists(arg, ec)) {
-    const util::InputFile in =
+    const Result<std::string> in =
         util::read_input_file(arg, util::kMaxSmallFileBytes, std::string(option) + " key file");
-    if (!in.ok()) throw std::invalid_argument(in.error);
-    key = in.text.substr(0, in.text.find('\n'));
+    if (!in.ok()) throw std::invalid_argument(in.status().message());
+    key = in->substr(0, in->find('\n'));
     while (!key.empty() && (key.back() == '\r' || key.back() == ' ')) key.pop_back();
   }
   if (key.size() != 40) {

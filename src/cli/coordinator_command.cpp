@@ -39,10 +39,10 @@ struct CoordinatorArgs {
 
 // Reads a Z85 key (40 characters) from the first line of a file.
 std::string read_key(const std::string& path, const char* what) {
-  const util::InputFile in = util::read_input_file(path, util::kMaxSmallFileBytes,
-                                                   std::string(what) + " file");
-  if (!in.ok()) throw std::invalid_argument(in.error);
-  std::string line = in.text.substr(0, in.text.find('\n'));
+  const Result<std::string> in =
+      util::read_input_file(path, util::kMaxSmallFileBytes, std::string(what) + " file");
+  if (!in.ok()) throw std::invalid_argument(in.status().message());
+  std::string line = in->substr(0, in->find('\n'));
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   if (line.size() != 40) {
     throw std::invalid_argument(std::string(what) + " file '" + path +

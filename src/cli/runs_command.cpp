@@ -166,13 +166,14 @@ int diff(const RunsArgs& a) {
 }
 
 int reindex(const RunsArgs& a) {
-  const fleet::ReindexResult r = fleet::reindex(a.runs_dir);
-  for (const auto& s : r.skipped) std::fprintf(stderr, "skipped: %s\n", s.c_str());
-  if (!r.ok) {
-    std::fprintf(stderr, "%s\n", r.error.c_str());
+  const Result<fleet::ReindexSummary> r = fleet::reindex(
+      a.runs_dir, [](const std::string& s) { std::fprintf(stderr, "skipped: %s\n", s.c_str()); });
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.status().message().c_str());
     return kExitInvalid;
   }
-  std::printf("%s/index.sqlite: %zu run(s), %zu sweep(s)\n", a.runs_dir.c_str(), r.runs, r.sweeps);
+  std::printf("%s/index.sqlite: %zu run(s), %zu sweep(s)\n", a.runs_dir.c_str(), r->runs,
+              r->sweeps);
   return kExitOk;
 }
 

@@ -22,9 +22,9 @@ json run_json_of(const fs::path& dir) {
   const fs::path file = dir / "run.json";
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(file, ec))) return json();
-  const util::InputFile in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
-  if (!in.ok()) throw CompareError(in.error);
-  const json run = json::parse(in.text, nullptr, /*allow_exceptions=*/false);
+  const Result<std::string> in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
+  if (!in.ok()) throw CompareError(in.status().message());
+  const json run = json::parse(*in, nullptr, /*allow_exceptions=*/false);
   if (!run.is_object() || !run.contains("run_id") || !run["run_id"].is_string() ||
       !run.contains("status") || !run["status"].is_string()) {
     throw CompareError(file.string() +
@@ -61,7 +61,7 @@ Trajectories load_trajectories(const fs::path& run_dir, std::vector<std::string>
   const fs::path file = run_dir / "samples.jsonl";
   if (!fs::exists(file, ec)) throw CompareError(file.string() + ": missing (not a run directory?)");
   util::CheckedFile in(file, util::kNoSizeLimit, "samples.jsonl");
-  if (!in.ok()) throw CompareError(in.error());
+  if (!in.status().ok()) throw CompareError(in.status().message());
   const json run = run_json_of(run_dir);
   const double origin = origin_of(run);
   // The vehicles of the run (run.json): the watched static models (a crate a geofence or
@@ -77,14 +77,12 @@ Trajectories load_trajectories(const fs::path& run_dir, std::vector<std::string>
   }
   Trajectories out;
   util::LineReader lines(in.fd());
-  std::string line;
-  bool too_long = false;
   size_t garbage = 0;
   int first_garbage = 0;
-  while (lines.next(&line, &too_long)) {
-    const json j = too_long ? json(json::value_t::discarded)
-                            : json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() && (too_long || !line.empty())) {
+  while (const std::optional<util::LineReader::Line> line = lines.next()) {
+    const json j = line->too_long ? json(json::value_t::discarded)
+                                  : json::parse(line->text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() && (line->too_long || !line->text.empty())) {
       if (garbage++ == 0) first_garbage = lines.line_number();
       continue;
     }

@@ -151,10 +151,10 @@ std::optional<ClockOutcome> find_live_run(const ClockRequest& req, LiveRun& live
                                                                        : "no control endpoint") +
                   "); fieldproof clock acts only on a run in progress";
   if (!fs::exists(info_file, ec)) return invalid(live.not_live);
-  const util::InputFile text =
+  const Result<std::string> text =
       util::read_input_file(info_file, util::kMaxSmallFileBytes, "the run's control.json");
-  if (!text.ok()) return invalid(text.error);
-  const nlohmann::json info = nlohmann::json::parse(text.text, nullptr, /*allow_exceptions=*/false);
+  if (!text.ok()) return invalid(text.status().message());
+  const nlohmann::json info = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!info.is_object()) {
     return invalid(live.info_file + ": not a JSON object (the run writes it; is it damaged?)");
   }

@@ -22,9 +22,6 @@ using nlohmann::json;
 namespace {
 
 double round3(double v) { return std::round(v * 1e3) / 1e3; }
-Duration seconds_f(double s) {
-  return Duration::from_ns(static_cast<int64_t>(std::llround(s * 1e9)));
-}
 
 // A topic whose messages are counted (rate), aged (latency) or decoded (value).
 struct TopicState {
@@ -88,13 +85,11 @@ struct Observer::Impl {
     for (const auto& t : o.watch.values) topic(t).value = true;
     for (const auto& [t, w] : o.watch.rates) {
       TopicState& s = topic(t);
-      const Duration d = seconds_f(w);
-      s.rate_window = s.rate_window ? std::max(*s.rate_window, d) : d;
+      s.rate_window = s.rate_window ? std::max(*s.rate_window, w) : w;
     }
     for (const auto& [t, w] : o.watch.latencies) {
       TopicState& s = topic(t);
-      const Duration d = seconds_f(w);
-      s.latency_window = s.latency_window ? std::max(*s.latency_window, d) : d;
+      s.latency_window = s.latency_window ? std::max(*s.latency_window, w) : w;
     }
   }
 
@@ -215,7 +210,7 @@ struct Observer::Impl {
     s.sim = t;
     s.vehicle = ts.vehicle;
     s.topic = topic;
-    s.window_s = to_seconds(w);
+    s.window = w;
     s.messages = n;
     s.hz = static_cast<double>(n) / to_seconds(w);
     last_rates[topic] = round3(s.hz);
@@ -242,7 +237,7 @@ struct Observer::Impl {
       s.sim = t;
       s.vehicle = ts.vehicle;
       s.topic = topic;
-      s.window_s = to_seconds(w);
+      s.window = w;
       s.latency = lw;
       emit(s);
       return;
@@ -262,7 +257,7 @@ struct Observer::Impl {
     s.sim = t;
     s.vehicle = ts.vehicle;
     s.topic = topic;
-    s.window_s = to_seconds(w);
+    s.window = w;
     s.latency = lw;
     emit(s);
   }

@@ -21,9 +21,10 @@ namespace {
 // Whether the scenario document says outputs.record at all (it loaded already, so it parses).
 bool record_key_given(const std::string& file) {
   try {
-    const util::InputFile in = util::read_input_file(file, util::kMaxScenarioBytes, "the scenario");
+    const Result<std::string> in =
+        util::read_input_file(file, util::kMaxScenarioBytes, "the scenario");
     if (!in.ok()) return false;
-    const YAML::Node root = YAML::Load(in.text);
+    const YAML::Node root = YAML::Load(*in);
     const YAML::Node out = root["outputs"];
     return out && out.IsMap() && out["record"];
   } catch (const std::exception&) {
@@ -295,9 +296,13 @@ json RunPlan::to_json() const {
   return j;
 }
 
-PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& options) {
-  PlanResult r;
-  // Assertion plugins first: their types are part of the tables the scenario is validated against.
+namespace {
+
+// Assertion plugins first: their types are part of the tables the scenario is validated against.
+// A plugin that does not load is a warning.
+assertions::PluginSet load_assertion_plugins(const std::filesystem::path& file,
+                                             const PlanOptions& options,
+                                             std::vector<std::string>& warnings) {
   assertions::PluginLoadOptions plugin_options;
   plugin_options.libraries = scenario::scenario_plugin_paths(file);
   plugin_options.search_path =
@@ -305,78 +310,80 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   plugin_options.load_code = options.load_plugin_code;
   assertions::PluginSet plugins = assertions::load_plugins(plugin_options);
   for (const auto& p : plugins.problems) {
-    r.warnings.push_back("assertion plugin " + p.to_string() + " (its types stay unknown)");
+    warnings.push_back("assertion plugin " + p.to_string() + " (its types stay unknown)");
   }
-  scenario::LoadOptions load_options;
-  load_options.registry = plugins.registry.get();
-  scenario::ValidationResult v =
-      scenario::load_scenario_file_with(file, options.overrides, load_options);
-  for (const auto& w : v.warnings) r.warnings.push_back(w.to_string());
-  r.notes = v.notes;
-  if (!v.ok()) {
-    // Every error in one round: what was read despite the errors is checked
-    // against the world too (its frames, models and physics step), in file order.
-    std::vector<scenario::Diagnostic> all = v.errors;
-    if (v.partial && std::filesystem::exists(v.partial->world)) {
-      world::WorldOptions quiet;
-      auto loaded = world::World::load(v.partial->world.string(), quiet);
-      if (loaded.world) {
-        scenario::WorldFacts facts;
-        facts.physics_step = loaded.world->step_size();
-        for (const auto& [n, f] : loaded.world->frames()) facts.frames.push_back(n);
-        facts.models = loaded.world->static_models();
-        for (auto& d : scenario::validate_against_world(*v.partial, facts)) {
-          const std::string text = d.to_string();
-          const bool repeated = std::any_of(all.begin(), all.end(),
-                                            [&](const auto& e) { return e.to_string() == text; });
-          if (!repeated) all.push_back(std::move(d));
-        }
+  return plugins;
+}
+
+// Every error in one round: what was read despite the errors is checked against the world too
+// (its frames, models and physics step), in file order.
+void report_load_errors(const std::filesystem::path& file, const scenario::ValidationResult& v,
+                        std::vector<std::string>& errors) {
+  std::vector<scenario::Diagnostic> all = v.errors;
+  if (v.partial && std::filesystem::exists(v.partial->world)) {
+    world::WorldOptions quiet;
+    auto loaded = world::World::load(v.partial->world.string(), quiet);
+    if (loaded.world) {
+      scenario::WorldFacts facts;
+      facts.physics_step = loaded.world->step_size();
+      for (const auto& [n, f] : loaded.world->frames()) facts.frames.push_back(n);
+      facts.models = loaded.world->static_models();
+      for (auto& d : scenario::validate_against_world(*v.partial, facts)) {
+        const std::string text = d.to_string();
+        const bool repeated = std::any_of(all.begin(), all.end(),
+                                          [&](const auto& e) { return e.to_string() == text; });
+        if (!repeated) all.push_back(std::move(d));
       }
     }
-    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-      return a.pos.line != b.pos.line ? a.pos.line < b.pos.line : a.pos.column < b.pos.column;
-    });
-    for (const auto& e : all) r.errors.push_back(e.to_string());
-    if (r.errors.empty()) r.errors.push_back(file.string() + ": the scenario did not load");
-    return r;
   }
-  RunPlan plan;
-  plan.scenario = std::move(*v.scenario);
-  scenario::Scenario& s = plan.scenario;
-  if (options.seed) {
-    if (*options.seed < 0 || *options.seed > 2147483647) {
-      r.errors.push_back("--seed " + std::to_string(*options.seed) +
-                         ": a seed is between 0 and 2147483647 (2^31-1)");
-      return r;
-    }
-    s.seed = *options.seed;
-    s.seed_given = true;
-    // The validator's note spoke of the scenario's seed; the run uses this one.
-    for (std::string& n : r.notes) {
-      if (n.rfind("seed: ", 0) == 0) n = "seed: " + std::to_string(s.seed) + " (--seed).";
-    }
-  }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.pos.line != b.pos.line ? a.pos.line < b.pos.line : a.pos.column < b.pos.column;
+  });
+  for (const auto& e : all) errors.push_back(e.to_string());
+  if (errors.empty()) errors.push_back(file.string() + ": the scenario did not load");
+}
 
-  // The world's facts.
+// --seed replaces the scenario's seed. False (with the error) when it is out of range.
+bool apply_seed(const PlanOptions& options, scenario::Scenario& s, PlanResult& r) {
+  if (!options.seed) return true;
+  if (*options.seed < 0 || *options.seed > 2147483647) {
+    r.errors.push_back("--seed " + std::to_string(*options.seed) +
+                       ": a seed is between 0 and 2147483647 (2^31-1)");
+    return false;
+  }
+  s.seed = *options.seed;
+  s.seed_given = true;
+  // The validator's note spoke of the scenario's seed; the run uses this one.
+  for (std::string& n : r.notes) {
+    if (n.rfind("seed: ", 0) == 0) n = "seed: " + std::to_string(s.seed) + " (--seed).";
+  }
+  return true;
+}
+
+// The world, loaded for its facts (name, physics step, real-time factor, frames), with the
+// scenario checked against them. Null (with the errors) when it does not load or the scenario
+// names what the world lacks. Its warnings, later ones too, go to r.warnings: r outlives it.
+std::unique_ptr<world::World> load_plan_world(RunPlan& plan, PlanResult& r) {
+  const scenario::Scenario& s = plan.scenario;
   world::WorldOptions wo;
   wo.on_warning = [&r](const std::string& w) { r.warnings.push_back(w); };
   if (!std::filesystem::exists(s.world)) {
     r.errors.push_back(pos_prefix(s, {}, "world") + "the world file " + s.world.string() +
                        " does not exist (a path relative to the scenario's directory)");
-    return r;
+    return nullptr;
   }
   // A FIFO, a device or a huge file would hang or exhaust the loader: refused unread.
-  if (const std::string e = util::check_input_file(s.world, util::kMaxWorldBytes, "the world file");
-      !e.empty()) {
-    r.errors.push_back(pos_prefix(s, {}, "world") + e);
-    return r;
+  if (const Status st = util::check_input_file(s.world, util::kMaxWorldBytes, "the world file");
+      !st.ok()) {
+    r.errors.push_back(pos_prefix(s, {}, "world") + st.message());
+    return nullptr;
   }
   auto loaded = world::World::load(s.world.string(), wo);
   for (const auto& w : loaded.warnings) r.warnings.push_back(w);
   if (!loaded.world) {
     // Named as the scenario's world: key, so the scenario file is named too.
     for (const auto& e : loaded.errors) r.errors.push_back(pos_prefix(s, {}, "world") + e);
-    return r;
+    return nullptr;
   }
   world::World& w = *loaded.world;
   plan.world_name = w.name();
@@ -391,13 +398,22 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
   for (const auto& d : scenario::validate_against_world(s, facts))
     r.errors.push_back(d.to_string());
   // The world's refusals already name unknown frames and models: stop before repeating them.
-  if (!r.errors.empty()) return r;
+  if (!r.errors.empty()) return nullptr;
+  return std::move(loaded.world);
+}
 
-  PlanContext ctx{s, plan.frames};
-  const std::filesystem::path base = std::filesystem::absolute(s.file).parent_path();
-  const std::vector<std::filesystem::path> search = world::model_search_path(options.tool_dir);
+// Where robot models are found: relative to the scenario's folder, then on the search path.
+struct ModelLookup {
+  std::filesystem::path base;
+  std::vector<std::filesystem::path> search;
+};
+
+// Vehicles: placed in the world (a spawn inside an obstacle is refused here, nothing started),
+// each with its robot model and its stack resolved.
+void plan_vehicles(RunPlan& plan, world::World& w, const PlanContext& ctx,
+                   const ModelLookup& lookup, const PlanOptions& options, PlanResult& r) {
+  const scenario::Scenario& s = plan.scenario;
   std::map<std::string, world::RobotModel> models;
-  // Vehicles: placed in the world (a spawn inside an obstacle is refused here, nothing started).
   for (const scenario::Vehicle& sv : s.vehicles) {
     PlannedVehicle pv;
     pv.name = sv.name;
@@ -412,7 +428,9 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     // The robot model, read once per URI (a fleet of one model shares it).
     auto cached = models.find(sv.model);
     if (cached == models.end()) {
-      cached = models.emplace(sv.model, world::load_robot_model(sv.model, base, search)).first;
+      cached =
+          models.emplace(sv.model, world::load_robot_model(sv.model, lookup.base, lookup.search))
+              .first;
       for (const auto& warning : cached->second.warnings) r.warnings.push_back(warning);
     }
     const world::RobotModel& model = cached->second;
@@ -436,110 +454,138 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
     pv.stack = pv.setup.stack.describe();
     plan.vehicles.push_back(pv);
   }
+}
 
-  plan.map = plan_map(s, w, plan.vehicles, r.errors, r.warnings);
-  for (const scenario::GpsDeniedRegion& g : s.gps_denied) {
-    plan.gps_denied.push_back({g.name, world::MapBounds{g.x_min, g.y_min, g.x_max, g.y_max}});
+// navigate_to_pose: its goal resolved in the world.
+void plan_goal(const PlanContext& ctx, const scenario::TimelineEntry& e, PlannedEntry& pe,
+               PlanResult& r) {
+  const auto* goal = e.params.get("goal");
+  if (!goal) return;
+  try {
+    pe.goal = ctx.place(goal->placement, e.path + ".goal");
+    pe.goal_label = placement_label(goal->placement, *pe.goal);
+  } catch (const PlanError& err) {
+    r.errors.push_back(pos_prefix(ctx.scenario, goal->pos, err.path()) + err.what());
   }
+}
 
-  // The timeline.
-  for (const scenario::TimelineEntry& e : s.timeline) {
+// sim.step: the simulated time it advances (steps of the physics step, or a duration).
+void plan_sim_step(const RunPlan& plan, const scenario::TimelineEntry& e, PlannedEntry& pe,
+                   PlanResult& r) {
+  const scenario::Scenario& s = plan.scenario;
+  scenario::SourcePos at = e.pos;
+  std::string field = e.path;
+  if (const auto* n = e.params.get("steps"); n && n->kind == scenario::ParamValue::Kind::kInteger) {
+    at = n->pos;
+    field = e.path + ".steps";
+    const int64_t ps = plan.physics_step.ns();
+    if (ps > 0 && n->integer > (INT64_MAX - 1) / ps) {
+      r.errors.push_back(pos_prefix(s, at, field) + std::to_string(n->integer) + " steps of " +
+                         format_seconds(plan.physics_step) +
+                         " s overflow simulated time (at most about 292 years)");
+    } else {
+      pe.step = plan.physics_step * n->integer;
+    }
+  } else if (const auto* d = e.params.get("duration_s");
+             d && d->kind == scenario::ParamValue::Kind::kDuration) {
+    at = d->pos;
+    field = e.path + ".duration_s";
+    pe.step = d->duration;
+  }
+  // Paced at the target real-time factor, a step longer than the run's wall-clock budget
+  // would only end in a timeout, after writing a recording of all of it: refused here.
+  if (plan.target_rtf > 0 && std::isfinite(plan.target_rtf) && pe.step.ns() > 0) {
+    const double wall_s = to_seconds(pe.step) / plan.target_rtf;
+    if (wall_s > to_seconds(s.time.timeout)) {
+      char rtf[32];
+      std::snprintf(rtf, sizeof rtf, "%g", plan.target_rtf);
+      r.errors.push_back(
+          pos_prefix(s, at, field) + "a step of " + format_seconds(pe.step) +
+          " s at the run's real-time factor " + rtf + " takes " +
+          format_seconds(Duration::from_ns(static_cast<int64_t>(std::min(wall_s, 9.2e9) * 1e9))) +
+          " s of wall time, more than time.timeout_s " + format_seconds(s.time.timeout) +
+          " s: shorten it or raise time.timeout_s");
+    }
+  }
+}
+
+// spawn_model: the robot model of a vehicle shape, and the pose resolved in the world.
+void plan_spawn_model(const PlanContext& ctx, const ModelLookup& lookup,
+                      const scenario::TimelineEntry& e, PlannedEntry& pe, PlanResult& r) {
+  const scenario::Scenario& s = ctx.scenario;
+  if (const auto* shape = e.params.get("shape"); shape && shape->string == "vehicle") {
+    const auto* vm = e.params.get("vehicle_model");
+    const world::RobotModel model = world::load_robot_model(
+        vm ? vm->string : std::string(util::kDefaultRobotModel), lookup.base, lookup.search);
+    for (const auto& warning : model.warnings) r.warnings.push_back(warning);
+    for (const auto& err : model.errors) {
+      r.errors.push_back(pos_prefix(s, vm ? vm->pos : e.pos, e.path + ".vehicle_model") + err);
+    }
+    pe.vehicle_model_file = model.file.string();
+  }
+  if (const auto* p = e.params.get("pose")) {
+    try {
+      pe.pose = ctx.place(p->placement, e.path + ".pose");
+    } catch (const PlanError& err) {
+      r.errors.push_back(pos_prefix(s, p->pos, err.path()) + err.what());
+    }
+  }
+}
+
+// A `when` trigger's signal resolved: the topic or the vehicle the observer must stream for it
+// (added to the timeline's watch), and a distance's target.
+void plan_when(RunPlan& plan, const PlanContext& ctx, const scenario::TimelineEntry& e,
+               PlannedEntry& pe, PlanResult& r) {
+  const scenario::Scenario& s = ctx.scenario;
+  const scenario::Signal& sig = e.when->signal;
+  const std::string veh = sig.vehicle.empty() ? e.vehicle : sig.vehicle;
+  if (!sig.topic.empty()) {
+    pe.when_topic = assertions::topic_of(veh, sig.topic);
+    plan.timeline_watch.values.insert(pe.when_topic);
+    return;
+  }
+  if (sig.metric == "sim_time" || sig.metric == "rtf") return;
+  if (veh.empty()) {
+    r.errors.push_back(pos_prefix(s, e.when->pos, e.path + ".when.vehicle") + "the metric " +
+                       sig.metric +
+                       " is a vehicle's: name the vehicle (when.vehicle or the entry's)");
+  } else {
+    pe.when_vehicle = veh;
+    plan.timeline_watch.poses.insert(veh);
+  }
+  if (sig.target) {
+    try {
+      pe.when_target = ctx.place(*sig.target, e.path + ".when.target");
+    } catch (const PlanError& err) {
+      r.errors.push_back(pos_prefix(s, sig.target->pos, err.path()) + err.what());
+    }
+  }
+}
+
+// The timeline: each entry's action resolved in the world (goals, poses, steps, models) and its
+// `when` trigger's signal.
+void plan_timeline(RunPlan& plan, const PlanContext& ctx, const ModelLookup& lookup,
+                   PlanResult& r) {
+  for (const scenario::TimelineEntry& e : plan.scenario.timeline) {
     PlannedEntry pe;
     pe.entry = &e;
     if (e.action == "navigate_to_pose") {
-      const auto* goal = e.params.get("goal");
-      if (goal) {
-        try {
-          pe.goal = ctx.place(goal->placement, e.path + ".goal");
-          pe.goal_label = placement_label(goal->placement, *pe.goal);
-        } catch (const PlanError& err) {
-          r.errors.push_back(pos_prefix(s, goal->pos, err.path()) + err.what());
-        }
-      }
+      plan_goal(ctx, e, pe, r);
     } else if (e.action == "sim.step") {
-      scenario::SourcePos at = e.pos;
-      std::string field = e.path;
-      if (const auto* n = e.params.get("steps");
-          n && n->kind == scenario::ParamValue::Kind::kInteger) {
-        at = n->pos;
-        field = e.path + ".steps";
-        const int64_t ps = plan.physics_step.ns();
-        if (ps > 0 && n->integer > (INT64_MAX - 1) / ps) {
-          r.errors.push_back(pos_prefix(s, at, field) + std::to_string(n->integer) +
-                             " steps of " + format_seconds(plan.physics_step) +
-                             " s overflow simulated time (at most about 292 years)");
-        } else {
-          pe.step = plan.physics_step * n->integer;
-        }
-      } else if (const auto* d = e.params.get("duration_s");
-                 d && d->kind == scenario::ParamValue::Kind::kDuration) {
-        at = d->pos;
-        field = e.path + ".duration_s";
-        pe.step = d->duration;
-      }
-      // Paced at the target real-time factor, a step longer than the run's wall-clock budget
-      // would only end in a timeout, after writing a recording of all of it: refused here.
-      if (plan.target_rtf > 0 && std::isfinite(plan.target_rtf) && pe.step.ns() > 0) {
-        const double wall_s = to_seconds(pe.step) / plan.target_rtf;
-        if (wall_s > to_seconds(s.time.timeout)) {
-          char rtf[32];
-          std::snprintf(rtf, sizeof rtf, "%g", plan.target_rtf);
-          r.errors.push_back(pos_prefix(s, at, field) + "a step of " + format_seconds(pe.step) +
-                             " s at the run's real-time factor " + rtf + " takes " +
-                             format_seconds(Duration::from_ns(static_cast<int64_t>(
-                                 std::min(wall_s, 9.2e9) * 1e9))) +
-                             " s of wall time, more than time.timeout_s " +
-                             format_seconds(s.time.timeout) +
-                             " s: shorten it or raise time.timeout_s");
-        }
-      }
+      plan_sim_step(plan, e, pe, r);
     } else if (e.action == "spawn_model") {
-      if (const auto* shape = e.params.get("shape"); shape && shape->string == "vehicle") {
-        const auto* vm = e.params.get("vehicle_model");
-        const world::RobotModel model = world::load_robot_model(
-            vm ? vm->string : std::string(util::kDefaultRobotModel), base, search);
-        for (const auto& warning : model.warnings) r.warnings.push_back(warning);
-        for (const auto& err : model.errors) {
-          r.errors.push_back(pos_prefix(s, vm ? vm->pos : e.pos, e.path + ".vehicle_model") + err);
-        }
-        pe.vehicle_model_file = model.file.string();
-      }
-      if (const auto* p = e.params.get("pose")) {
-        try {
-          pe.pose = ctx.place(p->placement, e.path + ".pose");
-        } catch (const PlanError& err) {
-          r.errors.push_back(pos_prefix(s, p->pos, err.path()) + err.what());
-        }
-      }
+      plan_spawn_model(ctx, lookup, e, pe, r);
     }
-    if (e.when) {
-      const scenario::Signal& sig = e.when->signal;
-      const std::string veh = sig.vehicle.empty() ? e.vehicle : sig.vehicle;
-      if (!sig.topic.empty()) {
-        pe.when_topic = assertions::topic_of(veh, sig.topic);
-        plan.timeline_watch.values.insert(pe.when_topic);
-      } else if (sig.metric != "sim_time" && sig.metric != "rtf") {
-        if (veh.empty()) {
-          r.errors.push_back(pos_prefix(s, e.when->pos, e.path + ".when.vehicle") + "the metric " +
-                             sig.metric +
-                             " is a vehicle's: name the vehicle (when.vehicle or the entry's)");
-        } else {
-          pe.when_vehicle = veh;
-          plan.timeline_watch.poses.insert(veh);
-        }
-        if (sig.target) {
-          try {
-            pe.when_target = ctx.place(*sig.target, e.path + ".when.target");
-          } catch (const PlanError& err) {
-            r.errors.push_back(pos_prefix(s, sig.target->pos, err.path()) + err.what());
-          }
-        }
-      }
-    }
+    if (e.when) plan_when(plan, ctx, e, pe, r);
     plan.timeline.push_back(pe);
   }
+}
 
-  // Assertions.
+// Assertions, each planned by its type (a built-in or a plugin's). A type this engine does not
+// evaluate is listed in plan.unsupported; a plugin's, when plugin code is not loaded, only noted.
+void plan_assertions(RunPlan& plan, const assertions::PluginSet& plugins, const PlanContext& ctx,
+                     const PlanOptions& options, PlanResult& r) {
+  const scenario::Scenario& s = plan.scenario;
   plan.assertion_types = plugins.types;
   const AssertionTypes& types = *plan.assertion_types;
   for (const scenario::AssertionSpec& a : s.assertions) {
@@ -564,21 +610,63 @@ PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& option
       r.errors.push_back(pos_prefix(s, a.pos, e.path()) + e.what());
     }
   }
-  // KPI collectors.
-  for (const scenario::KpiSpec& k : s.kpis) {
+}
+
+// KPI collectors, planned from the kpis section.
+void plan_kpis(RunPlan& plan, const PlanContext& ctx, PlanResult& r) {
+  for (const scenario::KpiSpec& k : plan.scenario.kpis) {
     try {
       plan.kpis.push_back(assertions::plan_kpi(k, ctx));
     } catch (const PlanError& e) {
-      r.errors.push_back(pos_prefix(s, k.pos, e.path()) + e.what());
+      r.errors.push_back(pos_prefix(plan.scenario, k.pos, e.path()) + e.what());
     }
   }
-  // outputs.record defaults to true (the scenario part's default is false when the key is
-  // absent, so look at the document itself).
+}
+
+// outputs.record defaults to true (the scenario part's default is false when the key is absent,
+// so look at the document itself).
+void plan_outputs(RunPlan& plan, const PlanOptions& options) {
+  const scenario::Scenario& s = plan.scenario;
   bool record_set = false;  // --set outputs.record=...
   for (const auto& o : options.overrides) record_set = record_set || o.path == "outputs.record";
   plan.record = s.outputs.record || (!record_set && !record_key_given(s.file));
   plan.record_file = s.outputs.record_file;
   plan.record_topics = s.outputs.topics;
+}
+
+}  // namespace
+
+PlanResult plan_run(const std::filesystem::path& file, const PlanOptions& options) {
+  PlanResult r;
+  assertions::PluginSet plugins = load_assertion_plugins(file, options, r.warnings);
+  scenario::LoadOptions load_options;
+  load_options.registry = plugins.registry.get();
+  scenario::ValidationResult v =
+      scenario::load_scenario_file_with(file, options.overrides, load_options);
+  for (const auto& w : v.warnings) r.warnings.push_back(w.to_string());
+  r.notes = v.notes;
+  if (!v.ok()) {
+    report_load_errors(file, v, r.errors);
+    return r;
+  }
+  RunPlan plan;
+  plan.scenario = std::move(*v.scenario);
+  if (!apply_seed(options, plan.scenario, r)) return r;
+  const std::unique_ptr<world::World> w = load_plan_world(plan, r);
+  if (!w) return r;
+
+  const PlanContext ctx{plan.scenario, plan.frames};
+  const ModelLookup lookup{std::filesystem::absolute(plan.scenario.file).parent_path(),
+                           world::model_search_path(options.tool_dir)};
+  plan_vehicles(plan, *w, ctx, lookup, options, r);
+  plan.map = plan_map(plan.scenario, *w, plan.vehicles, r.errors, r.warnings);
+  for (const scenario::GpsDeniedRegion& g : plan.scenario.gps_denied) {
+    plan.gps_denied.push_back({g.name, world::MapBounds{g.x_min, g.y_min, g.x_max, g.y_max}});
+  }
+  plan_timeline(plan, ctx, lookup, r);
+  plan_assertions(plan, plugins, ctx, options, r);
+  plan_kpis(plan, ctx, r);
+  plan_outputs(plan, options);
   if (!r.errors.empty()) return r;
   r.plan = std::move(plan);
   // PlannedEntry points into the scenario: re-seat after the move.

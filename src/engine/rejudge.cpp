@@ -191,9 +191,10 @@ class Rejudging {
     if (!fs::exists(out_.recording)) out_.recording = o_.recording / "recording" / "recording.mcap";
     const fs::path file = o_.recording / "run.json";
     if (fs::exists(fs::symlink_status(file, ec))) {
-      const util::InputFile in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
-      if (!in.ok()) return fail(in.error);
-      live_run_ = json::parse(in.text, nullptr, /*allow_exceptions=*/false);
+      const Result<std::string> in =
+          util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
+      if (!in.ok()) return fail(in.status().message());
+      live_run_ = json::parse(*in, nullptr, /*allow_exceptions=*/false);
     }
     if (live_run_.is_discarded()) live_run_ = json();
     return true;

@@ -457,27 +457,24 @@ Status index_finished_run(const fs::path& index_file, const fs::path& run_dir) {
   return (*idx)->add_run(run_dir);
 }
 
-ReindexResult reindex(const fs::path& runs_dir) {
-  ReindexResult r;
+Result<ReindexSummary> reindex(const fs::path& runs_dir, const OnSkipped& on_skipped) {
+  ReindexSummary r;
+  const auto skip = [&](const std::string& why) {
+    r.skipped.push_back(why);
+    if (on_skipped) on_skipped(why);
+  };
   std::error_code ec;
   if (!fs::is_directory(runs_dir, ec)) {
-    r.error = runs_dir.string() + ": not a directory";
-    return r;
+    return Status(StatusCode::kInvalidArgument, runs_dir.string() + ": not a directory");
   }
   const fs::path target = runs_dir / "index.sqlite";
   const fs::path tmp = runs_dir / ("index.sqlite.reindex-" + std::to_string(::getpid()));
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(tmp.string() + suffix, ec);
   {
     Result<std::unique_ptr<RunIndex>> opened = RunIndex::open(tmp);
-    if (!opened.ok()) {
-      r.error = opened.status().message();
-      return r;
-    }
+    if (!opened.ok()) return opened.status();
     const std::unique_ptr<RunIndex> idx = std::move(opened).value();
-    if (Status s = idx->begin(); !s.ok()) {
-      r.error = s.message();
-      return r;
-    }
+    if (Status s = idx->begin(); !s.ok()) return s;
     std::vector<fs::path> entries;
     for (const auto& e : fs::directory_iterator(runs_dir, ec)) {
       if (e.is_directory(ec)) entries.push_back(e.path());
@@ -487,7 +484,7 @@ ReindexResult reindex(const fs::path& runs_dir) {
       if (const Status s = idx->add_run(d); s.ok()) {
         ++r.runs;
       } else {
-        r.skipped.push_back(s.message());
+        skip(s.message());
       }
     };
     for (const fs::path& d : entries) {
@@ -498,7 +495,7 @@ ReindexResult reindex(const fs::path& runs_dir) {
       if (!fs::exists(d / kSweepPlanFile, ec)) continue;
       const Result<json> read = read_json(d / kSweepPlanFile);
       if (!read.ok()) {
-        r.skipped.push_back(read.status().message());
+        skip(read.status().message());
         continue;
       }
       const json& plan = *read;
@@ -509,10 +506,7 @@ ReindexResult reindex(const fs::path& runs_dir) {
       sw.created_utc = plan.value("created_utc", "");
       sw.points = static_cast<int64_t>(plan.value("points", json::array()).size());
       sw.plan = plan;
-      if (const Status s = idx->add_sweep(sw); !s.ok()) {
-        r.error = s.message();
-        return r;
-      }
+      if (const Status s = idx->add_sweep(sw); !s.ok()) return s;
       ++r.sweeps;
       std::vector<fs::path> points;
       for (const auto& e : fs::directory_iterator(d, ec)) {
@@ -521,18 +515,14 @@ ReindexResult reindex(const fs::path& runs_dir) {
       std::sort(points.begin(), points.end());
       for (const fs::path& p : points) add(p);
     }
-    if (const Status s = idx->commit(); !s.ok()) {
-      r.error = s.message();
-      return r;
-    }
+    if (const Status s = idx->commit(); !s.ok()) return s;
   }
   for (const char* suffix : {"-wal", "-shm", ""}) fs::remove(target.string() + suffix, ec);
   fs::rename(tmp, target, ec);
   if (ec) {
-    r.error = target.string() + ": cannot replace the index: " + ec.message();
-    return r;
+    return Status(StatusCode::kIoError,
+                  target.string() + ": cannot replace the index: " + ec.message());
   }
-  r.ok = true;
   return r;
 }
 

@@ -263,9 +263,10 @@ Status McapReader::open(const std::string& path, McapReaderOptions options) {
   // A FIFO or a device (/dev/zero, /dev/urandom) is refused unread: a recording is a regular file
   // (read in place, never whole, so no size limit).
   util::CheckedFile f(path, util::kNoSizeLimit, "the recording");
-  if (!f.ok()) {
+  if (!f.status().ok()) {
     // Opened but not a regular file: bad input (play exits 2); not there: an I/O error.
-    return {f.fd() >= 0 ? StatusCode::kInvalidArgument : StatusCode::kIoError, f.error()};
+    return {f.fd() >= 0 ? StatusCode::kInvalidArgument : StatusCode::kIoError,
+            f.status().message()};
   }
   const uint64_t size = f.size();
   Status s = open_source(std::make_unique<FileSource>(f.release(), size), std::move(options));

@@ -54,18 +54,17 @@ void for_each_json_line(const Report::Data& d, const fs::path& p, F&& f) {
   std::error_code ec;
   if (!fs::exists(p, ec)) return;
   util::CheckedFile in(p, util::kNoSizeLimit, p.filename().string());
-  if (!in.ok()) {
-    d.warnings.push_back(in.error());
+  if (!in.status().ok()) {
+    d.warnings.push_back(in.status().message());
     return;
   }
   util::LineReader lines(in.fd());
-  std::string line;
-  bool too_long = false;
   size_t garbage = 0;
   int first = 0;
-  while (lines.next(&line, &too_long)) {
-    if (line.empty() && !too_long) continue;
-    json j = too_long ? json(json::value_t::discarded) : json::parse(line, nullptr, false);
+  while (const std::optional<util::LineReader::Line> line = lines.next()) {
+    if (line->text.empty() && !line->too_long) continue;
+    json j =
+        line->too_long ? json(json::value_t::discarded) : json::parse(line->text, nullptr, false);
     if (j.is_discarded()) {
       if (garbage++ == 0) first = lines.line_number();
       continue;
@@ -517,10 +516,10 @@ Report Report::load(const fs::path& run_json_or_dir) {
   std::error_code ec;
   fs::path file = run_json_or_dir;
   if (fs::is_directory(file, ec)) file /= "run.json";
-  const util::InputFile in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
-  if (!in.ok()) throw ReportError(in.error);
+  const Result<std::string> in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
+  if (!in.ok()) throw ReportError(in.status().message());
   try {
-    return from_text_named(in.text, file.parent_path().empty() ? fs::path(".") : file.parent_path(),
+    return from_text_named(*in, file.parent_path().empty() ? fs::path(".") : file.parent_path(),
                            file.string());
   } catch (const ReportError& e) {
     throw ReportError(file.string() + ": " + e.what());

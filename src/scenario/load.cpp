@@ -1119,27 +1119,31 @@ ValidationResult load_scenario_text(std::string_view yaml, std::string file,
 
 ValidationResult load_scenario_file(const std::filesystem::path& path, const LoadOptions& opts) {
   // A FIFO, a device, a directory or a huge file is refused before anything is read.
-  const util::InputFile in = util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
+  const Result<std::string> in =
+      util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
   if (!in.ok()) {
     ValidationResult r;
     std::error_code ec;
-    r.errors.push_back({path.string(), {}, "",
+    r.errors.push_back({path.string(),
+                        {},
+                        "",
                         std::filesystem::exists(std::filesystem::symlink_status(path, ec))
-                            ? in.error
+                            ? in.status().message()
                             : "cannot read the scenario file (does it exist?)"});
     return r;
   }
   std::filesystem::path base = path.parent_path();
   if (base.empty()) base = ".";
-  return load_scenario_text(in.text, path.string(), base, opts);
+  return load_scenario_text(*in, path.string(), base, opts);
 }
 
 std::vector<std::filesystem::path> scenario_plugin_paths(const std::filesystem::path& path) {
   std::vector<std::filesystem::path> out;
   try {
-    const util::InputFile in = util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
+    const Result<std::string> in =
+        util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
     if (!in.ok()) return out;  // the validation reports it
-    const YAML::Node root = YAML::Load(in.text);
+    const YAML::Node root = YAML::Load(*in);
     const YAML::Node plugins = root.IsMap() ? root["plugins"] : YAML::Node();
     if (!plugins || !plugins.IsSequence()) return out;
     std::filesystem::path base = path.parent_path();

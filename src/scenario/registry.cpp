@@ -244,8 +244,9 @@ std::vector<std::string> kStates() { return {"unconfigured", "inactive", "active
 
 // ---- the 16 assertion types -----------------------------------------------------------------
 
-std::vector<TypeSpec> builtin_assertions() {
-  std::vector<TypeSpec> t;
+// What a navigation run checks first: arrival at a pose, an action's time, a topic's rate,
+// contacts, a topic's values.
+void add_core_assertions(std::vector<TypeSpec>& t) {
   t.push_back(
       {"reach_pose",
        "The vehicle's ground-truth pose comes within a tolerance of a target.",
@@ -321,6 +322,10 @@ std::vector<TypeSpec> builtin_assertions() {
                {},
                {},
                ""});
+}
+
+// Where the vehicle drives: a region, the distance to something, the path's shape.
+void add_geometry_assertions(std::vector<TypeSpec>& t) {
   t.push_back({"geofence",
                "The vehicle's ground truth stays inside (or outside) a region of the world.",
                {vehicle(true), region_spec(),
@@ -370,6 +375,10 @@ std::vector<TypeSpec> builtin_assertions() {
        {},
        {},
        ""});
+}
+
+// When things happen: a span of the timeline, the age of messages, the order of events.
+void add_timing_assertions(std::vector<TypeSpec>& t) {
   t.push_back({"mission_time",
                "A span of the timeline completes within a duration.",
                {P("max_s", ParamKind::kDuration, "the span must complete within this long").req(),
@@ -418,6 +427,10 @@ std::vector<TypeSpec> builtin_assertions() {
                {},
                {},
                ""});
+}
+
+// The vehicle's stack as processes and managed nodes: CPU, memory, lifecycle states.
+void add_process_assertions(std::vector<TypeSpec>& t) {
   t.push_back(
       {"resource_usage",
        "A process of the vehicle stays within a CPU and memory footprint.",
@@ -456,6 +469,10 @@ std::vector<TypeSpec> builtin_assertions() {
        {},
        {},
        ""});
+}
+
+// Temporal logic over named signals: always, never, eventually.
+void add_temporal_assertions(std::vector<TypeSpec>& t) {
   ParamSpec signals = map_of("signals",
                              P("signal", ParamKind::kObject, "a topic field or a metric of the run")
                                  .fields(signal_fields())
@@ -488,6 +505,15 @@ std::vector<TypeSpec> builtin_assertions() {
     }
     t.push_back({kind, summary, params, temporal_metrics, {}, {}, {}, ""});
   }
+}
+
+std::vector<TypeSpec> builtin_assertions() {
+  std::vector<TypeSpec> t;
+  add_core_assertions(t);
+  add_geometry_assertions(t);
+  add_timing_assertions(t);
+  add_process_assertions(t);
+  add_temporal_assertions(t);
   return t;
 }
 

@@ -33,10 +33,10 @@ fs::path model_file(const fs::path& dir) {
   std::error_code ec;
   const fs::path config = dir / "model.config";
   if (fs::is_regular_file(config, ec)) {
-    const util::InputFile in =
+    const Result<std::string> in =
         util::read_input_file(config, util::kMaxSmallFileBytes, "model.config");
     tinyxml2::XMLDocument doc;
-    if (in.ok() && doc.Parse(in.text.c_str(), in.text.size()) == tinyxml2::XML_SUCCESS) {
+    if (in.ok() && doc.Parse(in->c_str(), in->size()) == tinyxml2::XML_SUCCESS) {
       const tinyxml2::XMLElement* model = doc.FirstChildElement("model");
       const tinyxml2::XMLElement* sdf = model ? model->FirstChildElement("sdf") : nullptr;
       if (sdf && sdf->GetText()) return dir / sdf->GetText();
@@ -120,15 +120,15 @@ struct Walk {
           chain.front().string() + ": more than " + std::to_string(kMaxFiles) + " included files";
       return;
     }
-    const util::InputFile in = util::read_input_file(
+    const Result<std::string> in = util::read_input_file(
         canon, util::kMaxWorldBytes, chain.empty() ? "the world file" : "an included SDF file");
     if (!in.ok()) {
-      error =
-          chain.empty() ? in.error : in.error + " (included by " + show_chain(chain, canon) + ")";
+      const std::string why = in.status().message();
+      error = chain.empty() ? why : why + " (included by " + show_chain(chain, canon) + ")";
       return;
     }
     tinyxml2::XMLDocument doc;
-    if (doc.Parse(in.text.c_str(), in.text.size()) != tinyxml2::XML_SUCCESS) {
+    if (doc.Parse(in->c_str(), in->size()) != tinyxml2::XML_SUCCESS) {
       done.insert(canon);  // not XML: sdformat says where
       return;
     }

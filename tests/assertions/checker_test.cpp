@@ -65,13 +65,13 @@ TEST(TopicOf, RelativeTopicsAreUnderTheVehicle) {
 TEST(WatchMerge, UnitesSetsAndKeepsTheLongestWindow) {
   Watch a, b;
   a.poses = {"ugv1"};
-  a.rates["/model/ugv1/scan"] = 5.0;
+  a.rates["/model/ugv1/scan"] = seconds(5);
   b.poses = {"ugv2"};
-  b.rates["/model/ugv1/scan"] = 2.0;
-  b.latencies["/model/ugv1/odometry"] = 2.0;
+  b.rates["/model/ugv1/scan"] = seconds(2);
+  b.latencies["/model/ugv1/odometry"] = seconds(2);
   a.merge(b);
   EXPECT_EQ(a.poses, (std::set<std::string>{"ugv1", "ugv2"}));
-  EXPECT_DOUBLE_EQ(a.rates["/model/ugv1/scan"], 5.0);
+  EXPECT_EQ(a.rates["/model/ugv1/scan"], seconds(5));
   EXPECT_EQ(a.latencies.size(), 1u);
 }
 
@@ -82,7 +82,7 @@ TEST(SampleJson, EveryKindHasItsLine) {
   s.vehicle = "ugv1";
   s.topic = "/model/ugv1/scan";
   s.hz = 9.5;
-  s.window_s = 5;
+  s.window = seconds(5);
   s.messages = 48;
   const json j = s.to_json();
   EXPECT_EQ(j["kind"], "rate");
@@ -177,7 +177,7 @@ TEST(WatchWants, ClockIsAFlagAndTheOtherKindsNonEmptySets) {
   EXPECT_FALSE(w.wants(Sample::Kind::kClock));
   EXPECT_FALSE(w.wants(Sample::Kind::kLatency));
   w.clock = true;
-  w.latencies["/odom"] = 2.0;
+  w.latencies["/odom"] = seconds(2);
   EXPECT_TRUE(w.wants(Sample::Kind::kClock));
   EXPECT_TRUE(w.wants(Sample::Kind::kLatency));
   Watch m;

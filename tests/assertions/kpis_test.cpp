@@ -36,7 +36,7 @@ struct Kpis {
     s.sim = at(t);
     s.topic = topic;
     s.hz = hz;
-    s.window_s = 5.0;
+    s.window = seconds(5);
     s.messages = messages;
     c->on_sample(s, at(t));
   }
@@ -46,7 +46,7 @@ struct Kpis {
     s.kind = Sample::Kind::kLatency;
     s.sim = at(t);
     s.topic = topic;
-    s.window_s = 2.0;
+    s.window = seconds(2);
     s.latency = {count, mean, max, 0.0, p95, 0};
     c->on_sample(s, at(t));
   }
@@ -155,7 +155,7 @@ TEST(RateCollector, MeasuresMeanLowestHighestAndMessages) {
   Kpis k(R"(kpis:
   - { name: scan, type: rate, topic: scan, vehicle: ugv1, after_s: 1s }
 )");
-  EXPECT_EQ(k.planned[0].watch.rates.at("/model/ugv1/scan"), 5.0);
+  EXPECT_EQ(k.planned[0].watch.rates.at("/model/ugv1/scan"), seconds(5));
   k.rate(0.5, "/model/ugv1/scan", 1.0, 5);  // before after_s
   k.rate(5.0, "/model/ugv1/scan", 10.0, 50);
   k.rate(6.0, "/model/ugv1/scan", 8.0, 40);
@@ -181,7 +181,7 @@ TEST(LatencyCollector, TakesTheHighestP95AndMaxAndTheWeightedMean) {
   Kpis k(R"(kpis:
   - { name: age, type: latency, topic: odom, vehicle: ugv1 }
 )");
-  EXPECT_EQ(k.planned[0].watch.latencies.at("/model/ugv1/odom"), 2.0);
+  EXPECT_EQ(k.planned[0].watch.latencies.at("/model/ugv1/odom"), seconds(2));
   k.latency(2.0, "/model/ugv1/odom", 100, 10.0, 30.0, 20.0);
   k.latency(3.0, "/model/ugv1/odom", 300, 30.0, 40.0, 35.0);
   k.c->finish(at(4.0));

@@ -22,6 +22,9 @@ inline std::string scenario_with(const std::string& assertions) {
 inline SimTime sim_of(double t) {
   return SimTime::from_ns(static_cast<int64_t>(std::llround(t * 1e9)));
 }
+inline Duration duration_of(double s) {
+  return Duration::from_ns(static_cast<int64_t>(std::llround(s * 1e9)));
+}
 
 // What planning the scenario's assertions says: "" when every one plans, otherwise
 // "<path>: <message>" of the first refusal (validation errors as the loader formats them).
@@ -71,7 +74,7 @@ struct Stream {
     s.sim = sim_of(t);
     s.topic = topic;
     s.hz = hz;
-    s.window_s = window_s;
+    s.window = duration_of(window_s);
     s.messages = messages;
     ev->on_sample(s, sim_of(t));
   }
@@ -81,7 +84,7 @@ struct Stream {
     s.sim = sim_of(t);
     s.topic = topic;
     s.latency = w;
-    s.window_s = window_s;
+    s.window = duration_of(window_s);
     ev->on_sample(s, sim_of(t));
   }
   void lifecycle(double t, const std::string& vehicle, const std::string& node,

@@ -32,7 +32,7 @@ TEST(TopicRate, PlanWatchesTheTopicsRateOverItsWindow) {
   Stream run(kRate);
   const Watch& w = run.plan("scan_rate").watch;
   ASSERT_EQ(w.rates.count(kScan), 1u);
-  EXPECT_DOUBLE_EQ(w.rates.at(kScan), 5.0);
+  EXPECT_EQ(w.rates.at(kScan), seconds(5));
 }
 
 TEST(TopicRate, PassesAtTheEndWhenEveryWindowIsWithinBounds) {
@@ -263,7 +263,7 @@ LatencyWindow window(double p95, double max, double mean, uint64_t count = 20) {
 TEST(MessageLatency, PlanWatchesTheTopicsLatencyOverItsWindow) {
   Stream run(kFresh);
   ASSERT_EQ(run.plan("fresh").watch.latencies.count(kOdom), 1u);
-  EXPECT_DOUBLE_EQ(run.plan("fresh").watch.latencies.at(kOdom), 2.0);
+  EXPECT_EQ(run.plan("fresh").watch.latencies.at(kOdom), seconds(2));
 }
 
 TEST(MessageLatency, FailsAtTheFirstWindowWhoseP95IsOverMaxMs) {

@@ -87,8 +87,8 @@ TEST(Observer, TopicsAreTheUnionOfTheWatch) {
   w.poses = {"ugv1"};
   w.contacts = {"ugv1"};
   w.values = {"/model/ugv1/cmd_vel"};
-  w.rates = {{"/model/ugv1/scan", 5.0}};
-  w.latencies = {{"/model/ugv1/odometry", 2.0}, {"/model/ugv1/scan", 2.0}};
+  w.rates = {{"/model/ugv1/scan", seconds(5)}};
+  w.latencies = {{"/model/ugv1/odometry", seconds(2)}, {"/model/ugv1/scan", seconds(2)}};
   w.lifecycle = {"ugv1"};
   Harness h(w);
   EXPECT_EQ(h.obs->topics(),
@@ -153,7 +153,7 @@ TEST(Observer, EveryMessageOfAWatchedTopicIsAValueSample) {
 
 TEST(Observer, RateIsEmittedOnlyOnceAFullWindowHasPassed) {
   assertions::Watch w;
-  w.rates = {{"/model/ugv1/cmd_vel", 2.0}};
+  w.rates = {{"/model/ugv1/cmd_vel", seconds(2)}};
   Harness h(w);
   for (int ms = 100; ms <= 3000; ms += 100) {  // 10 Hz
     h.obs->on_message(twist(at_ms(ms), 0.1));
@@ -164,14 +164,14 @@ TEST(Observer, RateIsEmittedOnlyOnceAFullWindowHasPassed) {
   EXPECT_EQ(r[0].sim, at_ms(2000));
   EXPECT_EQ(r[0].messages, 20u);
   EXPECT_DOUBLE_EQ(r[0].hz, 10.0);
-  EXPECT_DOUBLE_EQ(r[0].window_s, 2.0);
+  EXPECT_EQ(r[0].window, seconds(2));
   EXPECT_EQ(r[1].sim, at_ms(3000));
   EXPECT_DOUBLE_EQ(r[1].hz, 10.0);
 }
 
 TEST(Observer, RateWindowSlidesWhenMessagesStop) {
   assertions::Watch w;
-  w.rates = {{"/model/ugv1/cmd_vel", 2.0}};
+  w.rates = {{"/model/ugv1/cmd_vel", seconds(2)}};
   Harness h(w);
   for (int ms = 100; ms <= 2000; ms += 100) h.obs->on_message(twist(at_ms(ms), 0.1));
   h.obs->on_tick(at_ms(4000));  // silent from 2 s on
@@ -185,7 +185,7 @@ TEST(Observer, RateWindowSlidesWhenMessagesStop) {
 
 TEST(Observer, LatencyIsTheHeaderStampAgainstTheClockAtReceipt) {
   assertions::Watch w;
-  w.latencies = {{"/model/ugv1/odometry", 2.0}};
+  w.latencies = {{"/model/ugv1/odometry", seconds(2)}};
   Harness h(w);
   // Ages 10, 20, ..., 200 ms over the first second.
   for (int i = 1; i <= 20; ++i) {
@@ -201,12 +201,12 @@ TEST(Observer, LatencyIsTheHeaderStampAgainstTheClockAtReceipt) {
   EXPECT_NEAR(l[0].latency.min_ms, 10.0, 1e-9);
   EXPECT_NEAR(l[0].latency.max_ms, 200.0, 1e-9);
   EXPECT_NEAR(l[0].latency.p95_ms, 190.0, 1e-9);  // nearest rank: the 19th of 20
-  EXPECT_DOUBLE_EQ(l[0].window_s, 2.0);
+  EXPECT_EQ(l[0].window, seconds(2));
 }
 
 TEST(Observer, LatencyWindowForgetsOldMessages) {
   assertions::Watch w;
-  w.latencies = {{"/model/ugv1/odometry", 1.0}};
+  w.latencies = {{"/model/ugv1/odometry", seconds(1)}};
   Harness h(w);
   h.obs->on_message(odometry(at_ms(500), at_ms(200)));    // 300 ms old
   h.obs->on_message(odometry(at_ms(1500), at_ms(1490)));  // 10 ms old
@@ -220,7 +220,7 @@ TEST(Observer, LatencyWindowForgetsOldMessages) {
 
 TEST(Observer, LatencyCanBeNegativeWhenTheStampIsAhead) {
   assertions::Watch w;
-  w.latencies = {{"/model/ugv1/odometry", 1.0}};
+  w.latencies = {{"/model/ugv1/odometry", seconds(1)}};
   Harness h(w);
   h.obs->on_message(odometry(at_ms(500), at_ms(505)));
   h.obs->on_tick(at_ms(1000));
@@ -231,7 +231,7 @@ TEST(Observer, LatencyCanBeNegativeWhenTheStampIsAhead) {
 
 TEST(Observer, LatencyWindowOfUnstampedMessagesSaysSo) {
   assertions::Watch w;
-  w.latencies = {{"/model/ugv1/cmd_vel", 1.0}};
+  w.latencies = {{"/model/ugv1/cmd_vel", seconds(1)}};
   Harness h(w);
   h.obs->on_message(twist(at_ms(300), 0.1));  // a Twist without a header
   h.obs->on_message(twist(at_ms(600), 0.1));
@@ -244,7 +244,7 @@ TEST(Observer, LatencyWindowOfUnstampedMessagesSaysSo) {
 
 TEST(Observer, LatencyCountsUnstampedBesideStampedMessages) {
   assertions::Watch w;
-  w.latencies = {{"/model/ugv1/odometry", 1.0}};
+  w.latencies = {{"/model/ugv1/odometry", seconds(1)}};
   Harness h(w);
   h.obs->on_message(odometry(at_ms(200), at_ms(190)));
   h.obs->on_message(publish("/model/ugv1/odometry", at_ms(400), msgs::kOdometry,
@@ -311,7 +311,7 @@ TEST(Observer, LifecycleIsPolledOnceASecond) {
 TEST(Observer, MetricsCarryTheLastRatePoseAndLifecycleState) {
   assertions::Watch w;
   w.poses = {"ugv1"};
-  w.rates = {{"/model/ugv1/cmd_vel", 1.0}};
+  w.rates = {{"/model/ugv1/cmd_vel", seconds(1)}};
   w.lifecycle = {"ugv1"};
   Harness h(w);
   ignition::msgs::Pose_V v;

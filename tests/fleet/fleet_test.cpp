@@ -300,8 +300,8 @@ TEST(RunIndex, ADamagedFileIsRefusedAndReindexRebuildsIt) {
   EXPECT_FALSE(hook.ok());
   EXPECT_NE(hook.message(), "");
   const auto r = fleet::reindex(d);
-  ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(r.runs, 1u);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->runs, 1u);
   auto idx = fleet::RunIndex::open(d / "index.sqlite");
   ASSERT_TRUE(idx.ok()) << idx.status().message();
   EXPECT_EQ((*idx)->list({}).value().size(), 1u);

@@ -89,7 +89,7 @@ struct Sample {
   // read fields with field_at().
   nlohmann::json message;
   double hz = 0.0;         // kRate: messages per simulated second over the window
-  double window_s = 0.0;   // kRate, kLatency: the window's length (simulated seconds)
+  Duration window;         // kRate, kLatency: the window's length (simulated time)
   uint64_t messages = 0;   // kRate: messages in the window; kValue: messages seen on the topic
   LatencyWindow latency;   // kLatency
   std::string node;        // kLifecycle: the node's name (relative to the vehicle)
@@ -192,8 +192,8 @@ struct Watch {
   std::set<std::string> poses;              // models whose ground-truth pose is streamed (kPose)
   std::set<std::string> contacts;           // vehicles whose contacts are streamed (kContact)
   std::set<std::string> values;             // topics whose messages are decoded (kValue)
-  std::map<std::string, double> rates;      // topic -> window_s (kRate)
-  std::map<std::string, double> latencies;  // topic -> window_s (kLatency)
+  std::map<std::string, Duration> rates;    // topic -> its window (kRate)
+  std::map<std::string, Duration> latencies;  // topic -> its window (kLatency)
   std::set<std::string> lifecycle;          // vehicles whose stack's lifecycle is streamed
   std::set<std::string> resources;          // vehicles whose stack is measured ("" the engine)
   bool clock = false;                       // kClock samples (always streamed, once a second)

@@ -130,17 +130,22 @@ Result<nlohmann::json> read_json_object(const std::filesystem::path& file);
 Status index_finished_run(const std::filesystem::path& index_file,
                           const std::filesystem::path& run_dir);
 
-struct ReindexResult {
-  bool ok = false;
-  std::string error;
+// What a reindex wrote.
+struct ReindexSummary {
   size_t runs = 0;
   size_t sweeps = 0;
   std::vector<std::string> skipped;  // run directories whose run.json does not read, and why
 };
 
+// Called with each skipped run directory (and why) as the reindex meets it, so that a reindex
+// that fails later still says what it skipped before.
+using OnSkipped = std::function<void(const std::string&)>;
+
 // Rebuilds <runs_dir>/index.sqlite from the run directories (runs_dir/<id>/run.json and sweeps'
 // runs_dir/<sweep>/<point>/run.json beside sweep_plan.json): written to a new file, then renamed
-// over the old one, so a corrupt or newer index is replaced whole.
-ReindexResult reindex(const std::filesystem::path& runs_dir);
+// over the old one, so a corrupt or newer index is replaced whole. Not ok when runs_dir is not a
+// directory or the new index cannot be written or put in place.
+Result<ReindexSummary> reindex(const std::filesystem::path& runs_dir,
+                               const OnSkipped& on_skipped = {});
 
 }  // namespace fieldproof::fleet

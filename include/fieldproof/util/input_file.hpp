@@ -4,9 +4,9 @@
 // first bad byte located by line and column). Header-only: the scenario loader, the world front,
 // the recording reader, report, compare, clock and the coordinator all use it.
 //
-//   util::InputFile f = util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
-//   if (!f.ok()) return error(f.error);      // "the scenario 'x.yaml' is a FIFO (named pipe) ..."
-//   if (auto e = util::utf8_error(f.text, path.string()); !e.empty()) return error(e);
+//   Result<std::string> f = util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
+//   if (!f.ok()) return f.status();   // "the scenario 'x.yaml' is a FIFO (named pipe) ..."
+//   if (auto e = util::utf8_error(*f, path.string()); !e.empty()) return error(e);
 #pragma once
 
 #include <fcntl.h>
@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::util {
 
@@ -59,7 +61,7 @@ inline std::string file_kind(mode_t mode) {
   return "not a regular file";
 }
 
-// An open descriptor of a checked input (closed on destruction), or why not.
+// An open descriptor of a checked input (closed on destruction), or why not (status()).
 class CheckedFile {
  public:
   // `what` names the role for messages ("the scenario", "run.json"). Opening never waits (a FIFO
@@ -69,24 +71,28 @@ class CheckedFile {
     fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd_ < 0) {
       const int err = errno;
-      error_ = name + " cannot be opened: " + std::strerror(err);
-      if (err == ENOENT) error_ = name + " does not exist";
+      status_ = err == ENOENT ? Status(StatusCode::kNotFound, name + " does not exist")
+                              : Status(StatusCode::kIoError,
+                                       name + " cannot be opened: " + std::strerror(err));
       return;
     }
     struct stat st {};
     if (::fstat(fd_, &st) != 0) {
-      error_ = name + " cannot be examined: " + std::strerror(errno);
+      status_ = Status(StatusCode::kIoError, name + " cannot be examined: " + std::strerror(errno));
       return;
     }
     if (!S_ISREG(st.st_mode)) {
-      error_ = name + " is " + file_kind(st.st_mode) + ", not a regular file; nothing was read";
+      status_ = Status(StatusCode::kInvalidArgument, name + " is " + file_kind(st.st_mode) +
+                                                         ", not a regular file; nothing was read");
       return;
     }
     size_ = static_cast<uint64_t>(st.st_size);
     max_ = max_bytes;
     if (size_ > max_bytes) {
-      error_ = name + " is " + format_bytes(size_) + ", larger than the " + format_bytes(max_bytes) +
-               " limit for " + std::string(what) + "; nothing was read";
+      status_ = Status(StatusCode::kInvalidArgument, name + " is " + format_bytes(size_) +
+                                                         ", larger than the " +
+                                                         format_bytes(max_bytes) + " limit for " +
+                                                         std::string(what) + "; nothing was read");
       return;
     }
     name_ = name;
@@ -100,8 +106,10 @@ class CheckedFile {
   CheckedFile(const CheckedFile&) = delete;
   CheckedFile& operator=(const CheckedFile&) = delete;
 
-  bool ok() const { return error_.empty(); }
-  const std::string& error() const { return error_; }
+  // Ok when the file is open and within its limit; otherwise why not (kNotFound: it does not
+  // exist; kIoError: it cannot be opened or examined; kInvalidArgument: not a regular file, or too
+  // large). fd() is >= 0 when it was opened, refused or not.
+  const Status& status() const { return status_; }
   int fd() const { return fd_; }
   uint64_t size() const { return size_; }
   // Gives the descriptor away (the caller closes it).
@@ -112,24 +120,23 @@ class CheckedFile {
   }
 
   // Reads the whole file, at most the limit (a file that grows past it, or a /proc file whose
-  // size says 0, is cut off with an error).
-  bool read_all(std::string* out) {
-    out->clear();
-    if (!ok()) return false;
+  // size says 0, is cut off with an error). Not ok when the file was refused (status()).
+  Result<std::string> read_all() {
+    if (!status_.ok()) return status_;
+    std::string out;
     char buf[65536];
     while (true) {
       const ssize_t n = ::read(fd_, buf, sizeof buf);
       if (n < 0) {
         if (errno == EINTR) continue;
-        error_ = name_ + " cannot be read: " + std::strerror(errno);
-        return false;
+        return Status(StatusCode::kIoError, name_ + " cannot be read: " + std::strerror(errno));
       }
-      if (n == 0) return true;
-      if (out->size() + static_cast<uint64_t>(n) > max_) {
-        error_ = name_ + " grew past the " + format_bytes(max_) + " limit while being read";
-        return false;
+      if (n == 0) return out;
+      if (out.size() + static_cast<uint64_t>(n) > max_) {
+        return Status(StatusCode::kInvalidArgument,
+                      name_ + " grew past the " + format_bytes(max_) + " limit while being read");
       }
-      out->append(buf, static_cast<size_t>(n));
+      out.append(buf, static_cast<size_t>(n));
     }
   }
 
@@ -138,54 +145,59 @@ class CheckedFile {
   uint64_t size_ = 0;
   uint64_t max_ = 0;
   std::string name_;
-  std::string error_;
+  Status status_;
 };
 
-// "" when `path` is a regular file of at most max_bytes; otherwise why not (see CheckedFile).
-inline std::string check_input_file(const std::filesystem::path& path, uint64_t max_bytes,
-                                    std::string_view what) {
-  CheckedFile f(path, max_bytes, what);
-  return f.error();
+// Ok when `path` is a regular file of at most max_bytes; otherwise why not (see CheckedFile).
+[[nodiscard]] inline Status check_input_file(const std::filesystem::path& path, uint64_t max_bytes,
+                                             std::string_view what) {
+  const CheckedFile f(path, max_bytes, what);
+  return f.status();
 }
 
-struct InputFile {
-  std::string text;
-  std::string error;  // empty when read
-  bool ok() const { return error.empty(); }
-};
-
-// The whole content of a checked input file.
-inline InputFile read_input_file(const std::filesystem::path& path, uint64_t max_bytes,
-                                 std::string_view what) {
-  InputFile r;
+// The whole content of a checked input file, or why it was not read (see CheckedFile).
+inline Result<std::string> read_input_file(const std::filesystem::path& path, uint64_t max_bytes,
+                                           std::string_view what) {
   CheckedFile f(path, max_bytes, what);
-  if (!f.read_all(&r.text)) {
-    r.error = f.error();
-    r.text.clear();
-  }
-  return r;
+  return f.read_all();
 }
 
 // Lines of an open descriptor (a CheckedFile's), each at most max_line bytes: a longer line is
 // skipped to its end and reported (a 3 GB file without a newline is never held whole).
+//
+//   util::LineReader lines(file.fd());
+//   while (const auto line = lines.next()) {
+//     if (line->too_long) { ...; continue; }
+//     use(line->text);   // valid until the next call
+//   }
 class LineReader {
  public:
+  // A line without its '\n'. too_long: it was longer than max_line, and text is empty. text
+  // points into the reader and stays valid until the next call of next().
+  struct Line {
+    std::string_view text;
+    bool too_long = false;
+  };
+
   explicit LineReader(int fd, size_t max_line = size_t{16} << 20) : fd_(fd), max_line_(max_line) {}
-  // The next line without its '\n'; false at the end (or on a read error). *too_long: the line
-  // was longer than max_line and *line is empty.
-  bool next(std::string* line, bool* too_long) {
-    line->clear();
-    *too_long = false;
+  // The next line; nullopt at the end (or on a read error).
+  std::optional<Line> next() {
+    line_.clear();
+    bool too_long = false;
     bool any = false;
+    const auto done = [&]() -> std::optional<Line> {
+      if (!any) return std::nullopt;
+      return Line{line_, too_long};
+    };
     while (true) {
       if (pos_ == len_) {
-        if (eof_) return any;
+        if (eof_) return done();
         const ssize_t n = ::read(fd_, buf_, sizeof buf_);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
           eof_ = true;
           if (any) ++number_;
-          return any;
+          return done();
         }
         pos_ = 0;
         len_ = static_cast<size_t>(n);
@@ -194,19 +206,19 @@ class LineReader {
       const char* start = buf_ + pos_;
       const void* nl = std::memchr(start, '\n', len_ - pos_);
       const size_t take = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : len_ - pos_;
-      if (!*too_long) {
-        if (line->size() + take > max_line_) {
-          *too_long = true;
-          line->clear();
+      if (!too_long) {
+        if (line_.size() + take > max_line_) {
+          too_long = true;
+          line_.clear();
         } else {
-          line->append(start, take);
+          line_.append(start, take);
         }
       }
       pos_ += take;
       if (nl) {
         ++pos_;
         ++number_;
-        return true;
+        return done();
       }
     }
   }
@@ -216,6 +228,7 @@ class LineReader {
  private:
   int fd_;
   size_t max_line_;
+  std::string line_;
   char buf_[65536];
   size_t pos_ = 0;
   size_t len_ = 0;

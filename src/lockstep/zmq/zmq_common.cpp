@@ -142,10 +142,10 @@ bool is_curve_key(const std::string& key) {
 }
 
 std::vector<std::string> read_authorized_keys(const std::string& path) {
-  const util::InputFile file =
+  const Result<std::string> file =
       util::read_input_file(path, util::kMaxSmallFileBytes, "the authorized keys file");
-  if (!file.ok()) throw TransportError(file.error);
-  std::istringstream in(file.text);
+  if (!file.ok()) throw TransportError(file.status().message());
+  std::istringstream in(*file);
   std::vector<std::string> keys;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
