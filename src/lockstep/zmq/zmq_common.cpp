@@ -24,6 +24,20 @@ void* context() {
 
 void throw_zmq(const std::string& what) { throw TransportError(what + ": " + zmq_strerror(errno)); }
 
+void check(const ZmqStatus& s, const std::string& what) {
+  if (!s.ok()) throw TransportError(what + ": " + zmq_strerror(s.error()));
+}
+
+void check(const ZmqStatus& s) {
+  if (!s.ok()) throw TransportError(s.message());
+}
+
+ZmqSocket open_socket(SocketType type, const std::string& what) {
+  auto s = ZmqSocket::open(ZmqContext::process(), type);
+  check(s.status(), what);
+  return std::move(s).value();
+}
+
 std::string resolve_endpoint(std::string_view endpoint, std::string_view ipc_dir) {
   std::string ep(endpoint);
   if (ep.rfind("ipc://", 0) == 0) {
@@ -90,6 +104,38 @@ void set_max_message_size(void* socket, size_t limit) {
   if (zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &value, sizeof value) != 0) {
     throw_zmq("setting ZMQ_MAXMSGSIZE");
   }
+}
+
+void set_max_message_size(ZmqSocket& socket, size_t limit) {
+  constexpr auto kMax = static_cast<size_t>(INT64_MAX) - kMaxMessageSlack;
+  const auto value = static_cast<int64_t>(std::min(limit, kMax) + kMaxMessageSlack);
+  check(socket.set_int64(ZMQ_MAXMSGSIZE, value, "ZMQ_MAXMSGSIZE"));
+}
+
+namespace {
+
+void check_curve_server_key(const CurveClientKeys& keys) {
+  if (keys.server_public_key.size() != 40) {
+    throw TransportError("the CURVE server public key must be 40 Z85 characters, got " +
+                         std::to_string(keys.server_public_key.size()));
+  }
+}
+
+CurveKeyPair client_pair(const CurveClientKeys& keys) {
+  CurveKeyPair own{keys.client_public_key, keys.client_secret_key};
+  if (own.public_key.empty() || own.secret_key.empty()) own = generate_curve_keypair();
+  return own;
+}
+
+}  // namespace
+
+void apply_client_curve(ZmqSocket& socket, const CurveClientKeys& keys) {
+  if (keys.server_public_key.empty()) return;
+  check_curve_server_key(keys);
+  const CurveKeyPair own = client_pair(keys);
+  check(socket.set_bytes(ZMQ_CURVE_SERVERKEY, keys.server_public_key, "CURVE server key"));
+  check(socket.set_bytes(ZMQ_CURVE_PUBLICKEY, own.public_key, "CURVE public key"));
+  check(socket.set_bytes(ZMQ_CURVE_SECRETKEY, own.secret_key, "CURVE secret key"));
 }
 
 void apply_client_curve(void* socket, const CurveClientKeys& keys) {

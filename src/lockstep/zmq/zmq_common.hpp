@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "fieldproof/lockstep/transport.hpp"
+#include "fieldproof/lockstep/zmq_socket.hpp"
 
 namespace fieldproof::lockstep::zmqd {
 
@@ -17,6 +18,14 @@ void* context();
 
 // Throws TransportError with `what` and zmq_strerror(errno).
 [[noreturn]] void throw_zmq(const std::string& what);
+
+// Throws TransportError "<what>: <zmq_strerror>" when `s` failed (what names the step the way the
+// transports' messages always have, whatever the wrapper called it).
+void check(const ZmqStatus& s, const std::string& what);
+// Throws TransportError with the wrapper's own message ("setting ZMQ_LINGER: ...") when `s` failed.
+void check(const ZmqStatus& s);
+// A socket of `type` on the process-wide context, or throws "<what>: <zmq_strerror>".
+ZmqSocket open_socket(SocketType type, const std::string& what);
 
 // Validates an endpoint and resolves a relative ipc path against `ipc_dir`:
 //   "ipc://coordinator.sock" + "/run/x" -> "ipc:///run/x/coordinator.sock"; "ipc:///abs" as is;
@@ -32,9 +41,11 @@ void set_string(void* socket, int option, const std::string& value, const char* 
 // limit and that is still read and refused with a reason (kOversized).
 inline constexpr size_t kMaxMessageSlack = size_t{64} << 10;
 void set_max_message_size(void* socket, size_t limit);
+void set_max_message_size(ZmqSocket& socket, size_t limit);
 
 // Applies CURVE client settings (server public key; the client's own pair, generated when empty).
 void apply_client_curve(void* socket, const CurveClientKeys& keys);
+void apply_client_curve(ZmqSocket& socket, const CurveClientKeys& keys);
 
 // Whether the environment allows the same-host shared-memory transport: FIELDPROOF_SHM unset,
 // empty or anything but 0/off/no/false (the tests run every ipc case both ways with it).
