@@ -125,6 +125,14 @@ class ZmqMessage {
   alignas(8) unsigned char storage_[64];  // a zmq_msg_t (its size is checked in the .cpp)
 };
 
+// One event of a socket monitor (zmq_socket_monitor's two-frame message): ZMQ_EVENT_* and its
+// value (a file descriptor, an errno or an interval, by event), and the endpoint it concerns.
+struct ZmqMonitorEvent {
+  uint16_t event = 0;
+  uint32_t value = 0;
+  std::string endpoint;
+};
+
 struct SendFlags {
   bool more = false;       // another frame of the same message follows
   bool dont_wait = false;  // fail with would_block() instead of waiting for room
@@ -188,6 +196,10 @@ class ZmqSocket {
   ZmqResult<std::vector<std::string>> recv_multipart(bool dont_wait = false,
                                                      size_t max_frames = SIZE_MAX,
                                                      size_t* frames_seen = nullptr);
+  // On the PAIR socket connected to a monitor() endpoint: the next event, whole (every frame of
+  // it read, so the next call starts at an event). A message too short to hold an event is an
+  // EPROTO failure.
+  ZmqResult<ZmqMonitorEvent> recv_monitor_event(bool dont_wait = false);
 
  private:
   explicit ZmqSocket(void* s) : s_(s) {}

@@ -16,13 +16,21 @@
 
 namespace fieldproof::lockstep::zmqd {
 
-void* context() {
-  void* c = ZmqContext::process().raw();
-  if (c == nullptr) throw_zmq("zmq_ctx_new");
-  return c;
+void throw_zmq(const std::string& what) { throw TransportError(what + ": " + zmq_strerror(errno)); }
+
+void check(const ZmqStatus& s, const std::string& what) {
+  if (!s.ok()) throw TransportError(what + ": " + zmq_strerror(s.error()));
 }
 
-void throw_zmq(const std::string& what) { throw TransportError(what + ": " + zmq_strerror(errno)); }
+void check(const ZmqStatus& s) {
+  if (!s.ok()) throw TransportError(s.message());
+}
+
+ZmqSocket open_socket(SocketType type, const std::string& what) {
+  auto s = ZmqSocket::open(ZmqContext::process(), type);
+  check(s.status(), what);
+  return std::move(s).value();
+}
 
 std::string resolve_endpoint(std::string_view endpoint, std::string_view ipc_dir) {
   std::string ep(endpoint);
@@ -72,41 +80,36 @@ std::string resolve_endpoint(std::string_view endpoint, std::string_view ipc_dir
                        "': unsupported transport; use ipc://PATH or tcp://HOST:PORT");
 }
 
-void set_int(void* socket, int option, int value, const char* name) {
-  if (zmq_setsockopt(socket, option, &value, sizeof value) != 0) {
-    throw_zmq(std::string("setting ") + name);
-  }
-}
-
-void set_string(void* socket, int option, const std::string& value, const char* name) {
-  if (zmq_setsockopt(socket, option, value.data(), value.size()) != 0) {
-    throw_zmq(std::string("setting ") + name);
-  }
-}
-
-void set_max_message_size(void* socket, size_t limit) {
+void set_max_message_size(ZmqSocket& socket, size_t limit) {
   constexpr auto kMax = static_cast<size_t>(INT64_MAX) - kMaxMessageSlack;
   const auto value = static_cast<int64_t>(std::min(limit, kMax) + kMaxMessageSlack);
-  if (zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &value, sizeof value) != 0) {
-    throw_zmq("setting ZMQ_MAXMSGSIZE");
-  }
+  check(socket.set_int64(ZMQ_MAXMSGSIZE, value, "ZMQ_MAXMSGSIZE"));
 }
 
-void apply_client_curve(void* socket, const CurveClientKeys& keys) {
-  if (keys.server_public_key.empty()) return;
+namespace {
+
+void check_curve_server_key(const CurveClientKeys& keys) {
   if (keys.server_public_key.size() != 40) {
     throw TransportError("the CURVE server public key must be 40 Z85 characters, got " +
                          std::to_string(keys.server_public_key.size()));
   }
-  CurveKeyPair own{keys.client_public_key, keys.client_secret_key};
-  if (own.public_key.empty() || own.secret_key.empty()) own = generate_curve_keypair();
-  set_string(socket, ZMQ_CURVE_SERVERKEY, keys.server_public_key, "CURVE server key");
-  set_string(socket, ZMQ_CURVE_PUBLICKEY, own.public_key, "CURVE public key");
-  set_string(socket, ZMQ_CURVE_SECRETKEY, own.secret_key, "CURVE secret key");
 }
 
-bool send_bytes(void* socket, const void* data, size_t size, int flags) {
-  return zmq_send(socket, data, size, flags) >= 0;
+CurveKeyPair client_pair(const CurveClientKeys& keys) {
+  CurveKeyPair own{keys.client_public_key, keys.client_secret_key};
+  if (own.public_key.empty() || own.secret_key.empty()) own = generate_curve_keypair();
+  return own;
+}
+
+}  // namespace
+
+void apply_client_curve(ZmqSocket& socket, const CurveClientKeys& keys) {
+  if (keys.server_public_key.empty()) return;
+  check_curve_server_key(keys);
+  const CurveKeyPair own = client_pair(keys);
+  check(socket.set_bytes(ZMQ_CURVE_SERVERKEY, keys.server_public_key, "CURVE server key"));
+  check(socket.set_bytes(ZMQ_CURVE_PUBLICKEY, own.public_key, "CURVE public key"));
+  check(socket.set_bytes(ZMQ_CURVE_SECRETKEY, own.secret_key, "CURVE secret key"));
 }
 
 }  // namespace fieldproof::lockstep::zmqd

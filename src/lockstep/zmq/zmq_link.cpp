@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -46,19 +47,18 @@ class ZmqLink final : public Link {
     std::string ep = zmqd::resolve_endpoint(endpoint, options.ipc_dir);
     connect_timeout_ = effective_connect_timeout(options);
     connect_deadline_ = wall_() + connect_timeout_;
-    socket_ = zmq_socket(zmqd::context(), ZMQ_DEALER);
-    if (socket_ == nullptr) zmqd::throw_zmq("creating a DEALER socket");
-    try {
-      zmqd::set_int(socket_, ZMQ_LINGER, static_cast<int>(options.linger.ns() / 1'000'000),
-                    "ZMQ_LINGER");
+    // Sockets close by themselves on a throw (RAII): nothing to undo here.
+    socket_ = zmqd::open_socket(SocketType::kDealer, "creating a DEALER socket");
+    {
+      zmqd::check(socket_.set_linger(static_cast<int>(options.linger.ns() / 1'000'000)));
       // Never block a sender (it holds the link's mutex, which a receiver needs to learn that the
       // coordinator is gone): frames queue without limit while the coordinator is not reading.
-      zmqd::set_int(socket_, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
+      zmqd::check(socket_.set_send_high_water_mark(0));
       // No receive high-water mark either: the participant must read every grant anyway, and
       // libzmq 4.3.4 aborts the process (`Assertion failed: !_io_error
       // (src/stream_engine_base.cpp:331)`) when a socket whose input was throttled at the mark
       // restarts input after its connection failed (the Python client's fix, the same here).
-      zmqd::set_int(socket_, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
+      zmqd::check(socket_.set_receive_high_water_mark(0));
       // The decoder refuses larger frames anyway: ZeroMQ need not allocate them.
       zmqd::set_max_message_size(socket_, kDefaultMaxFrameBytes);
       zmqd::apply_client_curve(socket_, options.curve);
@@ -69,29 +69,30 @@ class ZmqLink final : public Link {
         // never below a second: with a 1 ms interval, 10 ms without the coordinator's I/O thread
         // being scheduled (a loaded machine) would drop a healthy connection.
         int ivl = static_cast<int>(std::max<int64_t>(1, options.heartbeat_interval.ns() / 1'000'000));
-        zmqd::set_int(socket_, ZMQ_HEARTBEAT_IVL, ivl, "ZMQ_HEARTBEAT_IVL");
-        zmqd::set_int(socket_, ZMQ_HEARTBEAT_TIMEOUT, std::max(10 * ivl, kMinZmtpHeartbeatTimeoutMs),
-                      "ZMQ_HEARTBEAT_TIMEOUT");
+        zmqd::check(socket_.set_int(ZMQ_HEARTBEAT_IVL, ivl, "ZMQ_HEARTBEAT_IVL"));
+        zmqd::check(socket_.set_int(ZMQ_HEARTBEAT_TIMEOUT,
+                                    std::max(10 * ivl, kMinZmtpHeartbeatTimeoutMs),
+                                    "ZMQ_HEARTBEAT_TIMEOUT"));
       }
       std::string mon = "inproc://fieldproof-link-monitor-" +
                         std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
                         std::to_string(next_monitor_id());
-      if (zmq_socket_monitor(socket_, mon.c_str(),
-                             ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
-        zmqd::throw_zmq("monitoring the link");
-      }
-      monitor_ = zmq_socket(zmqd::context(), ZMQ_PAIR);
-      if (monitor_ == nullptr) zmqd::throw_zmq("creating the link monitor");
-      zmqd::set_int(monitor_, ZMQ_LINGER, 0, "ZMQ_LINGER");
-      if (zmq_connect(monitor_, mon.c_str()) != 0) zmqd::throw_zmq("connecting the link monitor");
-      size_t mlen = sizeof monitor_fd_;
-      if (zmq_getsockopt(monitor_, ZMQ_FD, &monitor_fd_, &mlen) != 0) zmqd::throw_zmq("ZMQ_FD");
+      zmqd::check(
+          socket_.monitor(mon, ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                   ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                   ZMQ_EVENT_HANDSHAKE_FAILED_AUTH),
+          "monitoring the link");
+      monitor_ = zmqd::open_socket(SocketType::kPair, "creating the link monitor");
+      zmqd::check(monitor_.set_linger(0));
+      zmqd::check(monitor_.connect(mon), "connecting the link monitor");
+      ZmqResult<int> mfd = monitor_.fd();
+      zmqd::check(mfd.status(), "ZMQ_FD");
+      monitor_fd_ = *mfd;
       endpoint_ = ep;
-      if (zmq_connect(socket_, ep.c_str()) != 0) zmqd::throw_zmq("connecting to '" + ep + "'");
-      size_t len = sizeof zmq_fd_;
-      if (zmq_getsockopt(socket_, ZMQ_FD, &zmq_fd_, &len) != 0) zmqd::throw_zmq("ZMQ_FD");
+      zmqd::check(socket_.connect(ep), "connecting to '" + ep + "'");
+      ZmqResult<int> sfd = socket_.fd();
+      zmqd::check(sfd.status(), "ZMQ_FD");
+      zmq_fd_ = *sfd;
       wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
       if (wake_fd_ < 0) throw TransportError("eventfd failed");
       if (options.hello) {
@@ -103,12 +104,8 @@ class ZmqLink final : public Link {
           mode_ = Mode::kOffered;
         }
         std::string hello = encode_frame(Hello{kProtocolVersion, std::move(client)});
-        zmqd::send_bytes(socket_, hello.data(), hello.size(), ZMQ_DONTWAIT);
+        (void)socket_.send(hello, {.dont_wait = true});  // fails only with the socket gone
       }
-    } catch (...) {
-      if (monitor_ != nullptr) zmq_close(monitor_);
-      zmq_close(socket_);
-      throw;
     }
     if (options.heartbeat_interval > Duration::zero() && !options.heartbeat_interval.is_infinite()) {
       heartbeat_thread_ = std::thread([this] { heartbeat_loop(); });
@@ -141,8 +138,7 @@ class ZmqLink final : public Link {
       MutexLock lock(mutex_);
       if (mode_ == Mode::kShm) return receive_shm(lock, forever, deadline);
     }
-    zmq_msg_t msg;
-    zmq_msg_init(&msg);
+    ZmqMessage msg;
     while (true) {
       {
         MutexLock lock(mutex_);
@@ -151,21 +147,19 @@ class ZmqLink final : public Link {
           std::string why;
           if (!out_->flush(&why)) ring_failed("the coordinator's ring: " + why);
         }
-        while (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) >= 0) {
-          std::string_view bytes(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
+        while (socket_.recv(msg, /*dont_wait=*/true).ok()) {
+          std::string_view bytes = msg.view();
           DecodeResult r = decode_frame(bytes);
           heard_ = true;
           if (r) {
-            zmq_msg_close(&msg);
             if (const auto* w = std::get_if<Welcome>(&r.frame())) {
               if (w->protocol_version == kProtocolVersion) {
-                zmq_msg_init(&msg);  // the handshake is the link's business
+                // The handshake is the link's business.
                 if (mode_ == Mode::kOffered) {
                   on_offer(w->coordinator);
                 } else if (mode_ == Mode::kSwitching) {
                   // The coordinator's last frame on the socket: the down ring from here on.
                   mode_ = Mode::kShm;
-                  zmq_msg_close(&msg);
                   return receive_shm(lock, forever, deadline);
                 }
                 continue;
@@ -178,10 +172,7 @@ class ZmqLink final : public Link {
             }
             if (const auto* e = std::get_if<Error>(&r.frame());
                 e != nullptr && e->code == ErrorCode::kShutdown) {
-              if (shutdown_delivered_) {
-                zmq_msg_init(&msg);  // closed above; recv needs an initialised message
-                continue;
-              }
+              if (shutdown_delivered_) continue;
               shutdown_delivered_ = true;
             }
             return std::move(r).frame();
@@ -190,21 +181,17 @@ class ZmqLink final : public Link {
           // the participant sees it rather than hanging.
           if (r.error().code == ErrorCode::kVersion) {
             std::optional<uint32_t> v = wire_version(bytes);
-            zmq_msg_close(&msg);
             return Frame{version_mismatch(v.value_or(0))};
           }
-          zmq_msg_close(&msg);
           return Frame{Error{r.error().code, "undecodable frame from the coordinator: " +
                                                  r.error().reason}};
         }
         if (connection_dropped() && !shutdown_delivered_) {
           shutdown_delivered_ = true;
-          zmq_msg_close(&msg);
           return Frame{Error{ErrorCode::kShutdown, drop_reason_}};
         }
         if (!heard_ && !shutdown_delivered_ && wall_() >= connect_deadline_) {
           shutdown_delivered_ = true;
-          zmq_msg_close(&msg);
           return Frame{Error{ErrorCode::kShutdown,
                              "no coordinator answered at " + endpoint_ + " within " +
                                  format_seconds(connect_timeout_) +
@@ -226,7 +213,6 @@ class ZmqLink final : public Link {
         [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
       }
     }
-    zmq_msg_close(&msg);
     return std::nullopt;
   }
 
@@ -237,18 +223,15 @@ class ZmqLink final : public Link {
       closed_ = true;
       flush_to_coordinator();
       if (in_) in_->wake();  // a receive() waiting on the ring (mapped until destruction)
-      zmq_socket_monitor(socket_, nullptr, 0);
-      zmq_close(monitor_);
-      monitor_ = nullptr;
+      (void)socket_.monitor("", 0);  // best effort: the socket closes just below
+      monitor_.close();
       // No lingering once flushed (or given up on): libzmq 4.3.4 aborts the process ("Assertion
       // failed: !_io_error", stream_engine_base.cpp:331) when a socket lingering after zmq_close
       // gets data and the peer's close in one wake (a coordinator ending its run sends an Error
       // to everyone and exits): the engine stops reading and its heartbeat timer then writes on
       // the failed connection.
-      const int no_linger = 0;
-      zmq_setsockopt(socket_, ZMQ_LINGER, &no_linger, sizeof no_linger);
-      zmq_close(socket_);
-      socket_ = nullptr;
+      (void)socket_.set_linger(0);  // cannot fail on an open socket
+      socket_.close();
     }
     {
       MutexLock lock(hb_mutex_);
@@ -268,10 +251,16 @@ class ZmqLink final : public Link {
     kShm,        // every frame through the rings
   };
 
+  // With mutex_ held: one frame on the socket, never blocking (no high-water mark: a frame only
+  // fails to queue when the socket is gone). False when it failed.
+  bool send_dont_wait(std::string_view bytes) FIELDPROOF_REQUIRES(mutex_) {
+    return socket_.send(bytes, {.dont_wait = true}).ok();
+  }
+
   // With mutex_ held: one encoded frame out by the link's current mode.
   void send_locked(std::string bytes) FIELDPROOF_REQUIRES(mutex_) {
     if (mode_ == Mode::kZmq || mode_ == Mode::kOffered) {
-      zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT);
+      send_dont_wait(bytes);
       signal_if_readable();
       return;
     }
@@ -316,7 +305,7 @@ class ZmqLink final : public Link {
     std::string hello = encode_frame(Hello{
         kProtocolVersion, std::string("fieldproof-cpp " FIELDPROOF_LOCKSTEP_VERSION) +
                               std::string(zmqd::kShmSwitch)});
-    zmqd::send_bytes(socket_, hello.data(), hello.size(), ZMQ_DONTWAIT);
+    send_dont_wait(hello);
     signal_if_readable();
     mode_ = Mode::kSwitching;
   }
@@ -398,24 +387,21 @@ class ZmqLink final : public Link {
       return;
     }
     const std::string bytes = encode_frame(Frame{Control{}});  // a status request
-    if (!zmqd::send_bytes(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT)) return;
+    if (!send_dont_wait(bytes)) return;
     const SimTime deadline = wall_() + options_.linger;
-    zmq_msg_t msg;
-    zmq_msg_init(&msg);
+    ZmqMessage msg;
     while (true) {
-      if (zmq_msg_recv(&msg, socket_, ZMQ_DONTWAIT) >= 0) {
-        DecodeResult r = decode_frame(
-            std::string_view(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg)));
+      if (socket_.recv(msg, /*dont_wait=*/true).ok()) {
+        DecodeResult r = decode_frame(msg.view());
         if (r && std::holds_alternative<ControlReply>(r.frame())) break;
         continue;
       }
       const Duration left = deadline - wall_();
       if (left <= Duration::zero()) break;
-      zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
-      zmq_poll(&item, 1,
-               static_cast<long>(std::min<int64_t>(10, (left.ns() + 999'999) / 1'000'000)));
+      // A failed poll (a signal) only shortens this wait: the loop checks the deadline.
+      (void)socket_.poll(ZmqPoll::kIn, static_cast<long>(std::min<int64_t>(
+                                           10, (left.ns() + 999'999) / 1'000'000)));
     }
-    zmq_msg_close(&msg);
   }
 
   // flush_to_coordinator() on the rings: the status request and its reply through them.
@@ -443,9 +429,8 @@ class ZmqLink final : public Link {
   // Called with mutex_ held after a socket operation: if input is ready, the ZMQ_FD edge may be
   // gone, so wake any receiver through the eventfd.
   void signal_if_readable() FIELDPROOF_REQUIRES(mutex_) {
-    int events = 0;
-    size_t len = sizeof events;
-    if (zmq_getsockopt(socket_, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLIN)) {
+    ZmqResult<int> events = socket_.events();
+    if (events.ok() && (*events & ZmqPoll::kIn)) {
       uint64_t one = 1;
       [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
     }
@@ -457,23 +442,12 @@ class ZmqLink final : public Link {
   bool connection_dropped() {
     bool dropped = false;
     while (true) {
-      zmq_msg_t ev;
-      zmq_msg_init(&ev);
-      if (zmq_msg_recv(&ev, monitor_, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&ev);
-        break;
+      ZmqResult<ZmqMonitorEvent> ev = monitor_.recv_monitor_event(/*dont_wait=*/true);
+      if (!ev.ok()) {
+        if (ev.status().error() == EPROTO) continue;  // malformed (never from libzmq): read on
+        break;                                        // nothing more (or the monitor is closed)
       }
-      uint16_t event = 0;
-      if (zmq_msg_size(&ev) >= 2) std::memcpy(&event, zmq_msg_data(&ev), 2);
-      bool more = zmq_msg_more(&ev);
-      zmq_msg_close(&ev);
-      while (more) {
-        zmq_msg_t part;
-        zmq_msg_init(&part);
-        zmq_msg_recv(&part, monitor_, 0);
-        more = zmq_msg_more(&part);
-        zmq_msg_close(&part);
-      }
+      const uint16_t event = ev->event;
       if (event == ZMQ_EVENT_DISCONNECTED) {
         if (drop_reason_.empty()) {
           drop_reason_ = "lost the connection to the coordinator at " + endpoint_;
@@ -551,9 +525,9 @@ class ZmqLink final : public Link {
   ConnectOptions options_;
   WallNow wall_;
   Mutex mutex_;  // guards socket_ and closed_
-  void* socket_ FIELDPROOF_GUARDED_BY(mutex_) = nullptr;
+  ZmqSocket socket_ FIELDPROOF_GUARDED_BY(mutex_);
   bool closed_ FIELDPROOF_GUARDED_BY(mutex_) = false;
-  void* monitor_ = nullptr;  // PAIR receiving the DEALER's DISCONNECTED events
+  ZmqSocket monitor_;  // PAIR receiving the DEALER's DISCONNECTED events
   std::string endpoint_;
   bool dropped_ = false;
   std::string drop_reason_;

@@ -70,7 +70,7 @@ struct ShmPeer {
 enum class HelloState : uint8_t { kNone, kAccepted, kRefused };
 
 struct Peer {
-  void* socket = nullptr;
+  ZmqSocket* socket = nullptr;  // the ROUTER it came on (the server's router_ or control_)
   std::string routing_id;
   int fd = -1;  // the connection's file descriptor (ZMQ_SRCFD), -1 when unknown
   HelloState hello = HelloState::kNone;
@@ -124,8 +124,8 @@ PeerAddress peer_address(int fd) {
 // One monitored ROUTER: its monitor PAIR, what it is bound to (for log lines) and the accepted
 // connections whose security handshake has not ended yet, oldest first.
 struct Monitor {
-  void* pair = nullptr;
-  void* socket = nullptr;
+  ZmqSocket pair;
+  ZmqSocket* socket = nullptr;
   std::string endpoint;
   std::deque<std::pair<int, PeerAddress>> handshaking;
 };
@@ -193,7 +193,7 @@ class CoordinatorServer::Impl {
         control_endpoint_ = bind(control_, options_.control);
       }
       make_monitor(router_, endpoints_.front());
-      if (control_) make_monitor(control_, control_endpoint_);
+      if (control_.valid()) make_monitor(control_, control_endpoint_);
       make_core();
       if (!options_.parent.empty()) make_parent();
     } catch (...) {
@@ -255,7 +255,7 @@ class CoordinatorServer::Impl {
   uint64_t shm_connections() const { return shm_connections_.load(); }
 
   const std::shared_ptr<LocalHub>& hub() const { return hub_; }
-  bool is_child() const { return parent_ != nullptr; }
+  bool is_child() const { return parent_.valid(); }
 
   // ---- local links (hub_->mu held by the caller) ------------------------------------------------
 
@@ -358,65 +358,56 @@ class CoordinatorServer::Impl {
  private:
   // ---- setup ----------------------------------------------------------------------------------
 
-  void* make_router() {
-    void* s = zmq_socket(zmqd::context(), ZMQ_ROUTER);
-    if (s == nullptr) zmqd::throw_zmq("creating a ROUTER socket");
-    sockets_.push_back(s);
-    zmqd::set_int(s, ZMQ_LINGER, 200, "ZMQ_LINGER");
-    zmqd::set_int(s, ZMQ_ROUTER_MANDATORY, 1, "ZMQ_ROUTER_MANDATORY");
+  ZmqSocket make_router() {
+    ZmqSocket s = zmqd::open_socket(SocketType::kRouter, "creating a ROUTER socket");
+    zmqd::check(s.set_linger(200));
+    zmqd::check(s.set_int(ZMQ_ROUTER_MANDATORY, 1, "ZMQ_ROUTER_MANDATORY"));
     // Bounded queues: a send to a full queue fails (ROUTER_MANDATORY) and drops that peer; a full
     // receive queue stops ZeroMQ reading the peer's connection until the server has caught up.
-    zmqd::set_int(s, ZMQ_SNDHWM, options_.send_hwm, "ZMQ_SNDHWM");
-    zmqd::set_int(s, ZMQ_RCVHWM, options_.receive_hwm, "ZMQ_RCVHWM");
+    zmqd::check(s.set_send_high_water_mark(options_.send_hwm));
+    zmqd::check(s.set_receive_high_water_mark(options_.receive_hwm));
     zmqd::set_max_message_size(s, options_.core.max_message_bytes);
     if (!options_.curve_secret_key.empty()) {
-      zmqd::set_int(s, ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER");
-      zmqd::set_string(s, ZMQ_CURVE_SECRETKEY, options_.curve_secret_key, "CURVE secret key");
+      zmqd::check(s.set_int(ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER"));
+      zmqd::check(s.set_bytes(ZMQ_CURVE_SECRETKEY, options_.curve_secret_key, "CURVE secret key"));
     }
-    if (zap_) zmqd::set_string(s, ZMQ_ZAP_DOMAIN, zap_->name(), "ZMQ_ZAP_DOMAIN");
+    if (zap_) zmqd::check(s.set_bytes(ZMQ_ZAP_DOMAIN, zap_->name(), "ZMQ_ZAP_DOMAIN"));
     return s;
   }
 
-  std::string bind(void* socket, const std::string& endpoint) {
+  std::string bind(ZmqSocket& socket, const std::string& endpoint) {
     std::string ep = zmqd::resolve_endpoint(endpoint, options_.ipc_dir);
-    if (zmq_bind(socket, ep.c_str()) != 0) {
-      int err = errno;
+    if (const ZmqStatus b = socket.bind(ep); !b.ok()) {
       std::string hint;
-      if (err == EADDRINUSE) hint = " (address in use: another coordinator?)";
-      if (err == ENOENT) hint = " (does the directory exist?)";
-      throw TransportError("cannot bind '" + ep + "': " + zmq_strerror(err) + hint);
+      if (b.error() == EADDRINUSE) hint = " (address in use: another coordinator?)";
+      if (b.error() == ENOENT) hint = " (does the directory exist?)";
+      throw TransportError("cannot bind '" + ep + "': " + zmq_strerror(b.error()) + hint);
     }
-    char last[512] = {};
-    size_t len = sizeof last;
-    if (zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, last, &len) != 0) return ep;
-    std::string bound(last);
+    ZmqResult<std::string> bound = socket.last_endpoint();
     // A wildcard tcp bind reports 0.0.0.0: that is where it listens, keep it as the user said.
-    return bound.empty() ? ep : bound;
+    return !bound.ok() || bound->empty() ? ep : *bound;
   }
 
   // Accepted / closed connections (liveness: a peer's process died) and security handshake
   // failures (refused peers) of `socket`.
-  void make_monitor(void* socket, const std::string& endpoint) {
+  void make_monitor(ZmqSocket& socket, const std::string& endpoint) {
     // A process-wide counter: a closed socket's monitor endpoint may stay bound for a moment,
     // and a new server can get the old one's address.
     static std::atomic<uint64_t> next_monitor{0};
     std::string addr = "inproc://fieldproof-monitor-" + std::to_string(next_monitor.fetch_add(1));
-    if (zmq_socket_monitor(
-            socket, addr.c_str(),
-            ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
-                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
-      zmqd::throw_zmq("zmq_socket_monitor");
-    }
-    void* m = zmq_socket(zmqd::context(), ZMQ_PAIR);
-    if (m == nullptr) zmqd::throw_zmq("creating the monitor socket");
-    sockets_.push_back(m);
-    zmqd::set_int(m, ZMQ_LINGER, 0, "ZMQ_LINGER");
-    zmqd::set_int(m, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");  // never lose a disconnect event
-    if (zmq_connect(m, addr.c_str()) != 0) zmqd::throw_zmq("connecting the monitor");
+    zmqd::check(socket.monitor(addr, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
+                                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                         ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                         ZMQ_EVENT_HANDSHAKE_FAILED_AUTH),
+                "zmq_socket_monitor");
+    ZmqSocket m = zmqd::open_socket(SocketType::kPair, "creating the monitor socket");
+    zmqd::check(m.set_linger(0));
+    zmqd::check(m.set_receive_high_water_mark(0));  // never lose a disconnect event
+    zmqd::check(m.connect(addr), "connecting the monitor");
     Monitor mon;
-    mon.pair = m;
-    mon.socket = socket;
+    mon.pair = std::move(m);
+    mon.socket = &socket;
     mon.endpoint = endpoint;
     monitors_.push_back(std::move(mon));
   }
@@ -476,16 +467,14 @@ class CoordinatorServer::Impl {
     child_name_ = options_.child_name.empty() ? "cascade-" + std::to_string(::getpid())
                                               : options_.child_name;
     std::string ep = zmqd::resolve_endpoint(options_.parent, options_.ipc_dir);
-    void* s = zmq_socket(zmqd::context(), ZMQ_DEALER);
-    if (s == nullptr) zmqd::throw_zmq("creating the parent DEALER socket");
-    sockets_.push_back(s);
-    zmqd::set_int(s, ZMQ_LINGER, 200, "ZMQ_LINGER");
-    zmqd::set_int(s, ZMQ_SNDHWM, 0, "ZMQ_SNDHWM");
-    zmqd::set_int(s, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM");
+    ZmqSocket s = zmqd::open_socket(SocketType::kDealer, "creating the parent DEALER socket");
+    zmqd::check(s.set_linger(200));
+    zmqd::check(s.set_send_high_water_mark(0));
+    zmqd::check(s.set_receive_high_water_mark(0));
     zmqd::set_max_message_size(s, std::max(options_.core.max_message_bytes, kDefaultMaxFrameBytes));
     zmqd::apply_client_curve(s, options_.parent_connect.curve);
-    if (zmq_connect(s, ep.c_str()) != 0) zmqd::throw_zmq("connecting to the parent '" + ep + "'");
-    parent_ = s;
+    zmqd::check(s.connect(ep), "connecting to the parent '" + ep + "'");
+    parent_ = std::move(s);
     // The handshake goes first: set_upstream() below may already announce.
     send_parent(Frame{Hello{kProtocolVersion, kCoordinatorName}});
     heartbeat_interval_ = options_.parent_connect.heartbeat_interval;
@@ -523,10 +512,10 @@ class CoordinatorServer::Impl {
   }
 
   void send_parent(const Frame& frame) {
-    if (parent_ == nullptr) return;
+    if (!parent_.valid()) return;
     encode_frame_into(frame, parent_out_);
-    if (zmq_send(parent_, parent_out_.data(), parent_out_.size(), ZMQ_DONTWAIT) < 0) {
-      log(std::string("send to the parent failed: ") + zmq_strerror(errno));
+    if (const ZmqStatus s = parent_.send(parent_out_, {.dont_wait = true}); !s.ok()) {
+      log(std::string("send to the parent failed: ") + zmq_strerror(s.error()));
     }
     parent_heartbeat_due_ = wall_() + heartbeat_interval_;
   }
@@ -540,11 +529,10 @@ class CoordinatorServer::Impl {
   }
 
   void drain_parent() {
-    zmq_msg_t msg;
-    zmq_msg_init(&msg);
+    ZmqMessage msg;
     for (int i = 0; i < kMaxBatch; ++i) {
-      if (zmq_msg_recv(&msg, parent_, ZMQ_DONTWAIT) < 0) break;
-      std::string_view bytes(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
+      if (!parent_.recv(msg, /*dont_wait=*/true).ok()) break;
+      std::string_view bytes = msg.view();
       DecodeResult r = decode_frame(bytes);
       if (!r) {
         log("undecodable frame from the parent: " + r.error().reason);
@@ -566,7 +554,6 @@ class CoordinatorServer::Impl {
         }
       }
     }
-    zmq_msg_close(&msg);
   }
 
   void parent_version_mismatch(uint32_t version) {
@@ -577,10 +564,11 @@ class CoordinatorServer::Impl {
   void close_sockets() {
     // Stop the monitors first: the events of the closing sockets would go to monitor sockets
     // that nobody reads any more.
-    for (const Monitor& m : monitors_) zmq_socket_monitor(m.socket, nullptr, 0);
+    for (const Monitor& m : monitors_) (void)m.socket->monitor("", 0);  // best effort
     monitors_.clear();
-    for (void* s : sockets_) zmq_close(s);
-    sockets_.clear();
+    router_.close();
+    control_.close();
+    parent_.close();
   }
 
   // ---- the loop -------------------------------------------------------------------------------
@@ -591,12 +579,12 @@ class CoordinatorServer::Impl {
   }
 
   void run() {
-    std::vector<zmq_pollitem_t> items;
-    items.push_back({router_, 0, ZMQ_POLLIN, 0});
-    if (control_) items.push_back({control_, 0, ZMQ_POLLIN, 0});
-    for (const Monitor& m : monitors_) items.push_back({m.pair, 0, ZMQ_POLLIN, 0});
-    if (parent_) items.push_back({parent_, 0, ZMQ_POLLIN, 0});
-    items.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
+    std::vector<ZmqPollItem> items;
+    items.push_back({&router_, -1, ZmqPoll::kIn, 0});
+    if (control_.valid()) items.push_back({&control_, -1, ZmqPoll::kIn, 0});
+    for (Monitor& m : monitors_) items.push_back({&m.pair, -1, ZmqPoll::kIn, 0});
+    if (parent_.valid()) items.push_back({&parent_, -1, ZmqPoll::kIn, 0});
+    items.push_back({nullptr, wake_fd_, ZmqPoll::kIn, 0});
 
     MutexLock lock(hub_->mu);
     server_thread_ = std::this_thread::get_id();
@@ -608,36 +596,34 @@ class CoordinatorServer::Impl {
         int64_t ms = left <= Duration::zero() ? 0 : (left.ns() + 999'999) / 1'000'000;
         if (ms < timeout_ms) timeout_ms = static_cast<long>(ms);
       }
-      if (parent_) {
+      if (parent_.valid()) {
         Duration left = parent_heartbeat_due_ - wall_();
         int64_t ms = left <= Duration::zero() ? 0 : (left.ns() + 999'999) / 1'000'000;
         if (ms < timeout_ms) timeout_ms = static_cast<long>(ms);
       }
       server_wake_at_ = wall_() + milliseconds(timeout_ms);
       lock.unlock();
-      int rc = zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms);
-      const int poll_errno = errno;
+      const ZmqResult<int> rc = poll_sockets(items, timeout_ms);
       lock.lock();
       server_wake_at_ = SimTime::zero();  // awake: a local thread never needs to wake it
       flush_remote();
-      errno = poll_errno;
-      if (rc < 0 && errno != EINTR) {
-        log(std::string("zmq_poll failed: ") + zmq_strerror(errno));
+      if (!rc.ok() && !rc.status().interrupted()) {
+        log(std::string("zmq_poll failed: ") + zmq_strerror(rc.status().error()));
         break;
       }
-      if (rc > 0) {
+      if (rc.ok() && *rc > 0) {
         // zmq_poll reports ZeroMQ sockets level-triggered (messages pending), so draining only
         // the ready ones loses nothing and saves a syscall per idle socket.
         size_t k = 0;
-        if (items[k++].revents & ZMQ_POLLIN) drain_router(router_, /*control_only=*/false);
-        if (control_ && (items[k++].revents & ZMQ_POLLIN)) {
+        if (items[k++].revents & ZmqPoll::kIn) drain_router(router_, /*control_only=*/false);
+        if (control_.valid() && (items[k++].revents & ZmqPoll::kIn)) {
           drain_router(control_, /*control_only=*/true);
         }
         for (Monitor& m : monitors_) {
-          if (items[k++].revents & ZMQ_POLLIN) drain_monitor(m);
+          if (items[k++].revents & ZmqPoll::kIn) drain_monitor(m);
         }
-        if (parent_ && (items[k++].revents & ZMQ_POLLIN)) drain_parent();
-        if (items.back().revents & ZMQ_POLLIN) {
+        if (parent_.valid() && (items[k++].revents & ZmqPoll::kIn)) drain_parent();
+        if (items.back().revents & ZmqPoll::kIn) {
           drain_wake();
           run_tasks();
         }
@@ -653,7 +639,7 @@ class CoordinatorServer::Impl {
       flush_disconnects();
       next = core_->poll();
       flush_disconnects();
-      if (parent_) parent_heartbeat();
+      if (parent_.valid()) parent_heartbeat();
       flush_refusal_counts();
     }
     shutdown();
@@ -685,33 +671,28 @@ class CoordinatorServer::Impl {
   }
 
   // Handles up to kMaxBatch frames; returns how many it found.
-  int drain_router(void* socket, bool control_only) {
-    zmq_msg_t id;
-    zmq_msg_t body;
-    zmq_msg_init(&id);
-    zmq_msg_init(&body);
+  int drain_router(ZmqSocket& socket, bool control_only) {
+    ZmqMessage id;
+    ZmqMessage body;
     int i = 0;
     for (; i < kMaxBatch; ++i) {
-      if (zmq_msg_recv(&id, socket, ZMQ_DONTWAIT) < 0) break;
-      std::string routing(static_cast<const char*>(zmq_msg_data(&id)), zmq_msg_size(&id));
-      if (!zmq_msg_more(&id)) continue;  // cannot happen with DEALER peers
-      if (zmq_msg_recv(&body, socket, 0) < 0) break;
-      // The connection's descriptor comes with the body (the routing id frame may lack it).
-      const int fd = zmq_msg_get(&body, ZMQ_SRCFD);
+      if (!socket.recv(id, /*dont_wait=*/true).ok()) break;
+      std::string routing(id.view());
+      if (!id.more()) continue;  // cannot happen with DEALER peers
+      if (!socket.recv(body).ok()) break;
+      // The connection's descriptor comes with the body (the routing id frame may lack it). It
+      // is the descriptor when the frame was read from the connection: a frame queued before its
+      // connection closed carries a number the next connection may have now (conn_for).
+      const int fd = body.source_fd();
       // A peer may send extra parts; only the first body part is the frame.
-      bool extra = zmq_msg_more(&body);
-      std::string_view bytes(static_cast<const char*>(zmq_msg_data(&body)), zmq_msg_size(&body));
-      handle_bytes(socket, routing, fd, bytes, control_only, extra);
+      bool extra = body.more();
+      handle_bytes(socket, routing, fd, body.view(), control_only, extra);
       while (extra) {
-        zmq_msg_t skip;
-        zmq_msg_init(&skip);
-        zmq_msg_recv(&skip, socket, 0);
-        extra = zmq_msg_more(&skip);
-        zmq_msg_close(&skip);
+        // The rest of the message is already queued: a blocking read returns at once.
+        if (!socket.recv(id).ok()) break;
+        extra = id.more();
       }
     }
-    zmq_msg_close(&id);
-    zmq_msg_close(&body);
     return i;
   }
 
@@ -732,8 +713,8 @@ class CoordinatorServer::Impl {
     return static_cast<int32_t>(*cb - *ca) > 0;
   }
 
-  ConnId conn_for(void* socket, const std::string& routing, int fd) {
-    auto& ids = socket == router_ ? router_ids_ : control_ids_;
+  ConnId conn_for(ZmqSocket& socket, const std::string& routing, int fd) {
+    auto& ids = &socket == &router_ ? router_ids_ : control_ids_;
     auto it = ids.find(routing);
     if (it != ids.end()) return it->second;
     // A new connection may have the descriptor of one that closed a moment ago, whose close
@@ -748,7 +729,7 @@ class CoordinatorServer::Impl {
     ConnId c = next_conn_++;
     ids.emplace(routing, c);
     Peer peer;
-    peer.socket = socket;
+    peer.socket = &socket;
     peer.routing_id = routing;
     peer.fd = fd;
     if (fd >= 0) peer.host = peer_address(fd).host;
@@ -794,7 +775,7 @@ class CoordinatorServer::Impl {
 
   // One frame of a peer: discarded when the peer was dropped; otherwise served, and the peer
   // dropped once max_refusals_in_row frames in a row were refused (an Error sent back).
-  void handle_bytes(void* socket, const std::string& routing, int fd, std::string_view bytes,
+  void handle_bytes(ZmqSocket& socket, const std::string& routing, int fd, std::string_view bytes,
                     bool control_only, bool extra_parts) {
     handle_conn_bytes(conn_for(socket, routing, fd), bytes, control_only, extra_parts,
                       /*via_ring=*/false);
@@ -830,8 +811,15 @@ class CoordinatorServer::Impl {
     if (p.shm) p.shm->closed.store(true);
     bool shut = false;
     if (p.fd >= 0) {
+      // The connection may have closed and its descriptor gone to a new one still in its
+      // handshake (no frame from it yet, so unknown here): shutting that down would refuse a
+      // healthy peer. libzmq reports the close before the accept that reuses the descriptor, so
+      // with the monitors' events taken first a reused descriptor is no longer this connection's.
+      for (Monitor& m : monitors_) {
+        while (drain_monitor(m) == kMonitorBatch) {
+        }
+      }
       auto f = fd_conn_.find(p.fd);
-      // Only a descriptor still known as this connection's (a closed one may be reused).
       if (f != fd_conn_.end() && f->second == conn) shut = ::shutdown(p.fd, SHUT_RD) == 0;
     }
     const std::string line = "dropped connection " + std::to_string(conn) + " from " + p.host +
@@ -897,7 +885,8 @@ class CoordinatorServer::Impl {
     if (options_.on_announce) {
       if (const auto* a = std::get_if<Announce>(&frame)) options_.on_announce(*a);
     }
-    if (parent_ && (std::holds_alternative<Announce>(frame) || std::holds_alternative<Leave>(frame))) {
+    if (parent_.valid() &&
+        (std::holds_alternative<Announce>(frame) || std::holds_alternative<Leave>(frame))) {
       // The core first (its safe-time hook announces the new local minimum to the parent), then
       // the mirror: when the parent sees a participant's name, the child's announcement already
       // accounts for that participant. Its publishes come in later frames, after the mirror.
@@ -935,7 +924,7 @@ class CoordinatorServer::Impl {
       return;
     }
     if (!via_ring && !peer.shm && ends_with(hello.client, zmqd::kShmOffer) &&
-        peer.socket == router_) {
+        peer.socket == &router_) {
       if (!peer.shm_offered) peer.shm_offered = open_shm(conn, peer);
       if (peer.shm_offered) {
         w.coordinator += std::string(zmqd::kShmAccept) + peer.shm_offered->seg->proc_path() +
@@ -997,7 +986,7 @@ class CoordinatorServer::Impl {
   // (a child's core calls the parent socket, which only the server thread may use) and an ipc
   // connection (a Unix socket: the same kernel).
   std::shared_ptr<ShmPeer> open_shm(ConnId conn, const Peer& peer) {
-    if (!shm_allowed_ || parent_ != nullptr || peer.fd < 0) return nullptr;
+    if (!shm_allowed_ || parent_.valid() || peer.fd < 0) return nullptr;
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
     if (::getsockname(peer.fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0 ||
@@ -1134,17 +1123,17 @@ class CoordinatorServer::Impl {
     if (it == peers_.end()) return;
     if (it->second.dropped) return;
     const Peer& p = it->second;
-    if (zmq_send(p.socket, p.routing_id.data(), p.routing_id.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) <
-            0 ||
-        zmq_send(p.socket, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0) {
-      if (errno == EHOSTUNREACH) {
+    ZmqStatus s = p.socket->send(p.routing_id, {.more = true, .dont_wait = true});
+    if (s.ok()) s = p.socket->send(bytes, {.dont_wait = true});
+    if (!s.ok()) {
+      if (s.error() == EHOSTUNREACH) {
         pending_disconnects_.push_back(conn);
-      } else if (errno == EAGAIN) {
+      } else if (s.would_block()) {
         drop(conn, "its send queue is full (" + std::to_string(options_.send_hwm) +
                        " frames it has not read)");
       } else if (auto l = refusal_log_.admit(refusal_key(conn), wall_(),
                                              "send to connection " + std::to_string(conn) +
-                                                 " failed: " + zmq_strerror(errno))) {
+                                                 " failed: " + zmq_strerror(s.error()))) {
         log(*l);
       }
     }
@@ -1182,12 +1171,12 @@ class CoordinatorServer::Impl {
         if (it == peers_.end()) continue;
         close_shm(it->second);
       }
-      auto& ids = it->second.socket == router_ ? router_ids_ : control_ids_;
+      auto& ids = it->second.socket == &router_ ? router_ids_ : control_ids_;
       ids.erase(it->second.routing_id);
       if (auto f = fd_conn_.find(it->second.fd); f != fd_conn_.end() && f->second == c) {
         fd_conn_.erase(f);
       }
-      bool participant_conn = it->second.socket == router_;
+      bool participant_conn = it->second.socket == &router_;
       peers_.erase(it);
       // No line of its own: every orderly exit closes a connection too (after its Leave). The
       // core logs what matters: the failure of a regulating participant, a dropped follower.
@@ -1199,28 +1188,14 @@ class CoordinatorServer::Impl {
   int drain_monitor(Monitor& m) {
     int i = 0;
     for (; i < kMonitorBatch; ++i) {
-      zmq_msg_t ev;
-      zmq_msg_init(&ev);
-      if (zmq_msg_recv(&ev, m.pair, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&ev);
+      // The endpoint part (the local one for accepted connections) is not needed.
+      ZmqResult<ZmqMonitorEvent> ev = m.pair.recv_monitor_event(/*dont_wait=*/true);
+      if (!ev.ok()) {
+        if (ev.status().error() == EPROTO) continue;  // malformed (never from libzmq): skipped
         break;
       }
-      uint16_t event = 0;
-      uint32_t value = 0;
-      if (zmq_msg_size(&ev) >= 6) {
-        std::memcpy(&event, zmq_msg_data(&ev), 2);
-        std::memcpy(&value, static_cast<const char*>(zmq_msg_data(&ev)) + 2, 4);
-      }
-      bool more = zmq_msg_more(&ev);
-      zmq_msg_close(&ev);
-      while (more) {  // the endpoint part: the local one for accepted connections, not needed
-        zmq_msg_t part;
-        zmq_msg_init(&part);
-        zmq_msg_recv(&part, m.pair, 0);
-        more = zmq_msg_more(&part);
-        zmq_msg_close(&part);
-      }
-      const int fd = static_cast<int>(value);
+      const int fd = static_cast<int>(ev->value);
+      const uint16_t event = ev->event;
       switch (event) {
         case ZMQ_EVENT_ACCEPTED:
           m.handshaking.emplace_back(fd, peer_address(fd));
@@ -1295,7 +1270,7 @@ class CoordinatorServer::Impl {
   void shutdown() FIELDPROOF_REQUIRES(hub_->mu) {
     flush_remote();
     for (auto& [conn, peer] : peers_) {
-      if (peer.socket != router_) continue;
+      if (peer.socket != &router_) continue;
       send_to(conn, Frame{Error{ErrorCode::kShutdown, "the coordinator is shutting down"}});
     }
     for (auto& [conn, q] : locals_) {
@@ -1313,7 +1288,7 @@ class CoordinatorServer::Impl {
     }
     hub_->shut = true;
     if (bell_seg_) shm::bell_ring(bell_seg_->up());  // the reader sees `shut` and ends
-    if (parent_ && !child_name_.empty()) send_parent(Frame{Leave{child_name_, ""}});
+    if (parent_.valid() && !child_name_.empty()) send_parent(Frame{Leave{child_name_, ""}});
     {
       MutexLock lock(tasks_mutex_);
       stopped_ = true;
@@ -1330,11 +1305,12 @@ class CoordinatorServer::Impl {
   ServerOptions options_;
   WallNow wall_;
   std::unique_ptr<CoordinatorCore> core_;
-  std::vector<void*> sockets_;
-  void* router_ = nullptr;
-  void* control_ = nullptr;
+  // Closed by close_sockets() (each also closes itself when the server is destroyed). The peers
+  // and the monitors point at router_ and control_, which never move.
+  ZmqSocket router_;
+  ZmqSocket control_;
   std::vector<Monitor> monitors_;
-  void* parent_ = nullptr;
+  ZmqSocket parent_;
   std::shared_ptr<ZapSink> zap_sink_ = std::make_shared<ZapSink>();
   std::unique_ptr<zmqd::ZapDomain> zap_;
   zmqd::RateLimitedLog refusal_log_{options_.refusal_log_interval};

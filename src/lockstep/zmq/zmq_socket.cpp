@@ -255,6 +255,18 @@ ZmqResult<std::vector<std::string>> ZmqSocket::recv_multipart(bool dont_wait, si
   return frames;
 }
 
+ZmqResult<ZmqMonitorEvent> ZmqSocket::recv_monitor_event(bool dont_wait) {
+  auto frames = recv_multipart(dont_wait, 2);
+  if (!frames.ok()) return frames.status();
+  const std::vector<std::string>& f = *frames;
+  if (f[0].size() < 6) return ZmqStatus::failure("reading a monitor event (too short)", EPROTO);
+  ZmqMonitorEvent e;
+  std::memcpy(&e.event, f[0].data(), sizeof e.event);
+  std::memcpy(&e.value, f[0].data() + 2, sizeof e.value);
+  if (f.size() > 1) e.endpoint = f[1];
+  return e;
+}
+
 ZmqResult<int> poll_sockets(std::span<ZmqPollItem> items, long timeout_ms) {
   zmq_pollitem_t raw[16];
   std::vector<zmq_pollitem_t> many;

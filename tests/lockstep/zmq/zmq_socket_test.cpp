@@ -191,6 +191,54 @@ TEST(ZmqSocket, PollOneSocketTimesOutThenReportsOnlyTheAskedEvents) {
   EXPECT_NE(bad.status().message().find("zmq_poll"), std::string::npos);
 }
 
+TEST(ZmqSocket, MonitorEventsArriveWholeWithTheirEndpoint) {
+  auto ctx = ZmqContext::create();
+  ASSERT_TRUE(ctx.ok());
+  ZmqSocket server = open_or_die(*ctx, SocketType::kRouter);
+  ZmqSocket client = open_or_die(*ctx, SocketType::kDealer);
+  ASSERT_TRUE(server.set_linger(0).ok());
+  ASSERT_TRUE(client.set_linger(0).ok());
+  ASSERT_TRUE(server.bind("tcp://127.0.0.1:*").ok());
+  const std::string ep = *server.last_endpoint();
+  ASSERT_TRUE(
+      client.monitor("inproc://client-monitor", ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED).ok());
+  ZmqSocket mon = open_or_die(*ctx, SocketType::kPair);
+  ASSERT_TRUE(mon.connect("inproc://client-monitor").ok());
+  auto none = mon.recv_monitor_event(/*dont_wait=*/true);
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(none.status().would_block());
+  ASSERT_TRUE(client.connect(ep).ok());
+  auto connected = mon.recv_monitor_event();
+  ASSERT_TRUE(connected.ok()) << connected.status().message();
+  EXPECT_EQ(connected->event, ZMQ_EVENT_CONNECTED);
+  EXPECT_EQ(connected->endpoint, ep);
+  EXPECT_GE(static_cast<int>(connected->value), 0);  // the connection's descriptor
+  server.close();
+  auto dropped = mon.recv_monitor_event();
+  ASSERT_TRUE(dropped.ok()) << dropped.status().message();
+  EXPECT_EQ(dropped->event, ZMQ_EVENT_DISCONNECTED);
+  EXPECT_EQ(dropped->endpoint, ep);
+  // Events stay whole: nothing half-read is left behind.
+  auto after = mon.recv_monitor_event(/*dont_wait=*/true);
+  ASSERT_FALSE(after.ok());
+  EXPECT_TRUE(after.status().would_block());
+  ASSERT_TRUE(client.monitor("", 0).ok());
+}
+
+TEST(ZmqSocket, AMonitorMessageTooShortIsAnError) {
+  auto ctx = ZmqContext::create();
+  ASSERT_TRUE(ctx.ok());
+  ZmqSocket a = open_or_die(*ctx, SocketType::kPair);
+  ZmqSocket b = open_or_die(*ctx, SocketType::kPair);
+  ASSERT_TRUE(a.bind("inproc://short-event").ok());
+  ASSERT_TRUE(b.connect("inproc://short-event").ok());
+  ASSERT_TRUE(b.send_multipart({"abc", "ep"}).ok());
+  auto e = a.recv_monitor_event();
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().error(), EPROTO);
+  EXPECT_NE(e.status().message().find("monitor event"), std::string::npos);
+}
+
 TEST(ZmqSocket, MovesTransferOwnershipAndCloseIsIdempotent) {
   auto ctx = ZmqContext::create();
   ASSERT_TRUE(ctx.ok());
