@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -357,6 +358,75 @@ std::vector<SlurmTaskState> final_task_states(const SlurmOptions& slurm, const s
   return states;
 }
 
+// Submits the sweep's job array with sbatch. Returns the job id, with *argv the command line;
+// "" when sbatch refused it, with *argv's last element replaced by why (exit code, output).
+std::string submit_array(const SlurmOptions& slurm, const std::string& sweep_id,
+                         const std::string& array, const fs::path& sdir, const fs::path& script,
+                         std::vector<std::string>* argv) {
+  *argv = {slurm.sbatch,
+           "--parsable",
+           "--job-name=fieldproof-" + sweep_id,
+           "--array=" + array,
+           "--output=" + (sdir / "task-%A_%a.log").string(),
+           "--chdir=" + sdir.string()};
+  for (const auto& opt : slurm.sbatch_options) argv->push_back(opt);
+  argv->push_back(script.string());
+  const CommandResult sub = run_command(*argv);
+  const std::string job = trim(sub.out.substr(0, sub.out.find(';')));
+  if (sub.exit_code != 0 || job.empty() ||
+      job.find_first_not_of("0123456789") != std::string::npos) {
+    argv->back() = "(exit " + std::to_string(sub.exit_code) + "): " + trim(sub.err + sub.out);
+    return "";
+  }
+  return job;
+}
+
+// Follows the job with squeue until the array has left the queue, with progress from the run
+// directories (tally); an interrupt cancels it (scancel) and waits up to 10 min for it to leave.
+// Returns whether it was cancelled.
+bool follow_job(const SlurmOptions& slurm, const std::string& job, const SweepOptions& options,
+                const std::function<void()>& tally, SweepProgress* progress,
+                std::vector<std::string>* warnings) {
+  SweepProgress& pr = *progress;
+  const WallNow wall = SystemClock::wall_now();
+  const SimTime t0 = wall();
+  const size_t done_before = pr.done;
+  const auto interrupted = [&] { return options.interrupt && options.interrupt->load(); };
+  bool cancelled = false;
+  std::string last_squeue_error;
+  const auto cancel_deadline_s = 600.0;
+  double cancelled_at = 0;
+  for (;;) {
+    const QueueState q = query_queue(slurm, job);
+    const bool gone = q.gone;
+    const size_t running = q.running;
+    if (!q.error.empty()) last_squeue_error = q.error;
+    tally();
+    pr.running = running;
+    const double el = static_cast<double>((wall() - t0).ns()) / 1e9;
+    const size_t ran = pr.done - std::min(pr.done, done_before);
+    pr.rate = el > 0 && ran > 0 ? static_cast<double>(ran) / el : 0;
+    pr.eta_s = pr.rate > 0 ? static_cast<double>(pr.total - pr.done) / pr.rate : 0;
+    if (options.on_progress) options.on_progress(pr);
+    if (gone) break;
+    if (interrupted() && !cancelled) {
+      const CommandResult c = run_command({slurm.scancel, job});
+      if (c.exit_code != 0) warnings->push_back("scancel " + job + ": " + trim(c.err));
+      cancelled = true;
+      cancelled_at = el;
+    }
+    if (cancelled && el - cancelled_at > cancel_deadline_s) {
+      warnings->push_back("job " + job + " was cancelled but is still in the queue after " +
+                          std::to_string(static_cast<int>(cancel_deadline_s)) + " s");
+      break;
+    }
+    pause(cancelled ? std::min(slurm.poll_s, 0.5) : slurm.poll_s,
+          cancelled ? nullptr : options.interrupt);
+  }
+  if (!last_squeue_error.empty()) warnings->push_back("squeue: " + last_squeue_error);
+  return cancelled;
+}
+
 }  // namespace
 
 SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& slurm) {
@@ -421,63 +491,20 @@ SweepOutcome run_sweep_slurm(const SweepOptions& options, const SlurmOptions& sl
   if (!script) return invalid({(sdir / "submit-N.sbatch").string() + ": cannot be written"});
   std::string array = array_ranges(tasks);
   if (slurm.max_running > 0) array += "%" + std::to_string(slurm.max_running);
-  std::vector<std::string> argv = {slurm.sbatch,
-                                   "--parsable",
-                                   "--job-name=fieldproof-" + out.sweep_id,
-                                   "--array=" + array,
-                                   "--output=" + (sdir / "task-%A_%a.log").string(),
-                                   "--chdir=" + sdir.string()};
-  for (const auto& opt : slurm.sbatch_options) argv.push_back(opt);
-  argv.push_back(script->string());
-  const CommandResult sub = run_command(argv);
-  const std::string job = trim(sub.out.substr(0, sub.out.find(';')));
-  if (sub.exit_code != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
-    return invalid({"sbatch refused the sweep's job array (exit " + std::to_string(sub.exit_code) +
-                    "): " + trim(sub.err + sub.out),
-                    "the sweep is planned in " + dir.string() + "; fix the --slurm-opt values "
-                    "and submit it again with --sweep-id " + out.sweep_id + " --resume"});
+  std::vector<std::string> argv;
+  const std::string job = submit_array(slurm, out.sweep_id, array, sdir, *script, &argv);
+  if (job.empty()) {
+    return invalid({"sbatch refused the sweep's job array " + argv.back(),
+                    "the sweep is planned in " + dir.string() +
+                        "; fix the --slurm-opt values "
+                        "and submit it again with --sweep-id " +
+                        out.sweep_id + " --resume"});
   }
   record_submission(sdir, job, array, shards, *script, argv);
   out.warnings.clear();
   out.slurm_job_id = job;
 
-  // Follow: squeue until the array has left the queue; progress from the run directories.
-  const WallNow wall = SystemClock::wall_now();
-  const SimTime t0 = wall();
-  const size_t done_before = pr.done;
-  const auto interrupted = [&] { return options.interrupt && options.interrupt->load(); };
-  bool cancelled = false;
-  std::string last_squeue_error;
-  const auto cancel_deadline_s = 600.0;
-  double cancelled_at = 0;
-  for (;;) {
-    const QueueState q = query_queue(slurm, job);
-    const bool gone = q.gone;
-    const size_t running = q.running;
-    if (!q.error.empty()) last_squeue_error = q.error;
-    tally();
-    pr.running = running;
-    const double el = static_cast<double>((wall() - t0).ns()) / 1e9;
-    const size_t ran = pr.done - std::min(pr.done, done_before);
-    pr.rate = el > 0 && ran > 0 ? static_cast<double>(ran) / el : 0;
-    pr.eta_s = pr.rate > 0 ? static_cast<double>(pr.total - pr.done) / pr.rate : 0;
-    if (options.on_progress) options.on_progress(pr);
-    if (gone) break;
-    if (interrupted() && !cancelled) {
-      const CommandResult c = run_command({slurm.scancel, job});
-      if (c.exit_code != 0) out.warnings.push_back("scancel " + job + ": " + trim(c.err));
-      cancelled = true;
-      cancelled_at = el;
-    }
-    if (cancelled && el - cancelled_at > cancel_deadline_s) {
-      out.warnings.push_back("job " + job + " was cancelled but is still in the queue after " +
-                             std::to_string(static_cast<int>(cancel_deadline_s)) + " s");
-      break;
-    }
-    pause(cancelled ? std::min(slurm.poll_s, 0.5) : slurm.poll_s,
-          cancelled ? nullptr : options.interrupt);
-  }
-  if (!last_squeue_error.empty()) out.warnings.push_back("squeue: " + last_squeue_error);
+  const bool cancelled = follow_job(slurm, job, options, tally, &pr, &out.warnings);
 
   std::string source;
   const std::vector<SlurmTaskState> states = final_task_states(slurm, job, &source);

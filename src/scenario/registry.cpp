@@ -905,7 +905,8 @@ ParamSpec network_section() {
   return network;
 }
 
-ParamSpec make_root() {
+// time: the clock's mode, pace and budgets.
+ParamSpec time_section() {
   ParamSpec time =
       P("time", ParamKind::kObject, "the clock: mode, pace and budgets")
           .fields({P("mode", ParamKind::kEnum,
@@ -940,6 +941,11 @@ ParamSpec make_root() {
                      "the wall-clock budget of the run once every vehicle is ready")
                        .def("10m")
                        .min(0, true)});
+  return time;
+}
+
+// vehicles: each with its model, spawn, stack and parameters.
+ParamSpec vehicles_section() {
   ParamSpec stack =
       P("stack", ParamKind::kObject,
         "the vehicle's software: an in-process plugin or a command run as a process")
@@ -975,6 +981,13 @@ ParamSpec make_root() {
                    map_of("parameters", P("value", ParamKind::kScalar, "a parameter value"),
                           "parameters given to the stack")});
   ParamSpec vehicles = list_of("vehicles", vehicle_item, "the vehicles of the run");
+  vehicles.required = true;
+  vehicles.min_items = 1;
+  return vehicles;
+}
+
+// map: what a stack plans on.
+ParamSpec map_section() {
   ParamSpec map =
       P("map", ParamKind::kObject,
         "the map a stack plans on: its bounds and resolution (the world's extent at 0.05 m when "
@@ -989,32 +1002,11 @@ ParamSpec make_root() {
                    P("resolution", ParamKind::kNumber, "metres per cell")
                        .def("0.05")
                        .min(0, true)});
-  vehicles.required = true;
-  vehicles.min_items = 1;
-  ParamSpec network = network_section();
+  return map;
+}
 
-  ParamSpec entry;
-  entry.name = "entry";
-  entry.kind = ParamKind::kTyped;
-  entry.description = "a timeline entry";
-  entry.discriminator = "action";
-  entry.typed_set = TypedSet::kActions;
-  entry.fields = action_common_fields();
-
-  ParamSpec assertion;
-  assertion.name = "assertion";
-  assertion.kind = ParamKind::kTyped;
-  assertion.description = "an assertion";
-  assertion.discriminator = "type";
-  assertion.typed_set = TypedSet::kAssertions;
-  assertion.fields = assertion_common_fields();
-
-  ParamSpec kpi = assertion;
-  kpi.name = "kpi";
-  kpi.description = "a KPI collector";
-  kpi.typed_set = TypedSet::kKpis;
-  kpi.fields = kpi_common_fields();
-
+// outputs: what the run records.
+ParamSpec outputs_section() {
   ParamSpec outputs =
       P("outputs", ParamKind::kObject, "what the run records")
           .fields({P("record", ParamKind::kBoolOrString,
@@ -1024,7 +1016,11 @@ ParamSpec make_root() {
                    list_of("topics", P("topic", ParamKind::kString, "a topic"),
                            "allow-list of recorded topics; empty records everything")});
 
-  // Where navsat has no fix (issue 14, item 6): rectangles of the world frame.
+  return outputs;
+}
+
+// gps_denied: where navsat has no fix, rectangles of the world frame.
+ParamSpec gps_denied_section() {
   ParamSpec gps_denied = list_of(
       "gps_denied",
       P("region", ParamKind::kObject,
@@ -1037,6 +1033,30 @@ ParamSpec make_root() {
       "regions without satellite navigation: while a vehicle's centre is inside one, its navsat "
       "reports latitude, longitude, altitude and velocities NaN (docs/robots.md)");
 
+  return gps_denied;
+}
+
+// The typed items of the timeline, the assertions and the KPIs: their common fields, and the
+// type's own by their discriminator.
+ParamSpec typed_item(const char* name, const char* description, const char* discriminator,
+                     TypedSet set, std::vector<ParamSpec> common) {
+  ParamSpec item;
+  item.name = name;
+  item.kind = ParamKind::kTyped;
+  item.description = description;
+  item.discriminator = discriminator;
+  item.typed_set = set;
+  item.fields = std::move(common);
+  return item;
+}
+
+ParamSpec make_root() {
+  const ParamSpec entry =
+      typed_item("entry", "a timeline entry", "action", TypedSet::kActions, action_common_fields());
+  const ParamSpec assertion = typed_item("assertion", "an assertion", "type", TypedSet::kAssertions,
+                                         assertion_common_fields());
+  const ParamSpec kpi =
+      typed_item("kpi", "a KPI collector", "type", TypedSet::kKpis, kpi_common_fields());
   return P("scenario", ParamKind::kObject, "a fieldproof scenario")
       .fields({P("name", ParamKind::kString, "the scenario's name").req(),
                P("description", ParamKind::kString, "free text"),
@@ -1046,12 +1066,13 @@ ParamSpec make_root() {
                  "the run's random numbers; 0 when absent (and the record says so)")
                    .min(0)
                    .max(static_cast<double>(kMaxSeed)),
-               time, map, vehicles, network, list_of("timeline", entry, "what happens, and when"),
+               time_section(), map_section(), vehicles_section(), network_section(),
+               list_of("timeline", entry, "what happens, and when"),
                list_of("assertions", assertion, "what must hold"),
-               list_of("kpis", kpi, "what is measured without judging"), outputs,
+               list_of("kpis", kpi, "what is measured without judging"), outputs_section(),
                list_of("plugins", P("path", ParamKind::kString, "a shared library"),
                        "assertion plugin libraries, relative to the scenario file"),
-               gps_denied});
+               gps_denied_section()});
 }
 
 }  // namespace
