@@ -507,7 +507,9 @@ class Reader {
            file.find("diff_drive") != std::string::npos;
   }
 
-  void read_drive(const tinyxml2::XMLElement* model) {
+  // The model's one DiffDrive plugin (on the model or a link); every other plugin is warned as
+  // left out, a second drive is an error, and none is an error naming what is needed.
+  const tinyxml2::XMLElement* find_drive(const tinyxml2::XMLElement* model) {
     const tinyxml2::XMLElement* drive = nullptr;
     std::vector<const tinyxml2::XMLElement*> plugins;
     for (const auto* p = model->FirstChildElement("plugin"); p;
@@ -540,8 +542,14 @@ class Reader {
             "model '" + out_->name +
                 "' has no drive: it needs a DiffDrive system plugin (<plugin "
                 "filename=\"gz-sim-diff-drive-system\" name=\"gz::sim::systems::DiffDrive\">)");
-      return;
+      return nullptr;
     }
+    return drive;
+  }
+
+  void read_drive(const tinyxml2::XMLElement* model) {
+    const tinyxml2::XMLElement* drive = find_drive(model);
+    if (!drive) return;
     VehicleParams& v = out_->params;
     const std::string what = "the DiffDrive plugin";
     out_->wheel_separation = number(drive, "wheel_separation", 1.0, what);
@@ -554,49 +562,62 @@ class Reader {
       error(drive->FirstChildElement("wheel_radius"),
             "<wheel_radius> of " + what + " must be > 0 (m)");
     }
-    // Limits: the world's drive is symmetric (|v| <= max); an asymmetric pair is warned.
-    const auto limit = [&](const char* max_name, const char* min_name, const char* legacy,
-                           bool required, double* out) {
-      bool given = false;
-      double max_v = number(drive, max_name, kInf, what, &given);
-      const tinyxml2::XMLElement* at_el = drive->FirstChildElement(max_name);
-      if (!given && legacy) {
-        max_v = number(drive, legacy, kInf, what, &given);
-        at_el = drive->FirstChildElement(legacy);
+    read_limit(drive, "max_linear_velocity", "min_linear_velocity", "max_velocity", true,
+               &v.max_linear);
+    read_limit(drive, "max_angular_velocity", "min_angular_velocity", nullptr, true,
+               &v.max_angular);
+    read_limit(drive, "max_linear_acceleration", "min_linear_acceleration", "max_acceleration",
+               false, &v.max_linear_accel);
+    read_limit(drive, "max_angular_acceleration", "min_angular_acceleration", nullptr, false,
+               &v.max_angular_accel);
+    read_odometry(drive);
+    warn_unsimulated(drive);
+  }
+
+  // A limit of the drive: the world's drive is symmetric (|v| <= max); an asymmetric pair is
+  // warned, a missing required one is an error.
+  void read_limit(const tinyxml2::XMLElement* drive, const char* max_name, const char* min_name,
+                  const char* legacy, bool required, double* out) {
+    const std::string what = "the DiffDrive plugin";
+    bool given = false;
+    double max_v = number(drive, max_name, kInf, what, &given);
+    const tinyxml2::XMLElement* at_el = drive->FirstChildElement(max_name);
+    if (!given && legacy) {
+      max_v = number(drive, legacy, kInf, what, &given);
+      at_el = drive->FirstChildElement(legacy);
+    }
+    bool min_given = false;
+    const double min_v = number(drive, min_name, -max_v, what, &min_given);
+    if (!given && min_given) {
+      max_v = -min_v;
+      at_el = drive->FirstChildElement(min_name);
+      given = true;
+    }
+    if (!given) {
+      if (required) {
+        error(drive, std::string("<") + max_name + "> of " + what +
+                         " is needed: the world limits the drive to it");
       }
-      bool min_given = false;
-      const double min_v = number(drive, min_name, -max_v, what, &min_given);
-      if (!given && min_given) {
-        max_v = -min_v;
-        at_el = drive->FirstChildElement(min_name);
-        given = true;
-      }
-      if (!given) {
-        if (required) {
-          error(drive, std::string("<") + max_name + "> of " + what +
-                           " is needed: the world limits the drive to it");
-        }
-        *out = kInf;
-        return;
-      }
-      if (!(max_v > 0)) {
-        error(at_el, std::string("<") + max_name + "> of " + what + " must be > 0");
-        return;
-      }
-      if (min_given && min_v != -max_v) {
-        warn(drive->FirstChildElement(min_name), std::string("<") + min_name + "> " +
-                                                     text_of(drive->FirstChildElement(min_name)) +
-                                                     " is left out: the drive is limited to +/-" +
-                                                     text_of(at_el) + " (<" + max_name + ">)");
-      }
-      *out = max_v;
-    };
-    limit("max_linear_velocity", "min_linear_velocity", "max_velocity", true, &v.max_linear);
-    limit("max_angular_velocity", "min_angular_velocity", nullptr, true, &v.max_angular);
-    limit("max_linear_acceleration", "min_linear_acceleration", "max_acceleration", false,
-          &v.max_linear_accel);
-    limit("max_angular_acceleration", "min_angular_acceleration", nullptr, false,
-          &v.max_angular_accel);
+      *out = kInf;
+      return;
+    }
+    if (!(max_v > 0)) {
+      error(at_el, std::string("<") + max_name + "> of " + what + " must be > 0");
+      return;
+    }
+    if (min_given && min_v != -max_v) {
+      warn(drive->FirstChildElement(min_name), std::string("<") + min_name + "> " +
+                                                   text_of(drive->FirstChildElement(min_name)) +
+                                                   " is left out: the drive is limited to +/-" +
+                                                   text_of(at_el) + " (<" + max_name + ">)");
+    }
+    *out = max_v;
+  }
+
+  // The odometry's rate, frames and noise.
+  void read_odometry(const tinyxml2::XMLElement* drive) {
+    VehicleParams& v = out_->params;
+    const std::string what = "the DiffDrive plugin";
     bool given = false;
     const double hz = number(drive, "odom_publish_frequency", 50.0, what, &given);
     if (!(hz > 0) || 1e9 / hz < 1.0) {
@@ -617,6 +638,11 @@ class Reader {
                      v.odometry_linear_scale_stddev, v.odometry_angular_scale_stddev}) {
       if (x < 0) error(noise, nw + " values must be >= 0");
     }
+  }
+
+  // The drive's elements the world does not simulate, each warned.
+  void warn_unsimulated(const tinyxml2::XMLElement* drive) {
+    const std::string what = "the DiffDrive plugin";
     static const char* const kKnown[] = {"wheel_separation",
                                          "wheel_radius",
                                          "max_linear_velocity",
