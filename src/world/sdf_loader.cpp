@@ -794,34 +794,19 @@ double normalize_angle(double a) {
 
 namespace {
 
-SdfOutcome parse_sdf(const std::string& source, const std::string* text, double plane_z_min,
-                     double plane_z_max, size_t plain_threshold) {
-  SdfOutcome out;
-  const std::string xml = xml_error(source, text);
-  if (!xml.empty()) {
-    out.errors.push_back(xml);
-    return out;
-  }
-  // Errors come back as values; sdformat's own console printing would duplicate them on stderr.
-  sdf::Console::Instance()->SetQuiet(true);
-  sdf::Root root;
-  std::vector<PlainModel> plain;
-  std::optional<std::string> rest;
-  if (plain_threshold > 0) {
-    if (text) {
-      rest = split_plain_models(*text, plain_threshold, &plain);
-    } else {
-      std::ifstream in(source, std::ios::binary);
-      std::ostringstream whole;
-      whole << in.rdbuf();
-      rest = split_plain_models(whole.str(), plain_threshold, &plain);
-    }
-  }
-  std::set<std::string> missing_fuel;
-  const sdf::ParserConfig config = parser_config(&missing_fuel);
-  const sdf::Errors errs = rest   ? root.LoadSdfString(*rest, config)
-                           : text ? root.LoadSdfString(*text, config)
-                                  : root.Load(source, config);
+// The whole of a file (empty when it cannot be read: sdformat has said why by then).
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream whole;
+  whole << in.rdbuf();
+  return whole.str();
+}
+
+// sdformat's errors as fieldproof states them: a sensor type it does not know, with the file,
+// line and sensor name; a Fuel URI not available offline, once, with how to make it available.
+void report_load_errors(const std::string& source, const std::string* text, const sdf::Errors& errs,
+                        const std::set<std::string>& missing_fuel, SdfOutcome* outcome) {
+  SdfOutcome& out = *outcome;
   bool sensor_type_error = false;
   for (const auto& e : errs) {
     if (e.Message().find("provided sensor type is missing or invalid") != std::string::npos) {
@@ -839,15 +824,7 @@ SdfOutcome parse_sdf(const std::string& source, const std::string* text, double 
     out.errors.push_back(std::move(m));
   }
   if (sensor_type_error || !missing_fuel.empty()) {
-    std::string whole;
-    if (text) {
-      whole = *text;
-    } else {
-      std::ifstream in(source, std::ios::binary);
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      whole = ss.str();
-    }
+    const std::string whole = text ? *text : file_text(source);
     for (const auto& uri : missing_fuel) {
       std::vector<std::string> at = include_locations(source, whole, uri);
       if (at.empty()) at.push_back(source + ": (an included model) ");
@@ -864,12 +841,12 @@ SdfOutcome parse_sdf(const std::string& source, const std::string* text, double 
       for (auto& b : bad) out.errors.push_back(std::move(b));
     }
   }
-  if (!out.errors.empty()) return out;
-  if (root.WorldCount() == 0) {
-    out.errors.push_back(source + ": no <world> in the file (fieldproof needs a world file)");
-    return out;
-  }
-  const sdf::World& w = *root.WorldByIndex(0);
+}
+
+// The world's name, physics step and real-time factor, and its spherical coordinates; false
+// (with the error) when the physics cannot be simulated.
+bool read_world_physics(const std::string& source, const sdf::World& w, SdfOutcome* outcome) {
+  SdfOutcome& out = *outcome;
   out.world.name = w.Name();
   const sdf::Physics* physics = w.PhysicsDefault();
   const double step_s = physics ? physics->MaxStepSize() : 0.001;
@@ -878,18 +855,18 @@ SdfOutcome parse_sdf(const std::string& source, const std::string* text, double 
     out.errors.push_back(source +
                          ": <physics><max_step_size> must be above 0 and below 10 s, got " +
                          std::to_string(step_s));
-    return out;
+    return false;
   }
   out.world.step = Duration::from_ns(std::llround(step_s * 1e9));
   if (out.world.step.ns() <= 0) {
     out.errors.push_back(source + ": <physics><max_step_size> is below 1 ns");
-    return out;
+    return false;
   }
   if (!std::isfinite(rtf) || rtf < 0) {
     out.errors.push_back(source +
                          ": <physics><real_time_factor> must be 0 (as fast as possible) or a "
                          "positive number, got " + std::to_string(rtf));
-    return out;
+    return false;
   }
   // 0 in Gazebo means "as fast as possible".
   out.world.real_time_factor = rtf > 0 ? rtf : std::numeric_limits<double>::infinity();
@@ -900,6 +877,14 @@ SdfOutcome parse_sdf(const std::string& source, const std::string* text, double 
     out.world.spherical.heading_rad = sc->HeadingOffset().Radian();
   }
 
+  return true;
+}
+
+// The world's frames and models (each model's shapes through the walker), then the plain models
+// split off before sdformat's parse.
+void walk_world(const sdf::World& w, const std::vector<PlainModel>& plain, double plane_z_min,
+                double plane_z_max, const std::string& source, SdfOutcome* outcome) {
+  SdfOutcome& out = *outcome;
   Walker walker{plane_z_min, plane_z_max, &out, source, 0};
   for (uint64_t fi = 0; fi < w.FrameCount(); ++fi) {
     const sdf::Frame* f = w.FrameByIndex(fi);
@@ -930,6 +915,38 @@ SdfOutcome parse_sdf(const std::string& source, const std::string* text, double 
     walker.model(*m, p, "");
   }
   for (const PlainModel& m : plain) walker.plain(m);
+}
+
+SdfOutcome parse_sdf(const std::string& source, const std::string* text, double plane_z_min,
+                     double plane_z_max, size_t plain_threshold) {
+  SdfOutcome out;
+  const std::string xml = xml_error(source, text);
+  if (!xml.empty()) {
+    out.errors.push_back(xml);
+    return out;
+  }
+  // Errors come back as values; sdformat's own console printing would duplicate them on stderr.
+  sdf::Console::Instance()->SetQuiet(true);
+  sdf::Root root;
+  std::vector<PlainModel> plain;
+  std::optional<std::string> rest;
+  if (plain_threshold > 0) {
+    rest = split_plain_models(text ? *text : file_text(source), plain_threshold, &plain);
+  }
+  std::set<std::string> missing_fuel;
+  const sdf::ParserConfig config = parser_config(&missing_fuel);
+  const sdf::Errors errs = rest   ? root.LoadSdfString(*rest, config)
+                           : text ? root.LoadSdfString(*text, config)
+                                  : root.Load(source, config);
+  report_load_errors(source, text, errs, missing_fuel, &out);
+  if (!out.errors.empty()) return out;
+  if (root.WorldCount() == 0) {
+    out.errors.push_back(source + ": no <world> in the file (fieldproof needs a world file)");
+    return out;
+  }
+  const sdf::World& w = *root.WorldByIndex(0);
+  if (!read_world_physics(source, w, &out)) return out;
+  walk_world(w, plain, plane_z_min, plane_z_max, source, &out);
   return out;
 }
 
