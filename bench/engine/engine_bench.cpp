@@ -3,8 +3,8 @@
 // the floor measured in the same run: the world alone (no stack; its sensor, pose and contact
 // topics delivered to the engine), unpaced, through the same session for the same simulated time.
 // And the engine's peak RSS (getrusage ru_maxrss of the in-process run). Each case runs in a child
-// process of its own (its RSS is its own); --repeat K keeps the fastest. Targets (issue 5): <= 2 s
-// in-process, <= 10 s as a process, peak RSS <= 150 MB; issue 17: the process run at most 2x the
+// process of its own (its RSS is its own); --repeat K keeps the fastest. Targets: <= 2 s
+// in-process, <= 10 s as a process, peak RSS <= 150 MB; the process run at most 2x the
 // in-process run (`run_lockstep_process_vs_inprocess`). Usage: engine_bench [--repeat K]
 // [--seconds S] [--only floor|inprocess|process|process_zmq] (--only: that case alone, for a
 // profiler: prints its wall time, no BENCH line). The process run uses what a stack process gets

@@ -1,11 +1,12 @@
-// The coordinator under a flood (issue 19, item 1): a `fieldproof coordinator` process on tcp,
+// The coordinator under a flood: a `fieldproof coordinator` process on tcp,
 // one well-behaved regulating participant stepping 1 ms at a time (a grant round trip each), and
 // three peers sending small garbage frames as fast as they can for --seconds S (default 30)
 // without reading anything. Twice: on plain tcp, then with CURVE (the coordinator has a secret
 // key and the flooders hold its public key, so their frames pass the handshake and are decrypted;
 // --only plain|curve runs one). Prints, for each case (the CURVE one with the suffix _curve)
-//   BENCH coordinator_flood_rss_mb <peak RSS during the flood> MB ratio=<peak/idle> baseline=<idle>MB
-//   BENCH coordinator_flood_grants_ratio <grants/s during / before> ratio ratio=<same> baseline=<before>grants/s
+//   BENCH coordinator_flood_rss_mb <peak RSS during the flood> MB ratio=<peak/idle>
+//   baseline=<idle>MB BENCH coordinator_flood_grants_ratio <grants/s during / before> ratio
+//   ratio=<same> baseline=<before>grants/s
 // targets: peak <= idle + 64 MB, ratio >= 0.5. The coordinator's log lines (refusals, drops) are
 // counted and printed on stderr with the frames the flooders got sent.
 #include <fcntl.h>

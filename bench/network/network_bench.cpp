@@ -1,4 +1,4 @@
-// network_bench (issue 16): what radio links cost.
+// network_bench: what radio links cost.
 //   run_with_links: the depot drive (ugv_nav_to_goal's, 40 s of simulated time, sim mode with the
 //     pace lifted: --max-rtf 0) with a ground link carrying the goal, the status and every topic
 //     the ground station sees (odometry, scan, imu, feedback, cmd_vel as telemetry), against the

@@ -186,7 +186,7 @@ Result run(const std::string& path, int n, bool sensors, double sim_seconds, boo
 }
 
 // A generated world of n static models (boxes on a 3 m lattice, each with a visual) written to
-// a temporary file: the kind of large world issue 14 measured at 45 s and 8 GB for 3 000.
+// a temporary file: the kind of large world that once took 45 s and 8 GB for 3 000.
 std::string write_generated_world(int n) {
   char path[] = "/tmp/world_bench_XXXXXX.sdf";
   const int fd = mkstemps(path, 4);

@@ -1,5 +1,5 @@
-// The /fieldproof/metrics message (internal to the engine; seed 004, "Side channels"): once a
-// second, the clocks, the pace, the lock-step state, the observer's rates, poses and lifecycle
+// The /fieldproof/metrics message (internal to the engine; docs/recording.md, side channels): once
+// a second, the clocks, the pace, the lock-step state, the observer's rates, poses and lifecycle
 // states, and the recording's size.
 //
 //   MetricsFrame f;

@@ -1,4 +1,4 @@
-// The resource monitor (internal to the engine; seed 004, "The resource monitor"): CPU, resident
+// The resource monitor (internal to the engine; docs/recording.md): CPU, resident
 // memory, the cgroup's memory limit and the task count of every process of a run, from
 // /proc/<pid>/stat, /proc/<pid>/status and /proc/<pid>/cgroup (DESIGN.md's stand-in for
 // `docker stats`, which reads the same kernel counters per container).

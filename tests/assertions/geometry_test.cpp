@@ -129,7 +129,7 @@ TEST(Geofence, JudgesOnlyItsWindowAndPassesWhenItCloses) {
   s.tick(5.1);
   const auto r = s.result("late");
   EXPECT_EQ(r.status, Verdict::kPassed) << r.reason;
-  EXPECT_DOUBLE_EQ(to_seconds(r.t), 5.0);  // judged at the window's end itself (issue 18, item 2)
+  EXPECT_DOUBLE_EQ(to_seconds(r.t), 5.0);  // judged at the window's end itself
   EXPECT_DOUBLE_EQ(s.metric("late", "samples"), 1);
 }
 

@@ -38,7 +38,7 @@ TEST(WithinTime, FailsTheMomentMaxPassesWithTheElapsedTime) {
   const auto r = s.result("quick");
   ASSERT_EQ(r.status, Verdict::kFailed);
   EXPECT_EQ(r.reason, "drive has not completed 5 s after its start");
-  // Judged at the limit itself (issue 18, item 2), whenever the tick that saw it came.
+  // Judged at the limit itself, whenever the tick that saw it came.
   EXPECT_DOUBLE_EQ(to_seconds(r.t), 6.0);
   EXPECT_DOUBLE_EQ(r.evidence["elapsed_s"].get<double>(), 5.0);
 }

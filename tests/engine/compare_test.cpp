@@ -77,7 +77,7 @@ TEST(CompareTest, OnlyTheCommonSpanIsCompared) {
   EXPECT_TRUE(compare_trajectories(a, b, 0.01, 10.0).within);
 }
 
-// A run that ended early against a full one (issue 18, item 5): the same path as far as it goes,
+// A run that ended early against a full one: the same path as far as it goes,
 // but not the same run; the text says by how much the spans differ.
 TEST(CompareTest, ARunThatEndedEarlyIsOutAndTheTextSaysByHowMuch) {
   const Trajectories full = {{"ugv1", line(0, 10, 0.1, 0.5)}};

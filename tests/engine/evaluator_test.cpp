@@ -141,7 +141,7 @@ TEST(Evaluator, WithinTimeFailsTheMomentItsLimitPasses) {
   EXPECT_DOUBLE_EQ(to_seconds(r.t), 6.0);  // at the limit itself
 }
 
-// The engine wakes just past the earliest pending deadline (issue 18, item 2).
+// The engine wakes just past the earliest pending deadline.
 TEST(Evaluator, NextDeadlineIsTheEarliestPendingOne) {
   Fixture f;
   ASSERT_TRUE(f.ev->next_deadline().has_value());

@@ -1,4 +1,4 @@
-// The resource monitor (issue 18 item 10): every process of the run with role and vehicle, once
+// The resource monitor: every process of the run with role and vehicle, once
 // a second of wall time whatever the pace, cpu_pct in percent of one core, memory_mb,
 // memory_limit_mb from the cgroup (or null), pids. A fake /proc and /sys/fs/cgroup tree, a
 // hand-moved wall clock; the thread test awaits its lines (no sleep).

@@ -1,4 +1,4 @@
-// The fuzz entry points of issue 19, item 8, shared by the libFuzzer targets (fuzz_target.cpp,
+// The fuzz entry points, shared by the libFuzzer targets (fuzz_target.cpp,
 // clang, `make fuzz`) and the driver CTest runs in every build (fuzz_driver_test.cpp: the corpora
 // replayed and a bounded mutation loop, under -fsanitize=address,undefined). Each takes any
 // bytes and must return without a crash, a sanitizer report, a hang or unbounded memory; a

@@ -1,4 +1,4 @@
-// Bad input to the `fieldproof` commands (issue 19, items 2, 3, 5, 6, 7): each is refused with a
+// Bad input to the `fieldproof` commands: each is refused with a
 // located message and exit 2, or ends with a stated failure (1) or 130, never an abort (134) or a
 // hang. Every command runs under `timeout 60`, so a hang shows as exit 124, not a stuck suite.
 #include <signal.h>

@@ -1,4 +1,4 @@
-// Floods of the coordinator (issue 19, item 1): a peer that sends garbage as fast as it can is
+// Floods of the coordinator: a peer that sends garbage as fast as it can is
 // dropped and the refusal lines stay few; a peer that does not read is dropped when its send
 // queue is full; a frame header announcing a huge length ends that connection without an
 // allocation; the others keep their grants; `coordinator --max-message-bytes` refuses 0, negative,

@@ -1,4 +1,4 @@
-// validate runs no code of an assertion plugin (issue 19, item 4). The marker plugin's
+// validate runs no code of an assertion plugin. The marker plugin's
 // constructor writes a file and, on request, aborts: `fieldproof validate` and `schema` must do
 // neither and still check the plugin's assertions against its types' tables (read from the
 // library's .fieldproof.assertions section); `run` loads it. A library that is not a plugin one

@@ -1,4 +1,4 @@
-// The installed SDK, used as a team outside the tree would (issue 11, items 4 and 6): the
+// The installed SDK, used as a team outside the tree would: the
 // fixtures installed this build tree into FIELDPROOF_SDK_PREFIX and built the installed copy of
 // examples/stacks/cpp_goal_follower against it into FIELDPROOF_FOLLOWER_BUILD. Everything below
 // uses the prefix only: its headers, its pkg-config file, its fieldproof and its scenarios.
@@ -210,7 +210,7 @@ ScenarioRun run_scenario(const std::string& variant, const std::string& extra = 
   return r;
 }
 
-// Until the engine's stack hosts land (issue 11 item 1) the engine refuses other programs.
+// Until the engine's stack hosts land the engine refuses other programs.
 #define SKIP_IF_THE_ENGINE_HAS_NO_STACK_HOSTS(run)                                        \
   if ((run).result.exit_code == 2 &&                                                      \
       (run).result.out.find("only fieldproof-ugv-nav is started") != std::string::npos) { \
@@ -270,7 +270,7 @@ TEST(CppGoalFollower, WithoutAvoidanceItStopsShortOfTheCrateAndTheRunFails) {
   for (const json& a : run.record["assertions"]) status[a["name"]] = a["status"];
   EXPECT_EQ(status["follower_active"], "passed");
   // The aborted drive is a failed action: it ends the run, naming it; within_time on it fails
-  // with it, the assertions still pending are skipped (seed 004, "Verdicts").
+  // with it, the assertions still pending are skipped (docs/assertions.md).
   EXPECT_EQ(run.record["reason"].get<std::string>().rfind(
                 "timeline entry drive (navigate_to_pose) ended aborted", 0),
             0u)

@@ -1,4 +1,4 @@
-// The Debian package (issue 11 item 4), built by the package.build fixture with CPack from this
+// The Debian package, built by the package.build fixture with CPack from this
 // build tree and read back with dpkg-deb: its name, its declared dependencies, its contents, and
 // that apt resolves it and its program runs from the unpacked tree.
 #include <gtest/gtest.h>

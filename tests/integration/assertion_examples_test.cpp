@@ -1,5 +1,5 @@
-// The assertion library's example scenarios run end to end on the embedded depot world (issue 6,
-// item 6): every verdict, the KPIs and the observer's outputs in the run directory; and a variant
+// The assertion library's example scenarios run end to end on the embedded depot world:
+// every verdict, the KPIs and the observer's outputs in the run directory; and a variant
 // of each that must fail, so the passing verdicts are not vacuous.
 #include <gtest/gtest.h>
 

@@ -70,7 +70,7 @@ TEST(AssertionsCli, JsonHasEveryTypeWithParametersAndMetrics) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["assertions"].size(), 16u);
-  EXPECT_EQ(j["kpis"].size(), 8u);  // the seven of seed 004 and link (docs/network.md);
+  EXPECT_EQ(j["kpis"].size(), 8u);  // the seven of docs/assertions.md and link (docs/network.md);
   EXPECT_TRUE(j["plugin_problems"].empty());
   const json* reach = find_type(j["assertions"], "reach_pose");
   ASSERT_NE(reach, nullptr);

@@ -192,7 +192,7 @@ TEST_F(ClockCli, StepWithoutASizeIsInvalid) {
   EXPECT_NE(r.out.find("--steps N or --seconds S"), std::string::npos) << r.out;
 }
 
-// sim.step refuses a duration off the physics grid; so does the live step (issue 18, item 3):
+// sim.step refuses a duration off the physics grid; so does the live step:
 // the world does not move.
 TEST_F(ClockCli, StepBySecondsOffThePhysicsGridIsRefusedAndTimeDoesNotMove) {
   ASSERT_EQ(clock(run_->dir(), "pause").exit_code, 0);

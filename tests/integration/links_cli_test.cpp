@@ -1,4 +1,4 @@
-// Radio links (issue 16, docs/network.md) end to end through the CLI: the link-loss example's
+// Radio links (docs/network.md) end to end through the CLI: the link-loss example's
 // verdicts, its /fieldproof/network record read back from the MCAP, the same seed delivering the
 // same messages twice, and located refusals of a bad network section (exit 2).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// README.md's "A short tour", run line by line as a new user would (issue 18, item 16): every
+// README.md's "A short tour", run line by line as a new user would: every
 // command of its code block is run from a scratch folder that sees the repository's examples/ and
 // tests/, and its exit code is checked against the one its comment states ("exit N"). What the
 // test supplies: `fieldproof` is the built executable; `runs/<run_id>` is the newest run directory
@@ -212,7 +212,7 @@ TEST(ReadmeTour, VersionPrintsTheProjectVersion) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^fieldproof \d+\.\d+\.\d+\n$)"))) << r.out;
 }
 
-// Every command's help in one style (issue 18, item 17: coordinator --help was capitalised
+// Every command's help in one style (coordinator --help was once capitalised
 // sentences with full stops): an option's description starts in lower case and ends without a
 // full stop; CLI11's own --help line is left as it is.
 TEST(CliHelp, EveryCommandsOptionsAreDescribedInTheCommonStyle) {

@@ -208,7 +208,7 @@ TEST(RecordCli, ARunsRecordingDecodesWithMcapCore) {
 }
 
 // Every JSON side-channel message of a real recording validates against the JSON Schema its
-// channel carries (issue 18, item 12), checked by an independent validator (ajv, draft 2020-12,
+// channel carries, checked by an independent validator (ajv, draft 2020-12,
 // tests/js/side_channels_check.mjs). ugv_full_set has eleven assertions and five KPI collectors:
 // metrics of every shape on /fieldproof/assertions and /fieldproof/kpis.
 TEST(RecordCli, EverySideChannelMessageMatchesItsChannelsSchema) {

@@ -1,5 +1,5 @@
 // `fieldproof run SCENARIO --from-recording RUN`: a scenario's assertions judged against a
-// recorded run without simulating (issue 8, item 5). One live run of ugv_nav_to_goal is shared
+// recorded run without simulating. One live run of ugv_nav_to_goal is shared
 // by the tests of this file.
 #include <gtest/gtest.h>
 
@@ -238,7 +238,7 @@ TEST_F(RejudgeCli, WithoutTheWorldsPoseTopicThePosesComeFromTheVehiclePoseChanne
   }
 }
 
-// A recording without the contacts topic (issue 18, item 6): no_collision cannot be judged on
+// A recording without the contacts topic: no_collision cannot be judged on
 // it, and says so, instead of passing on nothing ("touched nothing").
 TEST_F(RejudgeCli, AnAssertionWhoseTopicWasNotRecordedIsSkippedWithTheReason) {
   std::string yaml = read_file("examples/scenarios/ugv_nav_to_goal.yaml");

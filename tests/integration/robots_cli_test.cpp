@@ -1,4 +1,4 @@
-// Robot models through the CLI (issue 14, items 1 to 3): a vehicle's `model` resolved and read
+// Robot models through the CLI: a vehicle's `model` resolved and read
 // at `fieldproof validate` and `fieldproof run`, bad model files refused with file:line and the
 // element (exit 2, nothing started), and the second robot driven to PASS by the reference stack.
 #include <gtest/gtest.h>

@@ -190,7 +190,7 @@ TEST(RunCli, UgvNavFailsOnTimeExitsOneNamingArrivedInTime) {
   EXPECT_EQ(run["exit_code"], 1);
   EXPECT_NE(run["reason"].get<std::string>().find("arrived_in_time"), std::string::npos);
   EXPECT_EQ((*assertion(run, "arrived_in_time"))["status"], "failed");
-  // Judged at the limit itself: 1 s after the drive's start at 2 s (issue 18, item 2).
+  // Judged at the limit itself: 1 s after the drive's start at 2 s.
   EXPECT_EQ((*assertion(run, "arrived_in_time"))["t_s"], 3.0);
   EXPECT_EQ((*assertion(run, "arrived_in_time"))["sim_s"], 3.0);
   EXPECT_EQ((*assertion(run, "reached_goal"))["status"], "passed");
@@ -321,7 +321,7 @@ TEST(RunCli, AnAfterEntryStartsTheMomentItsPredecessorEndsOkAndIsSkippedOtherwis
   const fs::path runs = fresh_runs_dir("after");
   const auto r = run_cli("run tests/integration/data/after.yaml --max-rtf 0 --runs-dir " +
                          runs.string() + " --run-id a");
-  // The rejected goal is a failed action: the run ends failed, naming it (issue 18, item 1).
+  // The rejected goal is a failed action: the run ends failed, naming it.
   ASSERT_EQ(r.exit_code, 1) << r.out;
   const json run = run_json(runs / "a");
   EXPECT_EQ(run["reason"].get<std::string>().rfind(

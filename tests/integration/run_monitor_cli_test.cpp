@@ -1,4 +1,4 @@
-// What a real run records about itself (issue 18 items 10 and 11): the resource monitor's lines
+// What a real run records about itself: the resource monitor's lines
 // (every process, once a wall second, whether or not an assertion asks) in resources.jsonl and on
 // /fieldproof/resources, the lock-step and recording fields of /fieldproof/metrics, and the wall
 // clock on every samples.jsonl line. The recording is read back with the project's McapReader;

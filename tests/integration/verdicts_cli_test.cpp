@@ -1,4 +1,4 @@
-// What the source document promises of verdicts and deadlines (issue 18, items 1 and 2), through
+// What the source document promises of verdicts and deadlines, through
 // the CLI: a failed action ends the run failed naming the entry, with the pending assertions
 // skipped; the exit code, run.json, report.json, report.md and junit.xml agree for every status;
 // junit.xml follows the common JUnit format (tests/report/schema/junit.xsd, item 14); deadlines
@@ -189,7 +189,7 @@ TEST(VerdictsCli, DeadlinesAreJudgedAtTheDeadlineItself) {
   EXPECT_LT(std::stod(m[1].str()), 3.2501) << m[0];
 }
 
-// Validation in one round (issue 18, item 9): the unknown key, the malformed duration and both
+// Validation in one round: the unknown key, the malformed duration and both
 // unknown frames are reported by one `fieldproof validate`, in file order.
 TEST(ValidationCli, EveryErrorOfAFileIsReportedInOneRound) {
   const auto r = run_cli("validate tests/integration/data/many_errors.yaml");

@@ -210,7 +210,7 @@ TEST_F(RecorderIndependentReader, PoseChannelDecodesAsFoxglovePoseInFrame) {
   EXPECT_EQ(last["timestamp"]["nanos"], 900'000'000);
 }
 
-// What Foxglove's 3D panel draws (issue 18 item 13): the transform tree, the lidar, the world.
+// What Foxglove's 3D panel draws: the transform tree, the lidar, the world.
 TEST_F(RecorderIndependentReader, VehiclesAreFrameTransformsFromTheWorld) {
   const json& c = channel("/fieldproof/tf");
   EXPECT_EQ(c["schema_name"], "foxglove.FrameTransform");

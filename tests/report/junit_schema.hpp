@@ -1,5 +1,5 @@
-// junit.xml against the common JUnit format's XSD (tests/report/schema/junit.xsd, issue 18 item
-// 14), validated by xmllint (Debian's libxml2-utils, installed by scripts/install-deps.sh).
+// junit.xml against the common JUnit format's XSD (tests/report/schema/junit.xsd),
+// validated by xmllint (Debian's libxml2-utils, installed by scripts/install-deps.sh).
 #pragma once
 
 #include <gtest/gtest.h>

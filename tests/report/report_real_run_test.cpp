@@ -209,7 +209,7 @@ TEST_F(ReportOfARealRun, ListsTheRecordingFirstAmongTheArtefactsWithItsSize) {
   EXPECT_TRUE(md_has("| run.json | ")) << md();
 }
 
-// The report's own files are written after the listing: not "missing" (issue 18 item 15).
+// The report's own files are written after the listing: not "missing".
 TEST_F(ReportOfARealRun, TheReportsOwnFilesAreListedAsWrittenWithIt) {
   for (const char* f : {"report.json", "report.md", "junit.xml", "report.html"}) {
     EXPECT_TRUE(md_has(std::string("| ") + f + " | written with this report |")) << f << "\n"

@@ -325,7 +325,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, JunitCountsTest,
                                            std::make_tuple("interrupted", JunitCounts{3, 0, 1, 1})),
                          [](const auto& info) { return std::string(std::get<0>(info.param)); });
 
-// The common JUnit format (issue 18, item 14): each fixture's document validates against the
+// The common JUnit format: each fixture's document validates against the
 // XSD written from the format's public description; <testsuites> has no skipped attribute.
 class JunitSchemaTest : public ::testing::TestWithParam<const char*> {};
 

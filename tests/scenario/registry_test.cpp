@@ -1,4 +1,5 @@
-// The tables: the 16 assertion types and 7 KPI collectors of seed 004 (and link, docs/network.md), and adding a plugin's type.
+// The tables: the 16 assertion types and 7 KPI collectors of docs/assertions.md (and link,
+// docs/network.md), and adding a plugin's type.
 #include "fieldproof/scenario/registry.hpp"
 
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// Loading other people's worlds (issue 14, item 5): a sensor type libsdformat refuses is named
+// Loading other people's worlds: a sensor type libsdformat refuses is named
 // with its file, line and name; meshes and heightmaps become obstacles by their bounding boxes
 // with a warning naming them; a Fuel URI not available offline says how to make it available,
 // and one made available as a local model folder on FIELDPROOF_RESOURCE_PATH loads.

@@ -1,4 +1,4 @@
-// Robot models from SDF (issue 14, items 1 to 3): resolution on the resource path, what is read
+// Robot models from SDF: resolution on the resource path, what is read
 // from a model file, what is warned, what is refused; the reference UGV's model file gives
 // exactly the world's built-in defaults, and a second robot differs where its file says so.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// An assertion plugin whose code announces itself (issue 19, item 4): a constructor that runs at
+// An assertion plugin whose code announces itself: a constructor that runs at
 // load time writes $FIELDPROOF_TEST_MARKER and then, if $FIELDPROOF_TEST_ABORT is set, aborts.
 // `fieldproof validate` must do neither (it reads the plugin's tables, never loads it); `run`
 // loads it. Its one type, hardening.marker, has a required number `level` >= 0.

@@ -95,7 +95,7 @@ TEST(PlayCommandTest, topics_and_start_offset_select_messages) {
             (std::vector<std::string>{R"({"topic":"/a","log_time":1010000000,"size":1})"}));
 }
 
-// --topics takes one topic per flag (issue 18, item 17): the file after it is the file, not a
+// --topics takes one topic per flag: the file after it is the file, not a
 // second topic.
 TEST(PlayCommandTest, topics_before_the_file_do_not_swallow_it) {
   const std::string file = write_recording("before.mcap");
