@@ -64,15 +64,24 @@ inline double exact_frexp(double x, int* e) {
   return x;
 }
 
-double portable_log(double x) {
-  int e = 0;
-  double m = exact_frexp(x, &e);  // exact: x = m * 2^e, m in [0.5, 1)
+// x = m * 2^e exactly, with m in [sqrt(1/2), sqrt(2)).
+inline double reduce(double x, int* e) {
+  double m = exact_frexp(x, e);  // exact: x = m * 2^e, m in [0.5, 1)
   if (m < 0.70710678118654752440) {
     m *= 2.0;
-    e -= 1;
+    *e -= 1;
   }
-  const double f = (m - 1.0) / (m + 1.0);  // |f| <= 0.1716
-  const double f2 = f * f;
+  return m;
+}
+
+// log(m * 2^e) from the reduced m and de = e: for T = double, and lane for lane for a vector of
+// doubles (GCC vector extensions: SSE2's packed +, -, *, / are each lane's IEEE double operation,
+// correctly rounded as the scalar ones; no FMA is contracted on this target), the same operations
+// in the same order.
+template <typename T>
+inline T log_of_reduced(T m, T de) {
+  const T f = (m - 1.0) / (m + 1.0);  // |f| <= 0.1716
+  const T f2 = f * f;
   // 2*atanh(f) = 2f * (1 + f2/3 + f2^2/5 + ...); f2^12/25 < 1e-20, so 12 terms suffice.
   // The reciprocals 1/k are constants: a correctly rounded division gives the same double at
   // compile time as at run time, so this is bit for bit the loop series = (series + 1.0/k) * f2
@@ -80,49 +89,37 @@ double portable_log(double x) {
   // normal a ray; world_bench measured them).
   static constexpr double kInvOdd[12] = {1.0 / 25, 1.0 / 23, 1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15,
                                          1.0 / 13, 1.0 / 11, 1.0 / 9,  1.0 / 7,  1.0 / 5,  1.0 / 3};
-  double series = 0.0;
+  T series = T{};
   for (double inv : kInvOdd) series = (series + inv) * f2;
-  const double log_m = 2.0 * f + 2.0 * f * series;
+  const T log_m = 2.0 * f + 2.0 * f * series;
   // ln2 split in a high part with trailing zero bits (e * hi is exact) and a low part (fdlibm).
   constexpr double kLn2Hi = 6.93147180369123816490e-01;
   constexpr double kLn2Lo = 1.90821492927058770002e-10;
-  const double de = static_cast<double>(e);
   return de * kLn2Hi + (de * kLn2Lo + log_m);
 }
 
-// portable_log of two values at once: lane for lane the same operations in the same order (GCC
-// vector extensions: SSE2's packed +, -, *, / are each lane's IEEE double operation, correctly
-// rounded as the scalar ones; no FMA is contracted on this target, as in the scalar code).
+double portable_log(double x) {
+  int e = 0;
+  const double m = reduce(x, &e);
+  return log_of_reduced(m, static_cast<double>(e));
+}
+
+// portable_log of two values at once, a lane each.
 using Double2 = double __attribute__((vector_size(16)));
 
 inline Double2 portable_log2(double x0, double x1) {
   int e0 = 0, e1 = 0;
-  double m0 = exact_frexp(x0, &e0), m1 = exact_frexp(x1, &e1);
-  if (m0 < 0.70710678118654752440) {
-    m0 *= 2.0;
-    e0 -= 1;
-  }
-  if (m1 < 0.70710678118654752440) {
-    m1 *= 2.0;
-    e1 -= 1;
-  }
-  const Double2 m = {m0, m1};
-  const Double2 f = (m - 1.0) / (m + 1.0);
-  const Double2 f2 = f * f;
-  static constexpr double kInvOdd[12] = {1.0 / 25, 1.0 / 23, 1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15,
-                                         1.0 / 13, 1.0 / 11, 1.0 / 9,  1.0 / 7,  1.0 / 5,  1.0 / 3};
-  Double2 series = {0.0, 0.0};
-  for (double inv : kInvOdd) series = (series + inv) * f2;
-  const Double2 log_m = 2.0 * f + 2.0 * f * series;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01;
-  constexpr double kLn2Lo = 1.90821492927058770002e-10;
-  const Double2 de = {static_cast<double>(e0), static_cast<double>(e1)};
-  return de * kLn2Hi + (de * kLn2Lo + log_m);
+  const double m0 = reduce(x0, &e0), m1 = reduce(x1, &e1);
+  return log_of_reduced(Double2{m0, m1}, Double2{static_cast<double>(e0), static_cast<double>(e1)});
 }
 
-// Marsaglia's polar method: two independent standard normals from uniforms in [0, 1).
+// The accepted point of Marsaglia's polar method: (u, v) uniform in the unit disc but its
+// centre, s = u^2 + v^2, from uniforms in [0, 1).
+struct PolarPoint {
+  double u, v, s;
+};
 template <typename Uniform01>
-inline std::pair<double, double> polar_pair(Uniform01&& uniform01) {
+inline PolarPoint polar_point(Uniform01&& uniform01) {
   double u = 0.0;
   double v = 0.0;
   double s = 0.0;
@@ -131,8 +128,15 @@ inline std::pair<double, double> polar_pair(Uniform01&& uniform01) {
     v = 2.0 * uniform01() - 1.0;
     s = u * u + v * v;
   } while (s >= 1.0 || s == 0.0);
-  const double mul = std::sqrt(-2.0 * portable_log(s) / s);
-  return {u * mul, v * mul};
+  return {u, v, s};
+}
+
+// Marsaglia's polar method: two independent standard normals from uniforms in [0, 1).
+template <typename Uniform01>
+inline std::pair<double, double> polar_pair(Uniform01&& uniform01) {
+  const PolarPoint p = polar_point(uniform01);
+  const double mul = std::sqrt(-2.0 * portable_log(p.s) / p.s);
+  return {p.u * mul, p.v * mul};
 }
 
 }  // namespace
@@ -217,15 +221,10 @@ void RandomSource::normals(double* out, size_t n, double mu, double sigma) {
   while (i < n) {
     const size_t pairs = std::min(kChunk, (n - i + 1) / 2);
     for (size_t k = 0; k < pairs; ++k) {
-      double u = 0.0, v = 0.0, s = 0.0;
-      do {
-        u = 2.0 * uniform() - 1.0;
-        v = 2.0 * uniform() - 1.0;
-        s = u * u + v * v;
-      } while (s >= 1.0 || s == 0.0);
-      us[k] = u;
-      vs[k] = v;
-      ss[k] = s;
+      const PolarPoint p = polar_point(uniform);
+      us[k] = p.u;
+      vs[k] = p.v;
+      ss[k] = p.s;
     }
     size_t k = 0;
     for (; k + 1 < pairs; k += 2) {

@@ -32,12 +32,35 @@ inline double atan2_approx(double y, double x) {
   return y < 0 ? -a : a;
 }
 
+// Corner k (0..3) of a box, in the world frame.
+inline void box_corner(const Obb& b, int k, double* qx, double* qy) {
+  const double sx = (k & 1) ? b.hx : -b.hx, sy = (k & 2) ? b.hy : -b.hy;
+  *qx = b.cx + sx * b.c - sy * b.s;
+  *qy = b.cy + sx * b.s + sy * b.c;
+}
+
+// The rays between the angles lo and hi (world frame), widened by `margin` and a ray more on each
+// side: [first, first + count) modulo n; the whole turn when that is not less than n rays.
+inline void rays_between(double lo, double hi, double margin, double yaw, int n, int* first,
+                         int* count) {
+  constexpr double kPi = std::numbers::pi;
+  const double step = 2 * kPi / n;
+  const double f = std::floor((lo - margin - yaw + kPi) / step) - 1;
+  const double l = std::ceil((hi + margin - yaw + kPi) / step) + 1;
+  if (!(l - f + 1 < n)) {
+    *first = 0;
+    *count = n;
+    return;
+  }
+  *first = static_cast<int>(f);
+  *count = static_cast<int>(l - f) + 1;
+}
+
 // The rays of a lidar at (ox, oy) facing `yaw` that may meet a collider: [first, first + count)
 // modulo n, ray i pointing at yaw - pi + i * step. Conservative (a ray more on each side); the
 // whole turn when the origin is inside or on it.
 inline void ray_span_exact(const Collider& col, double ox, double oy, double yaw, int n, int* first,
                            int* count) {
-  constexpr double kPi = std::numbers::pi;
   *first = 0;
   *count = n;
   double lo = 0, hi = 0;
@@ -51,8 +74,8 @@ inline void ray_span_exact(const Collider& col, double ox, double oy, double yaw
     const double mid = std::atan2(-ry, -rx);
     double amin = kInf, amax = -kInf;
     for (int k = 0; k < 4; ++k) {
-      const double sx = (k & 1) ? b.hx : -b.hx, sy = (k & 2) ? b.hy : -b.hy;
-      const double qx = b.cx + sx * b.c - sy * b.s, qy = b.cy + sx * b.s + sy * b.c;
+      double qx = 0, qy = 0;
+      box_corner(b, k, &qx, &qy);
       const double a = normalize_angle(std::atan2(qy - oy, qx - ox) - mid);
       amin = std::min(amin, a);
       amax = std::max(amax, a);
@@ -68,12 +91,7 @@ inline void ray_span_exact(const Collider& col, double ox, double oy, double yaw
     lo = mid - half;
     hi = mid + half;
   }
-  const double step = 2 * kPi / n;
-  const double f = std::floor((lo - yaw + kPi) / step) - 1;
-  const double l = std::ceil((hi - yaw + kPi) / step) + 1;
-  if (!(l - f + 1 < n)) return;
-  *first = static_cast<int>(f);
-  *count = static_cast<int>(l - f) + 1;
+  rays_between(lo, hi, 0.0, yaw, n, first, count);
 }
 
 // The margin the fast span widens by on each side: five times the approximation's error bound.
@@ -99,8 +117,8 @@ inline void ray_span(const Collider& col, double ox, double oy, double yaw, int 
     const double mid = atan2_approx(-ry, -rx);
     double amin = kInf, amax = -kInf;
     for (int k = 0; k < 4; ++k) {
-      const double sx = (k & 1) ? b.hx : -b.hx, sy = (k & 2) ? b.hy : -b.hy;
-      const double qx = b.cx + sx * b.c - sy * b.s, qy = b.cy + sx * b.s + sy * b.c;
+      double qx = 0, qy = 0;
+      box_corner(b, k, &qx, &qy);
       double a = atan2_approx(qy - oy, qx - ox) - mid;
       if (a > kPi + kWrapGuard) {
         a -= 2 * kPi;
@@ -124,16 +142,7 @@ inline void ray_span(const Collider& col, double ox, double oy, double yaw, int 
     lo = mid - half;
     hi = mid + half;
   }
-  const double step = 2 * kPi / n;
-  const double f = std::floor((lo - kSpanMargin - yaw + kPi) / step) - 1;
-  const double l = std::ceil((hi + kSpanMargin - yaw + kPi) / step) + 1;
-  if (!(l - f + 1 < n)) {
-    *first = 0;
-    *count = n;
-    return;
-  }
-  *first = static_cast<int>(f);
-  *count = static_cast<int>(l - f) + 1;
+  rays_between(lo, hi, kSpanMargin, yaw, n, first, count);
 }
 
 }  // namespace fieldproof::world::detail
