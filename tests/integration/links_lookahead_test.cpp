@@ -305,32 +305,36 @@ void write_observing_assertions(std::ofstream& out) {
       << "outputs: {record: true}\n";
 }
 
-fs::path write_observed_telemetry(const fs::path& dir) {
+// The drive with `timeline` and the observing assertions, as <dir>/<name>.yaml.
+fs::path write_observing(const fs::path& dir, const std::string& name,
+                         const std::string& timeline) {
   fs::create_directories(dir);
-  const fs::path p = dir / "observed_telemetry.yaml";
+  const fs::path p = dir / (name + ".yaml");
   std::ofstream out(p);
-  write_common(out, "observed_telemetry");
-  out << "timeline:\n"
-      << "  - {action: navigate_to_pose, name: drive, vehicle: ugv1, at: 2s, goal: goal_a}\n"
-      << "  - {action: link.down, name: outage, vehicle: ugv1, at: 9s, duration_s: 4s}\n";
+  write_common(out, name);
+  out << timeline;
   write_observing_assertions(out);
   return p;
+}
+
+fs::path write_observed_telemetry(const fs::path& dir) {
+  return write_observing(
+      dir, "observed_telemetry",
+      "timeline:\n"
+      "  - {action: navigate_to_pose, name: drive, vehicle: ugv1, at: 2s, goal: goal_a}\n"
+      "  - {action: link.down, name: outage, vehicle: ugv1, at: 9s, duration_s: 4s}\n");
 }
 
 // The same, with the outage started by a `when` on odometry: the timeline acts on what it reads
 // there, at the message's instant. (The outage starts at about 10.2 s, which the assertions' fixed
 // windows do not expect: two of them fail, in both runs alike.)
 fs::path write_acting_on_telemetry(const fs::path& dir) {
-  fs::create_directories(dir);
-  const fs::path p = dir / "acting_on_telemetry.yaml";
-  std::ofstream out(p);
-  write_common(out, "acting_on_telemetry");
-  out << "timeline:\n"
-      << "  - {action: navigate_to_pose, name: drive, vehicle: ugv1, at: 2s, goal: goal_a}\n"
-      << "  - {action: link.down, name: outage, vehicle: ugv1, duration_s: 4s,\n"
-      << "     when: {topic: odometry, field: pose.position.x, condition: value > -8}}\n";
-  write_observing_assertions(out);
-  return p;
+  return write_observing(
+      dir, "acting_on_telemetry",
+      "timeline:\n"
+      "  - {action: navigate_to_pose, name: drive, vehicle: ugv1, at: 2s, goal: goal_a}\n"
+      "  - {action: link.down, name: outage, vehicle: ugv1, duration_s: 4s,\n"
+      "     when: {topic: odometry, field: pose.position.x, condition: value > -8}}\n");
 }
 
 TEST(LinksLookahead, TheLinkLossExampleRecordsTheSameWithAndWithoutIt) {
