@@ -154,7 +154,7 @@ class ParticipantStatus:
 
 
 @dataclass
-class Status:
+class CoordinatorStatus:
     paused: bool = False
     time: int = 0
     grants: int = 0
@@ -168,7 +168,7 @@ class Status:
 class ControlReply:
     ok: bool = True
     error: str = ""
-    status: Status = field(default_factory=Status)
+    status: CoordinatorStatus = field(default_factory=CoordinatorStatus)
 
 
 @dataclass
@@ -202,10 +202,10 @@ _FIELDS = {
     Control: (("op", ControlOp), ("duration", "i64"), ("until", "i64"), ("max_rtf", "f64")),
     ParticipantStatus: (("participant", "str"), ("thread", "str"), ("role", Role),
                         ("safe_time", "i64")),
-    Status: (("paused", "bool"), ("time", "i64"), ("grants", "u64"), ("measured_rtf", "f64"),
-             ("max_rtf", "f64"), ("hold", "i64"),
-             ("participants", ("vec", ParticipantStatus))),
-    ControlReply: (("ok", "bool"), ("error", "str"), ("status", ("struct", Status))),
+    CoordinatorStatus: (("paused", "bool"), ("time", "i64"), ("grants", "u64"),
+                        ("measured_rtf", "f64"), ("max_rtf", "f64"), ("hold", "i64"),
+                        ("participants", ("vec", ParticipantStatus))),
+    ControlReply: (("ok", "bool"), ("error", "str"), ("status", ("struct", CoordinatorStatus))),
     Hello: (("protocol_version", "u32"), ("client", "str")),
     Welcome: (("protocol_version", "u32"), ("coordinator", "str"), ("max_message_bytes", "u64")),
 }
@@ -411,7 +411,7 @@ def kind_name(kind: Kind) -> str:
 __all__ = [
     "MAGIC", "PROTOCOL_VERSION", "DEFAULT_MAX_FRAME_BYTES", "INFINITE", "Kind", "Role",
     "ErrorCode", "ControlOp", "Announce", "Subscribe", "Unsubscribe", "Publish", "Leave",
-    "Heartbeat", "Grant", "Deliver", "Error", "Control", "ParticipantStatus", "Status",
+    "Heartbeat", "Grant", "Deliver", "Error", "Control", "ParticipantStatus", "CoordinatorStatus",
     "ControlReply", "Hello", "Welcome", "Frame", "DecodeError", "encode", "decode", "kind_of",
     "kind_name",
 ]

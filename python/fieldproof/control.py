@@ -37,7 +37,7 @@ class ControlClient:
                 return f
 
     def request(self, op: ControlOp, duration: int = 0, until: int = INFINITE,
-                max_rtf: float = 0.0) -> codec.Status:
+                max_rtf: float = 0.0) -> codec.CoordinatorStatus:
         deadline = _walltime.monotonic() + self.timeout
         self._link.send(codec.Control(op, int(duration), int(until), float(max_rtf)))
         while True:
@@ -49,22 +49,22 @@ class ControlClient:
             if isinstance(f, codec.Error):
                 raise from_error(f.code, f.reason)
 
-    def status(self) -> codec.Status:
+    def status(self) -> codec.CoordinatorStatus:
         return self.request(ControlOp.STATUS)
 
-    def pause(self) -> codec.Status:
+    def pause(self) -> codec.CoordinatorStatus:
         return self.request(ControlOp.PAUSE)
 
-    def resume(self) -> codec.Status:
+    def resume(self) -> codec.CoordinatorStatus:
         return self.request(ControlOp.RESUME)
 
-    def step(self, duration: int) -> codec.Status:
+    def step(self, duration: int) -> codec.CoordinatorStatus:
         return self.request(ControlOp.STEP, duration=duration)
 
-    def run_until(self, until: int) -> codec.Status:
+    def run_until(self, until: int) -> codec.CoordinatorStatus:
         return self.request(ControlOp.RUN_UNTIL, until=until)
 
-    def set_max_rtf(self, max_rtf: float) -> codec.Status:
+    def set_max_rtf(self, max_rtf: float) -> codec.CoordinatorStatus:
         return self.request(ControlOp.SET_MAX_RTF, max_rtf=max_rtf)
 
     def close(self) -> None:

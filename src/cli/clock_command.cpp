@@ -62,7 +62,7 @@ Duration positive_duration(const std::string& text, const char* option) {
   return *d;
 }
 
-std::string status_text(const lockstep::Status& s, const std::string& done) {
+std::string status_text(const lockstep::CoordinatorStatus& s, const std::string& done) {
   std::ostringstream out;
   out << "state: " << (s.paused ? "paused" : "running") << "\n";
   out << "sim_time_s: " << format_seconds(s.time) << "\n";

@@ -280,8 +280,8 @@ ClockOutcome failed_reply(const LiveRun& live, const lockstep::ControlReply& r,
 }
 
 // The status as "key: value" lines.
-std::string format_status(const LiveRun& live, const lockstep::Status& s, const std::string& what,
-                          const std::string& background) {
+std::string format_status(const LiveRun& live, const lockstep::CoordinatorStatus& s,
+                          const std::string& what, const std::string& background) {
   std::ostringstream out;
   out << "state: " << (s.paused ? "paused" : "running") << "\n";
   out << "mode: " << live.mode << "\n";

@@ -824,8 +824,8 @@ struct CoordinatorCore::Impl {
     return next;
   }
 
-  Status status() const {
-    Status s;
+  CoordinatorStatus status() const {
+    CoordinatorStatus s;
     s.paused = paused;
     s.time = grant;
     s.grants = grants;
@@ -968,7 +968,7 @@ ControlReply CoordinatorCore::control(const Control& request) { return impl_->co
 ControlReply CoordinatorCore::forget(const std::string& participant) {
   return impl_->forget(participant);
 }
-Status CoordinatorCore::status() const { return impl_->status(); }
+CoordinatorStatus CoordinatorCore::status() const { return impl_->status(); }
 
 void CoordinatorCore::set_unread_probe(UnreadProbe probe) {
   impl_->unread_probe = std::move(probe);

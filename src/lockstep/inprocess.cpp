@@ -172,7 +172,7 @@ ControlReply InProcessCoordinator::control(const Control& request) {
   return state_->core->control(request);
 }
 
-Status InProcessCoordinator::status() {
+CoordinatorStatus InProcessCoordinator::status() {
   MutexLock lk(state_->mu);
   return state_->core->control(status_request()).status;
 }

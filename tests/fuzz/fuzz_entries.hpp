@@ -145,14 +145,14 @@ inline std::vector<std::string> frame_seeds() {
               .seq = 42,
               .type = "ignition.msgs.Odometry",
               .payload = std::string("\0\x01\xFFpayload", 10)};
-  Status st{.paused = true,
-            .time = SimTime::from_ns(5'000'000),
-            .grants = 17,
-            .measured_rtf = 1.25,
-            .max_rtf = 2.0,
-            .hold = SimTime::infinite(),
-            .participants = {{"ugv1", "main", Role::kRegulating, SimTime::from_ns(7)},
-                             {"viewer", "ui", Role::kFollowing, SimTime::infinite()}}};
+  CoordinatorStatus st{.paused = true,
+                       .time = SimTime::from_ns(5'000'000),
+                       .grants = 17,
+                       .measured_rtf = 1.25,
+                       .max_rtf = 2.0,
+                       .hold = SimTime::infinite(),
+                       .participants = {{"ugv1", "main", Role::kRegulating, SimTime::from_ns(7)},
+                                        {"viewer", "ui", Role::kFollowing, SimTime::infinite()}}};
   const Frame frames[] = {
       Announce{"ugv1", "main", Role::kFollowing, SimTime::infinite()},
       Subscribe{"ugv1", "main", "/cmd_vel"},

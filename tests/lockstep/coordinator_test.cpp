@@ -159,7 +159,7 @@ TEST(CoordinatorCore, DeliveryLowersTheReceiversSafeTimeUntilItAnnounces) {
   h.announce(1, "a", ms(30));
   ASSERT_EQ(h.deliveries(2).size(), 1u);
   EXPECT_EQ(h.core->grant(), ms(10));  // b holds at the delivered stamp
-  const Status s = h.core->status();
+  const CoordinatorStatus s = h.core->status();
   ASSERT_EQ(s.participants.size(), 2u);
   EXPECT_EQ(s.participants[1].participant, "b");
   EXPECT_EQ(s.participants[1].safe_time, ms(10));
@@ -415,7 +415,7 @@ TEST(CoordinatorCore, StatusReportsMeasuredRtfWithPausesLeftOut) {
   h.wall += seconds(10);
   h.core->control(resume_request());
   h.wall += seconds(1);
-  const Status s = h.core->status();
+  const CoordinatorStatus s = h.core->status();
   EXPECT_DOUBLE_EQ(s.measured_rtf, 0.5);
   EXPECT_EQ(s.grants, h.core->grants_issued());
   ASSERT_EQ(s.participants.size(), 1u);
@@ -549,7 +549,7 @@ TEST(CoordinatorCore, SilentFollowerIsDroppedWithALogLine) {
   h.core->handle(1, Heartbeat{"a"});
   h.core->poll();
   EXPECT_TRUE(h.failures.empty());
-  const Status s = h.core->status();
+  const CoordinatorStatus s = h.core->status();
   ASSERT_EQ(s.participants.size(), 1u);
   EXPECT_EQ(s.participants[0].participant, "a");
   ASSERT_FALSE(h.logs.empty());

@@ -180,7 +180,7 @@ TEST(Participant, SingleThreadedExecutorHoldsTheClockDuringACallback) {
     pub.sleep_until(ms(100));
   });
   entered.get_future().wait();
-  Status s = coord.status();
+  CoordinatorStatus s = coord.status();
   EXPECT_EQ(s.time, ms(10));
   ASSERT_EQ(s.participants.size(), 2u);
   EXPECT_EQ(s.participants[1].participant, "sub");

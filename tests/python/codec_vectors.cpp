@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   }
   Publish pub{"ugv1_nav", "/model/ugv1/cmd_vel", SimTime::from_ns(1'500'000'000),
               42,         "ignition.msgs.Twist", std::string("\x12\x09\x11\x00\xff", 5)};
-  Status st;
+  CoordinatorStatus st;
   st.paused = true;
   st.time = SimTime::from_ns(2'000'000'000);
   st.grants = 17;

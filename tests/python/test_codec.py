@@ -7,10 +7,10 @@ import subprocess
 import unittest
 
 from fieldproof import codec
-from fieldproof.codec import (INFINITE, Announce, Control, ControlOp, ControlReply, DecodeError,
-                              Deliver, Error, ErrorCode, Grant, Heartbeat, Hello, Leave,
-                              ParticipantStatus, Publish, Role, Status, Subscribe, Unsubscribe,
-                              Welcome)
+from fieldproof.codec import (INFINITE, Announce, Control, ControlOp, ControlReply,
+                              CoordinatorStatus, DecodeError, Deliver, Error, ErrorCode, Grant,
+                              Heartbeat, Hello, Leave, ParticipantStatus, Publish, Role, Subscribe,
+                              Unsubscribe, Welcome)
 
 PUB = Publish("ugv1_nav", "/model/ugv1/cmd_vel", 1_500_000_000, 42, "ignition.msgs.Twist",
               b"\x12\x09\x11\x00\xff")
@@ -29,7 +29,7 @@ FRAMES = {
     "deliver": Deliver("main", PUB),
     "error": Error(ErrorCode.DUPLICATE_NAME, "the name ugv1_nav is in use"),
     "control": Control(ControlOp.STEP, 250_000_000, INFINITE, 2.5),
-    "control_reply": ControlReply(False, "the run failed", Status(
+    "control_reply": ControlReply(False, "the run failed", CoordinatorStatus(
         True, 2_000_000_000, 17, 1.5, 0.0, INFINITE,
         [ParticipantStatus("world", "main", Role.REGULATING, 2_100_000_000),
          ParticipantStatus("ugv1_nav", "main", Role.FOLLOWING, INFINITE)])),

@@ -164,7 +164,7 @@ class CoordinatorCore {
   // (grant at the call) + d, then pause (a running clock is paused first). run_until(t): never
   // grant past t (infinite lifts it); it does not pause.
   ControlReply control(const Control& request);
-  Status status() const;
+  CoordinatorStatus status() const;
   // Removes the participant named `participant` and every other one of its connection as if they
   // had left, and ignores whatever that connection still sends, its loss included (the engine's
   // fault.kill_stack ends a stack's process without failing a lockstep run). Not a wire request.

@@ -51,7 +51,7 @@ class InProcessCoordinator {
   std::unique_ptr<Link> make_link();
 
   ControlReply control(const Control& request);
-  Status status();
+  CoordinatorStatus status();
   std::optional<SimTime> poll();
   void set_tap(std::function<void(const Publish&)> tap);
   void set_grant_observer(std::function<void(SimTime, uint64_t)> observer);

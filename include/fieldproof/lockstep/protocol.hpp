@@ -142,7 +142,7 @@ struct ParticipantStatus {
   SimTime safe_time;  // the effective safe time (lowered by deliveries)
 };
 
-struct Status {
+struct CoordinatorStatus {
   bool paused = false;
   SimTime time;             // the current grant
   uint64_t grants = 0;      // grants issued
@@ -155,7 +155,7 @@ struct Status {
 struct ControlReply {
   bool ok = true;
   std::string error;
-  Status status;
+  CoordinatorStatus status;
 };
 
 // The order of the alternatives is the wire kind minus one (codec.hpp FrameKind): append only.

@@ -148,7 +148,7 @@ class CoordinatorServer {
   // Runs a control request on the server thread and returns its reply. Thread-safe; blocks until
   // the server answers (or returns ok = false when it has stopped).
   ControlReply control(const Control& request);
-  Status status() { return control(status_request()).status; }
+  CoordinatorStatus status() { return control(status_request()).status; }
   // CoordinatorCore::forget on the server thread (thread-safe, blocks like control()).
   ControlReply forget(const std::string& participant);
 

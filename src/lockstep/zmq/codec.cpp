@@ -93,7 +93,7 @@ void fields(V& v, T& s) {
   v(s.safe_time);
 }
 template <class V, class T>
-requires std::is_same_v<std::remove_const_t<T>, Status>
+requires std::is_same_v<std::remove_const_t<T>, CoordinatorStatus>
 void fields(V& v, T& s) {
   v(s.paused);
   v(s.time);

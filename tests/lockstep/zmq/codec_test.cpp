@@ -18,14 +18,14 @@ std::vector<Frame> one_of_each_kind() {
               .seq = 42,
               .type = "ignition.msgs.Odometry",
               .payload = std::string("\0\x01\xFFpayload", 10)};
-  Status st{.paused = true,
-            .time = SimTime::from_ns(5'000'000),
-            .grants = 17,
-            .measured_rtf = 1.25,
-            .max_rtf = 2.0,
-            .hold = SimTime::infinite(),
-            .participants = {{"ugv1", "main", Role::kRegulating, SimTime::from_ns(7)},
-                             {"viewer", "ui", Role::kFollowing, SimTime::infinite()}}};
+  CoordinatorStatus st{.paused = true,
+                       .time = SimTime::from_ns(5'000'000),
+                       .grants = 17,
+                       .measured_rtf = 1.25,
+                       .max_rtf = 2.0,
+                       .hold = SimTime::infinite(),
+                       .participants = {{"ugv1", "main", Role::kRegulating, SimTime::from_ns(7)},
+                                        {"viewer", "ui", Role::kFollowing, SimTime::infinite()}}};
   return {
       Announce{"ugv1", "main", Role::kFollowing, SimTime::infinite()},
       Subscribe{"ugv1", "main", "/cmd_vel"},

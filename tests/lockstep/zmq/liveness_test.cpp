@@ -296,7 +296,7 @@ class AccessTest : public ::testing::Test {
     EXPECT_NE(lines[0].find("(key " + logged_key + ")"), std::string::npos) << lines[0];
     const SimTime t = legit_->now();
     EXPECT_TRUE(legit_->sleep_until(t + milliseconds(20))) << "the legitimate participant stalled";
-    const Status st = server_->status();
+    const CoordinatorStatus st = server_->status();
     EXPECT_FALSE(st.paused);
     ASSERT_EQ(st.participants.size(), 1u);
     EXPECT_EQ(st.participants[0].participant, "legit");

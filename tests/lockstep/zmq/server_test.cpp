@@ -215,7 +215,7 @@ class ControlTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(ControlTest, PauseStopsGrants) {
   request(pause_request());
-  Status s = request(status_request()).status;
+  CoordinatorStatus s = request(status_request()).status;
   EXPECT_TRUE(s.paused);
   EXPECT_FALSE(grants_.any_above_within(s.time, 300ms));
   EXPECT_EQ(request(status_request()).status.time, s.time);
@@ -235,7 +235,7 @@ TEST_P(ControlTest, StepAdvancesExactlyTheDurationThenPauses) {
   request(step_request(milliseconds(7)));
   ASSERT_TRUE(grants_.await_at_least(t + milliseconds(7)));
   EXPECT_FALSE(grants_.any_above_within(t + milliseconds(7), 300ms));
-  Status s = request(status_request()).status;
+  CoordinatorStatus s = request(status_request()).status;
   EXPECT_TRUE(s.paused);
   EXPECT_EQ(s.time, t + milliseconds(7));
 }
@@ -248,7 +248,7 @@ TEST_P(ControlTest, RunUntilHoldsTheClockThere) {
   request(run_until_request(hold));
   ASSERT_TRUE(grants_.await_at_least(hold));
   EXPECT_FALSE(grants_.any_above_within(hold, 300ms));
-  Status s = request(status_request()).status;
+  CoordinatorStatus s = request(status_request()).status;
   EXPECT_EQ(s.time, hold);
   EXPECT_EQ(s.hold, hold);
   EXPECT_FALSE(s.paused);
@@ -262,7 +262,7 @@ TEST_P(ControlTest, SetMaxRtfIsReportedInStatus) {
 }
 
 TEST_P(ControlTest, StatusListsTheParticipantWithItsRole) {
-  Status s = request(status_request()).status;
+  CoordinatorStatus s = request(status_request()).status;
   ASSERT_FALSE(s.participants.empty());
   EXPECT_EQ(s.participants[0].participant, "ticker");
   EXPECT_EQ(s.participants[0].role, Role::kRegulating);
@@ -858,7 +858,7 @@ TEST_F(HeartbeatTest, LinkHeartbeatsKeepASilentParticipantAlive) {
   link->send(Frame{Announce{"thinker", "main", Role::kRegulating, SimTime::infinite()}});
   EXPECT_FALSE(failures_.await([](const auto& f) { return !f.empty(); }, 1500ms))
       << "failed despite heartbeats";
-  Status s = server_->status();
+  CoordinatorStatus s = server_->status();
   ASSERT_EQ(s.participants.size(), 1u);
   EXPECT_EQ(s.participants[0].participant, "thinker");
 }
