@@ -662,15 +662,18 @@ class Run {
           net_->on_vehicle_message(m.topic, m.stamp, m.payload, m.type);
         });
       }
-      // Range and outage regions follow the vehicles' ground truth.
-      listen(session_->pose_topic(), Reading::kActs, [this](const lockstep::Publish& m) {
-        const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
-        if (!poses) return;
-        for (const auto& p : poses->pose()) {
-          if (vehicle_names_.count(p.name()) == 0) continue;
-          net_->on_pose(p.name(), p.position().x(), p.position().y(), m.stamp);
-        }
-      });
+      // Range and outage regions follow the vehicles' ground truth (without either, positions
+      // change nothing and the poses are not parsed for the network).
+      if (net_->uses_positions()) {
+        listen(session_->pose_topic(), Reading::kActs, [this](const lockstep::Publish& m) {
+          const auto poses = msgs::parse<ignition::msgs::Pose_V>(m.payload);
+          if (!poses) return;
+          for (const auto& p : poses->pose()) {
+            if (vehicle_names_.count(p.name()) == 0) continue;
+            net_->on_pose(p.name(), p.position().x(), p.position().y(), m.stamp);
+          }
+        });
+      }
       net_->start(engine_->now());
     }
     for (const auto& v : vehicle_names_) {

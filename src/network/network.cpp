@@ -340,6 +340,13 @@ std::optional<SimTime> Network::last_seen(const std::string& topic) const {
   return it->second.last_seen;
 }
 
+bool Network::uses_positions() const {
+  const Impl& m = *impl_;
+  if (!m.cfg.outages.empty()) return true;
+  return std::any_of(m.links.begin(), m.links.end(),
+                     [](const LinkModel& l) { return l.params().range_m.has_value(); });
+}
+
 void Network::on_pose(const std::string& vehicle, double x, double y, SimTime stamp) {
   Impl& m = *impl_;
   m.positions[vehicle] = {x, y};

@@ -243,6 +243,40 @@ TEST(Network, OutageRegionAndRangeFromPoses) {
   EXPECT_EQ(r.changes[2], "gcs-ugv1 ugv1 down range");
 }
 
+// Positions matter only with a range or an outage; without either, poses change nothing (the
+// engine then does not read them for the network).
+TEST(Network, UsesPositionsOnlyWithARangeOrAnOutage) {
+  NetworkConfig plain = one_link();
+  plain.links[0].params.jitter = milliseconds(10);
+  plain.links[0].params.loss = 0.3;
+  EXPECT_FALSE(Rig(plain).net->uses_positions());
+  NetworkConfig ranged = plain;
+  ranged.links[0].params.range_m = 5;
+  EXPECT_TRUE(Rig(ranged).net->uses_positions());
+  NetworkConfig shed = plain;
+  Outage o;
+  o.region.kind = Region::Kind::kCircle;
+  o.region.radius = 1;
+  shed.outages.push_back(o);
+  EXPECT_TRUE(Rig(shed).net->uses_positions());
+  // The same traffic with and without poses (far away, inside where a region would be).
+  Rig with(plain), without(plain);
+  for (int64_t t = 0; t < 3000; t += 20) {
+    with.net->on_pose("ugv1", 1000.0 + static_cast<double>(t), 0, ms(t));
+    with.net->on_vehicle_message("/model/ugv1/odometry", ms(t), "o", "T");
+    without.net->on_vehicle_message("/model/ugv1/odometry", ms(t), "o", "T");
+  }
+  EXPECT_EQ(with.net->tick(ms(3000)), "");
+  EXPECT_EQ(without.net->tick(ms(3000)), "");
+  const auto a = with.on("/ground/gcs/model/ugv1/odometry");
+  const auto b = without.on("/ground/gcs/model/ugv1/odometry");
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_LT(a.size(), 150u);  // some were lost
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].at, b[i].at);
+  EXPECT_TRUE(with.changes.empty());
+  EXPECT_EQ(with.net->summary(ms(3000)), without.net->summary(ms(3000)));
+}
+
 // Two vehicles with a link between them (and ugv1's ground link): odometry crosses both ways.
 NetworkConfig vehicle_link(uint64_t seed) {
   NetworkConfig c = one_link();

@@ -152,6 +152,9 @@ class Network {
   // The last time a vehicle-side message was seen on `topic` (before its link), or nullopt.
   std::optional<SimTime> last_seen(const std::string& topic) const;
 
+  // Whether positions change anything: some link has a range_m, or there are outages. When not,
+  // on_pose() is a no-op and the engine need not read the vehicles' poses for the network.
+  bool uses_positions() const;
   // Ground-truth position of a vehicle at `stamp` (range, outage regions).
   void on_pose(const std::string& vehicle, double x, double y, SimTime stamp);
   // link.down / link.up: every link of `vehicle` (the ground link and its vehicle links). False
