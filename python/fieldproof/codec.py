@@ -1,6 +1,6 @@
 """The lock-step wire format: one frame per ZeroMQ message (docs/protocol.md).
 
-Layout: byte 0 is the magic/version byte 0xF1, byte 1 the frame kind, then the fields of that
+Layout: byte 0 is the magic/version byte 0xF2, byte 1 the frame kind, then the fields of that
 frame in order. u8 / u32 / u64 / i64 are little-endian and fixed width; a double is the u64 of its
 IEEE-754 bits; a bool is one byte 0 or 1; an enum is one byte; a string is a u32 length and the
 bytes; a vector is a u32 count and its elements; a time or a duration is an i64 of nanoseconds.
@@ -19,8 +19,9 @@ import struct
 from dataclasses import dataclass, field
 from typing import List, Union
 
-MAGIC = 0xF1
-PROTOCOL_VERSION = 1
+MAGIC = 0xF2
+# Version 2 added PlayerControl and PlayerReply (kinds 14 and 15); version 1 had kinds 1-13.
+PROTOCOL_VERSION = 2
 DEFAULT_MAX_FRAME_BYTES = 64 << 20
 
 # SimTime::infinite() on the wire: the largest int64.
@@ -41,6 +42,8 @@ class Kind(enum.IntEnum):
     CONTROL_REPLY = 11
     HELLO = 12
     WELCOME = 13
+    PLAYER_CONTROL = 14
+    PLAYER_REPLY = 15
 
 
 class Role(enum.IntEnum):
@@ -69,6 +72,17 @@ class ControlOp(enum.IntEnum):
     RUN_UNTIL = 4
     SET_MAX_RTF = 5
     STATUS = 6
+
+
+class PlayerOp(enum.IntEnum):
+    PAUSE = 1
+    RESUME = 2
+    TOGGLE = 3
+    SET_RATE = 4
+    SEEK = 5
+    PLAY_NEXT = 6
+    BURST = 7
+    STATUS = 8
 
 
 # ---- frames -------------------------------------------------------------------------------------
@@ -184,8 +198,34 @@ class Welcome:
     max_message_bytes: int = 0
 
 
+@dataclass
+class PlayerControl:
+    op: PlayerOp = PlayerOp.STATUS
+    offset: int = 0     # SEEK: from the start of the play range (ns)
+    count: int = 0      # BURST
+    rate: float = 0.0   # SET_RATE
+
+
+@dataclass
+class PlayerReply:
+    ok: bool = True
+    error: str = ""
+    paused: bool = False
+    rate: float = 1.0
+    now: int = 0
+    offset: int = 0
+    played: int = 0
+    position: int = 0
+    total: int = 0
+    loops: int = 0
+    to: int = 0
+    clamped: bool = False
+    message: str = ""
+    burst_played: int = 0
+
+
 Frame = Union[Announce, Subscribe, Unsubscribe, Publish, Leave, Heartbeat, Grant, Deliver, Error,
-              Control, ControlReply, Hello, Welcome]
+              Control, ControlReply, Hello, Welcome, PlayerControl, PlayerReply]
 
 _FIELDS = {
     Announce: (("participant", "str"), ("thread", "str"), ("role", Role), ("safe_time", "i64")),
@@ -208,6 +248,11 @@ _FIELDS = {
     ControlReply: (("ok", "bool"), ("error", "str"), ("status", ("struct", CoordinatorStatus))),
     Hello: (("protocol_version", "u32"), ("client", "str")),
     Welcome: (("protocol_version", "u32"), ("coordinator", "str"), ("max_message_bytes", "u64")),
+    PlayerControl: (("op", PlayerOp), ("offset", "i64"), ("count", "u64"), ("rate", "f64")),
+    PlayerReply: (("ok", "bool"), ("error", "str"), ("paused", "bool"), ("rate", "f64"),
+                  ("now", "i64"), ("offset", "i64"), ("played", "u64"), ("position", "u64"),
+                  ("total", "u64"), ("loops", "u64"), ("to", "i64"), ("clamped", "bool"),
+                  ("message", "str"), ("burst_played", "u64")),
 }
 
 _KIND_OF = {
@@ -215,6 +260,7 @@ _KIND_OF = {
     Publish: Kind.PUBLISH, Leave: Kind.LEAVE, Heartbeat: Kind.HEARTBEAT, Grant: Kind.GRANT,
     Deliver: Kind.DELIVER, Error: Kind.ERROR, Control: Kind.CONTROL,
     ControlReply: Kind.CONTROL_REPLY, Hello: Kind.HELLO, Welcome: Kind.WELCOME,
+    PlayerControl: Kind.PLAYER_CONTROL, PlayerReply: Kind.PLAYER_REPLY,
 }
 _CLASS_OF = {k: c for c, k in _KIND_OF.items()}
 
@@ -223,6 +269,7 @@ _U64 = struct.Struct("<Q")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
 _GRANT = struct.Struct("<qQ")
+_ANNOUNCE_HEADER = bytes((MAGIC, Kind.ANNOUNCE))
 
 
 class DecodeError(ValueError):
@@ -285,7 +332,7 @@ def encode(frame: Frame) -> bytes:
     if cls is Announce:
         p = frame.participant.encode("utf-8")
         t = frame.thread.encode("utf-8")
-        return b"".join((b"\xf1\x01", _U32.pack(len(p)), p, _U32.pack(len(t)), t,
+        return b"".join((_ANNOUNCE_HEADER, _U32.pack(len(p)), p, _U32.pack(len(t)), t,
                          bytes((int(frame.role),)), _I64.pack(frame.safe_time)))
     out = [bytes((MAGIC, _KIND_OF[cls]))]
     _write(out, cls, frame)
@@ -401,6 +448,7 @@ _KIND_NAMES = {
     Kind.PUBLISH: "publish", Kind.LEAVE: "leave", Kind.HEARTBEAT: "heartbeat",
     Kind.GRANT: "grant", Kind.DELIVER: "deliver", Kind.ERROR: "error", Kind.CONTROL: "control",
     Kind.CONTROL_REPLY: "control-reply", Kind.HELLO: "hello", Kind.WELCOME: "welcome",
+    Kind.PLAYER_CONTROL: "player-control", Kind.PLAYER_REPLY: "player-reply",
 }
 
 
@@ -410,8 +458,8 @@ def kind_name(kind: Kind) -> str:
 
 __all__ = [
     "MAGIC", "PROTOCOL_VERSION", "DEFAULT_MAX_FRAME_BYTES", "INFINITE", "Kind", "Role",
-    "ErrorCode", "ControlOp", "Announce", "Subscribe", "Unsubscribe", "Publish", "Leave",
+    "ErrorCode", "ControlOp", "PlayerOp", "Announce", "Subscribe", "Unsubscribe", "Publish", "Leave",
     "Heartbeat", "Grant", "Deliver", "Error", "Control", "ParticipantStatus", "CoordinatorStatus",
-    "ControlReply", "Hello", "Welcome", "Frame", "DecodeError", "encode", "decode", "kind_of",
+    "ControlReply", "Hello", "Welcome", "PlayerControl", "PlayerReply", "Frame", "DecodeError", "encode", "decode", "kind_of",
     "kind_name",
 ]

@@ -72,9 +72,12 @@ std::vector<std::string> tokens(Target t) {
               "model://box", "file://", "/dev/zero", "..", "<", ">", "</", "<!--", "&amp;",
               "<![CDATA[", "<?xml version=\"1.0\"?>", "\"", "\xff"};
     case Target::kFrameDecoder:
-      return {std::string("\xf1", 1),        std::string("\x00\x00\x00\x00", 4),
-              std::string("\xff\xff\xff\xff", 4), std::string("\x01", 1),
-              std::string("\x7f", 1),        std::string("\x00\x00\x00\x80", 4)};
+      return {std::string("\xf2", 1),
+              std::string("\x00\x00\x00\x00", 4),
+              std::string("\xff\xff\xff\xff", 4),
+              std::string("\x01", 1),
+              std::string("\x7f", 1),
+              std::string("\x00\x00\x00\x80", 4)};
   }
   return {};
 }
@@ -166,7 +169,8 @@ TEST(FuzzSeeds, TheExampleSeedsAreAcceptedSoMutationsStartFromValidInput) {
   const std::vector<std::string> frames = corpus(Target::kFrameDecoder);
   size_t decoded = 0;
   for (const std::string& f : frames) decoded += lockstep::decode_frame(f).ok() ? 1 : 0;
-  EXPECT_GE(decoded, 13u) << "the corpus holds one frame of each kind";
+  EXPECT_GE(decoded, std::variant_size_v<lockstep::Frame>)
+      << "the corpus holds one frame of each kind";
   size_t compiled = 0;
   const std::vector<std::string> conditions = corpus(Target::kCondition);
   for (const std::string& c : conditions) {

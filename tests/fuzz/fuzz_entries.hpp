@@ -167,6 +167,9 @@ inline std::vector<std::string> frame_seeds() {
       ControlReply{false, "not paused", st},
       Hello{kProtocolVersion, "fieldproof-cpp 0.2.0"},
       Welcome{kProtocolVersion, "fieldproof-coordinator 0.2.0", uint64_t{64} << 20},
+      PlayerControl{PlayerOp::kSeek, seconds(2), 3, 1.5},
+      PlayerReply{true, "", true, 2.0, SimTime::from_ns(3'000'000'000), seconds(2), 3, 3, 5, 0,
+                  SimTime::from_ns(5'000'000'000), true, "seek: clamped", 2},
   };
   std::vector<std::string> out;
   for (const Frame& f : frames) out.push_back(encode_frame(f));

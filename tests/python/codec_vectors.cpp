@@ -73,6 +73,10 @@ int main(int argc, char** argv) {
       {"welcome", Welcome{kProtocolVersion, "fieldproof-coordinator 0.2.0", uint64_t{64} << 20}},
       {"error_version", Error{ErrorCode::kVersion, "protocol version 2 is not supported"}},
       {"error_no_hello", Error{ErrorCode::kNoHello, "no Hello"}},
+      {"player_control", PlayerControl{PlayerOp::kBurst, nanoseconds(-5), 7, 2.5}},
+      {"player_reply",
+       PlayerReply{true, "", true, 0.5, SimTime::from_ns(3'000'000'000), seconds(2), 3, 3, 5, 1,
+                   SimTime::from_ns(5'000'000'000), true, "seek to 99 s clamped", 2}},
   };
   for (const auto& [name, f] : frames) std::printf("%s %s\n", name, hex(encode_frame(f)).c_str());
   return 0;

@@ -325,11 +325,11 @@ class Errors(CoordinatorTest):
 
     def test_another_protocol_version_is_refused_naming_both(self):
         try:
-            p = fieldproof.connect(name="py_v2", endpoint=self.coord.endpoint,
-                                   connect_timeout=10, _protocol_version=2)
+            p = fieldproof.connect(name="py_v3", endpoint=self.coord.endpoint,
+                                   connect_timeout=10, _protocol_version=3)
         except fieldproof.VersionError as e:
-            self.assertIn("1", str(e))
             self.assertIn("2", str(e))
+            self.assertIn("3", str(e))
             return
         p.leave()
         self.assertIsNone(p.protocol_version)
@@ -359,7 +359,7 @@ class WithoutACoordinator(unittest.TestCase):
         self.assertLess(time.monotonic() - t0, 5)
 
     def test_a_coordinator_of_another_version_is_refused_naming_both(self):
-        # A stand-in coordinator that answers Hello with a Welcome of version 2.
+        # A stand-in coordinator that answers Hello with a Welcome of version 3.
         d = temp_dir("fake-")
         ep = f"ipc://{d}/fake.sock"
         ctx = zmq.Context.instance()
@@ -373,17 +373,17 @@ class WithoutACoordinator(unittest.TestCase):
             if router.poll(10000):
                 rid, data = router.recv_multipart()
                 hello["frame"] = codec.decode(data)
-                router.send_multipart([rid, codec.encode(codec.Welcome(2, "future", 1 << 20))])
+                router.send_multipart([rid, codec.encode(codec.Welcome(3, "future", 1 << 20))])
 
         t = threading.Thread(target=serve)
         t.start()
         with self.assertRaises(fieldproof.VersionError) as cm:
             fieldproof.connect(name="x", endpoint=ep, connect_timeout=10)
         t.join()
-        self.assertEqual(hello["frame"], codec.Hello(1, fieldproof.CLIENT_NAME))
+        self.assertEqual(hello["frame"], codec.Hello(2, fieldproof.CLIENT_NAME))
+        self.assertIn("version 3", str(cm.exception))
         self.assertIn("version 2", str(cm.exception))
-        self.assertIn("version 1", str(cm.exception))
-        self.assertEqual((cm.exception.ours, cm.exception.theirs), (1, 2))
+        self.assertEqual((cm.exception.ours, cm.exception.theirs), (2, 3))
 
 
 if __name__ == "__main__":

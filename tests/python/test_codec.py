@@ -9,8 +9,8 @@ import unittest
 from fieldproof import codec
 from fieldproof.codec import (INFINITE, Announce, Control, ControlOp, ControlReply,
                               CoordinatorStatus, DecodeError, Deliver, Error, ErrorCode, Grant,
-                              Heartbeat, Hello, Leave, ParticipantStatus, Publish, Role, Subscribe,
-                              Unsubscribe, Welcome)
+                              Heartbeat, Hello, Leave, ParticipantStatus, PlayerControl, PlayerOp,
+                              PlayerReply, Publish, Role, Subscribe, Unsubscribe, Welcome)
 
 PUB = Publish("ugv1_nav", "/model/ugv1/cmd_vel", 1_500_000_000, 42, "ignition.msgs.Twist",
               b"\x12\x09\x11\x00\xff")
@@ -33,10 +33,13 @@ FRAMES = {
         True, 2_000_000_000, 17, 1.5, 0.0, INFINITE,
         [ParticipantStatus("world", "main", Role.REGULATING, 2_100_000_000),
          ParticipantStatus("ugv1_nav", "main", Role.FOLLOWING, INFINITE)])),
-    "hello": Hello(1, "fieldproof-python 0.2.0"),
-    "welcome": Welcome(1, "fieldproof-coordinator 0.2.0", 64 << 20),
+    "hello": Hello(2, "fieldproof-python 0.2.0"),
+    "welcome": Welcome(2, "fieldproof-coordinator 0.2.0", 64 << 20),
     "error_version": Error(ErrorCode.VERSION, "protocol version 2 is not supported"),
     "error_no_hello": Error(ErrorCode.NO_HELLO, "no Hello"),
+    "player_control": PlayerControl(PlayerOp.BURST, -5, 7, 2.5),
+    "player_reply": PlayerReply(True, "", True, 0.5, 3_000_000_000, 2_000_000_000, 3, 3, 5, 1,
+                                5_000_000_000, True, "seek to 99 s clamped", 2),
 }
 
 
@@ -92,24 +95,36 @@ class Layout(unittest.TestCase):
 
     def test_grant_layout(self):
         self.assertEqual(codec.encode(Grant(5, 1)),
-                         b"\xf1\x07" + struct.pack("<q", 5) + struct.pack("<Q", 1))
+                         b"\xf2\x07" + struct.pack("<q", 5) + struct.pack("<Q", 1))
 
     def test_hello_is_kind_12_with_version_and_client(self):
-        data = codec.encode(Hello(1, "fieldproof-python 0.2.0"))
-        self.assertEqual(data[:2], b"\xf1\x0c")
-        self.assertEqual(data[2:6], struct.pack("<I", 1))
+        data = codec.encode(Hello(2, "fieldproof-python 0.2.0"))
+        self.assertEqual(data[:2], b"\xf2\x0c")
+        self.assertEqual(data[2:6], struct.pack("<I", 2))
         self.assertEqual(data[6:10], struct.pack("<I", 23))
         self.assertEqual(data[10:], b"fieldproof-python 0.2.0")
 
     def test_welcome_is_kind_13_with_version_coordinator_and_limit(self):
-        data = (b"\xf1\x0d" + struct.pack("<I", 1) + struct.pack("<I", 5) + b"coord"
+        data = (b"\xf2\x0d" + struct.pack("<I", 2) + struct.pack("<I", 5) + b"coord"
                 + struct.pack("<Q", 64 << 20))
-        self.assertEqual(codec.decode(data), Welcome(1, "coord", 64 << 20))
-        self.assertEqual(codec.encode(Welcome(1, "coord", 64 << 20)), data)
+        self.assertEqual(codec.decode(data), Welcome(2, "coord", 64 << 20))
+        self.assertEqual(codec.encode(Welcome(2, "coord", 64 << 20)), data)
 
     def test_version_error_code_is_10(self):
-        self.assertEqual(codec.decode(b"\xf1\x09\x0a\x00\x00\x00\x00"),
+        self.assertEqual(codec.decode(b"\xf2\x09\x0a\x00\x00\x00\x00"),
                          Error(ErrorCode.VERSION, ""))
+
+    def test_player_control_is_kind_14_with_op_offset_count_and_rate(self):
+        data = (b"\xf2\x0e\x05" + struct.pack("<q", 2_000_000_000) + struct.pack("<Q", 3)
+                + struct.pack("<d", 1.5))
+        self.assertEqual(codec.decode(data), PlayerControl(PlayerOp.SEEK, 2_000_000_000, 3, 1.5))
+        self.assertEqual(codec.encode(PlayerControl(PlayerOp.SEEK, 2_000_000_000, 3, 1.5)), data)
+
+    def test_player_reply_is_kind_15(self):
+        data = codec.encode(PlayerReply(ok=False, error="e", message="m", burst_played=4))
+        self.assertEqual(data[:2], b"\xf2\x0f")
+        self.assertEqual(data[2:8], b"\x00" + struct.pack("<I", 1) + b"e")
+        self.assertEqual(data[-13:], struct.pack("<I", 1) + b"m" + struct.pack("<Q", 4))
 
     def test_negative_time_round_trips(self):
         self.assertEqual(codec.decode(codec.encode(Grant(-1, 0))), Grant(-1, 0))
@@ -164,20 +179,25 @@ class BadInput(unittest.TestCase):
         self.assertIn(text, cm.exception.reason)
 
     def test_short_frame(self):
-        self.assertRefused(b"\xf1", ErrorCode.MALFORMED, "at least 2 bytes")
+        self.assertRefused(b"\xf2", ErrorCode.MALFORMED, "at least 2 bytes")
 
     def test_bad_magic(self):
         self.assertRefused(b"\x01\x07" + bytes(16), ErrorCode.MALFORMED, "0x01")
 
     def test_another_version_nibble_is_a_version_mismatch_naming_both(self):
         with self.assertRaises(DecodeError) as cm:
-            codec.decode(b"\xf2\x07" + bytes(16))
+            codec.decode(b"\xf1\x07" + bytes(16))
         self.assertEqual(cm.exception.code, ErrorCode.VERSION)
-        self.assertIn("version 2", cm.exception.reason)
         self.assertIn("version 1", cm.exception.reason)
+        self.assertIn("version 2", cm.exception.reason)
 
     def test_unknown_kind(self):
-        self.assertRefused(b"\xf1\x63", ErrorCode.UNKNOWN_KIND, "unknown frame kind 99")
+        self.assertRefused(b"\xf2\x63", ErrorCode.UNKNOWN_KIND, "unknown frame kind 99")
+
+    def test_unknown_player_op(self):
+        data = bytearray(codec.encode(PlayerControl(PlayerOp.STATUS)))
+        data[2] = 9
+        self.assertRefused(bytes(data), ErrorCode.MALFORMED, "unknown enum value 9")
 
     def test_trailing_bytes(self):
         self.assertRefused(codec.encode(Grant(1, 1)) + b"\x00", ErrorCode.MALFORMED,
@@ -189,7 +209,7 @@ class BadInput(unittest.TestCase):
         self.assertRefused(bytes(data), ErrorCode.MALFORMED, "unknown enum value 7")
 
     def test_string_past_the_end(self):
-        self.assertRefused(b"\xf1\x06" + struct.pack("<I", 1000) + b"abc", ErrorCode.MALFORMED,
+        self.assertRefused(b"\xf2\x06" + struct.pack("<I", 1000) + b"abc", ErrorCode.MALFORMED,
                            "runs past the end")
 
     def test_oversized(self):

@@ -6,7 +6,7 @@
 //   if (!r) log(r.error().reason);  else handle(std::move(r).frame());
 //
 // The specification, byte for byte, is docs/protocol.md (a test decodes its examples).
-// Layout: byte 0 is kWireMagicVersion (0xF1: magic nibble 0xF, version 1), byte 1 the kind (the
+// Layout: byte 0 is kWireMagicVersion (0xF2: magic nibble 0xF, version 2), byte 1 the kind (the
 // FrameKind below), then the fields of that frame in declaration order:
 //   u8 / u32 / u64 / i64 little-endian fixed width; double as the u64 of its IEEE-754 bits;
 //   bool as u8 0/1; enums as u8 (unknown values refused); strings as u32 length + bytes;
@@ -29,7 +29,8 @@ namespace fieldproof::lockstep {
 
 // The protocol version this code speaks: Hello / Welcome carry it, and it is the low nibble of
 // every frame's byte 0.
-inline constexpr uint32_t kProtocolVersion = 1;
+// Version 2 added PlayerControl and PlayerReply (kinds 14 and 15); version 1 had kinds 1-13.
+inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr uint8_t kWireMagic = 0xF0;  // the high nibble of byte 0
 inline constexpr uint8_t kWireMagicVersion = kWireMagic | kProtocolVersion;
 static_assert(kProtocolVersion < 16, "the version must fit the low nibble of byte 0");
@@ -51,6 +52,8 @@ enum class FrameKind : uint8_t {
   kControlReply = 11,
   kHello = 12,
   kWelcome = 13,
+  kPlayerControl = 14,
+  kPlayerReply = 15,
 };
 
 FrameKind frame_kind(const Frame& frame);

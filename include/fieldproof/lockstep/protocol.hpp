@@ -158,8 +158,51 @@ struct ControlReply {
   CoordinatorStatus status;
 };
 
+// ---- player control (a player's control endpoint, `fieldproof play --control EP`) ----------
+// A player also answers Control (pause, resume, status; SetMaxRtf sets its rate) with a
+// ControlReply, so a coordinator's control tool works on it unchanged; these are what only a
+// player does. A coordinator answers a PlayerControl with Error{kUnknownKind}.
+
+enum class PlayerOp : uint8_t {
+  kPause = 1,
+  kResume = 2,
+  kToggle = 3,
+  kSetRate = 4,   // `rate`: > 0 and finite, or refused
+  kSeek = 5,      // to `offset` from the start of the play range (clamped to the range)
+  kPlayNext = 6,  // only while paused: exactly the next message
+  kBurst = 7,     // play_next `count` times (fewer at the end of the range); count > 0
+  kStatus = 8,
+};
+
+struct PlayerControl {
+  PlayerOp op = PlayerOp::kStatus;
+  Duration offset;     // kSeek; otherwise ignored (send 0)
+  uint64_t count = 0;  // kBurst; otherwise ignored
+  double rate = 0.0;   // kSetRate; otherwise ignored
+};
+
+// The player's answer to a PlayerControl: refused or not, and its state after the request.
+struct PlayerReply {
+  bool ok = true;
+  std::string error;  // why not, when !ok (the player's own message); empty otherwise
+  bool paused = false;
+  double rate = 1.0;
+  SimTime now;            // the player clock (log time)
+  Duration offset;        // now - the start of the play range
+  uint64_t played = 0;    // messages played so far
+  uint64_t position = 0;  // index of the next message in the range
+  uint64_t total = 0;     // messages in the range
+  uint64_t loops = 0;     // completed loops
+  // kSeek: where playback went, whether that was clamped to the range, and the clamp's message.
+  SimTime to;
+  bool clamped = false;
+  std::string message;
+  uint64_t burst_played = 0;  // kBurst: how many messages the burst played
+};
+
 // The order of the alternatives is the wire kind minus one (codec.hpp FrameKind): append only.
-using Frame = std::variant<Announce, Subscribe, Unsubscribe, Publish, Leave, Heartbeat, Grant,
-                           Deliver, Error, Control, ControlReply, Hello, Welcome>;
+using Frame =
+    std::variant<Announce, Subscribe, Unsubscribe, Publish, Leave, Heartbeat, Grant, Deliver, Error,
+                 Control, ControlReply, Hello, Welcome, PlayerControl, PlayerReply>;
 
 }  // namespace fieldproof::lockstep

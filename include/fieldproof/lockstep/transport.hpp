@@ -12,7 +12,7 @@
 // Handshake: the link's first frame is Hello{kProtocolVersion}; the coordinator's Welcome is
 // consumed by the link. A Welcome of another version, a frame of another version or
 // Error{kVersion} reaches the participant as Error{kVersion, "the coordinator speaks protocol
-// version X; this client speaks version 1"} (fatal).
+// version X; this client speaks version 2"} (fatal).
 //
 // Heartbeats: when the link has sent nothing for `heartbeat_interval`, it sends Heartbeat{name}
 // (the name is taken from the first Announce it carries), so a participant that is waiting or

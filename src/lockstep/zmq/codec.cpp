@@ -111,6 +111,33 @@ void fields(V& v, T& s) {
   fields(v, s.status);
 }
 
+template <class V, class T>
+requires std::is_same_v<std::remove_const_t<T>, PlayerControl>
+void fields(V& v, T& s) {
+  v(s.op);
+  v(s.offset);
+  v(s.count);
+  v(s.rate);
+}
+template <class V, class T>
+requires std::is_same_v<std::remove_const_t<T>, PlayerReply>
+void fields(V& v, T& s) {
+  v(s.ok);
+  v(s.error);
+  v(s.paused);
+  v(s.rate);
+  v(s.now);
+  v(s.offset);
+  v(s.played);
+  v(s.position);
+  v(s.total);
+  v(s.loops);
+  v(s.to);
+  v(s.clamped);
+  v(s.message);
+  v(s.burst_played);
+}
+
 // Wire width of each field type.
 struct Sizer {
   size_t n = 0;
@@ -169,6 +196,10 @@ bool valid_enum(ErrorCode c) {
 bool valid_enum(ControlOp op) {
   auto v = static_cast<uint8_t>(op);
   return v >= 1 && v <= 6;
+}
+bool valid_enum(PlayerOp op) {
+  auto v = static_cast<uint8_t>(op);
+  return v >= 1 && v <= 8;
 }
 
 class Reader {
@@ -328,6 +359,10 @@ const char* frame_kind_name(FrameKind kind) {
       return "hello";
     case FrameKind::kWelcome:
       return "welcome";
+    case FrameKind::kPlayerControl:
+      return "player-control";
+    case FrameKind::kPlayerReply:
+      return "player-reply";
   }
   return "unknown";
 }
@@ -371,8 +406,10 @@ DecodeResult decode_frame(std::string_view bytes, size_t max_bytes) {
                                             " (byte 0 is " + buf + "); this side speaks version " +
                                             std::to_string(kProtocolVersion)};
     }
+    char expected[8];
+    std::snprintf(expected, sizeof expected, "0x%02X", kWireMagicVersion);
     return Error{ErrorCode::kMalformed,
-                 std::string("bad magic/version byte ") + buf + " (expected 0xF1)"};
+                 std::string("bad magic/version byte ") + buf + " (expected " + expected + ")"};
   }
   Reader r(bytes.substr(2));
   auto kind = static_cast<FrameKind>(static_cast<uint8_t>(bytes[1]));
@@ -403,6 +440,10 @@ DecodeResult decode_frame(std::string_view bytes, size_t max_bytes) {
       return read_body<Hello>(r, "hello");
     case FrameKind::kWelcome:
       return read_body<Welcome>(r, "welcome");
+    case FrameKind::kPlayerControl:
+      return read_body<PlayerControl>(r, "player-control");
+    case FrameKind::kPlayerReply:
+      return read_body<PlayerReply>(r, "player-reply");
   }
   return Error{ErrorCode::kUnknownKind,
                "unknown frame kind " + std::to_string(static_cast<uint8_t>(bytes[1]))};

@@ -142,6 +142,17 @@ std::string version_refusal(uint32_t version) {
          " is not supported: this coordinator speaks version " + std::to_string(kProtocolVersion);
 }
 
+// The answer to a PlayerControl: a control tool (fieldproof clock) asks it to tell a player from
+// a coordinator, so it is answered without being logged or counted as a bad frame.
+Error not_a_player() {
+  return Error{ErrorCode::kUnknownKind,
+               "a player-control frame is for a player's control endpoint (fieldproof play "
+               "--control EP); this is a coordinator"};
+}
+
+constexpr const char* kPlayerReplyRefusal =
+    "a player-reply frame is a player's answer to a control tool, never sent to a coordinator";
+
 std::string kind_of(std::string_view bytes) {
   if (bytes.size() < 2) return "?";
   return frame_kind_name(static_cast<FrameKind>(static_cast<uint8_t>(bytes[1])));
@@ -273,6 +284,10 @@ class CoordinatorServer::Impl {
       send_to(conn, Frame{core_->control(*c)});
       return;
     }
+    if (std::holds_alternative<PlayerControl>(frame)) {
+      send_to(conn, Frame{not_a_player()});
+      return;
+    }
     switch (frame.index()) {
       case 6:   // Grant
       case 7:   // Deliver
@@ -282,6 +297,9 @@ class CoordinatorServer::Impl {
         refuse(conn, Error{ErrorCode::kUnknownKind,
                            std::string("a ") + frame_kind_name(frame_kind(frame)) +
                                " frame is coordinator-to-participant only"});
+        return;
+      case 14:  // PlayerReply
+        refuse(conn, Error{ErrorCode::kUnknownKind, kPlayerReplyRefusal});
         return;
       case 11:  // Hello: a local link has no handshake
         return;
@@ -863,6 +881,10 @@ class CoordinatorServer::Impl {
       send_to(conn, Frame{core_->control(*c)});
       return;
     }
+    if (std::holds_alternative<PlayerControl>(frame)) {
+      send_to(conn, Frame{not_a_player()});
+      return;
+    }
     if (control_only) {
       refuse(conn, Error{ErrorCode::kMalformed, std::string("the control endpoint takes only "
                                                             "control frames, got ") +
@@ -877,6 +899,9 @@ class CoordinatorServer::Impl {
       case 12:  // Welcome
         refuse(conn, Error{ErrorCode::kUnknownKind, std::string("a ") + kind_of(bytes) +
                                                       " frame is coordinator-to-participant only"});
+        return;
+      case 14:  // PlayerReply
+        refuse(conn, Error{ErrorCode::kUnknownKind, kPlayerReplyRefusal});
         return;
       default:
         break;

@@ -40,6 +40,21 @@ std::vector<Frame> one_of_each_kind() {
       ControlReply{false, "not paused", st},
       Hello{kProtocolVersion, "fieldproof-cpp 0.2.0"},
       Welcome{kProtocolVersion, "fieldproof-coordinator 0.2.0", uint64_t{64} << 20},
+      PlayerControl{PlayerOp::kSeek, seconds(2), 3, 1.5},
+      PlayerReply{.ok = false,
+                  .error = "play_next: only while paused",
+                  .paused = true,
+                  .rate = 2.5,
+                  .now = SimTime::from_ns(3'000'000'000),
+                  .offset = seconds(2),
+                  .played = 3,
+                  .position = 4,
+                  .total = 5,
+                  .loops = 1,
+                  .to = SimTime::from_ns(5'000'000'000),
+                  .clamped = true,
+                  .message = "seek: 99 s is past the end, clamped to 5 s",
+                  .burst_played = 2},
   };
 }
 
@@ -83,6 +98,71 @@ TEST(Codec, ControlReplyStatusSurvivesTheRoundTrip) {
   ASSERT_EQ(reply.status.participants.size(), 2u);
   EXPECT_EQ(reply.status.participants[1].participant, "viewer");
   EXPECT_EQ(reply.status.participants[1].role, Role::kFollowing);
+}
+
+TEST(Codec, PlayerControlFieldsSurviveTheRoundTrip) {
+  const PlayerControl c{PlayerOp::kBurst, nanoseconds(-7), UINT64_MAX, 0.25};
+  const std::string bytes = encode_frame(c);
+  EXPECT_EQ(bytes.size(), 2u + 1 + 8 + 8 + 8);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[1]), 14);
+  DecodeResult r = decode_frame(bytes);
+  ASSERT_TRUE(r) << r.error().reason;
+  const auto& d = std::get<PlayerControl>(r.frame());
+  EXPECT_EQ(d.op, PlayerOp::kBurst);
+  EXPECT_EQ(d.offset, nanoseconds(-7));
+  EXPECT_EQ(d.count, UINT64_MAX);
+  EXPECT_DOUBLE_EQ(d.rate, 0.25);
+  EXPECT_STREQ(frame_kind_name(FrameKind::kPlayerControl), "player-control");
+}
+
+TEST(Codec, PlayerReplyFieldsSurviveTheRoundTrip) {
+  auto frames = one_of_each_kind();
+  const Frame& sent = frames[static_cast<size_t>(FrameKind::kPlayerReply) - 1];
+  EXPECT_EQ(static_cast<uint8_t>(encode_frame(sent)[1]), 15);
+  DecodeResult r = decode_frame(encode_frame(sent));
+  ASSERT_TRUE(r) << r.error().reason;
+  const auto& d = std::get<PlayerReply>(r.frame());
+  EXPECT_FALSE(d.ok);
+  EXPECT_EQ(d.error, "play_next: only while paused");
+  EXPECT_TRUE(d.paused);
+  EXPECT_DOUBLE_EQ(d.rate, 2.5);
+  EXPECT_EQ(d.now, SimTime::from_ns(3'000'000'000));
+  EXPECT_EQ(d.offset, seconds(2));
+  EXPECT_EQ(d.played, 3u);
+  EXPECT_EQ(d.position, 4u);
+  EXPECT_EQ(d.total, 5u);
+  EXPECT_EQ(d.loops, 1u);
+  EXPECT_EQ(d.to, SimTime::from_ns(5'000'000'000));
+  EXPECT_TRUE(d.clamped);
+  EXPECT_EQ(d.message, "seek: 99 s is past the end, clamped to 5 s");
+  EXPECT_EQ(d.burst_played, 2u);
+  EXPECT_STREQ(frame_kind_name(FrameKind::kPlayerReply), "player-reply");
+}
+
+TEST(Codec, UnknownPlayerOpIsRefused) {
+  for (uint8_t op : {0, 9, 255}) {
+    std::string bytes = encode_frame(PlayerControl{});
+    bytes[2] = static_cast<char>(op);  // magic, kind, then the op byte
+    DecodeResult r = decode_frame(bytes);
+    ASSERT_FALSE(r) << int{op};
+    EXPECT_EQ(r.error().code, ErrorCode::kMalformed);
+    EXPECT_EQ(r.error().reason, "malformed player-control frame: unknown enum value " +
+                                    std::to_string(op) + " at offset 1");
+  }
+}
+
+TEST(Codec, TruncatedPlayerFramesAreRefusedNamingTheKind) {
+  const std::string control = encode_frame(PlayerControl{PlayerOp::kSetRate, {}, 0, 2.0});
+  DecodeResult r = decode_frame(std::string_view(control).substr(0, control.size() - 1));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kMalformed);
+  EXPECT_EQ(r.error().reason.rfind("malformed player-control frame: truncated: double", 0), 0u)
+      << r.error().reason;
+  const std::string reply = encode_frame(PlayerReply{});
+  r = decode_frame(std::string_view(reply).substr(0, 20));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().reason.rfind("malformed player-reply frame: truncated", 0), 0u)
+      << r.error().reason;
 }
 
 TEST(Codec, EncodeIntoReusesTheBuffer) {
@@ -132,12 +212,13 @@ TEST(Codec, WrongMagicIsRefused) {
 
 TEST(Codec, AnotherVersionNibbleIsRefusedAsVersionNamingIt) {
   std::string bytes = encode_frame(Heartbeat{"ugv1"});
-  bytes[0] = static_cast<char>(0xF2);
+  bytes[0] = static_cast<char>(0xF1);  // version 1: kinds 1-13, before the player's
   DecodeResult r = decode_frame(bytes);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kVersion);
-  EXPECT_NE(r.error().reason.find("protocol version 2"), std::string::npos) << r.error().reason;
-  EXPECT_EQ(wire_version(bytes), 2u);
+  EXPECT_EQ(r.error().reason,
+            "a frame of protocol version 1 (byte 0 is 0xF1); this side speaks version 2");
+  EXPECT_EQ(wire_version(bytes), 1u);
   EXPECT_EQ(wire_version(encode_frame(Heartbeat{"ugv1"})), kProtocolVersion);
   EXPECT_EQ(wire_version(std::string("\x02\x06", 2)), std::nullopt);
   EXPECT_EQ(wire_version(""), std::nullopt);
@@ -203,7 +284,9 @@ TEST(Codec, RandomBytesNeverCrashAndFailWithAReason) {
     std::string bytes(rng.next() % 64, '\0');
     for (char& c : bytes) c = static_cast<char>(rng.next() & 0xFF);
     if (!bytes.empty() && rng.next() % 2) bytes[0] = static_cast<char>(kWireMagicVersion);
-    if (bytes.size() > 1 && rng.next() % 2) bytes[1] = static_cast<char>(1 + rng.next() % 13);
+    if (bytes.size() > 1 && rng.next() % 2) {
+      bytes[1] = static_cast<char>(1 + rng.next() % std::variant_size_v<Frame>);
+    }
     DecodeResult r = decode_frame(bytes);
     if (r) {
       ++decoded;

@@ -92,7 +92,8 @@ TEST(ProtocolDoc, ThePageShowsEveryFrameKindItPromises) {
   for (FrameKind k :
        {FrameKind::kHello, FrameKind::kWelcome, FrameKind::kAnnounce, FrameKind::kSubscribe,
         FrameKind::kPublish, FrameKind::kGrant, FrameKind::kDeliver, FrameKind::kError,
-        FrameKind::kHeartbeat, FrameKind::kLeave, FrameKind::kControl, FrameKind::kControlReply}) {
+        FrameKind::kHeartbeat, FrameKind::kLeave, FrameKind::kControl, FrameKind::kControlReply,
+        FrameKind::kPlayerControl, FrameKind::kPlayerReply}) {
     EXPECT_EQ(shown.count(k), 1u) << "no example of " << frame_kind_name(k);
   }
 }
@@ -104,7 +105,7 @@ TEST(ProtocolDoc, TheVersionRefusalExampleIsTheCoordinatorsExactText) {
     if (!r) continue;
     if (const auto* e = std::get_if<Error>(&r.frame()); e && e->code == ErrorCode::kVersion) {
       found = true;
-      EXPECT_EQ(e->reason, "protocol version 2 is not supported: this coordinator speaks version " +
+      EXPECT_EQ(e->reason, "protocol version 1 is not supported: this coordinator speaks version " +
                                std::to_string(kProtocolVersion));
     }
   }

@@ -317,7 +317,7 @@ class RawPeer {
     }
     std::string bytes(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
     zmq_msg_close(&m);
-    EXPECT_EQ(static_cast<uint8_t>(bytes.at(0)), kWireMagicVersion) << "replies are version 1";
+    EXPECT_EQ(static_cast<uint8_t>(bytes.at(0)), kWireMagicVersion) << "replies are version 2";
     DecodeResult r = decode_frame(bytes);
     if (!r) return Frame{Error{ErrorCode::kMalformed, "test: undecodable reply"}};
     return std::move(r).frame();
@@ -386,7 +386,7 @@ TEST_P(BadInputTest, TruncatedFrameGetsAnErrorAndOthersKeepGoing) {
 }
 
 TEST_P(BadInputTest, UnknownKindGetsAnErrorAndOthersKeepGoing) {
-  expect_refused([](RawPeer& p) { p.send_bytes(std::string("\xF1\x63", 2)); },
+  expect_refused([](RawPeer& p) { p.send_bytes(std::string("\xF2\x63", 2)); },
                  ErrorCode::kUnknownKind);
 }
 
@@ -476,20 +476,20 @@ TEST_P(BadInputTest, ParticipantFramesBeforeHelloAreRefusedAndNotRegistered) {
 TEST_P(BadInputTest, HelloOfAnotherVersionIsRefusedNamingBothVersionsAndOthersKeepGoing) {
   expect_refused(
       [](RawPeer& p) {
-        p.send(Frame{Hello{2, "fieldproof-future 9.0"}});
+        p.send(Frame{Hello{1, "fieldproof-cpp 0.1.0"}});
       },
       ErrorCode::kVersion);
   RawPeer peer(server_->endpoints()[0]);
-  peer.send(Frame{Hello{2, "fieldproof-future 9.0"}});
+  peer.send(Frame{Hello{1, "fieldproof-cpp 0.1.0"}});
   std::optional<Frame> f = peer.next();
   ASSERT_TRUE(f.has_value());
   ASSERT_TRUE(std::holds_alternative<Error>(*f));
   EXPECT_EQ(std::get<Error>(*f).reason,
-            "protocol version 2 is not supported: this coordinator speaks version 1");
+            "protocol version 1 is not supported: this coordinator speaks version 2");
   EXPECT_TRUE(log_.await(
       [](const auto& l) {
         for (const auto& line : l) {
-          if (line.find("protocol version 2 is not supported") != std::string::npos) return true;
+          if (line.find("protocol version 1 is not supported") != std::string::npos) return true;
         }
         return false;
       },
@@ -521,7 +521,7 @@ TEST_P(BadInputTest, FrameOfAnotherVersionNibbleIsRefusedNamingBothVersions) {
   ASSERT_TRUE(f.has_value());
   ASSERT_TRUE(std::holds_alternative<Error>(*f));
   EXPECT_EQ(std::get<Error>(*f).reason,
-            "protocol version 3 is not supported: this coordinator speaks version 1");
+            "protocol version 3 is not supported: this coordinator speaks version 2");
 }
 
 TEST_P(BadInputTest, ControlFramesNeedNoHello) {
@@ -531,6 +531,27 @@ TEST_P(BadInputTest, ControlFramesNeedNoHello) {
   ASSERT_TRUE(f.has_value());
   ASSERT_TRUE(std::holds_alternative<ControlReply>(*f)) << "reply index " << f->index();
   EXPECT_TRUE(std::get<ControlReply>(*f).ok);
+}
+
+TEST_P(BadInputTest, PlayerControlNeedsNoHelloAndIsAnsweredNotAPlayerUnlogged) {
+  RawPeer peer(server_->endpoints()[0]);
+  peer.send(Frame{PlayerControl{PlayerOp::kStatus, {}, 0, 0.0}});
+  std::optional<Frame> f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(std::holds_alternative<Error>(*f)) << "reply index " << f->index();
+  EXPECT_EQ(std::get<Error>(*f).code, ErrorCode::kUnknownKind);
+  EXPECT_NE(std::get<Error>(*f).reason.find("this is a coordinator"), std::string::npos)
+      << std::get<Error>(*f).reason;
+  EXPECT_EQ(server_->bad_frames(), 0u);
+  // The connection is not refused for it: a Control on it is answered as ever.
+  peer.send(Frame{status_request()});
+  f = peer.next();
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(std::holds_alternative<ControlReply>(*f)) << "reply index " << f->index();
+}
+
+TEST_P(BadInputTest, PlayerReplySentToTheCoordinatorIsRefused) {
+  expect_refused([](RawPeer& p) { p.send(Frame{PlayerReply{}}); }, ErrorCode::kUnknownKind);
 }
 
 TEST_P(BadInputTest, WelcomeSentToTheCoordinatorIsRefused) {
@@ -699,30 +720,30 @@ void expect_client_fails(FakeCoordinator& fake, const std::string& expected) {
 
 TEST(Handshake, WelcomeOfAnotherVersionMakesTheParticipantFailNamingBothVersions) {
   TempDir dir;
-  FakeCoordinator fake(dir, encode_frame(Welcome{2, "fieldproof-coordinator 9.0", 1 << 20}));
+  FakeCoordinator fake(dir, encode_frame(Welcome{3, "fieldproof-coordinator 9.0", 1 << 20}));
   expect_client_fails(fake,
-                      "the coordinator speaks protocol version 2; this client speaks "
-                      "version 1");
+                      "the coordinator speaks protocol version 3; this client speaks "
+                      "version 2");
 }
 
 TEST(Handshake, AFrameOfAnotherVersionNibbleMakesTheParticipantFailNamingBothVersions) {
   TempDir dir;
-  std::string welcome = encode_frame(Welcome{1, "fieldproof-coordinator 9.0", 1 << 20});
-  welcome[0] = static_cast<char>(0xF2);
+  std::string welcome = encode_frame(Welcome{3, "fieldproof-coordinator 9.0", 1 << 20});
+  welcome[0] = static_cast<char>(0xF3);
   FakeCoordinator fake(dir, welcome);
   expect_client_fails(fake,
-                      "the coordinator speaks protocol version 2; this client speaks "
-                      "version 1");
+                      "the coordinator speaks protocol version 3; this client speaks "
+                      "version 2");
 }
 
 TEST(Handshake, VersionErrorMakesTheParticipantFailNamingBothVersions) {
   TempDir dir;
   FakeCoordinator fake(dir, encode_frame(Error{ErrorCode::kVersion,
-                                               "protocol version 1 is not supported: this "
-                                               "coordinator speaks version 2"}));
+                                               "protocol version 2 is not supported: this "
+                                               "coordinator speaks version 3"}));
   expect_client_fails(fake,
-                      "the coordinator speaks protocol version 2; this client speaks "
-                      "version 1");
+                      "the coordinator speaks protocol version 3; this client speaks "
+                      "version 2");
 }
 
 // ---- CURVE -------------------------------------------------------------------------------------

@@ -443,7 +443,7 @@ TEST(ShmCorruption, GarbageInAWellFormedRecordIsRefusedAndTheParticipantCarriesO
   ASSERT_TRUE(raw.mapped());
   raw.send(Announce{"raw", "main", Role::kRegulating, SimTime::zero()});
   ASSERT_TRUE(raw.await_grant(SimTime::zero()));
-  raw.send_bytes(std::string("\xF1\x63garbage", 9));  // the magic, then an unknown kind
+  raw.send_bytes(std::string("\xF2\x63garbage", 9));  // the magic, then an unknown kind
   std::optional<Frame> f = raw.receive();
   ASSERT_TRUE(f);
   const auto* e = std::get_if<Error>(&*f);
