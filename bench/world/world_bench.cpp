@@ -139,7 +139,7 @@ Result run(const std::string& path, int n, bool sensors, double sim_seconds, boo
           s.pose.x += dx;
           s.pose.y += dy;
         }
-        if (!w.spawn_static(name + "_tile" + std::to_string(t), std::move(copy))) std::exit(1);
+        if (!w.spawn_static(name + "_tile" + std::to_string(t), std::move(copy)).ok()) std::exit(1);
       }
     }
   }
@@ -152,7 +152,7 @@ Result run(const std::string& path, int n, bool sensors, double sim_seconds, boo
     for (double y = -8.6; y <= 8.6 && in_tile < kPerTile && res.vehicles < n; y += 2.45) {
       for (double x = -13.5; x <= 13.5 && in_tile < kPerTile && res.vehicles < n; x += 2.45) {
         const std::string name = "ugv" + std::to_string(res.vehicles + 1);
-        if (w.spawn_vehicle(name, Pose2D{x + dx, y + dy, 0.0})) {
+        if (w.spawn_vehicle(name, Pose2D{x + dx, y + dy, 0.0}).ok()) {
           (void)w.set_cmd_vel(name, {0.4, 0.5});
           ++res.vehicles;
           ++in_tile;

@@ -444,8 +444,8 @@ void plan_vehicles(RunPlan& plan, world::World& w, const PlanContext& ctx,
     pv.model_file = model.file.string();
     pv.setup.params = model.params;
     pv.setup.model_file = std::filesystem::absolute(model.file).lexically_normal().string();
-    if (auto st = w.spawn_vehicle(sv.name, pv.spawn, model.params); !st) {
-      r.errors.push_back(pos_prefix(s, sv.spawn.pos, path + ".spawn") + st.message);
+    if (auto st = w.spawn_vehicle(sv.name, pv.spawn, model.params); !st.ok()) {
+      r.errors.push_back(pos_prefix(s, sv.spawn.pos, path + ".spawn") + st.message());
       continue;
     }
     pv.setup.name = sv.name;

@@ -192,8 +192,8 @@ Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   for (const VehicleSetup& v : options.vehicles) {
     world::Status s = v.pose ? w.spawn_vehicle(v.name, *v.pose, v.params)
                              : w.spawn_vehicle(v.name, v.frame, v.params);
-    if (!s) {
-      *error = "vehicle " + v.name + ": " + s.message;
+    if (!s.ok()) {
+      *error = "vehicle " + v.name + ": " + s.message();
       return Status(StatusCode::kInvalidArgument, *error);
     }
     if (v.stack.kind == StackSpec::Kind::kProcess) {

@@ -61,17 +61,18 @@ bool finite(double v) { return std::isfinite(v); }
 bool finite(const Pose2D& p) { return finite(p.x) && finite(p.y) && finite(p.yaw); }
 
 Status check_name(const std::string& name) {
-  if (name.empty()) return Status::error("a model name must not be empty");
+  if (name.empty()) return Status(StatusCode::kInvalidArgument, "a model name must not be empty");
   for (char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '_' || c == '-' || c == '.';
     if (!ok) {
-      return Status::error("model name '" + name +
-                           "' may hold only letters, digits, '_', '-' and '.' (it is used in "
-                           "topic names)");
+      return Status(StatusCode::kInvalidArgument,
+                    "model name '" + name +
+                        "' may hold only letters, digits, '_', '-' and '.' (it is used in "
+                        "topic names)");
     }
   }
-  return Status::success();
+  return Status();
 }
 
 Status check_params(const UgvParams& p) {
@@ -90,32 +91,37 @@ Status check_params(const UgvParams& p) {
                            p.imu_angular_velocity_stddev,
                            p.imu_linear_acceleration_stddev};
   for (double v : values) {
-    if (!finite(v) || v < 0) return Status::error("UGV parameters must be finite and >= 0");
+    if (!finite(v) || v < 0)
+      return Status(StatusCode::kInvalidArgument, "UGV parameters must be finite and >= 0");
   }
   if (std::isnan(p.max_linear_accel) || std::isnan(p.max_angular_accel) ||
       p.max_linear_accel <= 0 || p.max_angular_accel <= 0) {
-    return Status::error("UGV acceleration limits must be > 0 (+inf for none)");
+    return Status(StatusCode::kInvalidArgument,
+                  "UGV acceleration limits must be > 0 (+inf for none)");
   }
-  if (p.length <= 0 || p.width <= 0) return Status::error("UGV footprint must be > 0");
+  if (p.length <= 0 || p.width <= 0)
+    return Status(StatusCode::kInvalidArgument, "UGV footprint must be > 0");
   if (p.lidar && (p.lidar_rays < 1 || p.lidar_rays > 100000 ||
                   p.lidar_range_max <= p.lidar_range_min || p.lidar_period.ns() <= 0)) {
-    return Status::error("UGV lidar: rays in [1, 100000], range_max > range_min, period > 0");
+    return Status(StatusCode::kInvalidArgument,
+                  "UGV lidar: rays in [1, 100000], range_max > range_min, period > 0");
   }
   if (p.lidar && !p.lidar_full_turn &&
       !(finite(p.lidar_angle_min) && finite(p.lidar_angle_max) &&
         p.lidar_angle_min <= p.lidar_angle_max)) {
-    return Status::error("lidar angles must be finite with angle_min <= angle_max");
+    return Status(StatusCode::kInvalidArgument,
+                  "lidar angles must be finite with angle_min <= angle_max");
   }
   if (p.odometry_period.ns() <= 0 || p.imu_period.ns() <= 0) {
-    return Status::error("UGV odometry and IMU periods must be > 0");
+    return Status(StatusCode::kInvalidArgument, "UGV odometry and IMU periods must be > 0");
   }
   if (p.navsat && (p.navsat_period.ns() <= 0 || !finite(p.navsat_horizontal_stddev) ||
                    !finite(p.navsat_vertical_stddev) || !finite(p.navsat_velocity_stddev) ||
                    p.navsat_horizontal_stddev < 0 || p.navsat_vertical_stddev < 0 ||
                    p.navsat_velocity_stddev < 0)) {
-    return Status::error("navsat: period > 0 and noise finite and >= 0");
+    return Status(StatusCode::kInvalidArgument, "navsat: period > 0 and noise finite and >= 0");
   }
-  return Status::success();
+  return Status();
 }
 
 // The pose after driving an arc for dt, and its chassis. (c0, s0) are cos and sin of p.yaw: the
@@ -238,26 +244,28 @@ class WorkerPool {
 Status world_threads(int option, int* out) {
   if (option != 0) {
     if (option < 1 || option > 64) {
-      return Status::error("WorldOptions::threads: expected 1..64 (or 0 for the default), got " +
-                           std::to_string(option));
+      return Status(StatusCode::kInvalidArgument,
+                    "WorldOptions::threads: expected 1..64 (or 0 for the default), got " +
+                        std::to_string(option));
     }
     *out = option;
-    return Status::success();
+    return Status();
   }
   const char* env = std::getenv("FIELDPROOF_WORLD_THREADS");
   if (env == nullptr || *env == '\0') {
     *out = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-    return Status::success();
+    return Status();
   }
   char* end = nullptr;
   errno = 0;
   const long n = std::strtol(env, &end, 10);
   if (errno != 0 || *end != '\0' || n < 1 || n > 64) {
-    return Status::error(std::string("FIELDPROOF_WORLD_THREADS: expected an integer 1..64, got '") +
-                         env + "'");
+    return Status(
+        StatusCode::kInvalidArgument,
+        std::string("FIELDPROOF_WORLD_THREADS: expected an integer 1..64, got '") + env + "'");
   }
   *out = static_cast<int>(n);
-  return Status::success();
+  return Status();
 }
 
 }  // namespace
@@ -1091,29 +1099,30 @@ LoadResult finish_load(detail::SdfOutcome outcome, WorldOptions options,
 
 Status check_options(const WorldOptions& o) {
   int threads = 0;
-  if (Status s = world_threads(o.threads, &threads); !s) return s;
+  if (Status s = world_threads(o.threads, &threads); !s.ok()) return s;
   if (o.clock_period.ns() <= 0 || o.stats_period.ns() <= 0 || o.pose_period.ns() <= 0 ||
       o.contact_repeat_period.ns() <= 0) {
-    return Status::error("world output periods must be > 0");
+    return Status(StatusCode::kInvalidArgument, "world output periods must be > 0");
   }
   if (!(o.grid_cell > 0) || !std::isfinite(o.grid_cell) || !(o.contact_margin >= 0)) {
-    return Status::error("grid_cell must be > 0 and contact_margin >= 0");
+    return Status(StatusCode::kInvalidArgument, "grid_cell must be > 0 and contact_margin >= 0");
   }
   for (size_t i = 0; i < o.gps_denied.size(); ++i) {
     const MapBounds& b = o.gps_denied[i].bounds;
     const bool finite_bounds = std::isfinite(b.min_x) && std::isfinite(b.min_y) &&
                                std::isfinite(b.max_x) && std::isfinite(b.max_y);
     if (!finite_bounds || !(b.min_x < b.max_x) || !(b.min_y < b.max_y)) {
-      return Status::error("gps_denied[" + std::to_string(i) + "] '" + o.gps_denied[i].name +
-                           "': the bounds must be finite with min_x < max_x and min_y < max_y");
+      return Status(StatusCode::kInvalidArgument,
+                    "gps_denied[" + std::to_string(i) + "] '" + o.gps_denied[i].name +
+                        "': the bounds must be finite with min_x < max_x and min_y < max_y");
     }
   }
-  return Status::success();
+  return Status();
 }
 }  // namespace
 
 LoadResult World::load(const std::string& path, WorldOptions options) {
-  if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
+  if (Status s = check_options(options); !s.ok()) return LoadResult{nullptr, {s.message()}, {}};
   // A FIFO, a device or a huge file (the world or one it includes) would hang or exhaust the SDF
   // parser, and an include cycle would make it recurse until it aborts: refused unread.
   if (std::string e = detail::check_sdf_includes(path); !e.empty()) {
@@ -1128,7 +1137,7 @@ LoadResult World::load(const std::string& path, WorldOptions options) {
 
 LoadResult World::load_string(const std::string& sdf, WorldOptions options,
                               const std::string& name_for_errors) {
-  if (Status s = check_options(options); !s) return LoadResult{nullptr, {s.message}, {}};
+  if (Status s = check_options(options); !s.ok()) return LoadResult{nullptr, {s.message()}, {}};
   auto outcome = detail::load_sdf(name_for_errors, &sdf, options.plane_z_min, options.plane_z_max,
                                   options.direct_read_threshold);
   return finish_load(std::move(outcome), std::move(options), [](std::unique_ptr<Impl> impl) {
@@ -1138,7 +1147,7 @@ LoadResult World::load_string(const std::string& sdf, WorldOptions options,
 
 std::unique_ptr<World> World::empty(std::string name, Duration step, WorldOptions options) {
   if (step.ns() <= 0) throw std::invalid_argument("World::empty: the step must be > 0");
-  if (Status s = check_options(options); !s) throw std::invalid_argument(s.message);
+  if (Status s = check_options(options); !s.ok()) throw std::invalid_argument(s.message());
   auto impl = std::make_unique<Impl>();
   impl->opts = std::move(options);
   (void)world_threads(impl->opts.threads, &impl->threads);  // checked by check_options
@@ -1174,24 +1183,26 @@ std::vector<std::string> World::static_models() const {
 
 Status MapOptions::validate() const {
   if (!(resolution > 0) || !std::isfinite(resolution)) {
-    return Status::error("map resolution must be a finite number > 0 (metres per cell), got " +
-                         std::to_string(resolution));
+    return Status(StatusCode::kInvalidArgument,
+                  "map resolution must be a finite number > 0 (metres per cell), got " +
+                      std::to_string(resolution));
   }
   if (!(margin >= 0) || !std::isfinite(margin) || !(open_margin >= 0) ||
       !std::isfinite(open_margin)) {
-    return Status::error("map margin and open_margin must be finite numbers >= 0 (metres)");
+    return Status(StatusCode::kInvalidArgument,
+                  "map margin and open_margin must be finite numbers >= 0 (metres)");
   }
-  if (max_cells < 1) return Status::error("map max_cells must be >= 1");
+  if (max_cells < 1) return Status(StatusCode::kInvalidArgument, "map max_cells must be >= 1");
   if (bounds) {
     const MapBounds& b = *bounds;
     const bool finite_bounds = std::isfinite(b.min_x) && std::isfinite(b.min_y) &&
                                std::isfinite(b.max_x) && std::isfinite(b.max_y);
     if (!finite_bounds || !(b.min_x < b.max_x) || !(b.min_y < b.max_y)) {
-      return Status::error(
-          "map bounds must be finite with min_x < max_x and min_y < max_y (metres)");
+      return Status(StatusCode::kInvalidArgument,
+                    "map bounds must be finite with min_x < max_x and min_y < max_y (metres)");
     }
   }
-  return Status::success();
+  return Status();
 }
 
 MapBounds World::map_bounds(const MapOptions& options) const {
@@ -1216,8 +1227,8 @@ OccupancyGrid World::occupancy_grid(double resolution, double padding) const {
 }
 
 OccupancyGrid World::occupancy_grid(const MapOptions& options) const {
-  if (Status s = options.validate(); !s)
-    throw std::invalid_argument("occupancy_grid: " + s.message);
+  if (Status s = options.validate(); !s.ok())
+    throw std::invalid_argument("occupancy_grid: " + s.message());
   const MapBounds b = map_bounds(options);
   OccupancyGrid g;
   double res = options.resolution;
@@ -1273,11 +1284,13 @@ OccupancyGrid World::occupancy_grid(const MapOptions& options) const {
 
 Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParams& params) {
   Impl& w = *impl_;
-  if (Status s = check_name(name); !s) return s;
-  if (w.name_taken(name)) return Status::error("spawn '" + name + "': the name is taken");
-  if (!finite(pose)) return Status::error("spawn '" + name + "': the pose is not finite");
-  if (Status s = check_params(params); !s)
-    return Status::error("spawn '" + name + "': " + s.message);
+  if (Status s = check_name(name); !s.ok()) return s;
+  if (w.name_taken(name))
+    return Status(StatusCode::kInvalidArgument, "spawn '" + name + "': the name is taken");
+  if (!finite(pose))
+    return Status(StatusCode::kInvalidArgument, "spawn '" + name + "': the pose is not finite");
+  if (Status s = check_params(params); !s.ok())
+    return Status(s.code(), "spawn '" + name + "': " + s.message());
   Vehicle v;
   v.name = name;
   v.id = w.next_vehicle_id;
@@ -1295,8 +1308,9 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
     for (const auto& c : touching) {
       if (c.depth > 0) what += (what.empty() ? "" : ", ") + w.contact_name(c.key);
     }
-    return Status::error("spawn '" + name + "' at (" + std::to_string(pose.x) + ", " +
-                         std::to_string(pose.y) + "): the chassis would overlap " + what);
+    return Status(StatusCode::kInvalidArgument,
+                  "spawn '" + name + "' at (" + std::to_string(pose.x) + ", " +
+                      std::to_string(pose.y) + "): the chassis would overlap " + what);
   }
   ++w.next_vehicle_id;
   v.topic_odom = "/model/" + name + "/odometry";
@@ -1341,7 +1355,7 @@ Status World::spawn_vehicle(const std::string& name, Pose2D pose, const UgvParam
   }
   w.vehicles.emplace(name, std::move(v));
   w.rebuild_order();
-  return Status::success();
+  return Status();
 }
 
 Status World::spawn_vehicle(const std::string& name, std::string_view frame_name,
@@ -1350,26 +1364,28 @@ Status World::spawn_vehicle(const std::string& name, std::string_view frame_name
   if (!f) {
     std::string known;
     for (const auto& [n, p] : impl_->frames) known += (known.empty() ? "" : ", ") + n;
-    return Status::error("spawn '" + name + "': no frame '" + std::string(frame_name) +
-                         "' in world '" + impl_->name +
-                         "' (frames: " + (known.empty() ? "none" : known) + ")");
+    return Status(StatusCode::kNotFound,
+                  "spawn '" + name + "': no frame '" + std::string(frame_name) + "' in world '" +
+                      impl_->name + "' (frames: " + (known.empty() ? "none" : known) + ")");
   }
   return spawn_vehicle(name, *f, params);
 }
 
 Status World::spawn_static(const std::string& name, std::vector<StaticShape> shapes) {
   Impl& w = *impl_;
-  if (Status s = check_name(name); !s) return s;
-  if (w.name_taken(name)) return Status::error("spawn '" + name + "': the name is taken");
-  if (shapes.empty()) return Status::error("spawn '" + name + "': no shapes");
+  if (Status s = check_name(name); !s.ok()) return s;
+  if (w.name_taken(name))
+    return Status(StatusCode::kInvalidArgument, "spawn '" + name + "': the name is taken");
+  if (shapes.empty())
+    return Status(StatusCode::kInvalidArgument, "spawn '" + name + "': no shapes");
   for (auto& s : shapes) {
     const bool ok = finite(s.pose) &&
                     (s.type == ShapeType::kBox
                          ? (finite(s.size_x) && finite(s.size_y) && s.size_x > 0 && s.size_y > 0)
                          : (finite(s.radius) && s.radius > 0));
     if (!ok) {
-      return Status::error("spawn '" + name + "': shape '" + s.collision +
-                           "' has a non-finite pose or a size not > 0");
+      return Status(StatusCode::kInvalidArgument, "spawn '" + name + "': shape '" + s.collision +
+                                                      "' has a non-finite pose or a size not > 0");
     }
     s.model = name;
     if (s.link.empty()) s.link = "link";
@@ -1378,22 +1394,22 @@ Status World::spawn_static(const std::string& name, std::vector<StaticShape> sha
     const Collider c = detail::make_collider(s, 0);
     for (const auto& [vn, v] : w.vehicles) {
       if (detail::overlap(v.box, c) > 0) {
-        return Status::error("spawn '" + name + "': shape '" + s.collision +
-                             "' would overlap vehicle '" + vn + "'");
+        return Status(StatusCode::kInvalidArgument, "spawn '" + name + "': shape '" + s.collision +
+                                                        "' would overlap vehicle '" + vn + "'");
       }
     }
   }
   w.static_models[name] = shapes.front().pose;
   for (auto& s : shapes) w.shapes.push_back(std::move(s));
   w.rebuild_static();
-  return Status::success();
+  return Status();
 }
 
 Status World::remove(const std::string& name) {
   Impl& w = *impl_;
   if (w.vehicles.erase(name) > 0) {
     w.rebuild_order();
-    return Status::success();
+    return Status();
   }
   if (w.static_models.erase(name) > 0) {
     const std::string nested = name + "::";
@@ -1401,9 +1417,9 @@ Status World::remove(const std::string& name) {
       return s.model == name || s.model.compare(0, nested.size(), nested) == 0;
     });
     w.rebuild_static();
-    return Status::success();
+    return Status();
   }
-  return Status::error("remove '" + name + "': no such model");
+  return Status(StatusCode::kNotFound, "remove '" + name + "': no such model");
 }
 
 std::vector<std::string> World::vehicles() const {
@@ -1421,17 +1437,17 @@ std::optional<VehicleState> World::vehicle(std::string_view name) const {
 Status World::set_cmd_vel(const std::string& vehicle, Twist2D cmd) {
   auto it = impl_->vehicles.find(vehicle);
   if (it == impl_->vehicles.end()) {
-    return Status::error("cmd_vel for '" + vehicle + "': no such vehicle");
+    return Status(StatusCode::kNotFound, "cmd_vel for '" + vehicle + "': no such vehicle");
   }
   if (!finite(cmd.linear_x) || !finite(cmd.angular_z)) {
     const std::string m = "cmd_vel for '" + vehicle +
                           "' refused: linear.x=" + std::to_string(cmd.linear_x) +
                           " angular.z=" + std::to_string(cmd.angular_z) + " (NaN or infinite)";
     impl_->warn(m);
-    return Status::error(m);
+    return Status(StatusCode::kInvalidArgument, m);
   }
   it->second.state.command = cmd;
-  return Status::success();
+  return Status();
 }
 
 bool World::can_step() const {
@@ -1508,12 +1524,13 @@ void World::run_to_sim_time(SimTime t) {
 
 Status World::set_physics(double real_time_factor) {
   if (std::isnan(real_time_factor) || real_time_factor <= 0) {
-    return Status::error("set_physics: the real-time factor must be > 0 (+inf for unpaced), got " +
-                         std::to_string(real_time_factor));
+    return Status(StatusCode::kInvalidArgument,
+                  "set_physics: the real-time factor must be > 0 (+inf for unpaced), got " +
+                      std::to_string(real_time_factor));
   }
   impl_->target_rtf = real_time_factor;
   if (impl_->opts.sensors) impl_->emit_stats();
-  return Status::success();
+  return Status();
 }
 
 WorldStatistics World::statistics() const { return impl_->stats(); }
@@ -1523,15 +1540,18 @@ Status World::handle_message(std::string_view topic, std::string_view type,
   Impl& w = *impl_;
   if (topic == w.topic_control) {
     if (type != msgs::kWorldControl) {
-      return Status::error(std::string(topic) + ": expects " + std::string(msgs::kWorldControl) +
-                           ", got " + std::string(type));
+      return Status(StatusCode::kInvalidArgument, std::string(topic) + ": expects " +
+                                                      std::string(msgs::kWorldControl) + ", got " +
+                                                      std::string(type));
     }
     auto m = msgs::parse<ignition::msgs::WorldControl>(payload);
-    if (!m) return Status::error(std::string(topic) + ": payload does not parse");
+    if (!m)
+      return Status(StatusCode::kInvalidArgument, std::string(topic) + ": payload does not parse");
     if (m->has_reset() || m->seed() != 0) {
-      return Status::error(std::string(topic) +
-                           ": reset and seed are not supported (the seed is fixed when the world "
-                           "is loaded); nothing was changed");
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(topic) +
+                        ": reset and seed are not supported (the seed is fixed when the world "
+                        "is loaded); nothing was changed");
     }
     if (m->multi_step() > 0 || m->step()) {
       multi_step(m->multi_step() > 0 ? m->multi_step() : 1);
@@ -1540,19 +1560,20 @@ Status World::handle_message(std::string_view topic, std::string_view type,
     } else {
       pause(m->pause());
     }
-    return Status::success();
+    return Status();
   }
   if (topic == w.topic_create || topic == w.topic_remove) {
     const bool create = topic == w.topic_create;
     const std::string_view expected = create ? msgs::kEntityFactory : msgs::kEntity;
     Status s;
     if (type != expected) {
-      s = Status::error(std::string(topic) + ": expects " + std::string(expected) + ", got " +
-                        std::string(type) + "; nothing was changed");
+      s = Status(StatusCode::kInvalidArgument, std::string(topic) + ": expects " +
+                                                   std::string(expected) + ", got " +
+                                                   std::string(type) + "; nothing was changed");
     } else {
       s = create ? create_from_bus(payload) : remove_from_bus(payload);
     }
-    if (!s) w.warn(s.message);
+    if (!s.ok()) w.warn(s.message());
     return s;
   }
   constexpr std::string_view kPrefix = "/model/";
@@ -1562,26 +1583,31 @@ Status World::handle_message(std::string_view topic, std::string_view type,
     const std::string vehicle(
         topic.substr(kPrefix.size(), topic.size() - kPrefix.size() - kSuffix.size()));
     if (type != msgs::kTwist) {
-      return Status::error(std::string(topic) + ": expects " + std::string(msgs::kTwist) +
-                           ", got " + std::string(type));
+      return Status(StatusCode::kInvalidArgument, std::string(topic) + ": expects " +
+                                                      std::string(msgs::kTwist) + ", got " +
+                                                      std::string(type));
     }
     auto m = msgs::parse<ignition::msgs::Twist>(payload);
-    if (!m) return Status::error(std::string(topic) + ": payload does not parse");
+    if (!m)
+      return Status(StatusCode::kInvalidArgument, std::string(topic) + ": payload does not parse");
     return set_cmd_vel(vehicle, Twist2D{m->linear().x(), m->angular().z()});
   }
-  return Status::error("world '" + w.name + "' takes no input on " + std::string(topic));
+  return Status(StatusCode::kInvalidArgument,
+                "world '" + w.name + "' takes no input on " + std::string(topic));
 }
 
 Status World::create_from_bus(std::string_view payload) {
   const Impl& w = *impl_;
   const std::string where = w.topic_create + ": ";
   auto m = msgs::parse<ignition::msgs::EntityFactory>(payload);
-  if (!m) return Status::error(where + "the EntityFactory payload does not parse");
+  if (!m)
+    return Status(StatusCode::kInvalidArgument, where + "the EntityFactory payload does not parse");
   if (m->has_model() || m->has_light() || !m->clone_name().empty()) {
-    return Status::error(where +
-                         "only `sdf` (SDF text or an <include> of a robot model) or `sdf_filename` "
-                         "(a robot model) are supported, not `model`, `light` or `clone_name`; "
-                         "nothing was spawned");
+    return Status(StatusCode::kInvalidArgument,
+                  where +
+                      "only `sdf` (SDF text or an <include> of a robot model) or `sdf_filename` "
+                      "(a robot model) are supported, not `model`, `light` or `clone_name`; "
+                      "nothing was spawned");
   }
   const std::string& file = m->sdf_filename();
   const std::string& text = m->sdf();
@@ -1604,8 +1630,8 @@ Status World::create_from_bus(std::string_view payload) {
     if (!model.ok()) {
       std::string all;
       for (const auto& e : model.errors) all += (all.empty() ? "" : "; ") + e;
-      return Status::error(where + "model '" + *vehicle_uri + "': " + all +
-                           "; nothing was spawned");
+      return Status(StatusCode::kInvalidArgument,
+                    where + "model '" + *vehicle_uri + "': " + all + "; nothing was spawned");
     }
     for (const auto& warning : model.warnings) impl_->warn(where + warning);
     vehicle_params = model.params;
@@ -1619,11 +1645,14 @@ Status World::create_from_bus(std::string_view payload) {
                         p.orientation().w()};
     bool ok = finite(p.position().x()) && finite(p.position().y()) && finite(p.position().z());
     for (double v : q) ok = ok && finite(v);
-    if (!ok) return Status::error(where + "the pose is not finite; nothing was spawned");
+    if (!ok)
+      return Status(StatusCode::kInvalidArgument,
+                    where + "the pose is not finite; nothing was spawned");
     pose = Pose2D{p.position().x(), p.position().y(), msgs::yaw_of(p.orientation())};
   } else if (include_pose) {
     if (!finite(*include_pose)) {
-      return Status::error(where + "the include's <pose> is not 3 or 6 finite numbers");
+      return Status(StatusCode::kInvalidArgument,
+                    where + "the include's <pose> is not 3 or 6 finite numbers");
     }
     pose = include_pose;
   }
@@ -1631,8 +1660,8 @@ Status World::create_from_bus(std::string_view payload) {
   if (const std::string& rel = m->relative_to(); !rel.empty() && rel != "world") {
     const auto f = frame(rel);
     if (!f) {
-      return Status::error(where + "relative_to '" + rel + "': no such frame in world '" + w.name +
-                           "'");
+      return Status(StatusCode::kNotFound,
+                    where + "relative_to '" + rel + "': no such frame in world '" + w.name + "'");
     }
     const Pose2D local = pose.value_or(Pose2D{});
     const double c = std::cos(f->yaw), sn = std::sin(f->yaw);
@@ -1641,9 +1670,11 @@ Status World::create_from_bus(std::string_view payload) {
   }
   if (ugv) {
     const std::string name = !m->name().empty() ? m->name() : include_name;
-    if (name.empty()) return Status::error(where + "a UGV needs a `name`; nothing was spawned");
+    if (name.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    where + "a UGV needs a `name`; nothing was spawned");
     Status s = spawn_vehicle(name, *pose, *vehicle_params);
-    if (!s) s.message = where + s.message;
+    if (!s.ok()) s = Status(s.code(), where + s.message());
     return s;
   }
   const std::string source = w.topic_create + " sdf";
@@ -1653,19 +1684,17 @@ Status World::create_from_bus(std::string_view payload) {
   if (!model.errors.empty()) {
     std::string all;
     for (const auto& e : model.errors) all += (all.empty() ? "" : "; ") + e;
-    return Status::error(where + "refused: " + all);
+    return Status(StatusCode::kInvalidArgument, where + "refused: " + all);
   }
   const std::string name = !m->name().empty() ? m->name() : model.name;
   if (model.shapes.empty()) {
-    return Status::error(where + "model '" + name +
-                         "' has no box, cylinder or sphere collision to simulate; nothing was "
-                         "spawned");
+    return Status(StatusCode::kInvalidArgument,
+                  where + "model '" + name +
+                      "' has no box, cylinder or sphere collision to simulate; nothing was "
+                      "spawned");
   }
   Status s = spawn_static(name, std::move(model.shapes));
-  if (!s) {
-    s.message = where + s.message;
-    return s;
-  }
+  if (!s.ok()) return Status(s.code(), where + s.message());
   impl_->static_models[name] = model.pose;
   for (const auto& warning : model.warnings) impl_->warn(where + warning);
   return s;
@@ -1674,12 +1703,13 @@ Status World::create_from_bus(std::string_view payload) {
 Status World::remove_from_bus(std::string_view payload) {
   const std::string where = impl_->topic_remove + ": ";
   auto m = msgs::parse<ignition::msgs::Entity>(payload);
-  if (!m) return Status::error(where + "the Entity payload does not parse");
+  if (!m) return Status(StatusCode::kInvalidArgument, where + "the Entity payload does not parse");
   if (m->name().empty()) {
-    return Status::error(where + "the Entity has no `name` (models are removed by name)");
+    return Status(StatusCode::kInvalidArgument,
+                  where + "the Entity has no `name` (models are removed by name)");
   }
   Status s = remove(m->name());
-  if (!s) s.message = where + s.message;
+  if (!s.ok()) s = Status(s.code(), where + s.message());
   return s;
 }
 

@@ -18,8 +18,8 @@ WorldParticipant::WorldParticipant(World& world, lockstep::Participant& particip
           // An untyped publish is taken as the type the topic carries.
           const Status s =
               world_.handle_message(m.topic, m.type.empty() ? expected : m.type, m.payload);
-          if (!s) {
-            rejected(s.message);
+          if (!s.ok()) {
+            rejected(s.message());
             return;
           }
           refresh_subscriptions();
@@ -50,7 +50,7 @@ void WorldParticipant::refresh_subscriptions() {
       // An untyped publish on a cmd_vel topic is taken as the Twist it must be.
       const std::string_view type = m.type.empty() ? msgs::kTwist : std::string_view(m.type);
       const Status s = world_.handle_message(m.topic, type, m.payload);
-      if (!s) rejected(s.message);
+      if (!s.ok()) rejected(s.message());
     });
   }
 }

@@ -122,8 +122,8 @@ int run(int argc, char** argv) {
     map.bounds = b;
     map.max_cells = 100'000'000;  // the engine checked the cell count
   }
-  if (const world::Status s = map.validate(); !s) {
-    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", s.message.c_str());
+  if (const world::Status s = map.validate(); !s.ok()) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", s.message().c_str());
     return 2;
   }
   auto loaded = world::World::load(world_file);

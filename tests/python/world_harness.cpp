@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   world::World& w = *loaded.world;
-  if (auto s = w.spawn_vehicle(vehicle, std::string_view(argv[4])); !s) {
-    std::fprintf(stderr, "spawn: %s\n", s.message.c_str());
+  if (auto s = w.spawn_vehicle(vehicle, std::string_view(argv[4])); !s.ok()) {
+    std::fprintf(stderr, "spawn: %s\n", s.message().c_str());
     return 2;
   }
   // GOAL_FRAME is a frame's name, or X,Y.

@@ -39,7 +39,7 @@ struct DepotRun {
     world = std::move(loaded.world);
     if (!world) return;
     const auto spawned = world->spawn_vehicle("ugv1", "dock");
-    EXPECT_TRUE(spawned.ok) << spawned.message;
+    EXPECT_TRUE(spawned.ok()) << spawned.message();
     options.world = world->name();
     auto created = UgvNavNode::create(options, world->occupancy_grid(yard_map()), wall.fn());
     EXPECT_TRUE(created.ok()) << created.status().message();
@@ -69,7 +69,7 @@ struct DepotRun {
       for (const BusMessage& m : node->take_messages()) {
         if (m.topic == node->topics().cmd_vel) {
           const auto s = world->handle_message(m.topic, m.type, m.payload);
-          ASSERT_TRUE(s.ok) << s.message;
+          ASSERT_TRUE(s.ok()) << s.message();
         } else if (m.topic == node->topics().status) {
           statuses.push_back(*msgs::decode_nav_status(m.payload));
         }
@@ -136,7 +136,7 @@ TEST(Depot, AbortsAGoalWalledInAfterTheMapWasMade) {
   wall(g.x, g.y - 1.5, 3.2, 0.2);
   wall(g.x, g.y + 1.5, 3.2, 0.2);
   const auto spawned = run.world->spawn_static("pen", pen);
-  ASSERT_TRUE(spawned.ok) << spawned.message;
+  ASSERT_TRUE(spawned.ok()) << spawned.message();
   run.drive({"a", g.x, g.y, g.yaw}, seconds(300));
   ASSERT_GE(run.statuses.size(), 2u);
   EXPECT_EQ(run.statuses.back().status, msgs::NavStatusCode::kAborted);
@@ -150,7 +150,7 @@ TEST(Depot, AbortsAGoalTheMapShowsUnreachable) {
   auto loaded = world::World::load("examples/worlds/depot.sdf", {});
   ASSERT_TRUE(loaded.world);
   world::World& w = *loaded.world;
-  ASSERT_TRUE(w.spawn_vehicle("ugv1", "dock").ok);
+  ASSERT_TRUE(w.spawn_vehicle("ugv1", "dock").ok());
   const auto g = *w.frame("goal_c");
   std::vector<world::StaticShape> pen;
   for (int i = 0; i < 4; ++i) {
@@ -169,7 +169,7 @@ TEST(Depot, AbortsAGoalTheMapShowsUnreachable) {
     s.z_max = 1.0;
     pen.push_back(s);
   }
-  ASSERT_TRUE(w.spawn_static("pen", pen).ok);
+  ASSERT_TRUE(w.spawn_static("pen", pen).ok());
   testing::FakeWall wall;
   auto created = UgvNavNode::create({}, w.occupancy_grid(0.05), wall.fn());
   ASSERT_TRUE(created.ok()) << created.status().message();

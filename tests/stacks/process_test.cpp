@@ -55,7 +55,7 @@ std::unique_ptr<world::World> depot() {
   auto loaded = world::World::load(kDepot, o);
   EXPECT_TRUE(loaded.world);
   if (!loaded.world) return nullptr;
-  EXPECT_TRUE(loaded.world->spawn_vehicle("ugv1", "dock").ok);
+  EXPECT_TRUE(loaded.world->spawn_vehicle("ugv1", "dock").ok());
   return std::move(loaded.world);
 }
 

@@ -21,10 +21,10 @@ std::unique_ptr<World> depot(uint64_t seed) {
 // Two vehicles driving circles near each other for 3 s: every sensor and the ground truth.
 std::vector<WorldMessage> drive(uint64_t seed) {
   auto w = depot(seed);
-  EXPECT_TRUE(w->spawn_vehicle("ugv1", "dock"));
-  EXPECT_TRUE(w->spawn_vehicle("ugv2", Pose2D{-10.0, 2.0, 0.0}));
-  EXPECT_TRUE(w->set_cmd_vel("ugv1", {0.6, 0.4}));
-  EXPECT_TRUE(w->set_cmd_vel("ugv2", {0.5, -0.3}));
+  EXPECT_TRUE(w->spawn_vehicle("ugv1", "dock").ok());
+  EXPECT_TRUE(w->spawn_vehicle("ugv2", Pose2D{-10.0, 2.0, 0.0}).ok());
+  EXPECT_TRUE(w->set_cmd_vel("ugv1", {0.6, 0.4}).ok());
+  EXPECT_TRUE(w->set_cmd_vel("ugv2", {0.5, -0.3}).ok());
   w->step_n(3000);
   return w->take_messages();
 }
@@ -47,11 +47,11 @@ TEST(Determinism, AnotherSeedGivesOtherNoiseButTheSameTruth) {
 
 TEST(Determinism, NoiseOfAVehicleDoesNotDependOnTheOthers) {
   auto solo = depot(7);
-  ASSERT_TRUE(solo->spawn_vehicle("ugv1", Pose2D{10, -8, 0}));
+  ASSERT_TRUE(solo->spawn_vehicle("ugv1", Pose2D{10, -8, 0}).ok());
   solo->step_n(300);
   auto pair = depot(7);
-  ASSERT_TRUE(pair->spawn_vehicle("aaa", Pose2D{-12, 8, 0}));  // far away, sorted first
-  ASSERT_TRUE(pair->spawn_vehicle("ugv1", Pose2D{10, -8, 0}));
+  ASSERT_TRUE(pair->spawn_vehicle("aaa", Pose2D{-12, 8, 0}).ok());  // far away, sorted first
+  ASSERT_TRUE(pair->spawn_vehicle("ugv1", Pose2D{10, -8, 0}).ok());
   pair->step_n(300);
   EXPECT_EQ(hash_messages(solo->take_messages(), "/model/ugv1/"),
             hash_messages(pair->take_messages(), "/model/ugv1/"));
@@ -95,22 +95,25 @@ TEST(Control, WorldControlMessagesDriveTheSameControls) {
   auto w = depot(0);
   ignition::msgs::WorldControl c;
   c.set_pause(true);
-  ASSERT_TRUE(w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(c)));
+  ASSERT_TRUE(
+      w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(c)).ok());
   EXPECT_TRUE(w->paused());
   c.set_multi_step(20);
-  ASSERT_TRUE(w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(c)));
+  ASSERT_TRUE(
+      w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(c)).ok());
   EXPECT_EQ(w->step_n(100), 20);
   ignition::msgs::WorldControl run;
   *run.mutable_run_to_sim_time() = msgs::to_time(SimTime::from_ns(50'000'000));
-  ASSERT_TRUE(w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(run)));
+  ASSERT_TRUE(
+      w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(run)).ok());
   EXPECT_EQ(w->step_n(100), 30);
-  EXPECT_FALSE(w->handle_message("/world/depot/control", msgs::kTwist, "").ok);
+  EXPECT_FALSE(w->handle_message("/world/depot/control", msgs::kTwist, "").ok());
   ignition::msgs::WorldControl reset;
   reset.mutable_reset()->set_all(true);
   const Status s =
       w->handle_message("/world/depot/control", msgs::kWorldControl, msgs::serialize(reset));
-  EXPECT_FALSE(s.ok);
-  EXPECT_NE(s.message.find("not supported"), std::string::npos) << s.message;
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("not supported"), std::string::npos) << s.message();
 }
 
 TEST(Control, StatisticsReportPauseIterationsAndMeasuredRealTimeFactor) {
@@ -141,11 +144,11 @@ TEST(Control, StatisticsReportPauseIterationsAndMeasuredRealTimeFactor) {
 
 TEST(Control, SetPhysicsValidatesTheRealTimeFactor) {
   auto w = depot(0);
-  EXPECT_TRUE(w->set_physics(2.5));
+  EXPECT_TRUE(w->set_physics(2.5).ok());
   EXPECT_EQ(w->target_real_time_factor(), 2.5);
-  EXPECT_TRUE(w->set_physics(std::numeric_limits<double>::infinity()));
-  EXPECT_FALSE(w->set_physics(0.0).ok);
-  EXPECT_FALSE(w->set_physics(std::nan("")).ok);
+  EXPECT_TRUE(w->set_physics(std::numeric_limits<double>::infinity()).ok());
+  EXPECT_FALSE(w->set_physics(0.0).ok());
+  EXPECT_FALSE(w->set_physics(std::nan("")).ok());
 }
 
 TEST(Control, SinkReceivesMessagesInsteadOfTheOutbox) {
@@ -161,7 +164,7 @@ TEST(Control, SinkReceivesMessagesInsteadOfTheOutbox) {
 
 TEST(Control, InputTopicsNameControlAndEveryCmdVel) {
   auto w = depot(0);
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", "dock"));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", "dock").ok());
   const auto topics = w->input_topics();
   ASSERT_EQ(topics.size(), 4u);
   EXPECT_EQ(topics[0], "/world/depot/control");

@@ -44,14 +44,14 @@ TEST_P(GazeboStyleWorld, LoadsWithoutFramesAndSpawnsAUgvAtAPose) {
   auto w = load(GetParam());
   ASSERT_TRUE(w);
   EXPECT_TRUE(w->frames().empty());
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{-3.0, -2.5, 0.5}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{-3.0, -2.5, 0.5}).ok());
   const auto v = w->vehicle("ugv1");
   ASSERT_TRUE(v);
   EXPECT_DOUBLE_EQ(v->pose.x, -3.0);
   EXPECT_DOUBLE_EQ(v->pose.y, -2.5);
   EXPECT_DOUBLE_EQ(v->pose.yaw, 0.5);
   // And it drives: a second of 0.5 m/s straight ahead moves it about 0.5 m along its heading.
-  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.0}));
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.0}).ok());
   w->step_n(static_cast<int64_t>(1'000'000'000 / w->step_size().ns()));
   const auto after = w->vehicle("ugv1");
   const double moved = std::hypot(after->pose.x - v->pose.x, after->pose.y - v->pose.y);
@@ -62,7 +62,7 @@ TEST_P(GazeboStyleWorld, LoadsWithoutFramesAndSpawnsAUgvAtAPose) {
 TEST_P(GazeboStyleWorld, TheMapCoversTheGroundPlaneAndTheSpawnIsFree) {
   auto w = load(GetParam());
   ASSERT_TRUE(w);
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{-3.0, -2.5, 0.0}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{-3.0, -2.5, 0.0}).ok());
   const OccupancyGrid g = w->occupancy_grid(0.05);
   ASSERT_GT(g.width, 0);
   ASSERT_GT(g.height, 0);
@@ -134,8 +134,8 @@ TEST(GazeboStyleWorlds, ASpawnInsideAShapeIsRefusedNamingIt) {
   auto w = load("shapes.sdf");
   ASSERT_TRUE(w);
   const Status s = w->spawn_vehicle("ugv1", Pose2D{0.2, 0.0, 0.0});
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.message.find("box::box_link::box_collision"), std::string::npos) << s.message;
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("box::box_link::box_collision"), std::string::npos) << s.message();
   EXPECT_TRUE(w->vehicles().empty());
 }
 
@@ -169,8 +169,8 @@ TEST(MapExtent, AWorldWithNothingGivesAValidFreeGridAroundTheOrigin) {
 
 TEST(MapExtent, AnUnboundedWorldGetsTheOpenMarginAroundWhatStandsAndTheVehicles) {
   auto w = World::empty("open", milliseconds(1));
-  ASSERT_TRUE(w->spawn_static("b", {testing::box_shape(1.0, 1.0, 1.0, 1.0)}));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{30.0, -20.0, 0.0}));
+  ASSERT_TRUE(w->spawn_static("b", {testing::box_shape(1.0, 1.0, 1.0, 1.0)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{30.0, -20.0, 0.0}).ok());
   MapOptions o;
   o.resolution = 0.1;
   o.open_margin = 4.0;
@@ -213,16 +213,16 @@ TEST(MapExtent, BadOptionsAreRefusedNamingTheField) {
   auto w = World::empty("void", milliseconds(1));
   MapOptions o;
   o.bounds = MapBounds{1.0, 0.0, 1.0, 5.0};
-  EXPECT_FALSE(o.validate());
-  EXPECT_NE(o.validate().message.find("bounds"), std::string::npos);
+  EXPECT_FALSE(o.validate().ok());
+  EXPECT_NE(o.validate().message().find("bounds"), std::string::npos);
   EXPECT_THROW((void)w->occupancy_grid(o), std::invalid_argument);
   MapOptions m;
   m.margin = -1.0;
-  EXPECT_NE(m.validate().message.find("margin"), std::string::npos);
+  EXPECT_NE(m.validate().message().find("margin"), std::string::npos);
   MapOptions c;
   c.max_cells = 0;
-  EXPECT_NE(c.validate().message.find("max_cells"), std::string::npos);
-  EXPECT_TRUE(MapOptions{}.validate());
+  EXPECT_NE(c.validate().message().find("max_cells"), std::string::npos);
+  EXPECT_TRUE(MapOptions{}.validate().ok());
 }
 
 TEST(MapExtent, AHugeWorldIsCoarsenedToTheCellLimitWithAWarningNotAnError) {
@@ -254,7 +254,7 @@ TEST(MapExtent, AHugeWorldIsCoarsenedToTheCellLimitWithAWarningNotAnError) {
 
 TEST(MapExtent, CellsAreAlignedToTheWorldOrigin) {
   auto w = World::empty("open", milliseconds(1));
-  ASSERT_TRUE(w->spawn_static("b", {testing::box_shape(0.33, 0.77, 1.0, 1.0)}));
+  ASSERT_TRUE(w->spawn_static("b", {testing::box_shape(0.33, 0.77, 1.0, 1.0)}).ok());
   const OccupancyGrid g = w->occupancy_grid(0.05);
   EXPECT_NEAR(std::remainder(g.origin_x, 0.05), 0.0, 1e-9);
   EXPECT_NEAR(std::remainder(g.origin_y, 0.05), 0.0, 1e-9);

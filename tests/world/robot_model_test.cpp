@@ -139,9 +139,9 @@ TEST(RobotModel, ReferenceUgvFromItsFileStreamsBitForBitAsTheBuiltIn) {
     auto loaded = World::load(testing::depot_path(), testing::seeded(7));
     ASSERT_TRUE(loaded.world);
     World& w = *loaded.world;
-    ASSERT_TRUE(i == 0 ? w.spawn_vehicle("ugv1", "dock")
-                       : w.spawn_vehicle("ugv1", "dock", m.params));
-    ASSERT_TRUE(w.set_cmd_vel("ugv1", {0.8, 0.3}));
+    ASSERT_TRUE(i == 0 ? w.spawn_vehicle("ugv1", "dock").ok()
+                       : w.spawn_vehicle("ugv1", "dock", m.params).ok());
+    ASSERT_TRUE(w.set_cmd_vel("ugv1", {0.8, 0.3}).ok());
     w.step_n(3000);
     hashes[i] = testing::hash_messages(w.take_messages());
   }
@@ -302,9 +302,9 @@ TEST(RobotModelFootprint, TheWorldStopsTheChassisTheFileDescribes) {
     const RobotModel m = from_text(text);
     EXPECT_TRUE(m.ok()) << joined(m.errors);
     auto w = World::empty("w", milliseconds(1));
-    EXPECT_TRUE(w->spawn_static("wall", {testing::box_shape(3.0, 0.0, 0.2, 4.0)}));
-    EXPECT_TRUE(w->spawn_vehicle("bot1", Pose2D{}, m.params));
-    EXPECT_TRUE(w->set_cmd_vel("bot1", {0.5, 0.0}));
+    EXPECT_TRUE(w->spawn_static("wall", {testing::box_shape(3.0, 0.0, 0.2, 4.0)}).ok());
+    EXPECT_TRUE(w->spawn_vehicle("bot1", Pose2D{}, m.params).ok());
+    EXPECT_TRUE(w->set_cmd_vel("bot1", {0.5, 0.0}).ok());
     w->step_n(8000);
     EXPECT_TRUE(w->vehicle("bot1")->touching);
     return w->vehicle("bot1")->pose.x;
@@ -452,9 +452,9 @@ TEST(RobotModelInTheWorld, APartialLidarScansItsOwnArc) {
   m.params.lidar_noise_stddev = 0.0;
   auto w = World::empty("w", milliseconds(1));
   // A wall 3 m ahead and one 3 m behind: the front arc sees the first only.
-  ASSERT_TRUE(w->spawn_static("front", {testing::box_shape(3.5, 0.0, 1.0, 20.0)}));
-  ASSERT_TRUE(w->spawn_static("back", {testing::box_shape(-3.5, 0.0, 1.0, 20.0)}));
-  ASSERT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params));
+  ASSERT_TRUE(w->spawn_static("front", {testing::box_shape(3.5, 0.0, 1.0, 20.0)}).ok());
+  ASSERT_TRUE(w->spawn_static("back", {testing::box_shape(-3.5, 0.0, 1.0, 20.0)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params).ok());
   w->step_n(100);
   const auto scans = on_topic(w->take_messages(), "/model/tug1/scan");
   ASSERT_EQ(scans.size(), 1u);  // 15 Hz: one scan at 66.7 ms
@@ -482,7 +482,7 @@ TEST(RobotModelInTheWorld, NavsatReportsTheWorldsSphericalCoordinates) {
   m.params.navsat_horizontal_stddev = m.params.navsat_vertical_stddev = 0.0;
   m.params.navsat_velocity_stddev = 0.0;
   World& w = *loaded.world;
-  ASSERT_TRUE(w.spawn_vehicle("tug1", Pose2D{100.0, 200.0, 0.0}, m.params));
+  ASSERT_TRUE(w.spawn_vehicle("tug1", Pose2D{100.0, 200.0, 0.0}, m.params).ok());
   w.step_n(1000);
   const auto fixes = on_topic(w.take_messages(), "/model/tug1/navsat");
   ASSERT_EQ(fixes.size(), 2u);  // 2 Hz
@@ -501,7 +501,7 @@ TEST(RobotModelInTheWorld, NavsatNoiseIsSeededAndHasTheModelsSpread) {
   ASSERT_TRUE(m.ok());
   m.params.navsat_period = milliseconds(10);
   auto w = World::empty("w", milliseconds(1), testing::seeded(11));
-  ASSERT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params));
+  ASSERT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params).ok());
   w->step_n(10'000);
   double sum2 = 0;
   int n = 0;
@@ -525,8 +525,8 @@ TEST(GpsDenied, NavsatHasNoFixExactlyWhileTheVehicleIsInARegion) {
   WorldOptions o = testing::seeded(5);
   o.gps_denied.push_back({"strip", MapBounds{1.0, -5.0, 2.0, 5.0}});
   auto w = World::empty("w", milliseconds(1), o);
-  ASSERT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params));
-  ASSERT_TRUE(w->set_cmd_vel("tug1", {0.5, 0.0}));
+  ASSERT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params).ok());
+  ASSERT_TRUE(w->set_cmd_vel("tug1", {0.5, 0.0}).ok());
   std::string states;             // one letter a fix: F fix, N no fix
   for (int i = 0; i < 60; ++i) {  // 6 s: x from 0 to 3 m
     w->step_n(100);
@@ -554,8 +554,8 @@ TEST(GpsDenied, TheReadingsAfterARegionDoNotDependOnIt) {
     WorldOptions o = testing::seeded(9);
     if (denied) o.gps_denied.push_back({"", MapBounds{-1.0, -1.0, 1.0, 1.0}});
     auto w = World::empty("w", milliseconds(1), o);
-    EXPECT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params));
-    EXPECT_TRUE(w->set_cmd_vel("tug1", {0.5, 0.0}));
+    EXPECT_TRUE(w->spawn_vehicle("tug1", Pose2D{}, m.params).ok());
+    EXPECT_TRUE(w->set_cmd_vel("tug1", {0.5, 0.0}).ok());
     w->step_n(8000);
     const auto out = on_topic(w->take_messages(), "/model/tug1/navsat");
     EXPECT_EQ(out.size(), 16u);
@@ -582,9 +582,9 @@ TEST(RobotModelInTheWorld, AModelWithoutAContactSensorPublishesNoContacts) {
   RobotModel m = from_text(model_text());
   ASSERT_TRUE(m.ok()) << joined(m.errors);
   auto w = World::empty("w", milliseconds(1));
-  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(1.0, 0.0, 0.2, 4.0)}));
-  ASSERT_TRUE(w->spawn_vehicle("bot1", Pose2D{}, m.params));
-  ASSERT_TRUE(w->set_cmd_vel("bot1", {0.5, 0.0}));
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(1.0, 0.0, 0.2, 4.0)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("bot1", Pose2D{}, m.params).ok());
+  ASSERT_TRUE(w->set_cmd_vel("bot1", {0.5, 0.0}).ok());
   w->step_n(3000);
   EXPECT_TRUE(w->vehicle("bot1")->touching);  // stopped at the wall all the same
   EXPECT_TRUE(on_topic(w->take_messages(), "/model/bot1/contacts").empty());
@@ -595,14 +595,14 @@ TEST(RobotModelInTheWorld, CreateOnTheBusSpawnsAModelFile) {
   ignition::msgs::EntityFactory f;
   f.set_name("tug9");
   f.set_sdf_filename("model://fieldproof_tug");
-  ASSERT_TRUE(w->handle_message("/world/w/create", msgs::kEntityFactory, msgs::serialize(f)));
+  ASSERT_TRUE(w->handle_message("/world/w/create", msgs::kEntityFactory, msgs::serialize(f)).ok());
   w->step_n(100);
   EXPECT_FALSE(on_topic(w->take_messages(), "/model/tug9/scan").empty());
   f.set_name("ghost");
   f.set_sdf_filename("model://no_such_robot");
   const Status s = w->handle_message("/world/w/create", msgs::kEntityFactory, msgs::serialize(f));
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.message.find("no_such_robot"), std::string::npos) << s.message;
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no_such_robot"), std::string::npos) << s.message();
   EXPECT_EQ(w->vehicles(), std::vector<std::string>{"tug9"});
 }
 

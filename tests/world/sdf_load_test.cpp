@@ -203,7 +203,7 @@ TEST(OccupancyGridTest, MarksStaticShapesAndLeavesFramesFree) {
 
 TEST(OccupancyGridTest, CellsOverlappingABoxAreOccupiedAndTheNextAreFree) {
   auto w = World::empty("flat", milliseconds(1));
-  ASSERT_TRUE(w->spawn_static("b", {testing::box_shape(1.0, 1.0, 1.0, 1.0)}));  // [0.5, 1.5]²
+  ASSERT_TRUE(w->spawn_static("b", {testing::box_shape(1.0, 1.0, 1.0, 1.0)}).ok());  // [0.5, 1.5]²
   MapOptions o;  // a world without ground: the margin alone, not the open margin
   o.resolution = 0.1;
   o.margin = 0.5;

@@ -27,8 +27,8 @@ ignition::msgs::LaserScan first_scan(World& w, const std::string& vehicle) {
 // Ray i looks at -pi + i * 2pi/360 in the body frame: 180 is straight ahead, 270 to the left.
 TEST(Lidar, RangeToABoxAtAKnownDistance) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  ASSERT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()).ok());
   const auto scan = first_scan(*w, "ugv1");
   ASSERT_EQ(scan.ranges_size(), 360);
   EXPECT_EQ(scan.count(), 360u);
@@ -41,16 +41,16 @@ TEST(Lidar, RangeToABoxAtAKnownDistance) {
 
 TEST(Lidar, RangeToACylinderAndFromARotatedVehicle) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_static("post", {testing::disc_shape(0.0, 4.0, 0.5)}));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{0, 0, M_PI / 2}, ideal_ugv()));
+  ASSERT_TRUE(w->spawn_static("post", {testing::disc_shape(0.0, 4.0, 0.5)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{0, 0, M_PI / 2}, ideal_ugv()).ok());
   const auto scan = first_scan(*w, "ugv1");
   EXPECT_NEAR(scan.ranges(180), 3.5, 1e-12);  // ahead is +y now
 }
 
 TEST(Lidar, SeesOtherVehiclesButNotItself) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
-  ASSERT_TRUE(w->spawn_vehicle("ugv2", Pose2D{3.0, 0.0, 0.0}, ideal_ugv()));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()).ok());
+  ASSERT_TRUE(w->spawn_vehicle("ugv2", Pose2D{3.0, 0.0, 0.0}, ideal_ugv()).ok());
   const auto scan = first_scan(*w, "ugv1");
   EXPECT_NEAR(scan.ranges(180), 2.7, 1e-12);  // ugv2's rear face
   EXPECT_TRUE(std::isinf(scan.ranges(0)));    // behind: not its own chassis
@@ -58,8 +58,8 @@ TEST(Lidar, SeesOtherVehiclesButNotItself) {
 
 TEST(Lidar, BeyondRangeIsPositiveInfinity) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_static("far", {testing::box_shape(20.0, 0.0, 1.0, 1.0)}));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
+  ASSERT_TRUE(w->spawn_static("far", {testing::box_shape(20.0, 0.0, 1.0, 1.0)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()).ok());
   const auto scan = first_scan(*w, "ugv1");
   EXPECT_EQ(scan.range_max(), 12.0);
   EXPECT_TRUE(std::isinf(scan.ranges(180)) && scan.ranges(180) > 0);
@@ -67,20 +67,21 @@ TEST(Lidar, BeyondRangeIsPositiveInfinity) {
 
 TEST(Lidar, CloserThanRangeMinIsNegativeInfinity) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_static("box", {testing::box_shape(0.9, 0.0, 1.0, 1.0)}));  // face at 0.4
+  ASSERT_TRUE(
+      w->spawn_static("box", {testing::box_shape(0.9, 0.0, 1.0, 1.0)}).ok());  // face at 0.4
   UgvParams p = ideal_ugv();
   p.lidar_range_min = 0.5;
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, p));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, p).ok());
   const auto scan = first_scan(*w, "ugv1");
   EXPECT_TRUE(std::isinf(scan.ranges(180)) && scan.ranges(180) < 0);
 }
 
 TEST(Lidar, NoiseIsGaussianWithTheConfiguredSpread) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(5.5, 0.0, 1.0, 40.0)}));
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(5.5, 0.0, 1.0, 40.0)}).ok());
   UgvParams p = ideal_ugv();
   p.lidar_noise_stddev = 0.01;
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, p));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, p).ok());
   w->step_n(2000);  // 20 scans
   double sum = 0, sum2 = 0;
   int n = 0;
@@ -100,9 +101,9 @@ TEST(Lidar, NoiseIsGaussianWithTheConfiguredSpread) {
 
 TEST(Contacts, DrivingIntoAWallGivesAContactAndNoPenetration) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(3.0, 0.0, 0.2, 4.0)}));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
-  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.0}));
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(3.0, 0.0, 0.2, 4.0)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()).ok());
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.0}).ok());
   w->step_n(10'000);
   const auto s = w->vehicle("ugv1");
   // Chassis front (x + 0.3) stops at the wall's face (2.9), never past it.
@@ -124,9 +125,9 @@ TEST(Contacts, DrivingIntoAWallGivesAContactAndNoPenetration) {
 TEST(Contacts, PassingCloseGivesNone) {
   auto w = empty_world();
   // The wall's near face at y = 0.3: 10 cm from the chassis side (y = 0.2).
-  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(5.0, 0.4, 8.0, 0.2)}));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
-  ASSERT_TRUE(w->set_cmd_vel("ugv1", {1.0, 0.0}));
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(5.0, 0.4, 8.0, 0.2)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()).ok());
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {1.0, 0.0}).ok());
   w->step_n(10'000);
   EXPECT_GT(w->vehicle("ugv1")->pose.x, 9.5);
   EXPECT_TRUE(on_topic(w->take_messages(), "/model/ugv1/contacts").empty());
@@ -134,12 +135,12 @@ TEST(Contacts, PassingCloseGivesNone) {
 
 TEST(Contacts, ContactEndsWithAnEmptyMessageWhenBackingOff) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(1.0, 0.0, 0.2, 4.0)}));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
-  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.0}));
+  ASSERT_TRUE(w->spawn_static("wall", {testing::box_shape(1.0, 0.0, 0.2, 4.0)}).ok());
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()).ok());
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.0}).ok());
   w->step_n(3000);
   ASSERT_TRUE(w->vehicle("ugv1")->touching);
-  ASSERT_TRUE(w->set_cmd_vel("ugv1", {-0.5, 0.0}));
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {-0.5, 0.0}).ok());
   (void)w->take_messages();
   w->step_n(500);
   EXPECT_FALSE(w->vehicle("ugv1")->touching);
@@ -150,10 +151,10 @@ TEST(Contacts, ContactEndsWithAnEmptyMessageWhenBackingOff) {
 
 TEST(Contacts, TwoVehiclesDrivingHeadOnStopAndTouch) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_vehicle("a", Pose2D{0, 0, 0}, ideal_ugv()));
-  ASSERT_TRUE(w->spawn_vehicle("b", Pose2D{2, 0, M_PI}, ideal_ugv()));
-  ASSERT_TRUE(w->set_cmd_vel("a", {0.5, 0}));
-  ASSERT_TRUE(w->set_cmd_vel("b", {0.5, 0}));
+  ASSERT_TRUE(w->spawn_vehicle("a", Pose2D{0, 0, 0}, ideal_ugv()).ok());
+  ASSERT_TRUE(w->spawn_vehicle("b", Pose2D{2, 0, M_PI}, ideal_ugv()).ok());
+  ASSERT_TRUE(w->set_cmd_vel("a", {0.5, 0}).ok());
+  ASSERT_TRUE(w->set_cmd_vel("b", {0.5, 0}).ok());
   w->step_n(4000);
   const auto a = w->vehicle("a"), b = w->vehicle("b");
   EXPECT_TRUE(a->touching);
@@ -170,7 +171,7 @@ TEST(Contacts, TwoVehiclesDrivingHeadOnStopAndTouch) {
 
 TEST(Sensors, RatesAndStampsAreAsDocumented) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}).ok());
   w->step_n(1000);
   const auto all = w->take_messages();
   EXPECT_EQ(on_topic(all, "/clock").size(), 100u);
@@ -191,7 +192,7 @@ TEST(Sensors, RatesAndStampsAreAsDocumented) {
 TEST(Sensors, GroundTruthPosesNameEveryModel) {
   LoadResult r = World::load(testing::depot_path());
   ASSERT_TRUE(r.world);
-  ASSERT_TRUE(r.world->spawn_vehicle("ugv1", "dock"));
+  ASSERT_TRUE(r.world->spawn_vehicle("ugv1", "dock").ok());
   r.world->step_n(100);
   const auto poses = on_topic(r.world->take_messages(), "/world/depot/pose/info");
   ASSERT_EQ(poses.size(), 1u);
@@ -204,8 +205,8 @@ TEST(Sensors, GroundTruthPosesNameEveryModel) {
 TEST(Sensors, OdometryFollowsTheTruthWithDrift) {
   LoadResult r = World::load(testing::depot_path(), testing::seeded(3));
   ASSERT_TRUE(r.world);
-  ASSERT_TRUE(r.world->spawn_vehicle("ugv1", "dock"));
-  ASSERT_TRUE(r.world->set_cmd_vel("ugv1", {0.8, 0.0}));
+  ASSERT_TRUE(r.world->spawn_vehicle("ugv1", "dock").ok());
+  ASSERT_TRUE(r.world->set_cmd_vel("ugv1", {0.8, 0.0}).ok());
   r.world->step_n(8000);
   const auto s = r.world->vehicle("ugv1");
   const double truth = s->pose.x + 11.9, odom = s->odometry.x + 11.9;
@@ -216,8 +217,8 @@ TEST(Sensors, OdometryFollowsTheTruthWithDrift) {
 
 TEST(Sensors, ImuReportsTurnRateAndGravity) {
   auto w = empty_world();
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()));
-  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.4}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, ideal_ugv()).ok());
+  ASSERT_TRUE(w->set_cmd_vel("ugv1", {0.5, 0.4}).ok());
   w->step_n(500);
   const auto imus = on_topic(w->take_messages(), "/model/ugv1/imu");
   ASSERT_FALSE(imus.empty());
@@ -240,11 +241,11 @@ std::vector<WorldMessage> stream_with_threads(const char* threads) {
   o.seed = 7;
   auto w = World::empty("flat", milliseconds(1), o);
   unsetenv("FIELDPROOF_WORLD_THREADS");
-  EXPECT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}));
+  EXPECT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}).ok());
   for (int i = 0; i < 12; ++i) {
-    EXPECT_TRUE(w->spawn_vehicle("ugv" + std::to_string(i), Pose2D{0.0, 2.0 * i, 0.0},
-                                 UgvParams{}));
-    EXPECT_TRUE(w->set_cmd_vel("ugv" + std::to_string(i), Twist2D{0.5, 0.1 * i}));
+    EXPECT_TRUE(
+        w->spawn_vehicle("ugv" + std::to_string(i), Pose2D{0.0, 2.0 * i, 0.0}, UgvParams{}).ok());
+    EXPECT_TRUE(w->set_cmd_vel("ugv" + std::to_string(i), Twist2D{0.5, 0.1 * i}).ok());
   }
   w->step_n(1000);
   return w->take_messages();
@@ -273,11 +274,11 @@ std::vector<WorldMessage> stream_with_option(int threads) {
   auto w = World::empty("flat", milliseconds(1), o);
   unsetenv("FIELDPROOF_WORLD_THREADS");
   EXPECT_EQ(w->sensor_threads(), threads);
-  EXPECT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}));
+  EXPECT_TRUE(w->spawn_static("box", {testing::box_shape(5.0, 0.0, 1.0, 1.0)}).ok());
   for (int i = 0; i < 12; ++i) {
-    EXPECT_TRUE(w->spawn_vehicle("ugv" + std::to_string(i), Pose2D{0.0, 2.0 * i, 0.0},
-                                 UgvParams{}));
-    EXPECT_TRUE(w->set_cmd_vel("ugv" + std::to_string(i), Twist2D{0.5, 0.1 * i}));
+    EXPECT_TRUE(
+        w->spawn_vehicle("ugv" + std::to_string(i), Pose2D{0.0, 2.0 * i, 0.0}, UgvParams{}).ok());
+    EXPECT_TRUE(w->set_cmd_vel("ugv" + std::to_string(i), Twist2D{0.5, 0.1 * i}).ok());
   }
   w->step_n(1000);
   return w->take_messages();
@@ -342,13 +343,14 @@ std::vector<WorldMessage> crowded_stream(int threads) {
       walls.push_back(testing::box_shape(1.0 + 5.0 * k, 1.3 + 2.6 * j, 0.3, 0.3));
     }
   }
-  EXPECT_TRUE(w->spawn_static("walls", walls));
+  EXPECT_TRUE(w->spawn_static("walls", walls).ok());
   int n = 0;
   for (int y = 0; y < 8; ++y) {
     for (int x = 0; x < 16; ++x) {
       const std::string name = "v" + std::to_string(n++);
-      EXPECT_TRUE(w->spawn_vehicle(name, Pose2D{-1.0 + 5.0 * x, 2.6 * y, 0.3 * x}, UgvParams{}));
-      EXPECT_TRUE(w->set_cmd_vel(name, Twist2D{0.4, 0.5}));
+      EXPECT_TRUE(
+          w->spawn_vehicle(name, Pose2D{-1.0 + 5.0 * x, 2.6 * y, 0.3 * x}, UgvParams{}).ok());
+      EXPECT_TRUE(w->set_cmd_vel(name, Twist2D{0.4, 0.5}).ok());
     }
   }
   w->step_n(1500);
@@ -378,9 +380,9 @@ TEST(WorldOdometry, ChildFrameIsEachVehiclesOwn) {
   with.odometry_child_frame = "a/base_link";
   UgvParams other = ideal_ugv();
   other.odometry_child_frame = "c/base";
-  ASSERT_TRUE(w->spawn_vehicle("a", Pose2D{0.0, 0.0, 0.0}, with));
-  ASSERT_TRUE(w->spawn_vehicle("b", Pose2D{0.0, 3.0, 0.0}, ideal_ugv()));
-  ASSERT_TRUE(w->spawn_vehicle("c", Pose2D{0.0, 6.0, 0.0}, other));
+  ASSERT_TRUE(w->spawn_vehicle("a", Pose2D{0.0, 0.0, 0.0}, with).ok());
+  ASSERT_TRUE(w->spawn_vehicle("b", Pose2D{0.0, 3.0, 0.0}, ideal_ugv()).ok());
+  ASSERT_TRUE(w->spawn_vehicle("c", Pose2D{0.0, 6.0, 0.0}, other).ok());
   w->step_n(100);
   const auto msgs_ = w->take_messages();
   const auto header_of = [&](const std::string& v) {

@@ -86,7 +86,7 @@ std::unique_ptr<World> flat(std::vector<std::string>* warnings = nullptr) {
 TEST(SpawnOverTheBus, InputTopicsOfferCreateAndRemove) {
   auto w = flat();
   const Status s0 = create(*w, factory("ugv1", ""));
-  ASSERT_TRUE(s0) << s0.message;
+  ASSERT_TRUE(s0.ok()) << s0.message();
   const auto topics = w->input_topics();
   ASSERT_EQ(topics.size(), 4u);
   EXPECT_EQ(topics[0], "/world/flat/control");
@@ -97,13 +97,13 @@ TEST(SpawnOverTheBus, InputTopicsOfferCreateAndRemove) {
 
 TEST(SpawnOverTheBus, AUgvIsSpawnedAtThePoseAndDrivenByCmdVel) {
   auto w = flat();
-  ASSERT_TRUE(create(*w, factory("ugv1", "", "ugv", Pose2D{1.0, 2.0, std::numbers::pi / 2})));
+  ASSERT_TRUE(create(*w, factory("ugv1", "", "ugv", Pose2D{1.0, 2.0, std::numbers::pi / 2})).ok());
   const auto v = w->vehicle("ugv1");
   ASSERT_TRUE(v);
   EXPECT_NEAR(v->pose.x, 1.0, 1e-12);
   EXPECT_NEAR(v->pose.y, 2.0, 1e-12);
   EXPECT_NEAR(v->pose.yaw, std::numbers::pi / 2, 1e-9);
-  ASSERT_TRUE(w->handle_message("/model/ugv1/cmd_vel", msgs::kTwist, twist(1.0, 0.0)));
+  ASSERT_TRUE(w->handle_message("/model/ugv1/cmd_vel", msgs::kTwist, twist(1.0, 0.0)).ok());
   w->step_n(2000);
   // 1 s ramp at 1 m/s² (0.5 m), then 1 s at 1 m/s, heading +y.
   EXPECT_NEAR(w->vehicle("ugv1")->pose.y, 3.5, 0.002);
@@ -116,14 +116,16 @@ TEST(SpawnOverTheBus, AnIncludeOfTheUgvGivesItsNameAndPose) {
   ASSERT_TRUE(create(*w, factory("",
                                  "<sdf version=\"1.8\"><include><uri>model://ugv</uri>"
                                  "<name>rover</name><pose>0 5 0 0 0 0.5</pose></include>"
-                                 "</sdf>")));
+                                 "</sdf>"))
+                  .ok());
   const auto v = w->vehicle("rover");
   ASSERT_TRUE(v);
   EXPECT_EQ(v->pose.y, 5.0);
   EXPECT_EQ(v->pose.yaw, 0.5);
   // The factory's name and pose win over the include's.
   ASSERT_TRUE(create(*w, factory("r2", "<include><uri>ugv</uri><name>x</name></include>", "",
-                                 Pose2D{-3.0, 0.0, 0.0})));
+                                 Pose2D{-3.0, 0.0, 0.0}))
+                  .ok());
   ASSERT_TRUE(w->vehicle("r2"));
   EXPECT_EQ(w->vehicle("r2")->pose.x, -3.0);
   EXPECT_FALSE(w->vehicle("x"));
@@ -131,11 +133,12 @@ TEST(SpawnOverTheBus, AnIncludeOfTheUgvGivesItsNameAndPose) {
 
 TEST(SpawnOverTheBus, AStaticBoxIsSeenByTheLidarThenRemovedIsGone) {
   auto w = flat();
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, testing::ideal_ugv()));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}, testing::ideal_ugv()).ok());
   w->step_n(100);
   EXPECT_TRUE(std::isinf(ahead(w->take_messages(), "ugv1")));
   // A 1 m box centred 3 m ahead: its near face at 2.5 m.
-  ASSERT_TRUE(create(*w, factory("crate", box_sdf("box", 1.0, 1.0), "", Pose2D{3.0, 0.0, 0.0})));
+  ASSERT_TRUE(
+      create(*w, factory("crate", box_sdf("box", 1.0, 1.0), "", Pose2D{3.0, 0.0, 0.0})).ok());
   EXPECT_EQ(w->static_models(), std::vector<std::string>{"crate"});
   ASSERT_EQ(w->static_shapes().size(), 1u);
   EXPECT_EQ(scoped_name(w->static_shapes()[0]), "crate::link::c");
@@ -149,7 +152,7 @@ TEST(SpawnOverTheBus, AStaticBoxIsSeenByTheLidarThenRemovedIsGone) {
   EXPECT_EQ(pv->pose(1).name(), "crate");
   EXPECT_EQ(pv->pose(1).position().x(), 3.0);
 
-  ASSERT_TRUE(remove_model(*w, "crate"));
+  ASSERT_TRUE(remove_model(*w, "crate").ok());
   EXPECT_TRUE(w->static_models().empty());
   w->step_n(100);
   ms = w->take_messages();
@@ -169,7 +172,7 @@ TEST(SpawnOverTheBus, CylinderAndSphereAtTheSdfPoseOrRelativeToAFrame) {
     <link name="l"><collision name="c"><pose>0 0 0.5 0 0 0</pose>
       <geometry><cylinder><radius>0.25</radius><length>1</length></cylinder></geometry>
     </collision></link></model>)";
-  ASSERT_TRUE(create(w, factory("", cyl)));  // no <sdf> root, the model's own name and pose
+  ASSERT_TRUE(create(w, factory("", cyl)).ok());  // no <sdf> root, the model's own name and pose
   ASSERT_EQ(w.static_shapes().size(), 1u);
   EXPECT_EQ(w.static_shapes()[0].type, ShapeType::kCylinder);
   EXPECT_EQ(w.static_shapes()[0].model, "post");
@@ -183,7 +186,7 @@ TEST(SpawnOverTheBus, CylinderAndSphereAtTheSdfPoseOrRelativeToAFrame) {
     </sphere></geometry></collision></link></model></sdf>)");
   msgs::set_planar_pose(f.mutable_pose(), 2.0, 0.0, 0.0);
   f.set_relative_to("bay");
-  ASSERT_TRUE(create(w, msgs::serialize(f)));
+  ASSERT_TRUE(create(w, msgs::serialize(f)).ok());
   ASSERT_EQ(w.static_shapes().size(), 2u);
   EXPECT_EQ(w.static_shapes()[1].type, ShapeType::kSphere);
   EXPECT_NEAR(w.static_shapes()[1].pose.x, 10.0, 1e-9);  // 2 m along the bay's +y
@@ -192,12 +195,12 @@ TEST(SpawnOverTheBus, CylinderAndSphereAtTheSdfPoseOrRelativeToAFrame) {
 
 TEST(SpawnOverTheBus, RemovingAVehicleStopsItsTopics) {
   auto w = flat();
-  ASSERT_TRUE(create(*w, factory("ugv1", "", "", Pose2D{})));
+  ASSERT_TRUE(create(*w, factory("ugv1", "", "", Pose2D{})).ok());
   w->step_n(200);
   auto ms = w->take_messages();
   EXPECT_FALSE(on_topic(ms, "/model/ugv1/scan").empty());
   EXPECT_FALSE(on_topic(ms, "/model/ugv1/odometry").empty());
-  ASSERT_TRUE(remove_model(*w, "ugv1"));
+  ASSERT_TRUE(remove_model(*w, "ugv1").ok());
   EXPECT_TRUE(w->vehicles().empty());
   EXPECT_EQ(w->input_topics().size(), 3u);
   w->step_n(500);
@@ -207,15 +210,16 @@ TEST(SpawnOverTheBus, RemovingAVehicleStopsItsTopics) {
       msgs::parse<ignition::msgs::Pose_V>(on_topic(ms, "/world/flat/pose/info").back().payload);
   EXPECT_EQ(pv->pose_size(), 0);
   // cmd_vel to it is now an error (no such vehicle).
-  EXPECT_FALSE(w->handle_message("/model/ugv1/cmd_vel", msgs::kTwist, twist(1, 0)).ok);
+  EXPECT_FALSE(w->handle_message("/model/ugv1/cmd_vel", msgs::kTwist, twist(1, 0)).ok());
 }
 
 // Every refusal: a clear message, counted and logged, nothing changed, no NaN.
 TEST(SpawnOverTheBus, RefusalsSayWhyAndChangeNothing) {
   std::vector<std::string> warnings;
   auto w = flat(&warnings);
-  ASSERT_TRUE(create(*w, factory("crate", box_sdf("box", 1.0, 1.0), "", Pose2D{3.0, 0.0, 0.0})));
-  ASSERT_TRUE(create(*w, factory("ugv1", "", "ugv", Pose2D{})));
+  ASSERT_TRUE(
+      create(*w, factory("crate", box_sdf("box", 1.0, 1.0), "", Pose2D{3.0, 0.0, 0.0})).ok());
+  ASSERT_TRUE(create(*w, factory("ugv1", "", "ugv", Pose2D{})).ok());
   const double nan = std::nan("");
   ignition::msgs::EntityFactory nan_pose;
   nan_pose.set_name("ugv9");
@@ -282,12 +286,12 @@ TEST(SpawnOverTheBus, RefusalsSayWhyAndChangeNothing) {
   uint64_t count = w->warning_count();
   for (const Case& c : cases) {
     const Status s = w->handle_message(c.topic, c.type, c.payload);
-    EXPECT_FALSE(s.ok) << c.what;
-    EXPECT_NE(s.message.find(c.expect), std::string::npos) << c.what << ": " << s.message;
+    EXPECT_FALSE(s.ok()) << c.what;
+    EXPECT_NE(s.message().find(c.expect), std::string::npos) << c.what << ": " << s.message();
     EXPECT_EQ(w->warning_count(), count + 1) << c.what;
     count = w->warning_count();
     ASSERT_FALSE(warnings.empty());
-    EXPECT_EQ(warnings.back(), s.message) << c.what;
+    EXPECT_EQ(warnings.back(), s.message()) << c.what;
   }
   EXPECT_EQ(w->vehicles(), std::vector<std::string>{"ugv1"});
   EXPECT_EQ(w->static_models(), std::vector<std::string>{"crate"});
@@ -390,7 +394,7 @@ TEST(Post, RunsOnTheWorldThreadBeforeTheNextStep) {
         EXPECT_EQ(std::this_thread::get_id(), world_thread);
         seen_at.push_back(world.sim_time());
         // Spawned here: its cmd_vel is subscribed before the next step.
-        EXPECT_TRUE(world.spawn_vehicle("ugv1", Pose2D{}));
+        EXPECT_TRUE(world.spawn_vehicle("ugv1", Pose2D{}).ok());
       });
     });
     a.join();
@@ -405,7 +409,7 @@ TEST(Post, RunsOnTheWorldThreadBeforeTheNextStep) {
     glue.post([&](World& world) {
       EXPECT_EQ(std::this_thread::get_id(), world_thread);
       posted_run_at = world.sim_time();
-      EXPECT_TRUE(world.set_cmd_vel("ugv1", {0.0, 0.0}));
+      EXPECT_TRUE(world.set_cmd_vel("ugv1", {0.0, 0.0}).ok());
     });
     glue.post([](World&) { throw std::runtime_error("boom"); });
     driver.sleep_until(at_ms(1000));

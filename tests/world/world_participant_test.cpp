@@ -44,7 +44,7 @@ TEST(WorldParticipant, StepsOnTheGrantsAndPublishesTheOutboxInOrder) {
   Tapped tap;
   coord.set_tap([&](const Publish& m) { tap.messages.push_back(m); });
   auto w = World::empty("flat", milliseconds(1));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}).ok());
   Participant p(coord.make_link(), named("world"));
   WorldParticipant glue(*w, p);
   ASSERT_TRUE(glue.run_until(secs_ms(1000)));
@@ -71,7 +71,7 @@ Tapped drive_over_the_bus(double* final_x) {
   Tapped tap;
   coord.set_tap([&](const Publish& m) { tap.messages.push_back(m); });
   auto w = World::empty("flat", milliseconds(1));
-  EXPECT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}));
+  EXPECT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}).ok());
   Participant world_p(coord.make_link(), named("world"));
   Participant driver(coord.make_link(), named("driver"));
   WorldParticipant glue(*w, world_p);
@@ -108,7 +108,7 @@ TEST(WorldParticipant, TwoRunsGiveTheSameOrderedStream) {
 TEST(WorldParticipant, BadCommandsOverTheBusAreCountedNotApplied) {
   InProcessCoordinator coord;
   auto w = World::empty("flat", milliseconds(1));
-  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}));
+  ASSERT_TRUE(w->spawn_vehicle("ugv1", Pose2D{}).ok());
   Participant world_p(coord.make_link(), named("world"));
   Participant driver(coord.make_link(), named("driver"));
   WorldParticipant glue(*w, world_p);

@@ -10,7 +10,7 @@
 //   auto loaded = World::load("examples/worlds/depot.sdf", options);
 //   if (!loaded.world) { for (auto& e : loaded.errors) std::puts(e.c_str()); return 2; }
 //   World& w = *loaded.world;
-//   if (auto s = w.spawn_vehicle("ugv1", "dock"); !s) std::puts(s.message.c_str());
+//   if (auto s = w.spawn_vehicle("ugv1", "dock"); !s.ok()) std::puts(s.message().c_str());
 //   (void)w.set_cmd_vel("ugv1", {0.5, 0.2});
 //   w.step_n(1000);                                      // one simulated second at 1 ms
 //   for (const WorldMessage& m : w.take_messages()) ...; // topic, stamp, type, payload
@@ -47,19 +47,16 @@
 #include <vector>
 
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/status.hpp"
 #include "fieldproof/world/geometry.hpp"
 #include "fieldproof/world/occupancy_grid.hpp"
 
 namespace fieldproof::world {
 
-// The result of a call a user can get wrong: ok, or a message saying what and why.
-struct [[nodiscard]] Status {
-  bool ok = true;
-  std::string message;
-  explicit operator bool() const { return ok; }
-  static Status success() { return {}; }
-  static Status error(std::string m) { return {false, std::move(m)}; }
-};
+// The result of a call a user can get wrong: the project's one Status (util/status.hpp), ok or
+// a code and a message saying what and why.
+using ::fieldproof::Status;
+using ::fieldproof::StatusCode;
 
 // One output of the world: a bus message. Payload is the protobuf encoding of `type`
 // (fieldproof/msgs/types.hpp names, e.g. "ignition.msgs.LaserScan").
