@@ -742,6 +742,20 @@ struct CoordinatorCore::Impl {
     return kNone;
   }
 
+  // See CoordinatorCore::waits_past.
+  bool waits_past(ConnId id, SimTime g) const {
+    const auto it = conns.find(id);
+    if (it == conns.end() || it->second.participants.empty()) return false;
+    for (uint32_t p : it->second.participants) {
+      const ParticipantRec& rec = participants[p];
+      if (rec.forwarded || rec.threads.empty()) return false;
+      for (uint32_t t : rec.threads) {
+        if (threads[t].role != Role::kRegulating || threads[t].effective <= g) return false;
+      }
+    }
+    return true;
+  }
+
   bool has_threads(const ConnRec& c) const {
     for (uint32_t p : c.participants) {
       if (!participants[p].threads.empty()) return true;
@@ -1039,6 +1053,9 @@ uint64_t CoordinatorCore::grants_issued() const { return impl_->grants; }
 bool CoordinatorCore::failed() const { return impl_->failed; }
 const std::string& CoordinatorCore::failure() const { return impl_->failure; }
 SimTime CoordinatorCore::min_safe_time() const { return impl_->min_safe(); }
+bool CoordinatorCore::waits_past(ConnId conn, SimTime g) const {
+  return impl_->waits_past(conn, g);
+}
 std::optional<SimTime> CoordinatorCore::last_heard(ConnId conn) const {
   auto it = impl_->conns.find(conn);
   if (it == impl_->conns.end()) return std::nullopt;

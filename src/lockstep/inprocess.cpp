@@ -17,6 +17,7 @@ struct LinkQueue {
   detail::FrameRing frames;
   CondVar cv;
   bool closed = false;
+  bool granted = false;  // a Grant was queued here
 };
 
 }  // namespace
@@ -32,8 +33,20 @@ struct InProcessCoordinator::State {
   void deliver(ConnId to, Frame f) FIELDPROOF_REQUIRES(mu) {
     auto it = links.find(to);
     if (it == links.end() || it->second->closed) return;
-    it->second->frames.push(std::move(f));
-    it->second->cv.notify_one();
+    LinkQueue& q = *it->second;
+    // A grant or a delivery that no thread behind the link has to act on before a later grant
+    // (each regulates with an effective safe time past the grant: it waits for a later one, or
+    // read its deliveries with a lookahead) is queued without waking the receiver: it reads it
+    // with the next frame that wakes it, in the same order. The link's first grant always wakes.
+    bool wake = true;
+    if (const auto* g = std::get_if<Grant>(&f)) {
+      wake = !q.granted || !core->waits_past(to, g->time);
+      q.granted = true;
+    } else if (const auto* d = std::get_if<Deliver>(&f)) {
+      wake = !core->waits_past(to, std::max(core->grant(), d->message.stamp));
+    }
+    q.frames.push(std::move(f));
+    if (wake) q.cv.notify_one();
   }
 
   void shutdown(const std::string& reason) FIELDPROOF_REQUIRES(mu) {

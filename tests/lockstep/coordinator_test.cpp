@@ -228,6 +228,41 @@ TEST(CoordinatorCore, LookaheadLowersTheReceiverOnlyToStampPlusLookahead) {
   EXPECT_EQ(h.core->grant(), ms(40));
 }
 
+// waits_past: every thread of the connection regulates with an effective safe time past g.
+TEST(CoordinatorCore, WaitsPastOnlyWhenEveryThreadOfTheConnectionWaitsForALaterTime) {
+  CoreHarness h(paused_options());
+  size_t unread = 1;
+  h.core->set_unread_probe([&](ConnId, const std::string&) { return unread; });
+  h.announce(1, "a", ms(10));
+  h.announce(2, "b", ms(50));
+  h.announce(2, "b", ms(70), Role::kRegulating, "second");
+  h.announce(3, "f", ms(90), Role::kFollowing);
+  EXPECT_FALSE(h.core->waits_past(1, ms(10)));  // a waits for exactly 10
+  EXPECT_TRUE(h.core->waits_past(1, ms(9)));
+  EXPECT_TRUE(h.core->waits_past(2, ms(49)));  // both of b's threads are past 49
+  EXPECT_FALSE(h.core->waits_past(2, ms(50)));
+  EXPECT_FALSE(h.core->waits_past(3, ms(1)));  // a follower takes every grant
+  EXPECT_FALSE(h.core->waits_past(4, ms(1)));  // unknown connection
+  // A delivery lowers the receiver to its stamp, with a lookahead to stamp + lookahead.
+  h.subscribe(2, "b", "t");
+  h.subscribe(2, "b", "u", "second");
+  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
+  h.core->control(resume_request());
+  h.publish(1, "a", "t", ms(10), 1);
+  h.announce(1, "a", ms(30));
+  EXPECT_EQ(h.core->grant(), ms(15));
+  EXPECT_FALSE(h.core->waits_past(2, ms(15)));
+  EXPECT_TRUE(h.core->waits_past(2, ms(14)));
+  unread = 0;
+  h.announce(2, "b", ms(50));  // read it
+  EXPECT_EQ(h.core->grant(), ms(30));
+  EXPECT_TRUE(h.core->waits_past(2, ms(30)));
+  h.publish(1, "a", "u", ms(30), 2);  // no lookahead on "u" (thread "second")
+  h.announce(1, "a", ms(40));
+  EXPECT_EQ(h.core->grant(), ms(30));
+  EXPECT_FALSE(h.core->waits_past(2, ms(30)));
+}
+
 TEST(CoordinatorCore, AnAnnouncementThatCrossesAnUnreadDeliveryKeepsItsFloor) {
   CoreHarness h(paused_options());
   size_t unread = 0;

@@ -311,6 +311,115 @@ TEST(InProcess, AReceiveAboutToBlockIsAHeartbeat) {
   EXPECT_EQ(heard, SimTime::from_ns(120'000'000'000));
 }
 
+// Waits until the in-process link `conn` has entered receive() and is about to block: its
+// heartbeat then carries the wall time `mark` (the fake clock's time since before it started).
+void await_blocked_receive(InProcessCoordinator& coord, ConnId conn, int64_t mark) {
+  for (;;) {
+    SimTime heard;
+    coord.with_core([&](CoordinatorCore& core) { heard = core.last_heard(conn).value(); });
+    if (heard == SimTime::from_ns(mark)) return;
+    std::this_thread::yield();
+  }
+}
+
+// A grant, a delivery read with a lookahead and the batch's end that no thread behind a link has
+// to act on yet are queued without waking its receiver; the grant that reaches its safe time
+// wakes it, and it reads every frame in order.
+TEST(InProcess, FramesNoThreadCanActOnYetAreQueuedWithoutWakingTheReceiver) {
+  std::atomic<int64_t> wall_ns{1'000'000'000};
+  CoordinatorOptions o;
+  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  InProcessCoordinator coord(o);
+  std::unique_ptr<Link> sleeper = coord.make_link();  // connection 1
+  std::unique_ptr<Link> driver = coord.make_link();   // connection 2
+  driver->send(Announce{"driver", "main", Role::kRegulating, SimTime::zero()});
+  sleeper->send(Announce{"sleeper", "main", Role::kRegulating, ms(100)});
+  sleeper->send(Subscribe{"sleeper", "main", "t"});
+  bool set = false;
+  coord.with_core([&](CoordinatorCore& core) {
+    set = core.set_lookahead("sleeper", "main", "t", milliseconds(30));
+  });
+  ASSERT_TRUE(set);
+  while (sleeper->receive(Duration::zero())) {
+  }
+  std::promise<std::vector<Frame>> got;
+  wall_ns = 2'000'000'000;
+  std::thread receiver([&] {
+    std::vector<Frame> frames;
+    if (auto f = sleeper->receive(seconds(20))) frames.push_back(std::move(*f));
+    while (auto f = sleeper->receive(Duration::zero())) frames.push_back(std::move(*f));
+    got.set_value(std::move(frames));
+  });
+  await_blocked_receive(coord, 1, 2'000'000'000);
+  std::future<std::vector<Frame>> frames = got.get_future();
+  // Grant 10, the delivery at 10 (the sleeper's floor: 40) and the batch's end; then grant 20.
+  driver->send(Publish{"driver", "t", ms(10), 1, "T", "x"});
+  driver->send(Announce{"driver", "main", Role::kRegulating, ms(20)});
+  // Not woken by any of them (the absence of a wake-up can only be waited for).
+  EXPECT_EQ(frames.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  driver->send(Announce{"driver", "main", Role::kRegulating, ms(40)});  // grant 40: its floor
+  const std::vector<Frame> f = frames.get();
+  receiver.join();
+  std::vector<std::string> seen;
+  for (const Frame& x : f) {
+    if (const auto* g = std::get_if<Grant>(&x)) {
+      seen.push_back("grant " + format_seconds(g->time));
+    } else if (const auto* d = std::get_if<Deliver>(&x)) {
+      seen.push_back("deliver " + d->message.topic + " " + format_seconds(d->message.stamp));
+    }
+  }
+  const std::vector<std::string> want = {"grant 0.01", "deliver t 0.01", "grant 0.01", "grant 0.02",
+                                         "grant 0.04"};
+  EXPECT_EQ(seen, want);
+}
+
+// The same without waking: the receiver stays blocked while the grant stays short of its safe
+// time (nothing it could act on arrives), and the driver's own grants reach the driver.
+TEST(InProcess, AReceiverWaitingForALaterGrantIsNotWokenByEarlierOnes) {
+  std::atomic<int64_t> wall_ns{1'000'000'000};
+  CoordinatorOptions o;
+  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  InProcessCoordinator coord(o);
+  std::unique_ptr<Link> sleeper = coord.make_link();
+  std::unique_ptr<Link> driver = coord.make_link();
+  driver->send(Announce{"driver", "main", Role::kRegulating, SimTime::zero()});
+  sleeper->send(Announce{"sleeper", "main", Role::kRegulating, ms(100)});
+  while (sleeper->receive(Duration::zero())) {
+  }
+  while (driver->receive(Duration::zero())) {
+  }
+  std::promise<std::optional<Frame>> got;
+  wall_ns = 2'000'000'000;
+  std::thread receiver([&] { got.set_value(sleeper->receive(seconds(20))); });
+  await_blocked_receive(coord, 1, 2'000'000'000);
+  std::future<std::optional<Frame>> first = got.get_future();
+  for (int64_t t = 10; t < 100; t += 10)
+    driver->send(Announce{"driver", "main", Role::kRegulating, ms(t)});
+  // Not woken by grants 10 to 90 (the absence of a wake-up can only be waited for).
+  EXPECT_EQ(first.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  std::vector<SimTime> driver_grants;
+  while (auto f = driver->receive(Duration::zero())) {
+    if (const auto* g = std::get_if<Grant>(&*f)) driver_grants.push_back(g->time);
+  }
+  EXPECT_EQ(driver_grants.size(), 9u);
+  driver->send(Announce{"driver", "main", Role::kRegulating, ms(200)});  // grant 100
+  const std::optional<Frame> f = first.get();
+  receiver.join();
+  ASSERT_TRUE(f && std::holds_alternative<Grant>(*f));
+  EXPECT_EQ(std::get<Grant>(*f).time, ms(10));
+  SimTime last = ms(10);
+  int n = 1;
+  while (auto more = sleeper->receive(Duration::zero())) {
+    if (const auto* g = std::get_if<Grant>(&*more)) {
+      EXPECT_GT(g->time, last);
+      last = g->time;
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 10);
+  EXPECT_EQ(last, ms(100));
+}
+
 TEST(InProcess, ExecutorStopsEvenWhenTheInjectedWallClockStandsStill) {
   CoordinatorOptions o;
   o.wall_now = [] { return SimTime::from_ns(42); };  // a fake clock nobody moves

@@ -213,6 +213,13 @@ class CoordinatorCore {
   const std::string& failure() const;
   // Minimum effective safe time of the regulating threads (infinite when there is none).
   SimTime min_safe_time() const;
+  // Whether every thread behind `conn` regulates with an effective safe time past `g`: each waits
+  // for a later grant or for a delivery, so a Grant{g} changes nothing it does until a later
+  // frame. A transport may then queue such a grant without waking the receiver (the in-process
+  // coordinator does, for a grant of a new number); the frames and their order are the same. False
+  // for an unknown connection, one without threads (controllers, participants still registering),
+  // with a following thread or a cascade child's forwarded participant.
+  bool waits_past(ConnId conn, SimTime g) const;
   // Messages buffered and not yet deliverable.
   size_t pending_messages() const;
   // The wall time the connection was last heard from (nullopt: unknown connection).
