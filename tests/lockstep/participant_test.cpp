@@ -32,6 +32,19 @@ CoordinatorOptions paused() {
   return o;
 }
 
+// Options whose wall clock is wall_ns, which the test moves by hand.
+CoordinatorOptions on_wall_clock(const std::atomic<int64_t>& wall_ns) {
+  CoordinatorOptions o;
+  o.wall_now = [&wall_ns] { return SimTime::from_ns(wall_ns.load()); };
+  return o;
+}
+
+// Reads every frame already queued for the link.
+void drain(Link& link) {
+  while (link.receive(Duration::zero())) {
+  }
+}
+
 TEST(Participant, JoinsAndLearnsTheTime) {
   InProcessCoordinator coord;
   Participant p(coord.make_link(), named("p"));
@@ -262,10 +275,9 @@ TEST(Participant, ThreadLeaveReleasesTheTimeItHeld) {
 
 TEST(Participant, InProcessPacedSleepWaitsForTheWallClock) {
   std::atomic<int64_t> wall_ns{1'000'000'000};
-  CoordinatorOptions o;
+  CoordinatorOptions o = on_wall_clock(wall_ns);
   o.max_rtf = 1.0;
   o.ack_timeout = Duration::infinite();
-  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
   InProcessCoordinator coord(o);
   Participant p(coord.make_link(), named("p"));
   std::thread t([&] { EXPECT_TRUE(p.sleep_until(ms(5))); });
@@ -280,10 +292,9 @@ TEST(Participant, InProcessPacedSleepWaitsForTheWallClock) {
 
 TEST(Participant, InProcessReceivePollsThePaceWithoutAHelperThread) {
   std::atomic<int64_t> wall_ns{1'000'000'000};
-  CoordinatorOptions o;
+  CoordinatorOptions o = on_wall_clock(wall_ns);
   o.max_rtf = 2.0;
   o.ack_timeout = Duration::infinite();
-  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
   InProcessCoordinator coord(o);
   Participant p(coord.make_link(), named("p"));
   std::thread t([&] { EXPECT_TRUE(p.sleep_until(ms(8))); });
@@ -295,13 +306,11 @@ TEST(Participant, InProcessReceivePollsThePaceWithoutAHelperThread) {
 
 TEST(InProcess, AReceiveAboutToBlockIsAHeartbeat) {
   std::atomic<int64_t> wall_ns{100'000'000'000};
-  CoordinatorOptions o;
-  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  CoordinatorOptions o = on_wall_clock(wall_ns);
   InProcessCoordinator coord(o);
   std::unique_ptr<Link> link = coord.make_link();
   link->send(Announce{"idle", "main", Role::kRegulating, SimTime::infinite()});
-  while (link->receive(Duration::zero())) {
-  }
+  drain(*link);
   wall_ns += 20'000'000'000;
   SimTime heard;
   coord.with_core([&](CoordinatorCore& core) { heard = core.last_heard(1).value(); });
@@ -327,8 +336,7 @@ void await_blocked_receive(InProcessCoordinator& coord, ConnId conn, int64_t mar
 // wakes it, and it reads every frame in order.
 TEST(InProcess, FramesNoThreadCanActOnYetAreQueuedWithoutWakingTheReceiver) {
   std::atomic<int64_t> wall_ns{1'000'000'000};
-  CoordinatorOptions o;
-  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  CoordinatorOptions o = on_wall_clock(wall_ns);
   InProcessCoordinator coord(o);
   std::unique_ptr<Link> sleeper = coord.make_link();  // connection 1
   std::unique_ptr<Link> driver = coord.make_link();   // connection 2
@@ -340,8 +348,7 @@ TEST(InProcess, FramesNoThreadCanActOnYetAreQueuedWithoutWakingTheReceiver) {
     set = core.set_lookahead("sleeper", "main", "t", milliseconds(30));
   });
   ASSERT_TRUE(set);
-  while (sleeper->receive(Duration::zero())) {
-  }
+  drain(*sleeper);
   std::promise<std::vector<Frame>> got;
   wall_ns = 2'000'000'000;
   std::thread receiver([&] {
@@ -377,17 +384,14 @@ TEST(InProcess, FramesNoThreadCanActOnYetAreQueuedWithoutWakingTheReceiver) {
 // time (nothing it could act on arrives), and the driver's own grants reach the driver.
 TEST(InProcess, AReceiverWaitingForALaterGrantIsNotWokenByEarlierOnes) {
   std::atomic<int64_t> wall_ns{1'000'000'000};
-  CoordinatorOptions o;
-  o.wall_now = [&] { return SimTime::from_ns(wall_ns.load()); };
+  CoordinatorOptions o = on_wall_clock(wall_ns);
   InProcessCoordinator coord(o);
   std::unique_ptr<Link> sleeper = coord.make_link();
   std::unique_ptr<Link> driver = coord.make_link();
   driver->send(Announce{"driver", "main", Role::kRegulating, SimTime::zero()});
   sleeper->send(Announce{"sleeper", "main", Role::kRegulating, ms(100)});
-  while (sleeper->receive(Duration::zero())) {
-  }
-  while (driver->receive(Duration::zero())) {
-  }
+  drain(*sleeper);
+  drain(*driver);
   std::promise<std::optional<Frame>> got;
   wall_ns = 2'000'000'000;
   std::thread receiver([&] { got.set_value(sleeper->receive(seconds(20))); });
