@@ -338,7 +338,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
       auto d = parse_duration(argv[++i]);
-      if (!d || *d <= Duration::zero()) {
+      if (!d.ok() || *d <= Duration::zero()) {
         std::fprintf(stderr, "lockstep_bench: --seconds needs a positive duration\n");
         return 2;
       }

@@ -57,7 +57,7 @@ std::string key_arg(const std::string& arg, const char* option) {
 
 Duration positive_duration(const std::string& text, const char* option) {
   auto d = parse_duration(text);
-  if (!d) throw std::invalid_argument(std::string(option) + ": " + d.error());
+  if (!d.ok()) throw std::invalid_argument(std::string(option) + ": " + d.status().message());
   if (*d <= Duration::zero()) throw std::invalid_argument(std::string(option) + " must be > 0");
   return *d;
 }

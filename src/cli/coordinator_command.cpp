@@ -69,7 +69,7 @@ size_t max_message_bytes_arg(const std::string& text) {
 
 Duration duration_arg(const std::string& text, const char* option) {
   auto d = parse_duration(text);
-  if (!d) throw std::invalid_argument(std::string(option) + ": " + d.error());
+  if (!d.ok()) throw std::invalid_argument(std::string(option) + ": " + d.status().message());
   if (*d <= Duration::zero()) throw std::invalid_argument(std::string(option) + " must be > 0");
   return *d;
 }

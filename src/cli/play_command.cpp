@@ -108,14 +108,18 @@ Result<engine::PlaySessionOptions> session_options(const PlayArgs& a) {
   o.control = a.control;
   o.on_diagnostic = say;
   const auto offset = parse_duration(a.start_offset);
-  if (!offset) return Status(StatusCode::kInvalidArgument, "--start-offset: " + offset.error());
+  if (!offset.ok()) {
+    return Status(StatusCode::kInvalidArgument, "--start-offset: " + offset.status().message());
+  }
   o.player.start_offset = *offset;
   for (auto [text, out, name] :
        {std::tuple{&a.playback_duration, &o.player.playback_duration, "--playback-duration"},
         std::tuple{&a.playback_until, &o.player.playback_until, "--playback-until"}}) {
     if (text->empty()) continue;
     const auto d = parse_duration(*text);
-    if (!d) return Status(StatusCode::kInvalidArgument, std::string(name) + ": " + d.error());
+    if (!d.ok()) {
+      return Status(StatusCode::kInvalidArgument, std::string(name) + ": " + d.status().message());
+    }
     *out = *d;
   }
   return o;

@@ -152,9 +152,9 @@ int run_world(const WorldArgs& a) {
     }
   }
   const auto until = parse_duration(a.until);
-  if (!until || *until <= Duration::zero()) {
+  if (!until.ok() || *until <= Duration::zero()) {
     std::fprintf(stderr, "fieldproof world: --until '%s': %s\n", a.until.c_str(),
-                 until ? "must be > 0" : until.error().c_str());
+                 until.ok() ? "must be > 0" : until.status().message().c_str());
     return kExitInvalid;
   }
   o.until = SimTime::zero() + *until;

@@ -203,7 +203,7 @@ std::variant<Duration, ClockOutcome> step_duration(const ClockRequest& req, cons
     return Duration::from_ns(*req.steps) * step_ns;
   }
   const auto p = parse_duration(*req.seconds);
-  if (!p) return invalid("step: --seconds: " + p.error());
+  if (!p.ok()) return invalid("step: --seconds: " + p.status().message());
   if (p.value() <= Duration::zero()) return invalid("step: --seconds must be > 0");
   const Duration d = p.value();
   if (step_ns > 0 && d.ns() % step_ns != 0) {

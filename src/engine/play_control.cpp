@@ -66,7 +66,7 @@ std::string burst(record::Player& player, const std::string& text) {
 std::string seek(record::Player& player, const std::string& text,
                  const PlayDiagnostic& diagnostic) {
   const auto d = parse_duration(text);
-  if (!d) return refused("seek: " + d.error());
+  if (!d.ok()) return refused("seek: " + d.status().message());
   const record::SeekResult r = player.seek(player.status().range_start + *d);
   if (r.clamped && diagnostic) diagnostic(r.message);
   Json reply{{"ok", true}, {"to", r.to.ns()}, {"clamped", r.clamped}};

@@ -292,9 +292,10 @@ ParamValue Walker::walk_duration(const YAML::Node& node, const ParamSpec& spec,
                                  const std::string& path, ParamValue v) {
   if (!scalar_or_error(node, spec, path)) return {};
   auto d = parse_duration(node.Scalar());
-  if (!d) {
+  if (!d.ok()) {
     error(v.pos, path,
-          accepted(spec) + ", got " + shown(node) + " (" + duration_reason(d.error()) + ")");
+          accepted(spec) + ", got " + shown(node) + " (" + duration_reason(d.status().message()) +
+              ")");
     return {};
   }
   if (spec.minimum) {

@@ -16,20 +16,22 @@ std::string InflationOptions::validate() const {
   return {};
 }
 
-Parsed<Costmap> Costmap::build(const world::OccupancyGrid& grid, const InflationOptions& options) {
-  if (std::string e = options.validate(); !e.empty()) return Parsed<Costmap>::failure(e);
+Result<Costmap> Costmap::build(const world::OccupancyGrid& grid, const InflationOptions& options) {
+  if (std::string e = options.validate(); !e.empty()) {
+    return Status(StatusCode::kInvalidArgument, e);
+  }
   if (!std::isfinite(grid.resolution) || grid.resolution <= 0) {
-    return Parsed<Costmap>::failure("occupancy grid: resolution must be > 0");
+    return Status(StatusCode::kInvalidArgument, "occupancy grid: resolution must be > 0");
   }
   if (!std::isfinite(grid.origin_x) || !std::isfinite(grid.origin_y)) {
-    return Parsed<Costmap>::failure("occupancy grid: origin must be finite");
+    return Status(StatusCode::kInvalidArgument, "occupancy grid: origin must be finite");
   }
   if (grid.width <= 0 || grid.height <= 0 ||
       grid.cells.size() != static_cast<size_t>(grid.width) * static_cast<size_t>(grid.height)) {
     std::ostringstream os;
     os << "occupancy grid: " << grid.width << " x " << grid.height << " cells declared but "
        << grid.cells.size() << " values given";
-    return Parsed<Costmap>::failure(os.str());
+    return Status(StatusCode::kInvalidArgument, os.str());
   }
   Costmap cm;
   cm.resolution_ = grid.resolution;

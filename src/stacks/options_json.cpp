@@ -69,8 +69,8 @@ struct Reader {
       return;
     }
     const auto d = parse_duration(v.get<std::string>());
-    if (!d) {
-      error = "'" + path + key + "': " + d.error();
+    if (!d.ok()) {
+      error = "'" + path + key + "': " + d.status().message();
       return;
     }
     *out = *d;
@@ -100,14 +100,16 @@ struct Reader {
 
 }  // namespace
 
-Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
+Result<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
   UgvNavOptions o;
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return o;
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
-    return Parsed<UgvNavOptions>::failure("ugv_nav params: not valid JSON");
+    return Status(StatusCode::kInvalidArgument, "ugv_nav params: not valid JSON");
   }
-  if (!doc.is_object()) return Parsed<UgvNavOptions>::failure("ugv_nav params: not a JSON object");
+  if (!doc.is_object()) {
+    return Status(StatusCode::kInvalidArgument, "ugv_nav params: not a JSON object");
+  }
   Reader r{doc, "", ""};
   r.only({"vehicle", "pose_source", "world", "inflation", "planner", "controller", "lifecycle",
           "control_period", "feedback_period", "blocked_check_distance", "scan_match_tolerance",
@@ -196,9 +198,9 @@ Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
     }
     s.boolean("reactivate", &o.lifecycle.reactivate);
   });
-  if (!error.empty()) return Parsed<UgvNavOptions>::failure("ugv_nav params: " + error);
+  if (!error.empty()) return Status(StatusCode::kInvalidArgument, "ugv_nav params: " + error);
   if (std::string e = o.validate(); !e.empty()) {
-    return Parsed<UgvNavOptions>::failure("ugv_nav params: " + e);
+    return Status(StatusCode::kInvalidArgument, "ugv_nav params: " + e);
   }
   return o;
 }

@@ -69,7 +69,7 @@ Result<std::unique_ptr<UgvNavStack>> UgvNavStack::create(UgvNavOptions options,
   if (std::string e = options.validate(); !e.empty()) return fail("ugv_nav options: " + e);
   if (!wall_now) return fail("ugv_nav: no wall clock given (wall_now is empty)");
   auto cm = Costmap::build(static_map, options.inflation);
-  if (!cm) return fail("ugv_nav: " + cm.error());
+  if (!cm.ok()) return fail("ugv_nav: " + cm.status().message());
   return std::unique_ptr<UgvNavStack>(
       new UgvNavStack(std::move(options), *cm, std::move(wall_now)));
 }

@@ -9,14 +9,14 @@ namespace {
 
 __extension__ typedef __int128 i128;
 
-Parsed<Duration> refuse(std::string_view text, std::string_view why) {
+Result<Duration> refuse(std::string_view text, std::string_view why) {
   std::string m = "invalid duration \"";
   m.append(text);
   m += "\": ";
   m.append(why);
   m += " (expected a non-negative decimal number with an optional unit ns, us, ms, s, m or h, "
        "e.g. \"0.1\", \"250ms\", \"1.5s\", \"10m\"; a bare number is seconds)";
-  return Parsed<Duration>::failure(std::move(m));
+  return Status(StatusCode::kInvalidArgument, std::move(m));
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -24,7 +24,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
-Parsed<Duration> parse_duration(std::string_view text) {
+Result<Duration> parse_duration(std::string_view text) {
   std::string_view s = text;
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);

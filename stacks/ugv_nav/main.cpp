@@ -100,8 +100,8 @@ int run(int argc, char** argv) {
     params.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   auto options = stacks::parse_ugv_nav_options(params);
-  if (!options) {
-    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", options.error().c_str());
+  if (!options.ok()) {
+    std::fprintf(stderr, "fieldproof-ugv-nav: %s\n", options.status().message().c_str());
     return 2;
   }
   stacks::UgvNavOptions o = options.value();

@@ -137,8 +137,8 @@ extern "C" FIELDPROOF_EXPORT fieldproof_stack_v1* fieldproof_stack_create(
       return nullptr;
     }
     auto options = parse_ugv_nav_options(params_json ? params_json : "");
-    if (!options) {
-      copy_error(options.error(), error, error_size);
+    if (!options.ok()) {
+      copy_error(options.status().message(), error, error_size);
       return nullptr;
     }
     UgvNavOptions o = options.value();

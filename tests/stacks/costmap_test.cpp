@@ -77,13 +77,13 @@ TEST(Costmap, MalformedGridIsRefusedWithAReason) {
   auto g = free_grid(4, 4);
   g.cells.pop_back();
   auto cm = Costmap::build(g, {});
-  ASSERT_FALSE(cm);
-  EXPECT_NE(cm.error().find("15 values"), std::string::npos) << cm.error();
+  ASSERT_FALSE(cm.ok());
+  EXPECT_NE(cm.status().message().find("15 values"), std::string::npos) << cm.status().message();
   g = free_grid(4, 4);
   g.resolution = 0;
-  EXPECT_FALSE(Costmap::build(g, {}));
-  EXPECT_FALSE(Costmap::build(free_grid(4, 4), {.robot_radius = -1.0, .margin = 0.1}));
-  EXPECT_FALSE(Costmap::build(free_grid(4, 4), {.robot_radius = 0.3, .margin = std::nan("")}));
+  EXPECT_FALSE(Costmap::build(g, {}).ok());
+  EXPECT_FALSE(Costmap::build(free_grid(4, 4), {.robot_radius = -1.0, .margin = 0.1}).ok());
+  EXPECT_FALSE(Costmap::build(free_grid(4, 4), {.robot_radius = 0.3, .margin = std::nan("")}).ok());
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace fieldproof::stacks::testing {
 // Costmap::build, as an optional (nullopt on error) so tests can use ->.
 inline std::optional<Costmap> must_build(const world::OccupancyGrid& g, InflationOptions o) {
   auto built = Costmap::build(g, o);
-  if (!built) return std::nullopt;
+  if (!built.ok()) return std::nullopt;
   return *built;
 }
 

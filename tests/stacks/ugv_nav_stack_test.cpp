@@ -473,30 +473,32 @@ TEST(UgvNavOptionsJson, ParsesNestedFieldsAndDurations) {
   const auto o = parse_ugv_nav_options(
       R"({"vehicle":"ugv7","controller":{"max_linear":0.8},"lifecycle":{"heartbeat_timeout":"2.5s"},
           "control_period":"20ms","inflation":{"robot_radius":0.3}})");
-  ASSERT_TRUE(o) << o.error();
+  ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_EQ(o.value().vehicle, "ugv7");
   EXPECT_DOUBLE_EQ(o.value().controller.max_linear, 0.8);
   EXPECT_EQ(o.value().lifecycle.heartbeat_timeout.ns(), 2'500'000'000);
   EXPECT_EQ(o.value().control_period.ns(), 20'000'000);
   EXPECT_DOUBLE_EQ(o.value().inflation.robot_radius, 0.3);
-  EXPECT_TRUE(parse_ugv_nav_options(""));
+  EXPECT_TRUE(parse_ugv_nav_options("").ok());
 }
 
 TEST(UgvNavOptionsJson, RefusesUnknownKeysWrongTypesAndBadValues) {
   auto o = parse_ugv_nav_options(R"({"controller":{"max_speed":1}})");
-  ASSERT_FALSE(o);
-  EXPECT_NE(o.error().find("unknown key 'controller.max_speed'"), std::string::npos) << o.error();
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("unknown key 'controller.max_speed'"), std::string::npos)
+      << o.status().message();
   o = parse_ugv_nav_options(R"({"max_replans":"five"})");
-  ASSERT_FALSE(o);
-  EXPECT_NE(o.error().find("'max_replans' must be an integer"), std::string::npos) << o.error();
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("'max_replans' must be an integer"), std::string::npos)
+      << o.status().message();
   o = parse_ugv_nav_options(R"({"control_period":"fast"})");
-  ASSERT_FALSE(o);
-  EXPECT_NE(o.error().find("control_period"), std::string::npos) << o.error();
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("control_period"), std::string::npos) << o.status().message();
   o = parse_ugv_nav_options(R"({"controller":{"max_linear":-1}})");
-  ASSERT_FALSE(o);
-  EXPECT_NE(o.error().find("max_linear"), std::string::npos) << o.error();
-  EXPECT_FALSE(parse_ugv_nav_options("{not json"));
-  EXPECT_FALSE(parse_ugv_nav_options("[1,2]"));
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("max_linear"), std::string::npos) << o.status().message();
+  EXPECT_FALSE(parse_ugv_nav_options("{not json").ok());
+  EXPECT_FALSE(parse_ugv_nav_options("[1,2]").ok());
 }
 
 }  // namespace

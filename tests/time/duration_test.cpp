@@ -10,16 +10,16 @@ namespace {
 
 int64_t ns_of(std::string_view text) {
   auto p = parse_duration(text);
-  EXPECT_TRUE(p) << text << ": " << (p ? "" : p.error());
-  return p ? p.value().ns() : -1;
+  EXPECT_TRUE(p.ok()) << text << ": " << (p.ok() ? "" : p.status().message());
+  return p.ok() ? p.value().ns() : -1;
 }
 
 void expect_refused(std::string_view text, std::string_view reason) {
   auto p = parse_duration(text);
-  ASSERT_FALSE(p) << "\"" << text << "\" was accepted as " << p.value().ns() << " ns";
-  EXPECT_NE(p.error().find("\"" + std::string(text) + "\""), std::string::npos)
-      << "the message must quote the text: " << p.error();
-  EXPECT_NE(p.error().find(reason), std::string::npos) << p.error();
+  ASSERT_FALSE(p.ok()) << "\"" << text << "\" was accepted as " << p.value().ns() << " ns";
+  EXPECT_NE(p.status().message().find("\"" + std::string(text) + "\""), std::string::npos)
+      << "the message must quote the text: " << p.status().message();
+  EXPECT_NE(p.status().message().find(reason), std::string::npos) << p.status().message();
 }
 
 TEST(ParseDuration, BareNumberIsSeconds) {
@@ -106,7 +106,7 @@ TEST(FormatSeconds, RoundTripsThroughParse) {
   for (int64_t ns : {int64_t{0}, int64_t{1}, int64_t{999'999'999}, int64_t{123'456'789'012},
                      detail::kMaxNs - 1}) {
     auto p = parse_duration(format_seconds(Duration::from_ns(ns)));
-    ASSERT_TRUE(p) << p.error();
+    ASSERT_TRUE(p.ok()) << p.status().message();
     EXPECT_EQ(p.value().ns(), ns);
   }
 }

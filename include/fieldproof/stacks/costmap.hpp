@@ -4,7 +4,7 @@
 //
 //   world::OccupancyGrid g = world.occupancy_grid(0.05);
 //   auto cm = stacks::Costmap::build(g, {.robot_radius = 0.35, .margin = 0.15});
-//   if (!cm) return cm.error();
+//   if (!cm.ok()) return cm.status().message();
 //   uint8_t c = cm->cost({12, 30});          // kFree .. kObstacle
 #pragma once
 
@@ -16,6 +16,7 @@
 
 #include "fieldproof/stacks/types.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/status.hpp"
 #include "fieldproof/world/occupancy_grid.hpp"
 
 namespace fieldproof::stacks {
@@ -43,7 +44,7 @@ class Costmap {
  public:
   // Inflates `grid`. An error message (never an exception) for a malformed grid (non-positive
   // resolution, cells.size() != width*height) or invalid options.
-  static Parsed<Costmap> build(const world::OccupancyGrid& grid, const InflationOptions& options);
+  static Result<Costmap> build(const world::OccupancyGrid& grid, const InflationOptions& options);
 
   int width() const { return width_; }
   int height() const { return height_; }

@@ -80,7 +80,7 @@ struct UgvNavOptions {
 //    "progress_timeout":"30s","progress_distance":0.25,"pose_timeout":"500ms",
 //    "stop_on_link_loss":true}
 // Unknown keys and wrong types are errors naming the key.
-Parsed<UgvNavOptions> parse_ugv_nav_options(std::string_view json);
+Result<UgvNavOptions> parse_ugv_nav_options(std::string_view json);
 
 // One message of the outbox. stamp is the simulated time the stack produced it at.
 struct StackOutput {

@@ -8,7 +8,7 @@
 //   Duration d = milliseconds(250) + seconds(1);          // 1.25 s
 //   SimTime t = SimTime::from_ns(0) + d;                  // t.ns() == 1'250'000'000
 //   auto p = parse_duration("1.5s");                      // exact: 1'500'000'000 ns
-//   if (!p) std::puts(p.error().c_str());
+//   if (!p.ok()) std::puts(p.status().message().c_str());
 #pragma once
 
 #include <compare>
@@ -16,7 +16,8 @@
 #include <limits>
 #include <string>
 #include <string_view>
-#include <variant>
+
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof {
 
@@ -165,30 +166,11 @@ class SimTime {
   int64_t ns_ = 0;
 };
 
-// Result of parsing: the value, or a message that quotes the offending text.
-template <typename T>
-class Parsed {
- public:
-  Parsed(T v) : v_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
-  static Parsed failure(std::string message) { return Parsed(Error{std::move(message)}); }
-  explicit operator bool() const { return v_.index() == 0; }
-  const T& value() const { return std::get<0>(v_); }
-  const T& operator*() const { return value(); }
-  const std::string& error() const { return std::get<1>(v_).message; }
-
- private:
-  struct Error {
-    std::string message;
-  };
-  explicit Parsed(Error e) : v_(std::move(e)) {}
-  std::variant<T, Error> v_;
-};
-
 // Parses a duration written as decimal text to exact nanoseconds: "0.1", "250ms", "1.5s", "10m",
 // "2h", "30us", "15ns"; a bare number is seconds. Surrounding spaces are allowed; a sign, an
 // exponent, more than nine fractional digits below 1 ns, or an unknown unit are refused with a
-// message that quotes the text. Negative durations are refused.
-Parsed<Duration> parse_duration(std::string_view text);
+// message that quotes the text (kInvalidArgument). Negative durations are refused.
+Result<Duration> parse_duration(std::string_view text);
 
 // Formats as seconds with up to nine decimals, trailing zeros dropped: "1.25", "0.001", "inf".
 std::string format_seconds(Duration d);

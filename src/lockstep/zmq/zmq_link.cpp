@@ -566,11 +566,11 @@ Duration effective_connect_timeout(const ConnectOptions& options) {
   if (options.connect_timeout) return *options.connect_timeout;
   const char* env = std::getenv(kConnectTimeoutEnv);
   if (env == nullptr || *env == '\0') return seconds(10);
-  Parsed<Duration> d = parse_duration(env);
-  if (!d || *d <= Duration::zero()) {
+  Result<Duration> d = parse_duration(env);
+  if (!d.ok() || *d <= Duration::zero()) {
     throw TransportError(std::string(kConnectTimeoutEnv) + "='" + env +
                          "' is not a positive duration (e.g. 10s, 500ms)" +
-                         (d ? "" : ": " + d.error()));
+                         (d.ok() ? "" : ": " + d.status().message()));
   }
   return *d;
 }
