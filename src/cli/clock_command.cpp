@@ -1,7 +1,8 @@
 // `fieldproof clock RUN|ENDPOINT status|pause|resume|step [--steps N | --seconds S]|rate R`: time
 // control of a live run through its control endpoint (engine/clock_control.hpp), or of a bare
-// coordinator (`fieldproof coordinator`) at an ipc:// or tcp:// endpoint (--server-key /
-// --client-key for CURVE). Exit 0 done, 2 invalid input, a run or coordinator that is not there,
+// coordinator (`fieldproof coordinator`) or a player (`fieldproof play --control EP`; also toggle,
+// seek T, play-next, burst N) at an ipc:// or tcp:// endpoint (--server-key / --client-key for
+// CURVE). Exit 0 done, 2 invalid input, an endpoint that is not there, an action it does not take
 // or a refusal (a lockstep run, a key the coordinator does not accept), 1 another failure.
 #include <cmath>
 #include <cstdio>
@@ -14,7 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "fieldproof/engine/clock_control.hpp"
-#include "fieldproof/lockstep/zmq_server.hpp"
+#include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/util/input_file.hpp"
 
@@ -62,107 +63,110 @@ Duration positive_duration(const std::string& text, const char* option) {
   return *d;
 }
 
-std::string status_text(const lockstep::CoordinatorStatus& s, const std::string& done) {
-  std::ostringstream out;
-  out << "state: " << (s.paused ? "paused" : "running") << "\n";
-  out << "sim_time_s: " << format_seconds(s.time) << "\n";
-  out << "grants: " << s.grants << "\n";
-  char rtf[32];
-  std::snprintf(rtf, sizeof rtf, "%.3f", s.measured_rtf);
-  out << "rtf: " << (std::isfinite(s.measured_rtf) ? rtf : "inf") << "\n";
-  std::snprintf(rtf, sizeof rtf, "%g", s.max_rtf);
-  out << "max_rtf: " << (s.max_rtf > 0 ? rtf : "unlimited") << "\n";
-  out << "hold_s: " << (s.hold.is_infinite() ? "none" : format_seconds(s.hold)) << "\n";
-  std::string parts;
-  for (const lockstep::ParticipantStatus& p : s.participants) {
-    parts += (parts.empty() ? "" : ", ") + p.participant + "/" + p.thread + " (" +
-             (p.role == lockstep::Role::kFollowing ? "following" : "regulating") + ", safe " +
-             (p.safe_time.is_infinite() ? "inf" : format_seconds(p.safe_time)) + ")";
+// A number (the whole text), or nullopt.
+std::optional<double> number_arg(const std::string& text) {
+  size_t used = 0;
+  double r = 0;
+  try {
+    r = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-  out << "participants: " << parts << "\n";
-  if (!done.empty()) out << "done: " << done << "\n";
-  return out.str();
+  if (used != text.size() || !std::isfinite(r)) return std::nullopt;
+  return r;
 }
 
-// A bare coordinator at an endpoint.
+// The value of rate R, seek T and burst N (throws std::invalid_argument naming what is wrong).
+void parse_value(const ClockArgs& a, engine::EndpointClockRequest& r) {
+  using engine::EndpointAction;
+  const bool takes_value = r.action == EndpointAction::kRate || r.action == EndpointAction::kSeek ||
+                           r.action == EndpointAction::kBurst;
+  if (!takes_value) {
+    if (a.value) throw std::invalid_argument("unexpected argument '" + *a.value + "'");
+    return;
+  }
+  if (!a.value) {
+    throw std::invalid_argument(
+        r.action == EndpointAction::kRate   ? "rate needs a value: rate R (0 = unlimited)"
+        : r.action == EndpointAction::kSeek ? "seek needs a value: seek T (\"2s\", from the start)"
+                                            : "burst needs a value: burst N (messages)");
+  }
+  const std::string& v = *a.value;
+  if (r.action == EndpointAction::kRate) {
+    const std::optional<double> rate = number_arg(v);
+    if (!rate || *rate < 0) {
+      throw std::invalid_argument("rate '" + v + "' is not a number >= 0 (0 = unlimited)");
+    }
+    r.rate = *rate;
+  } else if (r.action == EndpointAction::kSeek) {
+    const auto d = parse_duration(v);
+    if (!d.ok()) throw std::invalid_argument("seek: " + d.status().message());
+    r.seek = *d;
+  } else {
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18) {
+      throw std::invalid_argument("burst '" + v + "' is not a count > 0");
+    }
+    r.count = std::stoull(v);
+    if (r.count == 0) throw std::invalid_argument("burst '" + v + "' is not a count > 0");
+  }
+}
+
+engine::EndpointAction endpoint_action(const std::string& action) {
+  using engine::EndpointAction;
+  for (const EndpointAction e :
+       {EndpointAction::kStatus, EndpointAction::kPause, EndpointAction::kResume,
+        EndpointAction::kStep, EndpointAction::kRate, EndpointAction::kToggle,
+        EndpointAction::kSeek, EndpointAction::kPlayNext, EndpointAction::kBurst}) {
+    if (action == engine::endpoint_action_name(e)) return e;
+  }
+  throw std::invalid_argument("unknown action '" + action +
+                              "' (status, pause, resume, step, rate; a player also toggle, seek, "
+                              "play-next, burst)");
+}
+
+// A coordinator or a player at an endpoint.
 int clock_endpoint(const ClockArgs& a) {
-  lockstep::Control request;
-  lockstep::ConnectOptions co;
-  Duration timeout;
+  engine::EndpointClockRequest r;
+  r.endpoint = a.run;
   try {
-    if (a.action == "status") {
-      request = lockstep::status_request();
-    } else if (a.action == "pause") {
-      request = lockstep::pause_request();
-    } else if (a.action == "resume") {
-      request = lockstep::resume_request();
-    } else if (a.action == "step") {
+    r.action = endpoint_action(a.action);
+    if (r.action == engine::EndpointAction::kStep) {
       if (a.steps.has_value() == a.seconds.has_value()) {
         throw std::invalid_argument("step needs one of --steps N or --seconds S");
       }
-      Duration d;
       if (a.steps) {
         if (*a.steps <= 0) throw std::invalid_argument("--steps must be > 0");
-        d = positive_duration(a.step_size, "--step-size") * *a.steps;
+        r.step = positive_duration(a.step_size, "--step-size") * *a.steps;
       } else {
-        d = positive_duration(*a.seconds, "--seconds");
+        r.step = positive_duration(*a.seconds, "--seconds");
       }
-      request = lockstep::step_request(d);
-    } else if (a.action == "rate") {
-      if (!a.value) throw std::invalid_argument("rate needs a value: rate R (0 = unlimited)");
-      size_t used = 0;
-      double r = -1;
-      try {
-        r = std::stod(*a.value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != a.value->size() || !std::isfinite(r) || r < 0) {
-        throw std::invalid_argument("rate '" + *a.value + "' is not a number >= 0 (0 = unlimited)");
-      }
-      request = lockstep::set_max_rtf_request(r);
-    } else {
-      throw std::invalid_argument("unknown action '" + a.action +
-                                  "' (status, pause, resume, step, rate)");
-    }
-    if (a.action != "step" && (a.steps || a.seconds)) {
+    } else if (a.steps || a.seconds) {
       throw std::invalid_argument("--steps and --seconds go with step only");
     }
-    if (a.action != "rate" && a.value) {
-      throw std::invalid_argument("unexpected argument '" + *a.value + "'");
-    }
+    parse_value(a, r);
     if (!a.server_key.empty()) {
-      co.curve.server_public_key = key_arg(a.server_key, "--server-key");
+      r.connect.curve.server_public_key = key_arg(a.server_key, "--server-key");
     } else if (!a.client_key.empty()) {
       throw std::invalid_argument("--client-key needs --server-key (CURVE)");
     }
     if (!a.client_key.empty()) {
-      co.curve.client_secret_key = key_arg(a.client_key, "--client-key");
-      co.curve.client_public_key = lockstep::curve_public_key(co.curve.client_secret_key);
+      r.connect.curve.client_secret_key = key_arg(a.client_key, "--client-key");
+      r.connect.curve.client_public_key =
+          lockstep::curve_public_key(r.connect.curve.client_secret_key);
     }
-    timeout = positive_duration(a.timeout, "--timeout");
-    co.connect_timeout = timeout;
+    r.timeout = positive_duration(a.timeout, "--timeout");
+    r.connect.connect_timeout = r.timeout;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fieldproof clock: %s\n", e.what());
     return kExitInvalid;
   }
-  lockstep::ControlReply r;
-  try {
-    lockstep::ControlClient client(a.run, co);
-    r = client.request(request, timeout);
-  } catch (const lockstep::TransportError& e) {
-    std::fprintf(stderr, "fieldproof clock: %s\n", e.what());
-    return kExitInvalid;
+  const engine::ClockOutcome o = engine::clock_endpoint(r);
+  if (o.exit_code == 0) {
+    std::fputs(o.text.c_str(), stdout);
+  } else {
+    std::fprintf(stderr, "fieldproof clock: %s", o.text.c_str());
   }
-  if (!r.ok) {
-    const bool absent = r.error.rfind("timeout", 0) == 0 ||
-                        r.error.find("refused") != std::string::npos ||
-                        r.error.find("no coordinator answered") != std::string::npos;
-    std::fprintf(stderr, "fieldproof clock: %s: %s\n", a.run.c_str(), r.error.c_str());
-    return absent ? kExitInvalid : kExitFailed;
-  }
-  std::fputs(status_text(r.status, a.action == "status" ? "" : a.action).c_str(), stdout);
-  return kExitOk;
+  return o.exit_code;
 }
 
 int clock(const ClockArgs& a) {
@@ -183,7 +187,8 @@ int clock(const ClockArgs& a) {
     r.action = engine::ClockAction::kStep;
   } else if (a.action == "rate") {
     std::fprintf(stderr,
-                 "fieldproof clock: rate goes with a coordinator's endpoint; a run's pace is its "
+                 "fieldproof clock: rate goes with a coordinator's or a player's endpoint; a run's "
+                 "pace is its "
                  "scenario's (time.rtf)\n");
     return kExitInvalid;
   } else {
@@ -216,14 +221,21 @@ void add_clock_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ClockArgs>();
   CLI::App* cmd = app.add_subcommand(
       "clock",
-      "Time control of a live run (status, pause, resume, step; not in lockstep) or of a\n"
-      "coordinator at an ipc:// or tcp:// endpoint (also rate R)");
+      "Time control of a live run (status, pause, resume, step; not in lockstep), of a\n"
+      "coordinator at an ipc:// or tcp:// endpoint (also rate R), or of a player there\n"
+      "(fieldproof play --control EP: status, pause, resume, toggle, rate R, seek T,\n"
+      "play-next, burst N)");
   cmd->add_option("run", args->run,
-                  "the run directory (runs/<run_id>), or a coordinator's endpoint "
+                  "the run directory (runs/<run_id>), or a coordinator's or a player's endpoint "
                   "(ipc://PATH, tcp://HOST:PORT)")
       ->required();
-  cmd->add_option("action", args->action, "status | pause | resume | step | rate")->required();
-  cmd->add_option("value", args->value, "rate: the pace cap R (0 = unlimited)");
+  cmd->add_option("action", args->action,
+                  "status | pause | resume | step | rate; a player: also toggle | seek | "
+                  "play-next | burst")
+      ->required();
+  cmd->add_option("value", args->value,
+                  "rate: a coordinator's pace cap R (0 = unlimited) or a player's rate (> 0); "
+                  "seek: where to (\"2s\", from the start of playback); burst: messages N");
   cmd->add_option("--steps", args->steps,
                   "step: physics steps of a run; with an endpoint, steps of --step-size");
   cmd->add_option("--seconds", args->seconds, "step: simulated seconds (\"0.5\", \"250ms\")");
@@ -237,7 +249,7 @@ void add_clock_command(CLI::App& app, int* exit_code) {
                   "with a CURVE endpoint: this client's secret key (a file, e.g. from fieldproof "
                   "keygen, or the 40 characters); the coordinator must authorize its public key");
   cmd->add_option("--timeout", args->timeout,
-                  "with an endpoint: how long to wait for the coordinator's reply")
+                  "with an endpoint: how long to wait for the coordinator's or player's reply")
       ->default_val("5s");
   cmd->callback([args, exit_code] { *exit_code = clock(*args); });
 }

@@ -7,9 +7,9 @@
 //               space pause/resume, right arrow play the next message (while paused),
 //               up/down rate x1.1 / /1.1, left arrow or ',' seek back 5 s, '.' or shift+right
 //               seek forward 5 s (shift+left back 5 s), 'q' quit.
-//   --control   a ZeroMQ REP endpoint taking one text command per request: pause, resume,
-//               toggle, set_rate R, seek T (from the start of playback; clamped and said),
-//               play_next, burst N, status; the reply is one JSON object {"ok":...}.
+//   --control   a ZeroMQ ROUTER endpoint speaking the lock-step control frames
+//               (docs/protocol.md 8.1: PlayerControl -> PlayerReply, Control -> ControlReply);
+//               `fieldproof clock EP status|pause|resume|toggle|rate R|seek T|play-next|burst N`.
 //   progress    a status line on standard error when it is a terminal (quiet when piped).
 // The playback itself (the player, its coordinator publishing and its control server) is
 // engine::PlaySession (include/fieldproof/engine/play_session.hpp); this file parses, calls it,
@@ -421,8 +421,11 @@ void add_play_command(CLI::App& app, int* exit_code) {
                 "with --follow-clock: extrapolate between /clock samples");
   cmd->add_option("--name", args->name,
                   "participant name on the coordinator (default player, or player-follower)");
-  cmd->add_option("--control", args->control,
-                  "a ZeroMQ REP endpoint for control commands (e.g. ipc:///tmp/play.ipc)");
+  cmd->add_option(
+      "--control", args->control,
+      "a ZeroMQ endpoint for control frames (e.g. ipc:///tmp/play.ipc; docs/protocol.md "
+      "8.1): fieldproof clock EP status|pause|resume|toggle|rate R|seek T|play-next|"
+      "burst N");
   cmd->callback([args, exit_code, clock_option] {
     if (clock_option->count() > 0) {
       if (args->clock_text.empty()) {

@@ -30,10 +30,7 @@ namespace fieldproof::engine {
 
 ControlEndpoint::ControlEndpoint(std::string socket_path, Handler handler,
                                  std::function<void()> idle)
-    : path_(std::move(socket_path)),
-      endpoint_("ipc://" + path_),
-      handler_(std::move(handler)),
-      idle_(std::move(idle)) {
+    : path_(std::move(socket_path)), endpoint_("ipc://" + path_), handler_(std::move(handler)) {
   if (path_.size() >= sizeof(sockaddr_un{}.sun_path)) {
     throw std::runtime_error(path_ + ": the control socket's path is too long for a Unix socket (" +
                              std::to_string(path_.size()) +
@@ -53,52 +50,25 @@ ControlEndpoint::ControlEndpoint(std::string socket_path, Handler handler,
     throw std::runtime_error("cannot bind the control endpoint " + endpoint_ + ": " +
                              b.message().substr(b.message().rfind(": ") + 2));
   }
-  socket_ = std::move(s);
-  context_ = std::move(ctx).value();
-  thread_ = std::thread([this] { serve(); });
+  server_ = std::make_unique<FrameServer>(std::move(ctx).value(), std::move(s));
+  server_->start([this](std::string_view request) { return answer(request); }, std::move(idle));
 }
 
 ControlEndpoint::~ControlEndpoint() { stop(); }
 
 void ControlEndpoint::stop() {
-  if (!context_.valid()) return;
-  stop_.store(true);
-  if (thread_.joinable()) thread_.join();
-  socket_.close();
-  context_ = lockstep::ZmqContext();  // terminates the endpoint's own context
+  if (!server_) return;
+  server_->stop();
+  server_.reset();
   ::unlink(path_.c_str());
 }
 
-void ControlEndpoint::serve() {
-  while (!stop_.load()) {
-    const lockstep::ZmqResult<short> ready = socket_.poll(lockstep::ZmqPoll::kIn, 50);
-    if (!ready.ok() && !ready.status().interrupted()) return;
-    if (idle_) idle_();
-    if (!ready.ok() || *ready == 0) continue;
-    answer_queued();
-  }
-}
-
-void ControlEndpoint::answer_queued() {
-  while (true) {
-    // [routing id][frame] (a DEALER sends no delimiter); anything else is dropped.
-    size_t count = 0;
-    auto parts = socket_.recv_multipart(/*dont_wait=*/true, /*max_frames=*/3, &count);
-    if (!parts.ok()) return;
-    if (count != 2) continue;
-    lockstep::Frame reply;
-    const lockstep::DecodeResult r = lockstep::decode_frame((*parts)[1], size_t{1} << 16);
-    if (!r) {
-      reply = r.error();
-    } else if (const auto* c = std::get_if<lockstep::Control>(&r.frame())) {
-      reply = handler_(*c);
-    } else {
-      reply = lockstep::Error{lockstep::ErrorCode::kMalformed,
-                              "the run's control endpoint takes only control frames"};
-    }
-    // A peer gone or a full queue loses only this reply (the client times out).
-    (void)socket_.send_multipart({(*parts)[0], lockstep::encode_frame(reply)}, /*dont_wait=*/true);
-  }
+lockstep::Frame ControlEndpoint::answer(std::string_view request) const {
+  const lockstep::DecodeResult r = lockstep::decode_frame(request, size_t{1} << 16);
+  if (!r) return r.error();
+  if (const auto* c = std::get_if<lockstep::Control>(&r.frame())) return handler_(*c);
+  return lockstep::Error{lockstep::ErrorCode::kMalformed,
+                         "the run's control endpoint takes only control frames"};
 }
 
 // ---- the client: fieldproof clock --------------------------------------------------------------

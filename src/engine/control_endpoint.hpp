@@ -1,18 +1,18 @@
 // The server side of `fieldproof clock`: a ZeroMQ ROUTER on ipc://<dir>/control.sock that answers
-// Control frames (lock-step wire format) with the handler's ControlReply, on a thread of its own.
+// Control frames (lock-step wire format) with the handler's ControlReply, on a thread of its own
+// (a FrameServer, frame_server.hpp).
 // Private to the engine (the session owns one per run).
 //
 //   ControlEndpoint ep("/runs/a/control.sock", [&](const lockstep::Control& c) { ... }, idle);
 //   ...                                   // the destructor stops the thread and unlinks the socket
 #pragma once
 
-#include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
-#include <thread>
 
 #include "fieldproof/lockstep/protocol.hpp"
-#include "fieldproof/lockstep/zmq_socket.hpp"
+#include "frame_server.hpp"
 
 namespace fieldproof::engine {
 
@@ -32,19 +32,14 @@ class ControlEndpoint {
   void stop();
 
  private:
-  void serve();
-  // Answers every request already queued (none left: returns).
-  void answer_queued();
+  // The answer to one request: Control -> the handler's ControlReply, anything else an Error.
+  lockstep::Frame answer(std::string_view request) const;
 
   std::string path_;
   std::string endpoint_;
   Handler handler_;
-  std::function<void()> idle_;
-  // A context of its own: stop() terminates it, so nothing of the endpoint outlives the run.
-  lockstep::ZmqContext context_;
-  lockstep::ZmqSocket socket_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  // With a context of its own: stop() terminates it, so nothing of the endpoint outlives the run.
+  std::unique_ptr<FrameServer> server_;
 };
 
 }  // namespace fieldproof::engine

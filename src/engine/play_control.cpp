@@ -1,109 +1,184 @@
-// The player's control commands (handle_play_command): text in, one JSON object out, built with
-// nlohmann::ordered_json so the keys keep the order clients have always seen.
+// The player's control endpoint's answers (answer_player_frame, docs/protocol.md 8.1): lock-step
+// control frames in, one frame out, acted on a record::Player.
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <sstream>
+#include <cstdio>
 #include <string>
-
-#include <nlohmann/json.hpp>
+#include <variant>
 
 #include "fieldproof/engine/play_session.hpp"
+#include "fieldproof/lockstep/codec.hpp"
 
 namespace fieldproof::engine {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using lockstep::ControlOp;
+using lockstep::PlayerOp;
 
-// A command or a message may hold any bytes (a client sent them): invalid UTF-8 is replaced
-// (U+FFFD) instead of making dump() throw.
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-std::string refused(const std::string& message) {
-  return dump(Json{{"ok", false}, {"error", message}});
+// The player's state, as a PlayerReply says it (ok, nothing seek or burst did).
+lockstep::PlayerReply state_of(const record::Player& player) {
+  const record::PlayerStatus s = player.status();
+  lockstep::PlayerReply r;
+  r.paused = s.paused;
+  r.rate = s.rate;
+  r.now = s.now;
+  r.offset = s.now - s.range_start;
+  r.played = s.played;
+  r.position = s.position;
+  r.total = s.total;
+  r.loops = s.loops;
+  return r;
 }
 
-std::string clock_reply(const ClockStatus& s) {
-  return s.ok() ? dump(Json{{"ok", true}}) : refused(s.message());
-}
-
-// A whole rate prints as an integer ("rate":2), as it always has; others in full.
-Json rate_value(double rate) {
-  if (std::isfinite(rate) && rate == std::floor(rate) && std::fabs(rate) < 9.0e15) {
-    return static_cast<int64_t>(rate);
+// The state after the request, refused (nothing changed) when `s` says so.
+lockstep::PlayerReply after(const record::Player& player, const ClockStatus& s) {
+  lockstep::PlayerReply r = state_of(player);
+  if (!s.ok()) {
+    r.ok = false;
+    r.error = s.message();
   }
-  return rate;
+  return r;
 }
 
-// Seconds, rounded to the millisecond (the offset has always been said to the millisecond).
-double seconds_ms(Duration d) {
-  const int64_t ns = d.ns();
-  const int64_t ms = ns >= 0 ? (ns + 500'000) / 1'000'000 : -((-ns + 500'000) / 1'000'000);
-  return static_cast<double>(ms) / 1000.0;
+lockstep::PlayerReply refused(const record::Player& player, std::string message) {
+  lockstep::PlayerReply r = state_of(player);
+  r.ok = false;
+  r.error = std::move(message);
+  return r;
 }
 
-std::string set_rate(record::Player& player, const std::string& text) {
-  char* end = nullptr;
-  const double rate = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == nullptr || *end != '\0') {
-    return refused("set_rate: '" + text + "' is not a number");
-  }
-  return clock_reply(player.set_rate(rate));
+lockstep::PlayerReply seek(record::Player& player, Duration offset,
+                           const PlayDiagnostic& diagnostic) {
+  const record::SeekResult s = player.seek(player.status().range_start + offset);
+  if (s.refused) return refused(player, s.message);
+  if (s.clamped && diagnostic) diagnostic(s.message);
+  lockstep::PlayerReply r = state_of(player);
+  r.to = s.to;
+  r.clamped = s.clamped;
+  if (s.clamped) r.message = s.message;
+  return r;
 }
 
-std::string burst(record::Player& player, const std::string& text) {
-  char* end = nullptr;
-  const long long n = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || n <= 0) {
-    return refused("burst: '" + text + "' is not a count > 0");
-  }
+lockstep::PlayerReply burst(record::Player& player, uint64_t count) {
+  if (count == 0) return refused(player, "burst: 0 is not a count > 0");
   uint64_t played = 0;
-  const ClockStatus s = player.burst(static_cast<uint64_t>(n), &played);
-  if (!s.ok()) return refused(s.message());
-  return dump(Json{{"ok", true}, {"played", played}});
+  const ClockStatus s = player.burst(count, &played);
+  lockstep::PlayerReply r = after(player, s);
+  r.burst_played = played;
+  return r;
 }
 
-std::string seek(record::Player& player, const std::string& text,
-                 const PlayDiagnostic& diagnostic) {
-  const auto d = parse_duration(text);
-  if (!d.ok()) return refused("seek: " + d.status().message());
-  const record::SeekResult r = player.seek(player.status().range_start + *d);
-  if (r.clamped && diagnostic) diagnostic(r.message);
-  Json reply{{"ok", true}, {"to", r.to.ns()}, {"clamped", r.clamped}};
-  if (r.clamped) reply["message"] = r.message;
-  return dump(reply);
+lockstep::PlayerReply answer_player_control(record::Player& player,
+                                            const lockstep::PlayerControl& c,
+                                            const PlayDiagnostic& diagnostic) {
+  switch (c.op) {
+    case PlayerOp::kPause:
+      return after(player, player.pause());
+    case PlayerOp::kResume:
+      return after(player, player.resume());
+    case PlayerOp::kToggle:
+      return after(player, player.toggle());
+    case PlayerOp::kSetRate:
+      return after(player, player.set_rate(c.rate));
+    case PlayerOp::kSeek:
+      return seek(player, c.offset, diagnostic);
+    case PlayerOp::kPlayNext:
+      return after(player, player.play_next());
+    case PlayerOp::kBurst:
+      return burst(player, c.count);
+    case PlayerOp::kStatus:
+      break;
+  }
+  return state_of(player);
+}
+
+// A coordinator's status, said by a player: its clock for the grant, messages played for the
+// grants, its rate for the pace, no hold, no participants.
+lockstep::ControlReply control_reply(const record::Player& player, const ClockStatus& s) {
+  const record::PlayerStatus p = player.status();
+  lockstep::ControlReply r;
+  r.ok = s.ok();
+  if (!s.ok()) r.error = s.message();
+  r.status.paused = p.paused;
+  r.status.time = p.now;
+  r.status.grants = p.played;
+  r.status.measured_rtf = p.rate;
+  r.status.max_rtf = p.rate;
+  r.status.hold = SimTime::infinite();
+  return r;
+}
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+lockstep::ControlReply answer_control(record::Player& player, const lockstep::Control& c) {
+  switch (c.op) {
+    case ControlOp::kPause:
+      return control_reply(player, player.pause());
+    case ControlOp::kResume:
+      return control_reply(player, player.resume());
+    case ControlOp::kSetMaxRtf:
+      if (!(c.max_rtf > 0)) {
+        return control_reply(
+            player, ClockStatus::refused("SetMaxRtf " + number(c.max_rtf) +
+                                         " refused: a player has a rate (> 0), never unlimited"));
+      }
+      return control_reply(player, player.set_rate(c.max_rtf));
+    case ControlOp::kStep:
+    case ControlOp::kRunUntil:
+      return control_reply(
+          player, ClockStatus::refused(
+                      std::string(c.op == ControlOp::kStep ? "Step" : "RunUntil") +
+                      " refused: a player steps by messages (PlayerControl PlayNext or Burst; "
+                      "fieldproof clock EP play-next | burst N)"));
+    case ControlOp::kStatus:
+      break;
+  }
+  return control_reply(player, ClockStatus::ok_status());
+}
+
+lockstep::Error version_refusal(uint32_t version) {
+  return lockstep::Error{lockstep::ErrorCode::kVersion,
+                         "protocol version " + std::to_string(version) +
+                             " is not supported: this player speaks version " +
+                             std::to_string(lockstep::kProtocolVersion)};
 }
 
 }  // namespace
 
-std::string play_status_json(const record::PlayerStatus& s) {
-  return dump(Json{{"ok", true},
-                   {"paused", s.paused},
-                   {"rate", rate_value(s.rate)},
-                   {"now", s.now.ns()},
-                   {"offset", seconds_ms(s.now - s.range_start)},
-                   {"played", s.played},
-                   {"position", s.position},
-                   {"total", s.total},
-                   {"loops", s.loops}});
+lockstep::Frame answer_player_frame(record::Player& player, const lockstep::Frame& request,
+                                    const PlayDiagnostic& diagnostic) {
+  if (const auto* c = std::get_if<lockstep::PlayerControl>(&request)) {
+    return answer_player_control(player, *c, diagnostic);
+  }
+  if (const auto* c = std::get_if<lockstep::Control>(&request)) return answer_control(player, *c);
+  if (const auto* h = std::get_if<lockstep::Hello>(&request)) {
+    if (h->protocol_version != lockstep::kProtocolVersion) {
+      return version_refusal(h->protocol_version);
+    }
+    return lockstep::Welcome{lockstep::kProtocolVersion, std::string(kPlayerName),
+                             kPlayerMaxFrameBytes};
+  }
+  return lockstep::Error{lockstep::ErrorCode::kMalformed,
+                         "a player's control endpoint takes PlayerControl, Control and Hello "
+                         "frames only"};
 }
 
-std::string handle_play_command(record::Player& player, std::string_view command,
-                                const PlayDiagnostic& diagnostic) {
-  std::istringstream in{std::string(command)};
-  std::string verb;
-  std::string argument;
-  in >> verb >> argument;
-  if (verb == "pause") return clock_reply(player.pause());
-  if (verb == "resume") return clock_reply(player.resume());
-  if (verb == "toggle") return clock_reply(player.toggle());
-  if (verb == "play_next") return clock_reply(player.play_next());
-  if (verb == "status") return play_status_json(player.status());
-  if (verb == "set_rate") return set_rate(player, argument);
-  if (verb == "burst") return burst(player, argument);
-  if (verb == "seek") return seek(player, argument, diagnostic);
-  return refused("unknown command '" + verb +
-                 "' (pause, resume, toggle, set_rate R, seek T, play_next, burst N, status)");
+lockstep::Frame answer_player_frame(record::Player& player, std::string_view request,
+                                    const PlayDiagnostic& diagnostic) {
+  lockstep::DecodeResult r = lockstep::decode_frame(request, kPlayerMaxFrameBytes);
+  if (!r) {
+    if (r.error().code == lockstep::ErrorCode::kVersion) {
+      if (const std::optional<uint32_t> v = lockstep::wire_version(request)) {
+        return version_refusal(*v);
+      }
+    }
+    return r.error();
+  }
+  return answer_player_frame(player, r.frame(), diagnostic);
 }
 
 }  // namespace fieldproof::engine

@@ -16,6 +16,7 @@
 #include "fieldproof/lockstep/zmq_socket.hpp"
 #include "fieldproof/msgs/ign.hpp"
 #include "fieldproof/util/mutex.hpp"
+#include "frame_server.hpp"
 
 namespace fieldproof::engine {
 namespace {
@@ -29,9 +30,6 @@ std::string sec(Duration d) {
 Status invalid(std::string message) {
   return Status(StatusCode::kInvalidArgument, std::move(message));
 }
-
-// How often the control server looks whether the session ended while no request comes.
-constexpr int kControlPollMs = 100;
 
 }  // namespace
 
@@ -120,8 +118,8 @@ class PlaySession::Publisher {
   bool first_ FIELDPROOF_GUARDED_BY(mutex_) = true;
 };
 
-// The control endpoint: a REP socket bound at open, served on a thread of its own while run()
-// runs (the socket is used by that thread only once it started).
+// The control endpoint: a ROUTER bound at open (so a client may connect before playback starts),
+// served by a FrameServer on a thread of its own while run() runs (answer_player_frame).
 class PlaySession::ControlServer {
  public:
   static Result<std::unique_ptr<ControlServer>> bind(const std::string& endpoint) {
@@ -130,46 +128,26 @@ class PlaySession::ControlServer {
     };
     auto ctx = lockstep::ZmqContext::create();
     if (!ctx.ok()) return fail(ctx.status());
-    auto server = std::unique_ptr<ControlServer>(new ControlServer(std::move(ctx).value()));
-    auto rep = lockstep::ZmqSocket::open(server->ctx_, lockstep::SocketType::kRep);
-    if (!rep.ok()) return fail(rep.status());
-    server->rep_ = std::move(rep).value();
-    for (const lockstep::ZmqStatus& s : {server->rep_.set_receive_timeout(kControlPollMs),
-                                         server->rep_.set_linger(0), server->rep_.bind(endpoint)}) {
+    auto router = lockstep::ZmqSocket::open(*ctx, lockstep::SocketType::kRouter);
+    if (!router.ok()) return fail(router.status());
+    for (const lockstep::ZmqStatus& s : {router->set_linger(0), router->bind(endpoint)}) {
       if (!s.ok()) return fail(s);
     }
-    return server;
+    return std::make_unique<ControlServer>(std::move(ctx).value(), std::move(router).value());
   }
 
-  ~ControlServer() { stop(); }
-  ControlServer(const ControlServer&) = delete;
-  ControlServer& operator=(const ControlServer&) = delete;
+  ControlServer(lockstep::ZmqContext ctx, lockstep::ZmqSocket router)
+      : server_(std::move(ctx), std::move(router)) {}
 
   void start(record::Player& player, const PlayDiagnostic& diagnostic) {
-    thread_ = std::thread([this, &player, &diagnostic] {
-      while (!done_.load()) {
-        // One frame per request (a longer message: its first frame, the rest dropped).
-        auto request = rep_.recv_multipart(false, 1);
-        if (!request.ok() || request->empty()) continue;  // the timeout: look at done_
-        const std::string reply = handle_play_command(player, request->front(), diagnostic);
-        if (const lockstep::ZmqStatus s = rep_.send(reply); !s.ok() && diagnostic) {
-          diagnostic("--control: the reply could not be sent: " + s.message());
-        }
-      }
+    server_.start([&player, &diagnostic](std::string_view request) {
+      return answer_player_frame(player, request, diagnostic);
     });
   }
-
-  void stop() {
-    done_.store(true);
-    if (thread_.joinable()) thread_.join();
-  }
+  void stop() { server_.stop(); }
 
  private:
-  explicit ControlServer(lockstep::ZmqContext ctx) : ctx_(std::move(ctx)) {}
-  lockstep::ZmqContext ctx_;
-  lockstep::ZmqSocket rep_;  // after ctx_: closed before the context is terminated
-  std::atomic<bool> done_{false};
-  std::thread thread_;
+  FrameServer server_;
 };
 
 Status validate(const PlaySessionOptions& o) {

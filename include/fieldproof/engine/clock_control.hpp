@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 
+#include "fieldproof/lockstep/transport.hpp"
 #include "fieldproof/time/duration.hpp"
 
 namespace fieldproof::engine {
@@ -53,5 +54,47 @@ struct ClockOutcome {
 };
 
 ClockOutcome clock_command(const ClockRequest& request);
+
+// ---- an endpoint: a coordinator or a player (`fieldproof clock EP ACTION`) ----------------------
+//
+// The endpoint is asked a PlayerControl first (docs/protocol.md 8.1): a player answers it with a
+// PlayerReply, a coordinator with Error{kUnknownKind}, and then gets the Control frame of the
+// action. Both print "key: value" lines:
+//   a coordinator  state (paused|running), sim_time_s, grants, rtf, max_rtf, hold_s,
+//                  participants, done (not for status)
+//   a player       state (paused|playing), rate, now (ns, log time), offset_s, played,
+//                  position (next/total), loops; seek: to (ns), clamped, message (when clamped);
+//                  burst: burst_played; done (not for status)
+// Exit codes: 0 done; 2 refused (ok = false: the error), an action the endpoint does not take
+// (step on a player; toggle, seek, play-next, burst on a coordinator), nothing answering, a bad
+// endpoint or key; 1 another failure of a coordinator (the run failed).
+
+enum class EndpointAction {
+  kStatus,
+  kPause,
+  kResume,
+  kStep,
+  kRate,
+  kToggle,
+  kSeek,
+  kPlayNext,
+  kBurst
+};
+
+struct EndpointClockRequest {
+  std::string endpoint;  // ipc://PATH or tcp://HOST:PORT
+  EndpointAction action = EndpointAction::kStatus;
+  Duration step;       // kStep (a coordinator): > 0
+  double rate = 0;     // kRate: a coordinator's max_rtf (0 = unlimited), a player's rate (> 0)
+  Duration seek;       // kSeek (a player): from the start of the play range
+  uint64_t count = 0;  // kBurst (a player): messages
+  lockstep::ConnectOptions connect;           // CURVE keys; connect_timeout
+  Duration timeout = fieldproof::seconds(5);  // how long to wait for each reply (wall time)
+};
+
+// The action's name as `fieldproof clock` spells it ("play-next").
+const char* endpoint_action_name(EndpointAction action);
+
+ClockOutcome clock_endpoint(const EndpointClockRequest& request);
 
 }  // namespace fieldproof::engine

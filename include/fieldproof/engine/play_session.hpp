@@ -6,8 +6,9 @@
 //     and never backwards, optionally driving the coordinator's time by the player clock and
 //     publishing /clock (`clock_hz`); or as a following participant paced by another player's
 //     /clock (`follow_clock`);
-//   * a control server: a ZeroMQ REP endpoint taking one text command per request and replying
-//     with one JSON object (handle_play_command, below).
+//   * a control server: a ZeroMQ ROUTER speaking the lock-step protocol's control frames
+//     (docs/protocol.md 8.1): PlayerControl -> PlayerReply, Control -> ControlReply, Hello ->
+//     Welcome (answer_player_frame, below); `fieldproof clock EP` is its client.
 // It lives in the engine part, not in record, because it joins a coordinator (lockstep) and
 // publishes ignition Clock messages (msgs), neither of which the record part may use.
 //
@@ -32,6 +33,7 @@
 #include <string_view>
 #include <thread>
 
+#include "fieldproof/lockstep/protocol.hpp"
 #include "fieldproof/record/player.hpp"
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/util/status.hpp"
@@ -62,7 +64,7 @@ struct PlaySessionOptions {
   bool extrapolate = false;  // with follow_clock: extrapolate between /clock samples
   // The participant's name; empty: "player", or "player-follower" with follow_clock.
   std::string name;
-  // A ZeroMQ REP endpoint for control commands (handle_play_command); empty: none. Bound by
+  // A ZeroMQ ROUTER endpoint for control frames (answer_player_frame); empty: none. Bound by
   // open(), so a client may connect before playback starts; served while run() runs.
   std::string control;
   // How long the coordinator has to answer a status request before join() gives up.
@@ -127,20 +129,25 @@ class PlaySession {
   bool joined_ = false;
 };
 
-// One control command of the control endpoint, acted on `player`; the reply is one JSON object:
-//   pause | resume | toggle | play_next   {"ok":true} or {"ok":false,"error":"..."}
-//   set_rate R                            the same; R must be a number
-//   burst N                               {"ok":true,"played":K}; N a count > 0
-//   seek T                                {"ok":true,"to":NS,"clamped":B[,"message":"..."]}, T a
-//                                         duration from the start of playback (parse_duration);
-//                                         a clamp is also said to `diagnostic`
-//   status                                {"ok":true,"paused":B,"rate":R,"now":NS,"offset":S,
-//                                         "played":N,"position":N,"total":N,"loops":N}
-//   anything else                         {"ok":false,"error":"unknown command '...' (...)"}
-std::string handle_play_command(record::Player& player, std::string_view command,
-                                const PlayDiagnostic& diagnostic = {});
+// The player's control endpoint's answer to one request frame (docs/protocol.md 8.1), acted on
+// `player`; callable without a socket:
+//   PlayerControl{op, ...}   PlayerReply: the player's state after the request, what a Seek or a
+//                            Burst did; ok = false with the player's reason when it refused (a
+//                            clamped Seek is also said to `diagnostic`)
+//   Control                  ControlReply: Pause, Resume, Status; SetMaxRtf sets the rate (<= 0
+//                            refused); Step and RunUntil refused (the player steps by messages)
+//   Hello{2}                 Welcome{2, kPlayerName, kPlayerMaxFrameBytes}; another version:
+//                            Error{kVersion} naming both versions
+//   anything else            Error{kMalformed}
+lockstep::Frame answer_player_frame(record::Player& player, const lockstep::Frame& request,
+                                    const PlayDiagnostic& diagnostic = {});
+// The same for the bytes of a request: one that does not decode gets its decode Error (frames over
+// kPlayerMaxFrameBytes kOversized, another protocol version kVersion naming both).
+lockstep::Frame answer_player_frame(record::Player& player, std::string_view request,
+                                    const PlayDiagnostic& diagnostic = {});
 
-// The status command's reply for `s` (also what a progress display may show).
-std::string play_status_json(const record::PlayerStatus& s);
+// What the player's Welcome says.
+inline constexpr std::string_view kPlayerName = "fieldproof-player 0.2.0";
+inline constexpr uint64_t kPlayerMaxFrameBytes = 65536;
 
 }  // namespace fieldproof::engine

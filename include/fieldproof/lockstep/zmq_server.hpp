@@ -194,6 +194,9 @@ class ControlClient {
   ControlClient& operator=(const ControlClient&) = delete;
   // The reply, or ok = false with error "timeout ..." when none came within `timeout`.
   ControlReply request(const Control& request, Duration timeout = seconds(5));
+  // Any frame (a PlayerControl to a player, docs/protocol.md 8.1): the first frame that comes
+  // back, or nullopt when none came within `timeout`.
+  std::optional<Frame> exchange(const Frame& request, Duration timeout = seconds(5));
 
  private:
   std::unique_ptr<Link> link_;

@@ -1496,6 +1496,11 @@ ControlClient::ControlClient(const std::string& endpoint, const ConnectOptions& 
 }
 ControlClient::~ControlClient() = default;
 
+std::optional<Frame> ControlClient::exchange(const Frame& request, Duration timeout) {
+  link_->send(request);
+  return link_->receive(timeout);
+}
+
 ControlReply ControlClient::request(const Control& request, Duration timeout) {
   link_->send(Frame{request});
   while (true) {

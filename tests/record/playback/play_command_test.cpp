@@ -16,8 +16,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "fieldproof/lockstep/codec.hpp"
 #include "fieldproof/record/mcap_writer.hpp"
 
 namespace fieldproof::record {
@@ -270,36 +272,80 @@ TEST(PlayCommandTest, ctrl_c_while_paused_ends_promptly_with_130) {
   EXPECT_EQ(await_exit(c), 130) << c.seen;
 }
 
-TEST(PlayCommandTest, control_endpoint_takes_commands) {
+// `fieldproof clock ARGS`, the client users run against a player's control endpoint.
+Ran clock(const std::string& args) {
+  const auto dir = temp_dir();
+  const std::string out = (dir / "clock_stdout.txt").string();
+  const std::string err = (dir / "clock_stderr.txt").string();
+  const std::string cmd = std::string(FIELDPROOF_EXE) + " clock " + args + " >" + out + " 2>" + err;
+  Ran r;
+  const int status = std::system(cmd.c_str());
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+// Raw bytes to the endpoint on a DEALER (no client library between), the reply frame decoded.
+lockstep::Frame raw_request(const std::string& endpoint, const std::string& bytes) {
+  void* ctx = zmq_ctx_new();
+  void* dealer = zmq_socket(ctx, ZMQ_DEALER);
+  const int timeout_ms = 10'000;
+  zmq_setsockopt(dealer, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+  const int linger = 0;
+  zmq_setsockopt(dealer, ZMQ_LINGER, &linger, sizeof linger);
+  lockstep::Frame reply = lockstep::Error{lockstep::ErrorCode::kTimeout, "(no reply)"};
+  if (zmq_connect(dealer, endpoint.c_str()) == 0 &&
+      zmq_send(dealer, bytes.data(), bytes.size(), 0) >= 0) {
+    char buf[4096];
+    const int n = zmq_recv(dealer, buf, sizeof buf, 0);
+    if (n >= 0) {
+      lockstep::DecodeResult d =
+          lockstep::decode_frame(std::string_view(buf, static_cast<size_t>(n)));
+      reply = d ? std::move(d).frame() : lockstep::Frame{d.error()};
+    }
+  }
+  zmq_close(dealer);
+  zmq_ctx_term(ctx);
+  return reply;
+}
+
+TEST(PlayCommandTest, control_endpoint_takes_fieldproof_clock) {
   const std::string endpoint = "ipc://" + (temp_dir() / "control.ipc").string();
   Child c = spawn_on_pty(
       {"play", write_recording("control.mcap"), "--echo", "--start-paused", "--control", endpoint});
   ASSERT_GT(c.pid, 0);
-  void* ctx = zmq_ctx_new();
-  void* req = zmq_socket(ctx, ZMQ_REQ);
-  const int timeout_ms = 10'000;
-  zmq_setsockopt(req, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
-  const int linger = 0;
-  zmq_setsockopt(req, ZMQ_LINGER, &linger, sizeof linger);
-  ASSERT_EQ(zmq_connect(req, endpoint.c_str()), 0);
-  auto ask = [&](const std::string& command) {
-    zmq_send(req, command.data(), command.size(), 0);
-    char buf[1024];
-    const int n = zmq_recv(req, buf, sizeof buf, 0);
-    return n < 0 ? std::string("(no reply)") : std::string(buf, static_cast<size_t>(n));
-  };
-  EXPECT_NE(ask("status").find(R"("paused":true)"), std::string::npos);
-  EXPECT_NE(ask("play_next").find(R"("ok":true)"), std::string::npos);
+  const Ran status = clock(endpoint + " status");
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.out,
+            "state: paused\nrate: 1\nnow: 1000000000\noffset_s: 0\nplayed: 0\n"
+            "position: 0/3\nloops: 0\n")
+      << status.err;
+  const Ran next = clock(endpoint + " play-next");
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_NE(next.out.find("played: 1\n"), std::string::npos) << next.out;
+  EXPECT_NE(next.out.find("done: play-next\n"), std::string::npos) << next.out;
   ASSERT_TRUE(read_until(c, R"("log_time":1000000000)")) << c.seen;
-  const std::string seek = ask("seek 99s");
-  EXPECT_NE(seek.find(R"("clamped":true)"), std::string::npos) << seek;
-  EXPECT_NE(ask("set_rate 0").find(R"("ok":false)"), std::string::npos);
-  EXPECT_NE(ask("bogus").find("unknown command"), std::string::npos);
-  EXPECT_NE(ask("set_rate 100").find(R"("ok":true)"), std::string::npos);
-  EXPECT_NE(ask("resume").find(R"("ok":true)"), std::string::npos);
+  const Ran seek = clock(endpoint + " seek 99s");
+  EXPECT_EQ(seek.exit_code, 0) << seek.err;
+  EXPECT_NE(seek.out.find("clamped: true\n"), std::string::npos) << seek.out;
+  EXPECT_NE(seek.out.find("message: "), std::string::npos) << seek.out;
+  const Ran zero = clock(endpoint + " rate 0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  EXPECT_NE(zero.err.find("rate"), std::string::npos) << zero.err;
+  const Ran step = clock(endpoint + " step --steps 1");
+  EXPECT_EQ(step.exit_code, 2) << step.out;
+  EXPECT_NE(step.err.find("this is a player"), std::string::npos) << step.err;
+  // Bytes that are no frame: an Error{Malformed}, and the player keeps serving.
+  const lockstep::Frame bogus = raw_request(endpoint, "bogus");
+  ASSERT_TRUE(std::holds_alternative<lockstep::Error>(bogus));
+  EXPECT_EQ(std::get<lockstep::Error>(bogus).code, lockstep::ErrorCode::kMalformed);
+  const Ran rate = clock(endpoint + " rate 100");
+  EXPECT_EQ(rate.exit_code, 0) << rate.err;
+  EXPECT_NE(rate.out.find("rate: 100\n"), std::string::npos) << rate.out;
+  const Ran resume = clock(endpoint + " resume");
+  EXPECT_EQ(resume.exit_code, 0) << resume.err;
   EXPECT_EQ(await_exit(c), 0) << c.seen;
-  zmq_close(req);
-  zmq_ctx_term(ctx);
 }
 
 }  // namespace

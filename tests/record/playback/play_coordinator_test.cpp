@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zmq.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -198,21 +197,22 @@ TEST(PlayCoordinatorTest, two_players_one_following_the_others_clock_interleave_
       << slurp(f.err) << slurp(l.err);
 }
 
-// A request to the player's --control endpoint; the reply, or "(no reply)" after 10 s.
-std::string ask(const std::string& endpoint, const std::string& command) {
-  void* ctx = zmq_ctx_new();
-  void* req = zmq_socket(ctx, ZMQ_REQ);
-  const int timeout_ms = 10'000;
-  zmq_setsockopt(req, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
-  const int linger = 0;
-  zmq_setsockopt(req, ZMQ_LINGER, &linger, sizeof linger);
-  zmq_connect(req, endpoint.c_str());
-  zmq_send(req, command.data(), command.size(), 0);
-  char buf[1024];
-  const int n = zmq_recv(req, buf, sizeof buf, 0);
-  zmq_close(req);
-  zmq_ctx_term(ctx);
-  return n < 0 ? std::string("(no reply)") : std::string(buf, static_cast<size_t>(n));
+// A PlayerControl to the player's --control endpoint; its PlayerReply, or ok = false with the
+// Error's reason or "(no reply)" after 10 s.
+lockstep::PlayerReply ask(const std::string& endpoint, lockstep::PlayerOp op) {
+  lockstep::ControlClient client(endpoint);
+  const std::optional<lockstep::Frame> f =
+      client.exchange(lockstep::PlayerControl{.op = op, .offset = {}}, seconds(10));
+  lockstep::PlayerReply refused;
+  refused.ok = false;
+  if (!f) {
+    refused.error = "(no reply)";
+    return refused;
+  }
+  if (const auto* r = std::get_if<lockstep::PlayerReply>(&*f)) return *r;
+  const auto* e = std::get_if<lockstep::Error>(&*f);
+  refused.error = e != nullptr ? e->reason : "(not a PlayerReply)";
+  return refused;
 }
 
 TEST(PlayCoordinatorTest, pausing_the_time_source_stops_the_coordinators_time_and_ctrl_c_ends_it) {
@@ -222,15 +222,17 @@ TEST(PlayCoordinatorTest, pausing_the_time_source_stops_the_coordinators_time_an
   const Proc p = spawn_play({write_recording("pause.mcap", msgs), "--coordinator", coord.endpoint(),
                              "--clock", "100", "--start-paused", "--control", control},
                             "pause");
-  ASSERT_NE(ask(control, "status").find(R"("paused":true)"), std::string::npos) << slurp(p.err);
+  const lockstep::PlayerReply status = ask(control, lockstep::PlayerOp::kStatus);
+  ASSERT_TRUE(status.ok) << status.error << slurp(p.err);
+  ASSERT_TRUE(status.paused);
   // Nothing can be awaited while time stands still: give the clock publisher 30 periods.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_LE(coord.max_grant().ns(), kSecond);
   EXPECT_TRUE(coord.tapped("/a").empty());
-  ASSERT_NE(ask(control, "resume").find(R"("ok":true)"), std::string::npos);
+  ASSERT_TRUE(ask(control, lockstep::PlayerOp::kResume).ok);
   EXPECT_TRUE(coord.await_grant_past(SimTime::from_ns(kSecond + 50 * kMs))) << slurp(p.err);
   EXPECT_TRUE(coord.await_count("/clock", 3)) << slurp(p.err);
-  ASSERT_NE(ask(control, "pause").find(R"("ok":true)"), std::string::npos);
+  ASSERT_TRUE(ask(control, lockstep::PlayerOp::kPause).ok);
   ::kill(p.pid, SIGINT);  // while paused, joined to the coordinator
   EXPECT_EQ(await_exit(p, std::chrono::seconds(5)), 130) << slurp(p.err);
   EXPECT_EQ(coord.tapped("/a").size(), 1u);  // a0 only: a1 is 2 s of playing away

@@ -1,6 +1,7 @@
 // engine::PlaySession without the CLI: a recording played onto a ZeroMQ coordinator served by
 // this test (its tap sees every delivered message), the control endpoint served while it runs
-// (a REQ client of the test), stop() from another thread, and each refusal as a Status.
+// (lockstep::ControlClient sending PlayerControl frames), stop() from another thread, and each
+// refusal as a Status.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -183,30 +184,26 @@ TEST(PlaySessionTest, a_following_session_interleaves_with_the_leading_one_in_lo
                                              "F4", "L5", "F5", "L6"}));
 }
 
-// A REQ client of the control endpoint (the wrapper the server uses, from the other side).
-class ControlClient {
+// A client of the control endpoint: lockstep::ControlClient (what `fieldproof clock` uses),
+// sending PlayerControl frames and raw bytes.
+class PlayerClient {
  public:
-  explicit ControlClient(const std::string& endpoint) {
-    auto ctx = lockstep::ZmqContext::create();
-    EXPECT_TRUE(ctx.ok());
-    ctx_ = std::move(ctx).value();
-    auto req = lockstep::ZmqSocket::open(ctx_, lockstep::SocketType::kReq);
-    EXPECT_TRUE(req.ok());
-    req_ = std::move(req).value();
-    EXPECT_TRUE(req_.set_receive_timeout(10'000).ok());
-    EXPECT_TRUE(req_.set_linger(0).ok());
-    EXPECT_TRUE(req_.connect(endpoint).ok());
+  explicit PlayerClient(const std::string& endpoint) : client_(endpoint) {}
+  lockstep::Frame answer(const lockstep::Frame& request) {
+    std::optional<lockstep::Frame> f = client_.exchange(request, seconds(10));
+    if (!f) return lockstep::Error{lockstep::ErrorCode::kTimeout, "(no reply)"};
+    return std::move(*f);
   }
-  json ask(const std::string& command) {
-    if (!req_.send(command).ok()) return json{{"ok", false}, {"error", "(not sent)"}};
-    auto reply = req_.recv_multipart();
-    if (!reply.ok() || reply->empty()) return json{{"ok", false}, {"error", "(no reply)"}};
-    return json::parse(reply->front());
+  lockstep::PlayerReply ask(lockstep::PlayerControl c) {
+    const lockstep::Frame f = answer(c);
+    if (const auto* r = std::get_if<lockstep::PlayerReply>(&f)) return *r;
+    const auto* e = std::get_if<lockstep::Error>(&f);
+    return {.ok = false, .error = e != nullptr ? e->reason : "(not a PlayerReply)"};
   }
+  lockstep::PlayerReply ask(lockstep::PlayerOp op) { return ask({.op = op}); }
 
  private:
-  lockstep::ZmqContext ctx_;
-  lockstep::ZmqSocket req_;
+  lockstep::ControlClient client_;
 };
 
 TEST(PlaySessionTest, serves_the_control_endpoint_while_it_runs) {
@@ -233,20 +230,25 @@ TEST(PlaySessionTest, serves_the_control_endpoint_while_it_runs) {
         })
         .played;
   });
-  ControlClient c(o.control);
-  EXPECT_EQ(c.ask("status")["paused"], true);
-  EXPECT_EQ(c.ask("play_next"), json::parse(R"({"ok":true})"));
+  PlayerClient c(o.control);
+  EXPECT_TRUE(c.ask(lockstep::PlayerOp::kStatus).paused);
+  const lockstep::PlayerReply next = c.ask(lockstep::PlayerOp::kPlayNext);
+  EXPECT_TRUE(next.ok) << next.error;
   EXPECT_EQ(first.get_future().get(), "a0");
-  const json seek = c.ask("seek 99s");
-  EXPECT_EQ(seek["clamped"], true);
+  const lockstep::PlayerReply seek =
+      c.ask({.op = lockstep::PlayerOp::kSeek, .offset = seconds(99)});
+  EXPECT_TRUE(seek.clamped);
   {
     std::lock_guard lock(said_mutex);
     ASSERT_EQ(said.size(), 1u);
-    EXPECT_EQ(said[0], seek["message"]);
+    EXPECT_EQ(said[0], seek.message);
   }
-  EXPECT_EQ(c.ask("bogus")["ok"], false);
-  EXPECT_EQ(c.ask("seek 0s")["ok"], true);
-  EXPECT_EQ(c.ask("resume")["ok"], true);
+  // A frame that is not one: an Error, and the endpoint keeps serving.
+  const lockstep::Frame bogus = c.answer(lockstep::Grant{});
+  ASSERT_TRUE(std::holds_alternative<lockstep::Error>(bogus));
+  EXPECT_EQ(std::get<lockstep::Error>(bogus).code, lockstep::ErrorCode::kMalformed);
+  EXPECT_TRUE(c.ask({.op = lockstep::PlayerOp::kSeek, .offset = seconds(0)}).ok);
+  EXPECT_TRUE(c.ask(lockstep::PlayerOp::kResume).ok);
   // From the start again after play_next: the whole recording plays once more.
   EXPECT_EQ(played.get(), 1 + kMsgs.size());
 }
