@@ -5,7 +5,7 @@
 #                                                    execs the engine), the engine, the reference stack program
 #   P/<libdir>/fieldproof/stacks/                        stack plugins (the reference one)
 #   P/<libdir>/libfieldproof_{time,lockstep,lockstep_zmq,msgs}.a   what a stack process links
-#   P/include/fieldproof/{time,lockstep,msgs}/ + stacks/plugin_api.hpp, util/mutex.hpp, the generated .pb.h
+#   P/include/fieldproof/{time,lockstep,msgs}/ + stacks/plugin_api.hpp, util/{mutex,status}.hpp, the generated .pb.h
 #   P/<libdir>/cmake/fieldproof/   find_package(fieldproof 0.2 CONFIG REQUIRED)
 #   P/<libdir>/pkgconfig/fieldproof.pc
 #   P/share/fieldproof/            worlds, scenarios, example stacks' sources, the .proto files
@@ -62,8 +62,10 @@ foreach(part IN ITEMS time lockstep msgs)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/include/fieldproof/stacks/plugin_api.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fieldproof/stacks)
-# The annotated Mutex the installed time and lockstep headers hold (header only).
+# Header-only helpers the installed time and lockstep headers include: the annotated Mutex they
+# hold and the Status/Result their parsers return.
 install(FILES ${PROJECT_SOURCE_DIR}/include/fieldproof/util/mutex.hpp
+              ${PROJECT_SOURCE_DIR}/include/fieldproof/util/status.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fieldproof/util)
 install(DIRECTORY ${FIELDPROOF_MSGS_GEN_DIR}/fieldproof/msgs
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fieldproof
