@@ -163,9 +163,16 @@ TEST(UgvNavParticipantHost, WatchdogAbortsTheGoalWhileTheWorldIsPaused) {
   std::condition_variable cv;
   bool aborted = false;
   SimTime aborted_at;
+  bool paused = false;
+  bool stack_at_pause = false;  // the stack has published at 2 s: its clock reached the pause
   ParticipantHostOptions opts;
   opts.wall_check_period = milliseconds(5);  // real wall time: the thread's schedule only
   opts.on_published = [&](const BusMessage& m) {
+    if (m.topic == "/model/ugv1/cmd_vel" && m.stamp.ns() >= 2'000'000'000) {
+      std::lock_guard<std::mutex> lock(mutex);
+      stack_at_pause = true;
+      cv.notify_all();
+    }
     if (m.topic != "/model/ugv1/navigate_to_pose/status") return;
     const auto s = msgs::decode_nav_status(m.payload);
     if (!s || s->status != msgs::NavStatusCode::kAborted) return;
@@ -178,16 +185,25 @@ TEST(UgvNavParticipantHost, WatchdogAbortsTheGoalWhileTheWorldIsPaused) {
   const SimTime end = SimTime::from_ns(10'000'000'000);
   std::thread nav([&] { host.run(end); });
 
-  // The world drives for 2 s, then the run is paused and 5 s of wall time pass.
+  // The world drives for 2 s, then the run is paused; once the stack's clock has reached the
+  // pause too, 5 s of wall time pass.
   FakeWorld world;
   std::thread sim([&] {
     world.run(world_p, end, [&](SimTime t) {
       if (t.ns() == 2'000'000'000) {
         coord.control(lockstep::pause_request());
-        wall.advance(seconds(5));
+        std::lock_guard<std::mutex> lock(mutex);
+        paused = true;
+        cv.notify_all();
       }
     });
   });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(30), [&] { return paused && stack_at_pause; }));
+  }
+  wall.advance(seconds(5));
   {
     std::unique_lock<std::mutex> lock(mutex);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return aborted; }));
