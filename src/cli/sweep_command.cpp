@@ -92,8 +92,8 @@ CLI::Validator positive_seconds() {
 
 int report(const SweepArgs& a) {
   std::string error;
-  if (const std::string e = engine::check_run_id(a.report_id); !e.empty()) {
-    std::fprintf(stderr, "sweep report '%s': %s\n", a.report_id.c_str(), e.c_str());
+  if (const Status e = engine::check_run_id(a.report_id); !e.ok()) {
+    std::fprintf(stderr, "sweep report '%s': %s\n", a.report_id.c_str(), e.message().c_str());
     return kExitInvalid;
   }
   const std::filesystem::path dir = std::filesystem::path(a.runs_dir) / a.report_id;

@@ -280,9 +280,9 @@ DeterminismOutcome check_determinism(const DeterminismOptions& options) {
   DeterminismOutcome out;
   std::string prefix = options.run.run_id;
   if (!prefix.empty()) {
-    if (const std::string e = check_run_id(prefix); !e.empty()) {
+    if (const Status e = check_run_id(prefix); !e.ok()) {
       out.exit_code = report::exit_code_of(report::RunStatus::kInvalid);
-      out.errors = {"--run-id '" + prefix + "': " + e};
+      out.errors = {"--run-id '" + prefix + "': " + e.message()};
       return out;
     }
   } else {

@@ -166,8 +166,8 @@ StackSpec plan_stack(const scenario::Scenario& s, const scenario::Vehicle& v,
         break;
       }
       spec.plugin = found.path;
-      if (const std::string bad = check_stack_plugin(found.path); !bad.empty()) {
-        errors.push_back(where + found.path + ": " + bad);
+      if (const Status bad = check_stack_plugin(found.path); !bad.ok()) {
+        errors.push_back(where + found.path + ": " + bad.message());
       }
       if (!v.stack.arguments.empty()) {
         warnings.push_back(pos_prefix(s, v.stack.pos, path + ".stack.arguments") +

@@ -586,7 +586,7 @@ class Rejudging {
   void write_run_dir() {
     const std::string id =
         o_.run_id.empty() ? free_run_id(o_.runs_dir, the_plan().scenario.name) : o_.run_id;
-    if (const std::string bad = check_run_id(id); !bad.empty()) return (void)fail(bad);
+    if (const Status bad = check_run_id(id); !bad.ok()) return (void)fail(bad.message());
     const fs::path dir = o_.runs_dir / id;
     if (fs::exists(dir)) {
       return (void)fail("run directory " + dir.string() +

@@ -210,8 +210,8 @@ class Run {
   bool make_run_directory() {
     id_ = o_.run_id;
     if (!id_.empty()) {
-      if (const std::string e = check_run_id(id_); !e.empty()) {
-        return invalid({"--run-id '" + id_ + "': " + e}), false;
+      if (const Status e = check_run_id(id_); !e.ok()) {
+        return invalid({"--run-id '" + id_ + "': " + e.message()}), false;
       }
     }
     std::error_code ec;
@@ -1315,21 +1315,25 @@ class Run {
 
 }  // namespace
 
-std::string check_run_id(const std::string& id) {
-  if (id.empty()) return "a run id must not be empty";
+Status check_run_id(const std::string& id) {
+  if (id.empty()) return Status(StatusCode::kInvalidArgument, "a run id must not be empty");
   if (id.find('/') != std::string::npos || id.find('\\') != std::string::npos) {
-    return "a run id must not contain a path separator";
+    return Status(StatusCode::kInvalidArgument, "a run id must not contain a path separator");
   }
-  if (id.find("..") != std::string::npos) return "a run id must not contain '..'";
-  if (id[0] == '.') return "a run id must not start with '.'";
+  if (id.find("..") != std::string::npos)
+    return Status(StatusCode::kInvalidArgument, "a run id must not contain '..'");
+  if (id[0] == '.') return Status(StatusCode::kInvalidArgument, "a run id must not start with '.'");
   for (const char c : id) {
-    if (static_cast<unsigned char>(c) < 0x20) return "a run id must not contain control characters";
+    if (static_cast<unsigned char>(c) < 0x20)
+      return Status(StatusCode::kInvalidArgument, "a run id must not contain control characters");
   }
   // It names a directory: one file name (NAME_MAX), or creating it fails with a filesystem error.
   if (id.size() > 200) {
-    return "a run id is at most 200 bytes (it names a directory), got " + std::to_string(id.size());
+    return Status(
+        StatusCode::kInvalidArgument,
+        "a run id is at most 200 bytes (it names a directory), got " + std::to_string(id.size()));
   }
-  return "";
+  return {};
 }
 
 RunOutcome run_scenario(const RunOptions& o) {

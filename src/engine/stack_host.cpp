@@ -132,8 +132,8 @@ class PluginHost final : public StackHost {
     vehicle_ = c.vehicle;
     on_problem_ = c.on_problem;
     const std::string who = "the stack plugin of " + c.vehicle + " (" + spec_.plugin + ")";
-    if (const std::string bad = check_stack_plugin(spec_.plugin); !bad.empty()) {
-      return Status(StatusCode::kUnavailable, who + ": " + bad);
+    if (const Status bad = check_stack_plugin(spec_.plugin); !bad.ok()) {
+      return Status(StatusCode::kUnavailable, who + ": " + bad.message());
     }
     so_ = dlopen(spec_.plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (so_ == nullptr) {

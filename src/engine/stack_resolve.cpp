@@ -162,30 +162,33 @@ Resolved find_stack_plugin(const std::string& plugin, const fs::path& base_dir,
   return r;
 }
 
-std::string check_stack_plugin(const std::string& path) {
+Status check_stack_plugin(const std::string& path) {
+  const auto refuse = [](std::string why) {
+    return Status(StatusCode::kInvalidArgument, std::move(why));
+  };
   const assertions::LibrarySymbols lib = assertions::read_library_symbols(path);
-  if (!lib.error.empty()) return lib.error;
+  if (!lib.error.empty()) return refuse(lib.error);
   const assertions::LibrarySymbol* create = lib.find(FIELDPROOF_STACK_CREATE_SYMBOL);
   const assertions::LibrarySymbol* abi = lib.find(FIELDPROOF_STACK_ABI_SYMBOL);
   if (create == nullptr) {
-    return "it is not a stack plugin: it does not export " FIELDPROOF_STACK_CREATE_SYMBOL
-           " (plugin_api.hpp)";
+    return refuse("it is not a stack plugin: it does not export " FIELDPROOF_STACK_CREATE_SYMBOL
+                  " (plugin_api.hpp)");
   }
   if (create->kind != assertions::LibrarySymbol::Kind::kFunction) {
-    return "it exports " FIELDPROOF_STACK_CREATE_SYMBOL " as data, not as a function";
+    return refuse("it exports " FIELDPROOF_STACK_CREATE_SYMBOL " as data, not as a function");
   }
   if (abi == nullptr) {
-    return "it does not say its stack ABI version (no " FIELDPROOF_STACK_ABI_SYMBOL
-           "; FIELDPROOF_STACK_DECLARE_ABI() in plugin_api.hpp)";
+    return refuse("it does not say its stack ABI version (no " FIELDPROOF_STACK_ABI_SYMBOL
+                  "; FIELDPROOF_STACK_DECLARE_ABI() in plugin_api.hpp)");
   }
   if (abi->kind != assertions::LibrarySymbol::Kind::kObject || !abi->u32_value) {
-    return FIELDPROOF_STACK_ABI_SYMBOL " is not a 32-bit constant with a stored value";
+    return refuse(FIELDPROOF_STACK_ABI_SYMBOL " is not a 32-bit constant with a stored value");
   }
   if (*abi->u32_value != FIELDPROOF_STACK_ABI_VERSION) {
-    return "it is built for stack ABI version " + std::to_string(*abi->u32_value) +
-           "; this engine loads version " + std::to_string(FIELDPROOF_STACK_ABI_VERSION);
+    return refuse("it is built for stack ABI version " + std::to_string(*abi->u32_value) +
+                  "; this engine loads version " + std::to_string(FIELDPROOF_STACK_ABI_VERSION));
   }
-  return "";
+  return {};
 }
 
 Result<StackSpec> resolve_stack(const std::string& plugin, const std::string& command,
@@ -209,8 +212,8 @@ Result<StackSpec> resolve_stack(const std::string& plugin, const std::string& co
   }
   const Resolved r = find_stack_plugin(plugin, base_dir, stack_plugin_dirs());
   if (!r) return Status(StatusCode::kNotFound, r.error);
-  if (const std::string bad = check_stack_plugin(r.path); !bad.empty()) {
-    return Status(StatusCode::kInvalidArgument, r.path + ": " + bad);
+  if (const Status bad = check_stack_plugin(r.path); !bad.ok()) {
+    return Status(StatusCode::kInvalidArgument, r.path + ": " + bad.message());
   }
   spec.kind = StackSpec::Kind::kPlugin;
   spec.plugin = r.path;

@@ -367,8 +367,8 @@ ScenarioCheck check_scenario(const SweepOptions& o) {
 Result<std::string> choose_sweep_id(const SweepOptions& o, const std::string& scenario_name) {
   std::string id = o.sweep_id;
   if (!id.empty()) {
-    if (const std::string e = engine::check_run_id(id); !e.empty()) {
-      return Status(StatusCode::kInvalidArgument, "--sweep-id '" + id + "': " + e);
+    if (Status e = engine::check_run_id(id); !e.ok()) {
+      return Status(StatusCode::kInvalidArgument, "--sweep-id '" + id + "': " + e.message());
     }
     return id;
   }

@@ -20,20 +20,32 @@ double normalize_angle(double a) {
   return a;
 }
 
-std::string ControllerOptions::validate() const {
-  if (!positive(lookahead)) return "controller.lookahead must be > 0 (metres)";
-  if (!positive(max_linear)) return "controller.max_linear must be > 0 (m/s)";
-  if (!positive(max_angular)) return "controller.max_angular must be > 0 (rad/s)";
+Status ControllerOptions::validate() const {
+  if (!positive(lookahead))
+    return Status(StatusCode::kInvalidArgument, "controller.lookahead must be > 0 (metres)");
+  if (!positive(max_linear))
+    return Status(StatusCode::kInvalidArgument, "controller.max_linear must be > 0 (m/s)");
+  if (!positive(max_angular))
+    return Status(StatusCode::kInvalidArgument, "controller.max_angular must be > 0 (rad/s)");
   if (!std::isfinite(min_linear) || min_linear < 0 || min_linear > max_linear) {
-    return "controller.min_linear must be between 0 and max_linear (m/s)";
+    return Status(StatusCode::kInvalidArgument,
+                  "controller.min_linear must be between 0 and max_linear (m/s)");
   }
   if (!std::isfinite(slowdown_distance) || slowdown_distance < 0) {
-    return "controller.slowdown_distance must be >= 0 (metres)";
+    return Status(StatusCode::kInvalidArgument,
+                  "controller.slowdown_distance must be >= 0 (metres)");
   }
-  if (!positive(rotate_threshold)) return "controller.rotate_threshold must be > 0 (radians)";
-  if (!positive(angular_gain)) return "controller.angular_gain must be > 0";
-  if (!positive(goal_tolerance_xy)) return "controller.goal_tolerance_xy must be > 0 (metres)";
-  if (!positive(goal_tolerance_yaw)) return "controller.goal_tolerance_yaw must be > 0 (radians)";
+  if (!positive(rotate_threshold))
+    return Status(StatusCode::kInvalidArgument,
+                  "controller.rotate_threshold must be > 0 (radians)");
+  if (!positive(angular_gain))
+    return Status(StatusCode::kInvalidArgument, "controller.angular_gain must be > 0");
+  if (!positive(goal_tolerance_xy))
+    return Status(StatusCode::kInvalidArgument,
+                  "controller.goal_tolerance_xy must be > 0 (metres)");
+  if (!positive(goal_tolerance_yaw))
+    return Status(StatusCode::kInvalidArgument,
+                  "controller.goal_tolerance_yaw must be > 0 (radians)");
   return {};
 }
 

@@ -6,20 +6,20 @@
 
 namespace fieldproof::stacks {
 
-std::string InflationOptions::validate() const {
+Status InflationOptions::validate() const {
   if (!std::isfinite(robot_radius) || robot_radius < 0) {
-    return "inflation.robot_radius must be a finite number >= 0 (metres)";
+    return Status(StatusCode::kInvalidArgument,
+                  "inflation.robot_radius must be a finite number >= 0 (metres)");
   }
   if (!std::isfinite(margin) || margin < 0) {
-    return "inflation.margin must be a finite number >= 0 (metres)";
+    return Status(StatusCode::kInvalidArgument,
+                  "inflation.margin must be a finite number >= 0 (metres)");
   }
   return {};
 }
 
 Result<Costmap> Costmap::build(const world::OccupancyGrid& grid, const InflationOptions& options) {
-  if (std::string e = options.validate(); !e.empty()) {
-    return Status(StatusCode::kInvalidArgument, e);
-  }
+  if (Status s = options.validate(); !s.ok()) return s;
   if (!std::isfinite(grid.resolution) || grid.resolution <= 0) {
     return Status(StatusCode::kInvalidArgument, "occupancy grid: resolution must be > 0");
   }

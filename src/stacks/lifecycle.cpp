@@ -35,10 +35,12 @@ std::string_view to_string(GoalStatus status) {
   return "unknown";
 }
 
-std::string LifecycleOptions::validate() const {
-  if (heartbeat_timeout <= Duration::zero()) return "lifecycle.heartbeat_timeout must be > 0";
+Status LifecycleOptions::validate() const {
+  if (heartbeat_timeout <= Duration::zero())
+    return Status(StatusCode::kInvalidArgument, "lifecycle.heartbeat_timeout must be > 0");
   for (const auto& s : servers) {
-    if (s.empty()) return "lifecycle.servers: a server name is empty";
+    if (s.empty())
+      return Status(StatusCode::kInvalidArgument, "lifecycle.servers: a server name is empty");
   }
   return {};
 }

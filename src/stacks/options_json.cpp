@@ -199,8 +199,8 @@ Result<UgvNavOptions> parse_ugv_nav_options(std::string_view text) {
     s.boolean("reactivate", &o.lifecycle.reactivate);
   });
   if (!error.empty()) return Status(StatusCode::kInvalidArgument, "ugv_nav params: " + error);
-  if (std::string e = o.validate(); !e.empty()) {
-    return Status(StatusCode::kInvalidArgument, "ugv_nav params: " + e);
+  if (Status s = o.validate(); !s.ok()) {
+    return Status(StatusCode::kInvalidArgument, "ugv_nav params: " + s.message());
   }
   return o;
 }

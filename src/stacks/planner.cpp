@@ -48,12 +48,14 @@ struct Worse {
 
 }  // namespace
 
-std::string PlannerOptions::validate() const {
+Status PlannerOptions::validate() const {
   if (!std::isfinite(caution_weight) || caution_weight < 0) {
-    return "planner.caution_weight must be a finite number >= 0";
+    return Status(StatusCode::kInvalidArgument,
+                  "planner.caution_weight must be a finite number >= 0");
   }
   if (!std::isfinite(escape_distance) || escape_distance < 0) {
-    return "planner.escape_distance must be a finite number >= 0 (metres)";
+    return Status(StatusCode::kInvalidArgument,
+                  "planner.escape_distance must be a finite number >= 0 (metres)");
   }
   return {};
 }
@@ -191,9 +193,9 @@ double path_length(const std::vector<Point2>& path) {
 
 PlanResult plan_path(const Costmap& map, Point2 start, Point2 goal, const PlannerOptions& options) {
   PlanResult r;
-  if (std::string e = options.validate(); !e.empty()) {
+  if (Status s = options.validate(); !s.ok()) {
     r.error = PlanError::kNoPath;
-    r.reason = e;
+    r.reason = s.message();
     return r;
   }
   const auto sc = map.cell_of(start);

@@ -21,41 +21,45 @@ std::string fmt_xy(double x, double y) {
 
 }  // namespace
 
-std::string UgvNavOptions::validate() const {
+Status UgvNavOptions::validate() const {
   if (vehicle.empty() || vehicle.find_first_of("/ \t\n") != std::string::npos) {
-    return "vehicle must be a non-empty name without '/' or spaces";
+    return Status(StatusCode::kInvalidArgument,
+                  "vehicle must be a non-empty name without '/' or spaces");
   }
   if (pose_source == PoseSource::kGroundTruth && world.empty()) {
-    return "pose_source ground_truth needs the world's name (world)";
+    return Status(StatusCode::kInvalidArgument,
+                  "pose_source ground_truth needs the world's name (world)");
   }
-  if (std::string e = inflation.validate(); !e.empty()) return e;
-  if (std::string e = planner.validate(); !e.empty()) return e;
-  if (std::string e = controller.validate(); !e.empty()) return e;
-  if (std::string e = lifecycle.validate(); !e.empty()) return e;
+  if (Status s = inflation.validate(); !s.ok()) return s;
+  if (Status s = planner.validate(); !s.ok()) return s;
+  if (Status s = controller.validate(); !s.ok()) return s;
+  if (Status s = lifecycle.validate(); !s.ok()) return s;
   if (control_period <= Duration::zero() || control_period.is_infinite()) {
-    return "control_period must be > 0 and finite";
+    return Status(StatusCode::kInvalidArgument, "control_period must be > 0 and finite");
   }
   if (feedback_period <= Duration::zero() || feedback_period.is_infinite()) {
-    return "feedback_period must be > 0 and finite";
+    return Status(StatusCode::kInvalidArgument, "feedback_period must be > 0 and finite");
   }
   if (!std::isfinite(blocked_check_distance) || blocked_check_distance < 0) {
-    return "blocked_check_distance must be >= 0 (metres)";
+    return Status(StatusCode::kInvalidArgument, "blocked_check_distance must be >= 0 (metres)");
   }
   if (pose_timeout < Duration::zero() || pose_timeout.is_infinite()) {
-    return "pose_timeout must be >= 0 and finite (0: never stale)";
+    return Status(StatusCode::kInvalidArgument,
+                  "pose_timeout must be >= 0 and finite (0: never stale)");
   }
   if (!std::isfinite(scan_match_tolerance) || scan_match_tolerance < 0) {
-    return "scan_match_tolerance must be >= 0 (metres)";
+    return Status(StatusCode::kInvalidArgument, "scan_match_tolerance must be >= 0 (metres)");
   }
-  if (max_replans < 1) return "max_replans must be >= 1";
+  if (max_replans < 1) return Status(StatusCode::kInvalidArgument, "max_replans must be >= 1");
   if (progress_timeout < Duration::zero() || progress_timeout.is_infinite()) {
-    return "progress_timeout must be >= 0 and finite (0 disables the progress checker)";
+    return Status(StatusCode::kInvalidArgument,
+                  "progress_timeout must be >= 0 and finite (0 disables the progress checker)");
   }
   if (!std::isfinite(progress_distance) || progress_distance < 0) {
-    return "progress_distance must be >= 0 (metres)";
+    return Status(StatusCode::kInvalidArgument, "progress_distance must be >= 0 (metres)");
   }
   if (replan_interval < Duration::zero() || replan_interval.is_infinite()) {
-    return "replan_interval must be >= 0 and finite";
+    return Status(StatusCode::kInvalidArgument, "replan_interval must be >= 0 and finite");
   }
   return {};
 }
@@ -66,7 +70,7 @@ Result<std::unique_ptr<UgvNavStack>> UgvNavStack::create(UgvNavOptions options,
   const auto fail = [](std::string e) {
     return Status(StatusCode::kInvalidArgument, std::move(e));
   };
-  if (std::string e = options.validate(); !e.empty()) return fail("ugv_nav options: " + e);
+  if (Status s = options.validate(); !s.ok()) return fail("ugv_nav options: " + s.message());
   if (!wall_now) return fail("ugv_nav: no wall clock given (wall_now is empty)");
   auto cm = Costmap::build(static_map, options.inflation);
   if (!cm.ok()) return fail("ugv_nav: " + cm.status().message());

@@ -185,13 +185,13 @@ TEST(Evaluator, PlanningRefusesAnUnknownFrame) {
 }
 
 TEST(RunId, RefusesSeparatorsDotDotAndEmpty) {
-  EXPECT_EQ(check_run_id("ok-1"), "");
-  EXPECT_NE(check_run_id(""), "");
-  EXPECT_NE(check_run_id("a/b"), "");
-  EXPECT_NE(check_run_id("a\\b"), "");
-  EXPECT_NE(check_run_id(".."), "");
-  EXPECT_NE(check_run_id("x..y"), "");
-  EXPECT_NE(check_run_id(".hidden"), "");
+  EXPECT_TRUE(check_run_id("ok-1").ok());
+  EXPECT_FALSE(check_run_id("").ok());
+  EXPECT_FALSE(check_run_id("a/b").ok());
+  EXPECT_FALSE(check_run_id("a\\b").ok());
+  EXPECT_FALSE(check_run_id("..").ok());
+  EXPECT_FALSE(check_run_id("x..y").ok());
+  EXPECT_FALSE(check_run_id(".hidden").ok());
 }
 
 }  // namespace

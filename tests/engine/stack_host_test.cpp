@@ -136,38 +136,44 @@ TEST(ResolveStack, APluginIsFoundAndCheckedByItsSymbols) {
 }
 
 TEST(CheckStackPlugin, TheReferencePluginIsAStackPluginOfThisAbi) {
-  EXPECT_EQ(check_stack_plugin(FIELDPROOF_UGV_NAV_PLUGIN), "");
+  EXPECT_TRUE(check_stack_plugin(FIELDPROOF_UGV_NAV_PLUGIN).ok())
+      << check_stack_plugin(FIELDPROOF_UGV_NAV_PLUGIN).message();
 }
 
 TEST(CheckStackPlugin, WhatIsNotAStackPluginIsRefusedWithTheReason) {
   const fs::path d = scratch("check");
   write_file(d / "text.so", "not an ELF file at all", false);
-  EXPECT_NE(check_stack_plugin((d / "text.so").string()).find("not an ELF shared library"),
-            std::string::npos);
-  EXPECT_NE(check_stack_plugin(d.string()).find("not a regular file"), std::string::npos);
-  EXPECT_NE(check_stack_plugin("/bin/sh").find("an executable program, not a shared library"),
+  EXPECT_NE(
+      check_stack_plugin((d / "text.so").string()).message().find("not an ELF shared library"),
+      std::string::npos);
+  EXPECT_NE(check_stack_plugin(d.string()).message().find("not a regular file"), std::string::npos);
+  EXPECT_NE(
+      check_stack_plugin("/bin/sh").message().find("an executable program, not a shared library"),
+      std::string::npos)
+      << check_stack_plugin("/bin/sh").message();
+  EXPECT_NE(
+      check_stack_plugin(bad("no_entry")).message().find("does not export fieldproof_stack_create"),
+      std::string::npos)
+      << check_stack_plugin(bad("no_entry")).message();
+  EXPECT_NE(check_stack_plugin(bad("data_entry")).message().find("as data, not as a function"),
             std::string::npos)
-      << check_stack_plugin("/bin/sh");
-  EXPECT_NE(check_stack_plugin(bad("no_entry")).find("does not export fieldproof_stack_create"),
+      << check_stack_plugin(bad("data_entry")).message();
+  EXPECT_NE(check_stack_plugin(bad("no_abi")).message().find("fieldproof_stack_abi_version"),
             std::string::npos)
-      << check_stack_plugin(bad("no_entry"));
-  EXPECT_NE(check_stack_plugin(bad("data_entry")).find("as data, not as a function"),
-            std::string::npos)
-      << check_stack_plugin(bad("data_entry"));
-  EXPECT_NE(check_stack_plugin(bad("no_abi")).find("fieldproof_stack_abi_version"),
-            std::string::npos)
-      << check_stack_plugin(bad("no_abi"));
+      << check_stack_plugin(bad("no_abi")).message();
   EXPECT_NE(check_stack_plugin(bad("other_abi"))
+                .message()
                 .find("built for stack ABI version 2; this engine loads version 1"),
             std::string::npos)
-      << check_stack_plugin(bad("other_abi"));
-  EXPECT_EQ(check_stack_plugin(bad("refuses")), "");
+      << check_stack_plugin(bad("other_abi")).message();
+  EXPECT_TRUE(check_stack_plugin(bad("refuses")).ok())
+      << check_stack_plugin(bad("refuses")).message();
 }
 
 TEST(CheckStackPlugin, AFifoIsNotReadAndDoesNotHang) {
   const fs::path d = scratch("fifo");
   ASSERT_EQ(mkfifo((d / "pipe.so").c_str(), 0644), 0);
-  EXPECT_NE(check_stack_plugin((d / "pipe.so").string()).find("not a regular file"),
+  EXPECT_NE(check_stack_plugin((d / "pipe.so").string()).message().find("not a regular file"),
             std::string::npos);
 }
 

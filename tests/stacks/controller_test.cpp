@@ -105,11 +105,11 @@ TEST(PurePursuit, StandsStillWithoutAPathOrWithANanPose) {
 TEST(ControllerOptions, InvalidValuesAreNamed) {
   ControllerOptions o;
   o.max_linear = -1;
-  EXPECT_NE(o.validate().find("max_linear"), std::string::npos);
+  EXPECT_NE(o.validate().message().find("max_linear"), std::string::npos);
   o = {};
   o.min_linear = 2.0;
-  EXPECT_NE(o.validate().find("min_linear"), std::string::npos);
-  EXPECT_TRUE(ControllerOptions{}.validate().empty());
+  EXPECT_NE(o.validate().message().find("min_linear"), std::string::npos);
+  EXPECT_TRUE(ControllerOptions{}.validate().ok());
 }
 
 TEST(NormalizeAngle, WrapsIntoMinusPiPi) {

@@ -46,6 +46,7 @@
 #include "fieldproof/engine/plan.hpp"
 #include "fieldproof/report/run_record.hpp"
 #include "fieldproof/time/system_clock.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::engine {
 
@@ -95,8 +96,8 @@ struct RunOutcome {
 };
 
 // Refuses ids that are empty, longer than 200 bytes, contain a path separator, a control
-// character or "..", or start with '.'; "" if fine.
-std::string check_run_id(const std::string& id);
+// character or "..", or start with '.' (kInvalidArgument saying which); OK if fine.
+[[nodiscard]] Status check_run_id(const std::string& id);
 
 RunOutcome run_scenario(const RunOptions& options);
 

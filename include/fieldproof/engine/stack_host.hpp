@@ -75,12 +75,13 @@ Resolved find_program(const std::string& program, const std::filesystem::path& b
 // then in each of dirs. Found means the file exists; check_stack_plugin says whether it is one.
 Resolved find_stack_plugin(const std::string& plugin, const std::filesystem::path& base_dir,
                            const std::vector<std::filesystem::path>& dirs);
-// Reads the library's ELF dynamic symbols (nothing is loaded or run): "" when it exports
+// Reads the library's ELF dynamic symbols (nothing is loaded or run): OK when it exports
 // fieldproof_stack_create as a function and fieldproof_stack_abi_version equal to this engine's
-// FIELDPROOF_STACK_ABI_VERSION; otherwise what is wrong ("not an ELF shared library", "does not
+// FIELDPROOF_STACK_ABI_VERSION; otherwise kInvalidArgument saying what is wrong ("not an ELF
+// shared library", "does not
 // export fieldproof_stack_create", "exports fieldproof_stack_create as data, not a function",
 // "built for stack ABI version 2; this engine loads version 1", ...).
-std::string check_stack_plugin(const std::string& path);
+[[nodiscard]] Status check_stack_plugin(const std::string& path);
 
 // A stack named on a command line (`fieldproof world --stack/--stack-command`), found as a
 // scenario's would be against base_dir: with `command` given, its argv (split at spaces) with the

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fieldproof/stacks/types.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::stacks {
 
@@ -26,7 +27,7 @@ struct ControllerOptions {
   double angular_gain = 1.5;        // 1/s, for turning in place and the final yaw
   double goal_tolerance_xy = 0.15;  // m
   double goal_tolerance_yaw = 0.2;  // rad
-  std::string validate() const;
+  [[nodiscard]] Status validate() const;
 };
 
 struct ControlOutput {

@@ -36,8 +36,8 @@ inline constexpr uint8_t kObstacle = 254;    // an occupied cell of the map (or 
 struct InflationOptions {
   double robot_radius = 0.36;  // m: circumscribed radius of the footprint (0.6 x 0.4 m chassis)
   double margin = 0.15;        // m: caution band beyond the radius, cost decays to 0 across it
-  // An empty string when valid, otherwise what is wrong with which field.
-  std::string validate() const;
+  // OK when valid, otherwise kInvalidArgument saying what is wrong with which field.
+  [[nodiscard]] Status validate() const;
 };
 
 class Costmap {

@@ -16,6 +16,7 @@
 
 #include "fieldproof/stacks/types.hpp"
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::stacks {
 
@@ -34,7 +35,7 @@ struct LifecycleOptions {
   // After a heartbeat loss, go back to active once every server beats again (Nav2's bond
   // respawn). Off: stay inactive until startup() is called again.
   bool reactivate = true;
-  std::string validate() const;
+  [[nodiscard]] Status validate() const;
 };
 
 class LifecycleManager {

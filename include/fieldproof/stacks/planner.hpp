@@ -13,6 +13,7 @@
 
 #include "fieldproof/stacks/costmap.hpp"
 #include "fieldproof/stacks/types.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::stacks {
 
@@ -26,7 +27,7 @@ struct PlannerOptions {
   // Bound on the cells expanded; 0 for no bound. Running out is reported as no path.
   size_t max_expansions = 0;
   bool shortcut = true;  // smooth the grid path by line-of-sight shortcuts
-  std::string validate() const;
+  [[nodiscard]] Status validate() const;
 };
 
 enum class PlanError : uint8_t {

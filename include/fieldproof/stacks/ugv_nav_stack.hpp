@@ -68,8 +68,8 @@ struct UgvNavOptions {
   // While /model/<vehicle>/link_state says the link to the ground station is down, stand still
   // with the goal kept (the progress checker waits too) and drive on when it is back.
   bool stop_on_link_loss = true;
-  // An empty string when valid, otherwise what is wrong with which field.
-  std::string validate() const;
+  // OK when valid, otherwise kInvalidArgument saying what is wrong with which field.
+  [[nodiscard]] Status validate() const;
 };
 
 // Parses options from JSON (every field optional; durations as text "50ms", lengths in metres):
