@@ -40,8 +40,8 @@ bool UgvNavParticipantHost::run(SimTime until) {
   for (const std::string& topic : topics) {
     participant_.subscribe(topic, [this](const lockstep::Publish& m) {
       MutexLock lock(mutex_);
-      const std::string e = node_->deliver({m.topic, m.stamp, m.type, m.payload});
-      if (!e.empty()) problem(e);
+      const Status delivered = node_->deliver({m.topic, m.stamp, m.type, m.payload});
+      if (!delivered.ok()) problem(delivered.message());
       publish_locked(participant_.now());
     });
   }

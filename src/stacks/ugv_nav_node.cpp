@@ -39,9 +39,10 @@ std::vector<std::string> UgvNavNode::subscriptions() const {
   return {topics_.pose, topics_.scan, topics_.goal, topics_.link_state};
 }
 
-std::string UgvNavNode::deliver(const BusMessage& m) {
+Status UgvNavNode::deliver(const BusMessage& m) {
   const auto bad = [&](std::string_view what) {
-    return "ugv_nav: " + m.topic + ": the payload is not a valid " + std::string(what);
+    return Status(StatusCode::kInvalidArgument,
+                  "ugv_nav: " + m.topic + ": the payload is not a valid " + std::string(what));
   };
   if (m.topic == topics_.pose) {
     if (stack_->options().pose_source == PoseSource::kGroundTruth) {
@@ -53,13 +54,13 @@ std::string UgvNavNode::deliver(const BusMessage& m) {
                         {p.position().x(), p.position().y(), msgs::yaw_of(p.orientation())});
         break;
       }
-      return {};
+      return Status();
     }
     const auto odom = msgs::parse<ignition::msgs::Odometry>(m.payload);
     if (!odom) return bad(msgs::kOdometry);
     const auto& p = odom->pose();
     stack_->on_pose(m.stamp, {p.position().x(), p.position().y(), msgs::yaw_of(p.orientation())});
-    return {};
+    return Status();
   }
   if (m.topic == topics_.scan) {
     const auto scan = msgs::parse<ignition::msgs::LaserScan>(m.payload);
@@ -71,21 +72,21 @@ std::string UgvNavNode::deliver(const BusMessage& m) {
     s.range_max = scan->range_max();
     s.ranges.assign(scan->ranges().begin(), scan->ranges().end());
     stack_->on_scan(m.stamp, s);
-    return {};
+    return Status();
   }
   if (m.topic == topics_.goal) {
     const auto g = wire::decode_goal(m.payload);
     if (!g) return bad(msgs::kNavigateToPoseGoal);
     stack_->on_goal(m.stamp, *g);
-    return {};
+    return Status();
   }
   if (m.topic == topics_.link_state) {
     const auto up = wire::decode_link_up(m.payload);
     if (!up) return bad(msgs::kLinkState);
     stack_->on_link(m.stamp, *up);
-    return {};
+    return Status();
   }
-  return "ugv_nav: no subscription to topic " + m.topic;
+  return Status(StatusCode::kInvalidArgument, "ugv_nav: no subscription to topic " + m.topic);
 }
 
 std::vector<BusMessage> UgvNavNode::take_messages() {

@@ -153,10 +153,11 @@ struct Walk {
 
 }  // namespace
 
-std::string check_sdf_includes(const std::string& world_file) {
+Status check_sdf_includes(const std::string& world_file) {
   Walk w;
   w.visit(world_file);
-  return w.error;
+  if (w.error.empty()) return Status();
+  return Status(StatusCode::kInvalidArgument, std::move(w.error));
 }
 
 }  // namespace fieldproof::world::detail

@@ -9,10 +9,12 @@
 
 #include <string>
 
+#include "fieldproof/util/status.hpp"
+
 namespace fieldproof::world::detail {
 
-// "" when the includes of `world_file` are fine; otherwise a message naming the chain:
-// "a.sdf includes itself: a.sdf -> b.sdf -> a.sdf (an include cycle)".
-std::string check_sdf_includes(const std::string& world_file);
+// Ok when the includes of `world_file` are fine; otherwise kInvalidArgument with a message naming
+// the chain: "a.sdf includes itself: a.sdf -> b.sdf -> a.sdf (an include cycle)".
+[[nodiscard]] Status check_sdf_includes(const std::string& world_file);
 
 }  // namespace fieldproof::world::detail

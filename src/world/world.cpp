@@ -1125,8 +1125,8 @@ LoadResult World::load(const std::string& path, WorldOptions options) {
   if (Status s = check_options(options); !s.ok()) return LoadResult{nullptr, {s.message()}, {}};
   // A FIFO, a device or a huge file (the world or one it includes) would hang or exhaust the SDF
   // parser, and an include cycle would make it recurse until it aborts: refused unread.
-  if (std::string e = detail::check_sdf_includes(path); !e.empty()) {
-    return LoadResult{nullptr, {std::move(e)}, {}};
+  if (Status s = detail::check_sdf_includes(path); !s.ok()) {
+    return LoadResult{nullptr, {s.message()}, {}};
   }
   auto outcome = detail::load_sdf(path, nullptr, options.plane_z_min, options.plane_z_max,
                                   options.direct_read_threshold);

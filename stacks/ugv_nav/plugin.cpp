@@ -70,8 +70,8 @@ int deliver(fieldproof_stack_v1* s, const char* topic, int64_t stamp_ns, const c
     p->saw(stamp_ns);
     BusMessage m{topic, SimTime::from_ns(stamp_ns), type ? type : "",
                  std::string(payload ? payload : "", size)};
-    std::string e = p->node->deliver(m);
-    if (!e.empty()) return fail(p, std::move(e));
+    const fieldproof::Status delivered = p->node->deliver(m);
+    if (!delivered.ok()) return fail(p, delivered.message());
     return 0;
   } catch (const std::exception& ex) {
     return fail(p, std::string("deliver: ") + ex.what());

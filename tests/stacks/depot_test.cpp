@@ -58,12 +58,12 @@ struct DepotRun {
       const SimTime now = world->sim_time();
       for (const world::WorldMessage& m : world->take_messages()) {
         if (std::find(subs.begin(), subs.end(), m.topic) == subs.end()) continue;
-        const std::string e = node->deliver({m.topic, m.stamp, std::string(m.type), m.payload});
-        ASSERT_EQ(e, "");
+        const Status delivered = node->deliver({m.topic, m.stamp, std::string(m.type), m.payload});
+        ASSERT_TRUE(delivered.ok()) << delivered.message();
       }
       if (!sent && now >= goal_at) {
         sent = true;
-        ASSERT_EQ(node->deliver({node->topics().goal, now, "", msgs::encode(goal)}), "");
+        ASSERT_TRUE(node->deliver({node->topics().goal, now, "", msgs::encode(goal)}).ok());
       }
       if (now >= node->next_tick()) node->tick(now);
       for (const BusMessage& m : node->take_messages()) {
@@ -178,10 +178,10 @@ TEST(Depot, AbortsAGoalTheMapShowsUnreachable) {
   const auto dock = *w.frame("dock");
   ignition::msgs::Odometry o;
   msgs::set_planar_pose(o.mutable_pose(), dock.x, dock.y, dock.yaw);
-  ASSERT_EQ(node->deliver({node->topics().pose, SimTime::zero(), "", msgs::serialize(o)}), "");
-  ASSERT_EQ(node->deliver({node->topics().goal, SimTime::zero(), "",
-                           msgs::encode(msgs::NavGoal{"c", g.x, g.y, g.yaw})}),
-            "");
+  ASSERT_TRUE(node->deliver({node->topics().pose, SimTime::zero(), "", msgs::serialize(o)}).ok());
+  ASSERT_TRUE(node->deliver({node->topics().goal, SimTime::zero(), "",
+                             msgs::encode(msgs::NavGoal{"c", g.x, g.y, g.yaw})})
+                  .ok());
   node->tick(SimTime::from_ns(50'000'000));
   std::vector<msgs::NavStatus> st;
   for (const BusMessage& m : node->take_messages()) {

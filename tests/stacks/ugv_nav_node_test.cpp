@@ -116,11 +116,11 @@ TEST_F(NodeFixture, GroundTruthPosesComeFromTheWorldsPoseInfo) {
   auto* mine = poses.add_pose();
   mine->set_name("ugv1");
   msgs::set_planar_pose(mine, 2.0, 2.0, 0.0);
-  EXPECT_EQ(node->deliver({"/world/depot/pose/info", SimTime::zero(), "", msgs::serialize(poses)}),
-            "");
-  EXPECT_EQ(node->deliver({"/model/ugv1/navigate_to_pose/goal", SimTime::zero(), "",
-                           msgs::encode(msgs::NavGoal{"g1", 4.0, 2.0, 0.0})}),
-            "");
+  EXPECT_TRUE(
+      node->deliver({"/world/depot/pose/info", SimTime::zero(), "", msgs::serialize(poses)}).ok());
+  EXPECT_TRUE(node->deliver({"/model/ugv1/navigate_to_pose/goal", SimTime::zero(), "",
+                             msgs::encode(msgs::NavGoal{"g1", 4.0, 2.0, 0.0})})
+                  .ok());
   node->tick(SimTime::zero() + milliseconds(50));
   // Driving forward along +x from (2, 2): the pose was ugv1's, not ugv2's.
   bool forward = false;
@@ -136,27 +136,31 @@ TEST_F(NodeFixture, GroundTruthPosesComeFromTheWorldsPoseInfo) {
 TEST_F(NodeFixture, BadPayloadsAndUnknownTopicsAreRefusedWithAReason) {
   make();
   EXPECT_NE(node->deliver({"/model/ugv1/odometry", SimTime::zero(), "", "\xff\xff"})
+                .message()
                 .find("not a valid ignition.msgs.Odometry"),
             std::string::npos);
   EXPECT_NE(node->deliver({"/model/ugv1/scan", SimTime::zero(), "", "\x0a\x50"})
+                .message()
                 .find("not a valid ignition.msgs.LaserScan"),
             std::string::npos);
   EXPECT_NE(node->deliver({"/model/ugv1/navigate_to_pose/goal", SimTime::zero(), "", "\x0a"})
+                .message()
                 .find("NavigateToPoseGoal"),
             std::string::npos);
-  EXPECT_NE(node->deliver({"/elsewhere", SimTime::zero(), "", ""}).find("no subscription"),
-            std::string::npos);
+  EXPECT_NE(
+      node->deliver({"/elsewhere", SimTime::zero(), "", ""}).message().find("no subscription"),
+      std::string::npos);
 }
 
 TEST_F(NodeFixture, OutputsAreDecodableBusMessages) {
   make();
   node->tick(SimTime::zero());
-  ASSERT_EQ(node->deliver({"/model/ugv1/odometry", SimTime::zero(), "", odometry(2, 2, 0)}), "");
+  ASSERT_TRUE(node->deliver({"/model/ugv1/odometry", SimTime::zero(), "", odometry(2, 2, 0)}).ok());
   const auto scan = testing::scan_grid(room(), {2, 2, 0});
-  ASSERT_EQ(node->deliver({"/model/ugv1/scan", SimTime::zero(), "", scan_payload(scan)}), "");
-  ASSERT_EQ(node->deliver({"/model/ugv1/navigate_to_pose/goal", SimTime::zero(), "",
-                           msgs::encode(msgs::NavGoal{"g1", 6.0, 4.0, 0.0})}),
-            "");
+  ASSERT_TRUE(node->deliver({"/model/ugv1/scan", SimTime::zero(), "", scan_payload(scan)}).ok());
+  ASSERT_TRUE(node->deliver({"/model/ugv1/navigate_to_pose/goal", SimTime::zero(), "",
+                             msgs::encode(msgs::NavGoal{"g1", 6.0, 4.0, 0.0})})
+                  .ok());
   node->tick(SimTime::from_ns(50'000'000));
   int lifecycle = 0, status = 0, cmd = 0, feedback = 0;
   for (const BusMessage& m : node->take_messages()) {

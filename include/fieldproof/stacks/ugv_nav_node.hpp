@@ -62,9 +62,10 @@ class UgvNavNode {
   std::vector<std::string> subscriptions() const;
   const UgvNavTopics& topics() const { return topics_; }
 
-  // Decodes and hands a message to the stack. Returns "" when taken, otherwise why not (unknown
-  // topic, a payload that does not parse, a Pose_V without this vehicle is silently skipped).
-  std::string deliver(const BusMessage& message);
+  // Decodes and hands a message to the stack. Ok when taken (a Pose_V without this vehicle is
+  // silently skipped), kInvalidArgument naming the topic when the topic is not subscribed or the
+  // payload does not parse.
+  [[nodiscard]] Status deliver(const BusMessage& message);
 
   void tick(SimTime now) { stack_->tick(now); }
   SimTime next_tick() const { return stack_->next_tick(); }

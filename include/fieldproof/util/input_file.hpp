@@ -6,7 +6,9 @@
 //
 //   Result<std::string> f = util::read_input_file(path, util::kMaxScenarioBytes, "the scenario");
 //   if (!f.ok()) return f.status();   // "the scenario 'x.yaml' is a FIFO (named pipe) ..."
-//   if (auto e = util::utf8_error(*f, path.string()); !e.empty()) return error(e);
+//   if (auto bad = util::first_invalid_utf8(*f)) {
+//     const auto [line, column] = util::line_column(*f, *bad);   // where the first bad byte is
+//   }
 #pragma once
 
 #include <fcntl.h>
@@ -290,17 +292,6 @@ inline std::pair<int, int> line_column(std::string_view s, size_t offset) {
     }
   }
   return {line, column};
-}
-
-// "" when `text` is valid UTF-8; otherwise "FILE:LINE:COLUMN: invalid UTF-8 (byte 0xNN) ...".
-inline std::string utf8_error(std::string_view text, const std::string& file) {
-  const std::optional<size_t> bad = first_invalid_utf8(text);
-  if (!bad) return "";
-  const auto [line, column] = line_column(text, *bad);
-  char byte[8];
-  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[*bad])));
-  return file + ":" + std::to_string(line) + ":" + std::to_string(column) +
-         ": invalid UTF-8 (byte " + byte + "): the file must be UTF-8 text";
 }
 
 }  // namespace fieldproof::util
