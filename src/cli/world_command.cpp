@@ -2,8 +2,6 @@
 // unless --stack or --stack-command names another), a goal sent at t = 0; prints where each
 // vehicle went, whether it arrived, the simulated time and RTF.
 // Exit 0 every vehicle arrived, 1 not, 2 bad input.
-#include <cctype>
-#include <cmath>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -14,7 +12,6 @@
 #include "cli/commands.hpp"
 #include "fieldproof/engine/world_drive.hpp"
 #include "fieldproof/util/example_defaults.hpp"
-#include "fieldproof/world/robot_model.hpp"
 
 namespace fieldproof::cli {
 namespace {
@@ -32,134 +29,38 @@ struct WorldArgs {
   std::string model;  // empty: util::kDefaultRobotModel, the scenario table's default
 };
 
-bool parse_number(const std::string& text, double* out) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
-  char* end = nullptr;
-  *out = std::strtod(text.c_str(), &end);
-  return end && *end == '\0' && std::isfinite(*out);
-}
-
-// "X,Y" or "X,Y,YAW" (metres, radians): true and *pose; false when the text is not 2 or 3
-// finite numbers separated by commas.
-bool parse_pose(const std::string& text, world::Pose2D* pose) {
-  std::vector<double> v;
+// Each line of `text` on stderr after `prefix`.
+void print_lines(const char* prefix, const std::string& text) {
   size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    double d = 0;
-    if (!parse_number(text.substr(start, comma == std::string::npos ? comma : comma - start), &d)) {
-      return false;
-    }
-    v.push_back(d);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::fprintf(stderr, "%s%s\n", prefix, text.substr(start, end - start).c_str());
+    start = end + 1;
   }
-  if (v.size() < 2 || v.size() > 3) return false;
-  *pose = world::Pose2D{v[0], v[1], v.size() == 3 ? v[2] : 0.0};
-  return true;
 }
 
 int run_world(const WorldArgs& a) {
-  engine::WorldDriveOptions o;
-  o.session.world_file = a.world;
-  o.session.seed = static_cast<uint64_t>(a.seed);
-  o.session.max_rtf = a.max_rtf;
-  o.session.on_warning = [](const std::string& w) {
+  engine::WorldDriveRequest request;
+  request.world = a.world;
+  request.spawns = a.spawns;
+  request.goal = a.goal;
+  request.until = a.until;
+  request.seed = a.seed;
+  request.max_rtf = a.max_rtf;
+  request.stack_plugin = a.stack;
+  request.stack_command = !a.stack_command.empty()
+                              ? a.stack_command
+                              : (a.process ? std::string(util::kDefaultStackProgram) : "");
+  request.model = a.model;
+  request.base_dir = std::filesystem::current_path();
+  request.on_warning = [](const std::string& w) {
     std::fprintf(stderr, "warning: %s\n", w.c_str());
   };
-  if (a.seed < 0 || a.seed > 2147483647) {
-    std::fprintf(stderr, "fieldproof world: --seed must be between 0 and 2^31-1\n");
-    return kExitInvalid;
+  const engine::WorldDriveResult r = engine::drive_world(request);
+  if (r.refused) {
+    print_lines("fieldproof world: ", r.error);
+    return r.exit_code == kExitInvalid ? kExitInvalid : kExitFailed;
   }
-  if (a.max_rtf < 0 || !std::isfinite(a.max_rtf)) {
-    std::fprintf(stderr, "fieldproof world: --max-rtf must be >= 0 (0 = unpaced)\n");
-    return kExitInvalid;
-  }
-  if (a.spawns.empty()) {
-    std::fprintf(stderr,
-                 "fieldproof world: give at least one --spawn NAME@FRAME or NAME@X,Y[,YAW]\n");
-    return kExitInvalid;
-  }
-  const std::string command = !a.stack_command.empty()
-                                  ? a.stack_command
-                                  : (a.process ? std::string(util::kDefaultStackProgram) : "");
-  const Result<engine::StackSpec> stack =
-      engine::resolve_stack(a.stack, command, std::filesystem::current_path());
-  if (!stack.ok()) {
-    std::fprintf(stderr, "fieldproof world: %s\n", stack.status().message().c_str());
-    return kExitFailed;
-  }
-  // The vehicles' model; one given explicitly also sets the reference stack's footprint radius
-  // and speed limits from it (capped at the stack's own defaults, 0.5 m/s and 1 rad/s).
-  const world::RobotModel model = world::load_robot_model(
-      a.model.empty() ? std::string(util::kDefaultRobotModel) : a.model,
-      std::filesystem::current_path(), world::model_search_path(engine::executable_dir()));
-  for (const std::string& w : model.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  if (!model.ok()) {
-    for (const std::string& e : model.errors) {
-      std::fprintf(stderr, "fieldproof world: --model: %s\n", e.c_str());
-    }
-    return kExitInvalid;
-  }
-  engine::StackSpec vehicle_stack = *stack;
-  if (!a.model.empty()) {
-    const world::VehicleParams& p = model.params;
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "{\"inflation\":{\"robot_radius\":%.17g},\"controller\":{\"max_linear\":%.17g,"
-                  "\"max_angular\":%.17g}}",
-                  std::hypot(p.length / 2, p.width / 2), std::min(0.5, p.max_linear),
-                  std::min(1.0, p.max_angular));
-    vehicle_stack.params_json = buf;
-  }
-  for (const std::string& s : a.spawns) {
-    const auto at = s.find('@');
-    engine::VehicleSetup v;
-    if (at != std::string::npos && at > 0 && at + 1 < s.size()) {
-      v.name = s.substr(0, at);
-      const std::string where = s.substr(at + 1);
-      // A frame name holds no comma; anything with one must be a pose.
-      if (where.find(',') == std::string::npos) {
-        v.frame = where;
-      } else if (world::Pose2D p; parse_pose(where, &p)) {
-        v.pose = p;
-      } else {
-        v.name.clear();
-      }
-    }
-    if (v.name.empty()) {
-      std::fprintf(stderr,
-                   "fieldproof world: --spawn '%s': expected NAME@FRAME or NAME@X,Y[,YAW] "
-                   "(metres, radians), e.g. ugv1@dock or ugv1@2.5,-1,1.57\n",
-                   s.c_str());
-      return kExitInvalid;
-    }
-    v.stack = vehicle_stack;
-    v.params = model.params;
-    o.session.vehicles.push_back(v);
-  }
-  if (!a.goal.empty()) {
-    if (a.goal.find(',') == std::string::npos) {
-      o.goal_frame = a.goal;
-    } else if (world::Pose2D g; parse_pose(a.goal, &g)) {
-      o.goal = g;
-    } else {
-      std::fprintf(stderr,
-                   "fieldproof world: --goal '%s': expected X,Y[,YAW] (metres, radians) or a "
-                   "frame\n",
-                   a.goal.c_str());
-      return kExitInvalid;
-    }
-  }
-  const auto until = parse_duration(a.until);
-  if (!until.ok() || *until <= Duration::zero()) {
-    std::fprintf(stderr, "fieldproof world: --until '%s': %s\n", a.until.c_str(),
-                 until.ok() ? "must be > 0" : until.status().message().c_str());
-    return kExitInvalid;
-  }
-  o.until = SimTime::zero() + *until;
-
-  const engine::WorldDriveResult r = engine::drive_world(o);
   if (r.exit_code == kExitInvalid) {
     std::fprintf(stderr, "fieldproof world: %s\n", r.error.c_str());
     return kExitInvalid;
