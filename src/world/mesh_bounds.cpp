@@ -82,11 +82,11 @@ bool read_stl(const std::string& bytes, Accumulator* acc) {
   return true;
 }
 
-bool read_dae(const std::string& path, Accumulator* acc, std::string* error) {
+Status read_dae(const std::string& path, Accumulator* acc) {
   tinyxml2::XMLDocument doc;
   if (doc.LoadFile(path.c_str()) != tinyxml2::XML_SUCCESS) {
-    *error = std::string("not readable as COLLADA XML: ") + doc.ErrorStr();
-    return false;
+    return Status(StatusCode::kCorrupt,
+                  std::string("not readable as COLLADA XML: ") + doc.ErrorStr());
   }
   const tinyxml2::XMLElement* root = doc.RootElement();
   double unit = 1.0;
@@ -128,7 +128,7 @@ bool read_dae(const std::string& path, Accumulator* acc, std::string* error) {
     double x = 0, y = 0, z = 0;
     while (in >> x >> y >> z) acc->add(x * unit, y * unit, z * unit);
   }
-  return true;
+  return Status();
 }
 
 std::vector<std::string> split_paths(const char* value) {
@@ -211,36 +211,33 @@ std::string child_nocase(const fs::path& dir, const std::string& name) {
 
 }  // namespace
 
-std::optional<MeshBounds> read_mesh_bounds(const std::string& path, std::string* error) {
+Result<MeshBounds> read_mesh_bounds(const std::string& path) {
   const std::string ext = extension(path);
   Accumulator acc;
   if (ext == ".obj") {
     std::ifstream in(path);
     if (!in) {
-      *error = "cannot read " + path;
-      return std::nullopt;
+      return Status(StatusCode::kIoError, "cannot read " + path);
     }
     in.imbue(std::locale::classic());
     read_obj(in, &acc);
   } else if (ext == ".stl") {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-      *error = "cannot read " + path;
-      return std::nullopt;
+      return Status(StatusCode::kIoError, "cannot read " + path);
     }
     std::ostringstream ss;
     ss << in.rdbuf();
     read_stl(ss.str(), &acc);
   } else if (ext == ".dae") {
-    if (!read_dae(path, &acc, error)) return std::nullopt;
+    if (Status s = read_dae(path, &acc); !s.ok()) return s;
   } else {
-    *error = "the mesh format " + (ext.empty() ? std::string("(no extension)") : ext) +
-             " is not read (OBJ, STL and COLLADA are)";
-    return std::nullopt;
+    return Status(StatusCode::kUnsupported,
+                  "the mesh format " + (ext.empty() ? std::string("(no extension)") : ext) +
+                      " is not read (OBJ, STL and COLLADA are)");
   }
   if (acc.n == 0) {
-    *error = "no vertices in " + path;
-    return std::nullopt;
+    return Status(StatusCode::kCorrupt, "no vertices in " + path);
   }
   return acc.b;
 }

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "fieldproof/util/status.hpp"
+
 namespace fieldproof::world::detail {
 
 struct MeshBounds {
@@ -18,8 +20,9 @@ struct MeshBounds {
   double max[3] = {0, 0, 0};
 };
 
-// The bounds, or nullopt with *error saying why (unreadable, unknown format, no vertices).
-std::optional<MeshBounds> read_mesh_bounds(const std::string& path, std::string* error);
+// The bounds, or why there are none: kIoError (unreadable), kUnsupported (another format),
+// kCorrupt (not XML, no vertices).
+Result<MeshBounds> read_mesh_bounds(const std::string& path);
 
 // The folders searched for model://NAME and for a Fuel model by name, in order:
 // FIELDPROOF_RESOURCE_PATH, GZ_SIM_RESOURCE_PATH, IGN_GAZEBO_RESOURCE_PATH, SDF_PATH (each

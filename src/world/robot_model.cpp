@@ -66,14 +66,14 @@ bool parse_numbers(const std::string& s, std::vector<double>* out) {
 
 // A model folder's model file: the <sdf> of its model.config (the highest version), else
 // model.sdf.
-fs::path model_file_of(const fs::path& dir, std::string* error) {
+Result<fs::path> model_file_of(const fs::path& dir) {
   const fs::path config = dir / "model.config";
   if (is_file(config)) {
     tinyxml2::XMLDocument doc;
     if (doc.LoadFile(config.c_str()) != tinyxml2::XML_SUCCESS) {
-      *error = config.string() + ":" + std::to_string(doc.ErrorLineNum()) +
-               ": model.config is not XML: " + doc.ErrorStr();
-      return {};
+      return Status(StatusCode::kCorrupt, config.string() + ":" +
+                                              std::to_string(doc.ErrorLineNum()) +
+                                              ": model.config is not XML: " + doc.ErrorStr());
     }
     const tinyxml2::XMLElement* model = doc.RootElement();
     std::string best;
@@ -91,9 +91,10 @@ fs::path model_file_of(const fs::path& dir, std::string* error) {
     if (!best.empty()) return dir / best;
   }
   if (is_file(dir / "model.sdf")) return dir / "model.sdf";
-  *error = "the folder " + dir.string() +
-           " holds no model: neither a model.config naming its <sdf> file nor a model.sdf";
-  return {};
+  return Status(
+      StatusCode::kNotFound,
+      "the folder " + dir.string() +
+          " holds no model: neither a model.config naming its <sdf> file nor a model.sdf");
 }
 
 std::string search_list(const std::vector<fs::path>& search) {
@@ -124,17 +125,17 @@ fs::path find_short_name(const std::string& name, const std::vector<fs::path>& s
   return {};
 }
 
-fs::path resolve(const std::string& uri, const fs::path& base_dir,
-                 const std::vector<fs::path>& search, std::string* error) {
+Result<fs::path> resolve(const std::string& uri, const fs::path& base_dir,
+                         const std::vector<fs::path>& search) {
   if (uri.empty()) {
-    *error = "an empty model URI";
-    return {};
+    return Status(StatusCode::kInvalidArgument, "an empty model URI");
   }
   if (uri.starts_with("http://") || uri.starts_with("https://")) {
-    *error = "'" + uri +
-             "' is a Fuel (web) URI and fieldproof does not download models: fetch the model "
-             "into a folder NAME on FIELDPROOF_RESOURCE_PATH and name it model://NAME";
-    return {};
+    return Status(
+        StatusCode::kUnsupported,
+        "'" + uri +
+            "' is a Fuel (web) URI and fieldproof does not download models: fetch the model "
+            "into a folder NAME on FIELDPROOF_RESOURCE_PATH and name it model://NAME");
   }
   if (uri.starts_with("model://")) {
     const std::string rest = uri.substr(8);
@@ -142,47 +143,47 @@ fs::path resolve(const std::string& uri, const fs::path& base_dir,
     const std::string name = rest.substr(0, slash);
     const std::string sub = slash == std::string::npos ? "" : rest.substr(slash + 1);
     if (name.empty()) {
-      *error = "'" + uri + "' names no model";
-      return {};
+      return Status(StatusCode::kNotFound, "'" + uri + "' names no model");
     }
     for (const fs::path& dir : search) {
       const fs::path folder = dir / name;
       if (!is_dir(folder)) continue;
       const fs::path target = sub.empty() ? folder : folder / sub;
-      if (is_dir(target)) return model_file_of(target, error);
+      if (is_dir(target)) return model_file_of(target);
       if (is_file(target)) return target;
     }
     if (sub.empty()) {
       if (const fs::path dir = find_short_name(name, search); !dir.empty()) {
-        return model_file_of(dir, error);
+        return model_file_of(dir);
       }
     }
-    *error = "the model '" + uri + "' is not in any folder of the resource path (" +
-             search_list(search) + "); add the folder holding '" + name +
-             "' to FIELDPROOF_RESOURCE_PATH";
-    return {};
+    return Status(StatusCode::kNotFound, "the model '" + uri +
+                                             "' is not in any folder of the resource path (" +
+                                             search_list(search) + "); add the folder holding '" +
+                                             name + "' to FIELDPROOF_RESOURCE_PATH");
   }
   std::string path = uri.starts_with("file://") ? uri.substr(7) : uri;
   const bool bare = path.find('/') == std::string::npos && !path.ends_with(".sdf");
   const fs::path p = fs::path(path).is_absolute() ? fs::path(path) : base_dir / path;
-  if (is_dir(p)) return model_file_of(p, error);
+  if (is_dir(p)) return model_file_of(p);
   if (is_file(p)) return p;
   if (bare) {
-    std::string e2;
-    const fs::path by_name = resolve("model://" + path, base_dir, search, &e2);
-    if (!by_name.empty()) return by_name;
-    if (const fs::path dir = find_short_name(path, search); !dir.empty()) {
-      return model_file_of(dir, error);
+    if (Result<fs::path> by_name = resolve("model://" + path, base_dir, search); by_name.ok()) {
+      return by_name;
     }
-    *error = "no model '" + path +
-             "': neither a file or folder of that name beside the scenario (" + base_dir.string() +
-             ") nor a model folder of that name or short name on the resource "
-             "path (" +
-             search_list(search) + ")";
-    return {};
+    if (const fs::path dir = find_short_name(path, search); !dir.empty()) {
+      return model_file_of(dir);
+    }
+    return Status(StatusCode::kNotFound,
+                  "no model '" + path +
+                      "': neither a file or folder of that name beside the scenario (" +
+                      base_dir.string() +
+                      ") nor a model folder of that name or short name on the resource "
+                      "path (" +
+                      search_list(search) + ")");
   }
-  *error = "the model file " + p.lexically_normal().string() + " does not exist";
-  return {};
+  return Status(StatusCode::kNotFound,
+                "the model file " + p.lexically_normal().string() + " does not exist");
 }
 
 // Reads one model document into a RobotModel.
@@ -909,12 +910,12 @@ RobotModel load_robot_model(const std::string& uri, const fs::path& base_dir,
                             const std::vector<fs::path>& search) {
   RobotModel out;
   out.uri = uri;
-  std::string error;
-  const fs::path file = resolve(uri, base_dir, search, &error);
-  if (file.empty()) {
-    out.errors.push_back(error);
+  const Result<fs::path> resolved = resolve(uri, base_dir, search);
+  if (!resolved.ok()) {
+    out.errors.push_back(resolved.status().message());
     return out;
   }
+  const fs::path& file = *resolved;
   if (!is_file(file)) {
     out.errors.push_back("the model file " + file.string() + " (of '" + uri + "') does not exist");
     return out;

@@ -284,7 +284,7 @@ struct Walker {
       const std::string dir = std::filesystem::path(base).parent_path().string();
       const std::string file = resolve_resource(m->Uri(), dir);
       std::string why;
-      std::optional<MeshBounds> b;
+      Result<MeshBounds> b = Status(StatusCode::kNotFound, "");
       if (file.empty()) {
         why = is_fuel_uri(m->Uri()) ? fuel_advice(m->Uri())
                                     : "its file '" + m->Uri() +
@@ -292,9 +292,10 @@ struct Walker {
                                           "FIELDPROOF_RESOURCE_PATH, GZ_SIM_RESOURCE_PATH, "
                                           "SDF_PATH; relative ones against the SDF file's folder)";
       } else {
-        b = read_mesh_bounds(file, &why);
+        b = read_mesh_bounds(file);
+        if (!b.ok()) why = b.status().message();
       }
-      if (!b) {
+      if (!b.ok()) {
         out->warnings.push_back(prefix + label + " is a mesh the world cannot read: left out (" +
                                 why + ")");
         ++dropped;
