@@ -80,12 +80,14 @@ std::string first_field(const json& a, const json& b, const std::string& path) {
   return a == b ? "" : (path.empty() ? "(value)" : path);
 }
 
-bool read_recording(const fs::path& p, std::vector<StreamItem>* out, std::string* error) {
+// The messages of a recording, without fieldproof's side channels; the reader's Status prefixed
+// with the file when it cannot be read.
+Result<std::vector<StreamItem>> read_recording(const fs::path& p) {
   record::McapReader r;
   if (const record::Status s = r.open(p.string()); !s.ok()) {
-    *error = p.string() + ": " + s.to_string();
-    return false;
+    return Status(s.code(), p.string() + ": " + s.to_string());
   }
+  std::vector<StreamItem> out;
   const record::Status s = r.read_messages({}, [&](const record::MessageView& m) {
     const std::string& topic = m.channel->topic;
     if (topic.rfind("/fieldproof/", 0) == 0) return true;
@@ -95,14 +97,11 @@ bool read_recording(const fs::path& p, std::vector<StreamItem>* out, std::string
     it.sequence = m.sequence;
     it.type = m.schema ? m.schema->name : m.channel->message_encoding;
     it.data.assign(m.data_view());
-    out->push_back(std::move(it));
+    out.push_back(std::move(it));
     return true;
   });
-  if (!s.ok()) {
-    *error = p.string() + ": " + s.to_string();
-    return false;
-  }
-  return true;
+  if (!s.ok()) return Status(s.code(), p.string() + ": " + s.to_string());
+  return out;
 }
 
 std::string describe(msgs::Decoder& d, const StreamItem& it, json* parsed) {
@@ -116,20 +115,16 @@ std::string describe(msgs::Decoder& d, const StreamItem& it, json* parsed) {
 }
 
 // samples.jsonl lines without the wall-clock fields and without the resource samples.
-bool read_samples(const fs::path& p, std::vector<json>* out, std::string* error) {
+Result<std::vector<json>> read_samples(const fs::path& p) {
   std::ifstream in(p);
-  if (!in) {
-    *error = p.string() + ": cannot be read";
-    return false;
-  }
+  if (!in) return Status(StatusCode::kIoError, p.string() + ": cannot be read");
+  std::vector<json> out;
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     json j = json::parse(line, nullptr, false);
-    if (j.is_discarded()) {
-      *error = p.string() + ": a line that is not JSON";
-      return false;
-    }
+    if (j.is_discarded())
+      return Status(StatusCode::kCorrupt, p.string() + ": a line that is not JSON");
     // Resource samples measure the machine, once a wall second: how many there are and what they
     // read differ between any two runs.
     if (j.is_object() && j.value("kind", "") == "resources") continue;
@@ -138,9 +133,9 @@ bool read_samples(const fs::path& p, std::vector<json>* out, std::string* error)
       j.erase("wall");  // the calendar clock of every line
       j.erase("rtf");
     }
-    out->push_back(std::move(j));
+    out.push_back(std::move(j));
   }
-  return true;
+  return out;
 }
 
 double sample_t(const json& j) {
@@ -160,11 +155,15 @@ std::string sample_topic(const json& j) {
 StreamComparison compare_samples(const fs::path& a, const fs::path& b) {
   StreamComparison c;
   c.source = "samples";
-  std::vector<json> sa, sb;
-  if (!read_samples(a, &sa, &c.error) || !read_samples(b, &sb, &c.error)) {
+  Result<std::vector<json>> read_a = read_samples(a);
+  Result<std::vector<json>> read_b = read_a.ok() ? read_samples(b) : read_a;
+  if (!read_b.ok()) {
+    c.error = read_b.status().message();
     c.ok = false;
     return c;
   }
+  const std::vector<json> sa = std::move(read_a).value();
+  const std::vector<json> sb = std::move(read_b).value();
   c.count_a = sa.size();
   c.count_b = sb.size();
   const size_t n = std::max(sa.size(), sb.size());
@@ -206,11 +205,15 @@ std::string fmt_t(double s) {
 StreamComparison compare_recordings(const fs::path& mcap_a, const fs::path& mcap_b) {
   StreamComparison c;
   c.source = "recording";
-  std::vector<StreamItem> a, b;
-  if (!read_recording(mcap_a, &a, &c.error) || !read_recording(mcap_b, &b, &c.error)) {
+  Result<std::vector<StreamItem>> read_a = read_recording(mcap_a);
+  Result<std::vector<StreamItem>> read_b = read_a.ok() ? read_recording(mcap_b) : read_a;
+  if (!read_b.ok()) {
+    c.error = read_b.status().message();
     c.ok = false;
     return c;
   }
+  const std::vector<StreamItem> a = std::move(read_a).value();
+  const std::vector<StreamItem> b = std::move(read_b).value();
   c.count_a = a.size();
   c.count_b = b.size();
   const size_t n = std::max(a.size(), b.size());

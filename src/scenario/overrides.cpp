@@ -20,26 +20,33 @@ struct Segment {
   bool is_index() const { return key.empty(); }
 };
 
-bool parse_path(std::string_view path, std::vector<Segment>* out, std::string* error) {
+Status invalid(std::string message) {
+  return Status(StatusCode::kInvalidArgument, std::move(message));
+}
+
+// The segments of a dotted path (time.rtf, vehicles[0].name), or kInvalidArgument saying what is
+// wrong with it.
+Result<std::vector<Segment>> parse_path(std::string_view path) {
+  std::vector<Segment> segs;
+  std::vector<Segment>* const out = &segs;
   size_t i = 0;
   bool expect_key = true;
   while (i < path.size()) {
     if (path[i] == '[') {
       const size_t close = path.find(']', i);
       if (close == std::string_view::npos || close == i + 1) {
-        *error = "an index is [N] with a number N";
-        return false;
+        return Status(StatusCode::kInvalidArgument, "an index is [N] with a number N");
       }
       size_t n = 0;
       const auto digits = path.substr(i + 1, close - i - 1);
       const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
       if (ec != std::errc() || p != digits.data() + digits.size()) {
-        *error = "'[" + std::string(digits) + "]' is not a list index (a number)";
-        return false;
+        return Status(StatusCode::kInvalidArgument,
+                      "'[" + std::string(digits) + "]' is not a list index (a number)");
       }
       if (out->empty()) {
-        *error = "a path starts with a key (time.rtf, vehicles[0]...)";
-        return false;
+        return Status(StatusCode::kInvalidArgument,
+                      "a path starts with a key (time.rtf, vehicles[0]...)");
       }
       out->push_back({"", n});
       i = close + 1;
@@ -48,16 +55,14 @@ bool parse_path(std::string_view path, std::vector<Segment>* out, std::string* e
     }
     if (path[i] == '.') {
       if (expect_key) {
-        *error = "an empty key (two dots, or a leading dot)";
-        return false;
+        return Status(StatusCode::kInvalidArgument, "an empty key (two dots, or a leading dot)");
       }
       ++i;
       expect_key = true;
       continue;
     }
     if (!expect_key) {
-      *error = "a key follows a '.'";
-      return false;
+      return Status(StatusCode::kInvalidArgument, "a key follows a '.'");
     }
     size_t j = i;
     while (j < path.size() && path[j] != '.' && path[j] != '[') ++j;
@@ -66,10 +71,10 @@ bool parse_path(std::string_view path, std::vector<Segment>* out, std::string* e
     expect_key = false;
   }
   if (expect_key) {
-    *error = out->empty() ? "the path is empty" : "the path ends with '.'";
-    return false;
+    return Status(StatusCode::kInvalidArgument,
+                  out->empty() ? "the path is empty" : "the path ends with '.'");
   }
-  return true;
+  return segs;
 }
 
 enum class Kind { kNull, kBool, kNumber, kOther };
@@ -101,36 +106,37 @@ std::string kind_name(Kind k) {
   }
 }
 
-std::string apply_one(YAML::Node root, const Override& o) {
-  std::vector<Segment> segs;
-  std::string error;
-  if (!parse_path(o.path, &segs, &error)) return "the path: " + error;
+// Sets one override's value in `root`; kInvalidArgument saying why it cannot.
+Status apply_one(YAML::Node root, const Override& o) {
+  const Result<std::vector<Segment>> parsed = parse_path(o.path);
+  if (!parsed.ok()) return invalid("the path: " + parsed.status().message());
+  const std::vector<Segment>& segs = *parsed;
   YAML::Node value;
   try {
     value = YAML::Load(o.value);
   } catch (const YAML::Exception& e) {
-    return "the value does not read as YAML: " + e.msg;
+    return invalid("the value does not read as YAML: " + e.msg);
   }
   YAML::Node cur = root;
   std::string where;  // the path walked so far
   for (size_t i = 0; i < segs.size(); ++i) {
     const bool last_seg = i + 1 == segs.size();
     if (segs[i].is_index()) {
-      if (!cur.IsSequence()) return where + " is not a list";
+      if (!cur.IsSequence()) return invalid(where + " is not a list");
       if (segs[i].index >= cur.size()) {
-        return where + " has " + std::to_string(cur.size()) + " item(s); [" +
-               std::to_string(segs[i].index) + "] is not one of them";
+        return invalid(where + " has " + std::to_string(cur.size()) + " item(s); [" +
+                       std::to_string(segs[i].index) + "] is not one of them");
       }
       where += "[" + std::to_string(segs[i].index) + "]";
       if (last_seg) {
         cur[segs[i].index] = value;
-        return "";
+        return Status();
       }
       cur.reset(cur[segs[i].index]);
       continue;
     }
     if (!cur.IsMap()) {
-      if (!cur.IsNull()) return where + " is not a mapping";
+      if (!cur.IsNull()) return invalid(where + " is not a mapping");
     }
     // The longest run of keys that is a key of the file (dotted parameter keys).
     size_t end = i;
@@ -165,25 +171,25 @@ std::string apply_one(YAML::Node root, const Override& o) {
         const Kind before = scalar_kind(cur[key]);
         const Kind after = scalar_kind(value);
         if ((before == Kind::kNumber || before == Kind::kBool) && after != before) {
-          return "'" + o.value + "' is not " + kind_name(before) + " (the scenario has " +
-                 cur[key].Scalar() + " there)";
+          return invalid("'" + o.value + "' is not " + kind_name(before) + " (the scenario has " +
+                         cur[key].Scalar() + " there)");
         }
         if (cur[key].IsMap() || cur[key].IsSequence()) {
           if (value.Type() != cur[key].Type()) {
-            return where + " is a " + (cur[key].IsMap() ? "mapping" : "list") +
-                   "; give a value of that form or a path into it";
+            return invalid(where + " is a " + (cur[key].IsMap() ? "mapping" : "list") +
+                           "; give a value of that form or a path into it");
           }
         }
       }
       cur[key] = value;
-      return "";
+      return Status();
     }
     if (!found) cur[key] = YAML::Node(YAML::NodeType::Map);
     YAML::Node next = cur[key];
     cur.reset(next);
     i = taken;
   }
-  return "";
+  return Status();
 }
 
 }  // namespace
@@ -202,10 +208,8 @@ Result<Override> parse_override(std::string_view text) {
     return Status(StatusCode::kInvalidArgument,
                   "'" + std::string(text) + "': the value after '=' is empty");
   }
-  std::vector<Segment> segs;
-  std::string e;
-  if (!parse_path(o.path, &segs, &e)) {
-    return Status(StatusCode::kInvalidArgument, "'" + o.path + "': " + e);
+  if (const Result<std::vector<Segment>> segs = parse_path(o.path); !segs.ok()) {
+    return Status(StatusCode::kInvalidArgument, "'" + o.path + "': " + segs.status().message());
   }
   return o;
 }
@@ -225,8 +229,9 @@ OverrideResult apply_overrides(std::string_view yaml, const std::vector<Override
   }
   for (const Override& o : overrides) {
     try {
-      const std::string e = apply_one(root, o);
-      if (!e.empty()) r.errors.push_back("--set " + o.to_string() + ": " + e);
+      if (const Status s = apply_one(root, o); !s.ok()) {
+        r.errors.push_back("--set " + o.to_string() + ": " + s.message());
+      }
     } catch (const YAML::Exception& e) {
       r.errors.push_back("--set " + o.to_string() + ": " + e.msg);
     }
