@@ -146,17 +146,20 @@ FaultOutcome RunFaults::kill_stack(const scenario::TimelineEntry& e, bool start)
   FaultOutcome out;
   const SimTime now = env_.now();
   nlohmann::json fields = {{"label", e.label}, {"vehicle", e.vehicle}, {"t_s", to_seconds(now)}};
-  std::string what;
   if (start) {
     const scenario::ParamValue* r = e.params.get("restart");
     const scenario::ParamValue* a = e.params.get("restart_after_s");
     const bool restart = r && r->boolean;
     out.params = {{"restart", restart}};
     if (restart) out.params["restart_after_s"] = a ? to_seconds(a->duration) : 0.0;
-    if (!env_.kill || !env_.kill(e.vehicle, &what)) {
-      out.error = "could not kill the stack of " + e.vehicle + ": " + what;
+    const Result<std::string> killed =
+        env_.kill ? env_.kill(e.vehicle)
+                  : Result<std::string>(Status(StatusCode::kUnavailable, ""));
+    if (!killed.ok()) {
+      out.error = "could not kill the stack of " + e.vehicle + ": " + killed.status().message();
       return out;
     }
+    const std::string& what = *killed;
     fields["signal"] = "SIGKILL";
     fields["detail"] = what;
     fields["restart"] = restart;
@@ -166,9 +169,11 @@ FaultOutcome RunFaults::kill_stack(const scenario::TimelineEntry& e, bool start)
                  (restart ? "" : "; not restarted");
     return out;
   }
-  if (!env_.restart || !env_.restart(e.vehicle, &what)) {
-    out.error = "the stack of " + e.vehicle + " could not be restarted: " + what;
-    fields["error"] = what;
+  const Status restarted =
+      env_.restart ? env_.restart(e.vehicle) : Status(StatusCode::kUnavailable, "");
+  if (!restarted.ok()) {
+    out.error = "the stack of " + e.vehicle + " could not be restarted: " + restarted.message();
+    fields["error"] = restarted.message();
     if (env_.event) env_.event("stack.restart_failed", fields);
     return out;
   }

@@ -10,6 +10,7 @@
 #include "fieldproof/network/faults.hpp"
 #include "fieldproof/network/network.hpp"
 #include "fieldproof/scenario/scenario.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::engine {
 
@@ -27,9 +28,9 @@ std::vector<std::string> faulted_topics(const scenario::Scenario& s);
 struct FaultEnv {
   network::FaultRelay::PublishAt publish_at;  // the engine's publish_at
   std::function<SimTime()> now;               // the engine's now()
-  // Session::kill_stack at now() / Session::restart_stack.
-  std::function<bool(const std::string& vehicle, std::string* detail)> kill;
-  std::function<bool(const std::string& vehicle, std::string* error)> restart;
+  // Session::kill_stack at now() (what was killed) / Session::restart_stack.
+  std::function<Result<std::string>(const std::string& vehicle)> kill;
+  std::function<Status(const std::string& vehicle)> restart;
   std::function<int(const std::string& vehicle)> stack_pid;  // Session::stack_pid (may be empty)
   // engine.log (and /fieldproof/events): fault.start, fault.end, stack.killed, stack.restarted.
   std::function<void(const std::string& name, const nlohmann::json& fields)> event;

@@ -533,8 +533,8 @@ class Run {
       judge_->on_action(label, ae, t, st);
     };
     th.world_held = [this](bool held) {
-      if (const std::string err = session_->set_paused(held); !err.empty()) {
-        warn(std::string(held ? "pause: " : "resume: ") + err);
+      if (const Status s = session_->set_paused(held); !s.ok()) {
+        warn(std::string(held ? "pause: " : "resume: ") + s.message());
       }
     };
     timeline_ = std::make_unique<Timeline>(plan(), std::move(th));
@@ -550,18 +550,17 @@ class Run {
           e.publish_at(at, topic, std::move(payload), type);
         },
         [&e] { return e.now(); },
-        [this, &e](const std::string& v, std::string* detail) {
+        [this, &e](const std::string& v) {
           Result<std::string> killed = session_->kill_stack(v, e.now());
-          *detail = killed.ok() ? *killed : killed.status().message();
           if (killed.ok() && monitor_) monitor_->set_pid(stack_participant(v), 0);
-          return killed.ok();
+          return killed;
         },
-        [this](const std::string& v, std::string* err) {
+        [this](const std::string& v) {
           const Status restarted = session_->restart_stack(v);
-          const bool started = restarted.ok();
-          if (!started) *err = restarted.message();
-          if (started && monitor_) monitor_->set_pid(stack_participant(v), session_->stack_pid(v));
-          return started;
+          if (restarted.ok() && monitor_) {
+            monitor_->set_pid(stack_participant(v), session_->stack_pid(v));
+          }
+          return restarted;
         },
         [this](const std::string& v) { return session_->stack_pid(v); },
         std::move(on_event)};
@@ -998,14 +997,14 @@ class Run {
       // A sim.step: exactly there, a tick at a time, so that SIGINT, SIGTERM and time.timeout_s
       // (checked between ticks) are honoured inside a long step.
       next = std::min(*step_to, SimTime::from_ns((now.ns() / tick_.ns() + 1) * tick_.ns()));
-      session_->set_paused(false);
+      static_cast<void>(session_->set_paused(false));  // unreported, as it always was
     } else {
       next = next_wake(now);
     }
     const SimTime wait_from = wall_now_();
     const bool slept = engine_->sleep_until(next);
     if (timeline_->held() && (!step_to || !slept || engine_->now() >= *step_to)) {
-      session_->set_paused(true);
+      static_cast<void>(session_->set_paused(true));  // unreported, as it always was
     }
     lockstep_stats_.max_wait = std::max(lockstep_stats_.max_wait, wall_now_() - wait_from);
     if (!slept) {

@@ -104,15 +104,14 @@ struct Session::Impl {
   void on_idle();
 
   // The session's temporary directory (created on first use, removed by stop()).
-  bool ensure_temp_dir(std::string* error) {
-    if (!temp_dir.empty()) return true;
+  Status ensure_temp_dir() {
+    if (!temp_dir.empty()) return Status();
     std::string tmpl = (std::filesystem::temp_directory_path() / "fieldproof-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) {
-      *error = "cannot create a temporary directory";
-      return false;
+      return Status(StatusCode::kIoError, "cannot create a temporary directory");
     }
     temp_dir = tmpl;
-    return true;
+    return Status();
   }
   // "the stack of V <why>" for the first stack that ended by itself, "" if none.
   std::string stack_gone();
@@ -126,8 +125,8 @@ struct Session::Impl {
   // Waits (wall time, ack_timeout) until every thread of `participant` has announced past `now`
   // (or it is gone). False when it did not.
   bool settle(const std::string& participant, SimTime now);
-  static bool start_stacks(Impl& m, std::string* error);
-  static bool wait_for_processes(Impl& m, std::string* error);
+  static Status start_stacks(Impl& m);
+  static Status wait_for_processes(Impl& m);
   // The stages of Session::start, in its order.
   static Status start_coordinator(Impl& m);
   static Status attach_world(Impl& m);
@@ -162,8 +161,6 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() { stop(); }
 
 Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
-  std::string error_text;
-  std::string* const error = &error_text;
   auto impl = std::make_unique<Impl>();
   if (!options.wall_now) options.wall_now = SystemClock::wall_now();
   world::WorldOptions wo;
@@ -172,8 +169,8 @@ Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   wo.on_warning = options.on_warning;
   wo.gps_denied = options.gps_denied;
   if (!std::filesystem::exists(options.world_file)) {
-    *error = options.world_file + ": the world file does not exist";
-    return Status(StatusCode::kInvalidArgument, *error);
+    return Status(StatusCode::kInvalidArgument,
+                  options.world_file + ": the world file does not exist");
   }
   auto loaded = world::World::load(options.world_file, wo);
   if (!loaded.world) {
@@ -181,8 +178,9 @@ Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
     for (size_t i = 0; i < loaded.errors.size(); ++i) {
       out << (i ? "\n" : "") << loaded.errors[i];
     }
-    *error = loaded.errors.empty() ? options.world_file + ": the world does not load" : out.str();
-    return Status(StatusCode::kInvalidArgument, *error);
+    return Status(
+        StatusCode::kInvalidArgument,
+        loaded.errors.empty() ? options.world_file + ": the world does not load" : out.str());
   }
   for (const auto& w : loaded.warnings) {
     if (options.on_warning) options.on_warning(w);
@@ -193,16 +191,15 @@ Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
     world::Status s = v.pose ? w.spawn_vehicle(v.name, *v.pose, v.params)
                              : w.spawn_vehicle(v.name, v.frame, v.params);
     if (!s.ok()) {
-      *error = "vehicle " + v.name + ": " + s.message();
-      return Status(StatusCode::kInvalidArgument, *error);
+      return Status(StatusCode::kInvalidArgument, "vehicle " + v.name + ": " + s.message());
     }
     if (v.stack.kind == StackSpec::Kind::kProcess) {
       impl->any_process = true;
       if (v.stack.argv.empty() || access(v.stack.argv[0].c_str(), X_OK) != 0) {
-        *error = "vehicle " + v.name + ": the stack program '" +
-                 (v.stack.argv.empty() ? std::string() : v.stack.argv[0]) +
-                 "' is not an executable file";
-        return Status(StatusCode::kInvalidArgument, *error);
+        return Status(StatusCode::kInvalidArgument,
+                      "vehicle " + v.name + ": the stack program '" +
+                          (v.stack.argv.empty() ? std::string() : v.stack.argv[0]) +
+                          "' is not an executable file");
       }
     }
   }
@@ -244,7 +241,6 @@ Duration Session::wall_elapsed() const { return impl_->opts.wall_now() - impl_->
 // The coordinator (a ZeroMQ server when any participant is a process, else in-process),
 // started paused, and the engine's and the world's places on it.
 Status Session::Impl::start_coordinator(Impl& m) {
-  std::string error;
   lockstep::CoordinatorOptions core;
   core.max_rtf = m.opts.max_rtf;
   core.ack_timeout = m.opts.ack_timeout;
@@ -254,8 +250,8 @@ Status Session::Impl::start_coordinator(Impl& m) {
     if (m.any_process) {
       std::string dir = m.opts.ipc_dir;
       if (dir.empty()) {
-        if (!m.ensure_temp_dir(&error)) {
-          return Status(StatusCode::kUnavailable, error + " for the coordinator's socket");
+        if (Status s = m.ensure_temp_dir(); !s.ok()) {
+          return Status(StatusCode::kUnavailable, s.message() + " for the coordinator's socket");
         }
         dir = m.temp_dir;
       }
@@ -323,9 +319,8 @@ Status Session::Impl::serve_control(Impl& m) {
   // from the session's temporary directory instead (control.json says where).
   std::filesystem::path sock = dir / kControlSocketFile;
   if (sock.string().size() >= 100) {
-    std::string error;
-    if (!m.ensure_temp_dir(&error)) {
-      return Status(StatusCode::kUnavailable, error + " for the control socket");
+    if (Status s = m.ensure_temp_dir(); !s.ok()) {
+      return Status(StatusCode::kUnavailable, s.message() + " for the control socket");
     }
     sock = std::filesystem::path(m.temp_dir) / kControlSocketFile;
   }
@@ -382,10 +377,10 @@ Status Session::start() {
   m.wall_start = m.opts.wall_now();
   if (Status s = Impl::start_coordinator(m); !s.ok()) return s;
   if (Status s = Impl::attach_world(m); !s.ok()) return s;
-  std::string error;
-  if (!Impl::start_stacks(m, &error)) return Status(StatusCode::kUnavailable, error);
+  if (Status s = Impl::start_stacks(m); !s.ok())
+    return Status(StatusCode::kUnavailable, s.message());
   m.world_thread = std::thread([&m] { m.glue->run_until(SimTime::from_ns(kHorizonNs)); });
-  if (!Impl::wait_for_processes(m, &error)) return Status(StatusCode::kUnavailable, error);
+  if (Status s = Impl::wait_for_processes(m); !s.ok()) return s;
   // The origin: every participant is there and time is still at 0. The coordinator started
   // paused (a pace with nobody registered yet would advance time on its own); resuming anchors
   // the pace now, so the first window holds the cap like every other and the bring-up's wall
@@ -449,7 +444,7 @@ std::string Session::Impl::stack_gone() {
   return "";
 }
 
-bool Session::Impl::start_stacks(Impl& m, std::string* error) {
+Status Session::Impl::start_stacks(Impl& m) {
   namespace fs = std::filesystem;
   const std::string world_file = fs::absolute(m.opts.world_file).lexically_normal().string();
   for (const VehicleSetup& v : m.opts.vehicles) {
@@ -476,7 +471,7 @@ bool Session::Impl::start_stacks(Impl& m, std::string* error) {
       // The parameters as a file: <log_dir>/<vehicle>.params.json (or the temporary directory).
       std::string dir = m.opts.log_dir;
       if (dir.empty()) {
-        if (!m.ensure_temp_dir(error)) return false;
+        if (Status s = m.ensure_temp_dir(); !s.ok()) return s;
         dir = m.temp_dir;
       }
       c.params_file = (fs::path(dir) / "params" / (v.name + ".json")).string();
@@ -486,24 +481,22 @@ bool Session::Impl::start_stacks(Impl& m, std::string* error) {
       params << v.stack.params_json << '\n';
       params.close();
       if (!params) {
-        *error = "vehicle " + v.name + ": cannot write the stack's parameters to " + c.params_file;
-        return false;
+        return Status(
+            StatusCode::kIoError,
+            "vehicle " + v.name + ": cannot write the stack's parameters to " + c.params_file);
       }
       if (!m.opts.log_dir.empty()) {
         c.log_file = (fs::path(m.opts.log_dir) / "logs" / (v.name + ".log")).string();
       }
     }
     VehicleStack vs{v.name, make_stack_host(v.stack)};
-    if (Status s = vs.host->start(c); !s.ok()) {
-      *error = s.message();
-      return false;
-    }
+    if (Status s = vs.host->start(c); !s.ok()) return s;
     m.stacks.push_back(std::move(vs));
   }
-  return true;
+  return Status();
 }
 
-bool Session::Impl::wait_for_processes(Impl& m, std::string* error) {
+Status Session::Impl::wait_for_processes(Impl& m) {
   // Wait for every process stack to register (or to die trying).
   const SimTime deadline = m.opts.wall_now() + m.opts.ready_timeout;
   for (VehicleStack& vs : m.stacks) {
@@ -511,39 +504,38 @@ bool Session::Impl::wait_for_processes(Impl& m, std::string* error) {
     const std::string name = stack_participant(vs.vehicle);
     MutexLock lk(m.mu);
     while (m.announced.count(name) == 0) {
-      if (!m.failure.empty()) {
-        *error = m.failure;
-        return false;
-      }
+      if (!m.failure.empty()) return Status(StatusCode::kUnavailable, m.failure);
       lk.unlock();
       const std::optional<std::string> gone = vs.host->exited();
       lk.lock();
       if (gone) {
-        *error =
-            "the stack of " + vs.vehicle + " " + *gone + " before it registered as " + name +
-            (m.opts.log_dir.empty() ? std::string() : " (its output: logs/" + vs.vehicle + ".log)");
-        return false;
+        return Status(StatusCode::kUnavailable,
+                      "the stack of " + vs.vehicle + " " + *gone + " before it registered as " +
+                          name +
+                          (m.opts.log_dir.empty() ? std::string()
+                                                  : " (its output: logs/" + vs.vehicle + ".log)"));
       }
       if (m.opts.wall_now() >= deadline) {
-        *error = "the stack of " + vs.vehicle + " did not register as " + name + " within " +
-                 format_seconds(m.opts.ready_timeout) +
-                 " s of wall time (a program must connect to $FIELDPROOF_COORDINATOR and announce "
-                 "as $FIELDPROOF_PARTICIPANT: docs/vehicle-interface.md)";
-        return false;
+        return Status(StatusCode::kUnavailable,
+                      "the stack of " + vs.vehicle + " did not register as " + name + " within " +
+                          format_seconds(m.opts.ready_timeout) +
+                          " s of wall time (a program must connect to $FIELDPROOF_COORDINATOR and "
+                          "announce as $FIELDPROOF_PARTICIPANT: docs/vehicle-interface.md)");
       }
       (void)m.cv.wait_for(m.mu, std::chrono::milliseconds(20));
     }
   }
-  return true;
+  return Status();
 }
 
-std::string Session::set_paused(bool paused) {
+Status Session::set_paused(bool paused) {
   Impl& m = *impl_;
   MutexLock lk(m.control_mu);
   const lockstep::ControlReply r =
       m.core_control(paused ? lockstep::pause_request() : lockstep::resume_request());
   if (r.ok) m.note_paused(paused);
-  return r.ok ? "" : r.error;
+  if (!r.ok) return Status(StatusCode::kFailedPrecondition, r.error);
+  return Status();
 }
 
 Duration Session::paused_wall() const {

@@ -166,8 +166,8 @@ class Session {
   Status restart_stack(const std::string& vehicle);
 
   // Pauses or resumes the coordinator (no grant while paused; the pace regulator leaves paused
-  // wall time out). "" or why the coordinator refused.
-  std::string set_paused(bool paused);
+  // wall time out). kFailedPrecondition saying why when the coordinator refused.
+  [[nodiscard]] Status set_paused(bool paused);
   // Wall time the coordinator has been paused (sim.pause, fieldproof clock) since start(),
   // including a pause in progress.
   Duration paused_wall() const;
