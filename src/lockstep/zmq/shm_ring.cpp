@@ -74,30 +74,28 @@ std::string to_hex(const uint8_t* bytes, size_t n) {
   return s;
 }
 
-std::unique_ptr<Segment> Segment::create(size_t ring_bytes, std::string* error) {
+Result<std::unique_ptr<Segment>> Segment::create(size_t ring_bytes) {
   if (!power_of_two(ring_bytes) || ring_bytes < kMinRingBytes || ring_bytes > kMaxRingBytes) {
-    *error = "ring size " + std::to_string(ring_bytes) + " is not a power of two within [" +
-             std::to_string(kMinRingBytes) + ", " + std::to_string(kMaxRingBytes) + "]";
-    return nullptr;
+    return Status(StatusCode::kInvalidArgument,
+                  "ring size " + std::to_string(ring_bytes) + " is not a power of two within [" +
+                      std::to_string(kMinRingBytes) + ", " + std::to_string(kMaxRingBytes) + "]");
   }
   std::unique_ptr<Segment> s(new Segment());
   s->fd_ = static_cast<int>(
       syscall(SYS_memfd_create, "fieldproof-lockstep-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (s->fd_ < 0) {
-    *error = std::string("memfd_create: ") + std::strerror(errno);
-    return nullptr;
+    return Status(StatusCode::kIoError, std::string("memfd_create: ") + std::strerror(errno));
   }
   s->size_ = sizeof(SegmentHeader) + 2 * ring_bytes;
   s->ring_bytes_ = static_cast<uint32_t>(ring_bytes);
   if (::ftruncate(s->fd_, static_cast<off_t>(s->size_)) != 0 ||
       ::fcntl(s->fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-    *error = std::string("sizing or sealing the segment: ") + std::strerror(errno);
-    return nullptr;
+    return Status(StatusCode::kIoError,
+                  std::string("sizing or sealing the segment: ") + std::strerror(errno));
   }
   void* p = ::mmap(nullptr, s->size_, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd_, 0);
   if (p == MAP_FAILED) {
-    *error = std::string("mmap: ") + std::strerror(errno);
-    return nullptr;
+    return Status(StatusCode::kIoError, std::string("mmap: ") + std::strerror(errno));
   }
   s->base_ = p;
   SegmentHeader& h = s->header();  // the memfd is zero-filled: positions and flags start at 0
@@ -105,37 +103,32 @@ std::unique_ptr<Segment> Segment::create(size_t ring_bytes, std::string* error) 
   h.version = kLayoutVersion;
   h.ring_bytes = s->ring_bytes_;
   if (::getrandom(h.token, kTokenBytes, 0) != static_cast<ssize_t>(kTokenBytes)) {
-    *error = std::string("getrandom: ") + std::strerror(errno);
-    return nullptr;
+    return Status(StatusCode::kIoError, std::string("getrandom: ") + std::strerror(errno));
   }
-  return s;
+  return Result<std::unique_ptr<Segment>>(std::move(s));
 }
 
-std::unique_ptr<Segment> Segment::open(const std::string& path, const std::string& token_hex,
-                                       std::string* error) {
+Result<std::unique_ptr<Segment>> Segment::open(const std::string& path,
+                                               const std::string& token_hex) {
   std::unique_ptr<Segment> s(new Segment());
   s->fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (s->fd_ < 0) {
-    *error = "cannot open " + path + ": " + std::strerror(errno);
-    return nullptr;
+    return Status(StatusCode::kIoError, "cannot open " + path + ": " + std::strerror(errno));
   }
   const int seals = ::fcntl(s->fd_, F_GET_SEALS);
   if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
-    *error = path + " is not a memfd sealed against shrinking";
-    return nullptr;
+    return Status(StatusCode::kCorrupt, path + " is not a memfd sealed against shrinking");
   }
   struct stat st{};
   if (::fstat(s->fd_, &st) != 0 || !S_ISREG(st.st_mode) ||
       static_cast<size_t>(st.st_size) < sizeof(SegmentHeader) + 2 * kMinRingBytes ||
       static_cast<size_t>(st.st_size) > sizeof(SegmentHeader) + 2 * kMaxRingBytes) {
-    *error = path + " has an impossible size";
-    return nullptr;
+    return Status(StatusCode::kCorrupt, path + " has an impossible size");
   }
   s->size_ = static_cast<size_t>(st.st_size);
   void* p = ::mmap(nullptr, s->size_, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd_, 0);
   if (p == MAP_FAILED) {
-    *error = std::string("mmap: ") + std::strerror(errno);
-    return nullptr;
+    return Status(StatusCode::kIoError, std::string("mmap: ") + std::strerror(errno));
   }
   s->base_ = p;
   const SegmentHeader& h = s->header();
@@ -143,16 +136,14 @@ std::unique_ptr<Segment> Segment::open(const std::string& path, const std::strin
   if (h.magic != kMagic || h.version != kLayoutVersion || !power_of_two(rb) ||
       rb < kMinRingBytes || rb > kMaxRingBytes ||
       s->size_ != sizeof(SegmentHeader) + 2 * static_cast<size_t>(rb)) {
-    *error = path + " is not a fieldproof segment of layout version " +
-             std::to_string(kLayoutVersion);
-    return nullptr;
+    return Status(StatusCode::kCorrupt, path + " is not a fieldproof segment of layout version " +
+                                            std::to_string(kLayoutVersion));
   }
   if (to_hex(h.token, kTokenBytes) != token_hex) {
-    *error = path + " does not carry the token the coordinator sent";
-    return nullptr;
+    return Status(StatusCode::kCorrupt, path + " does not carry the token the coordinator sent");
   }
   s->ring_bytes_ = rb;
-  return s;
+  return Result<std::unique_ptr<Segment>>(std::move(s));
 }
 
 Segment::~Segment() {
@@ -170,20 +161,20 @@ std::string Segment::proc_path() const {
 
 // ---- producer -------------------------------------------------------------------------------
 
-bool Producer::push(std::string frame, std::string* error) {
-  if (frame.empty()) return true;  // no frame encodes to nothing
+Status Producer::push(std::string frame) {
+  if (frame.empty()) return Status();  // no frame encodes to nothing
   queue_.push_back(std::move(frame));
-  return flush(error);
+  return flush();
 }
 
-bool Producer::flush(std::string* error) {
-  if (queue_.empty()) return true;
+Status Producer::flush() {
+  if (queue_.empty()) return Status();
   const uint64_t read = c_.read_pos.load(std::memory_order_acquire);
   if (read > write_pos_ || write_pos_ - read > cap_) {
-    *error = "the consumer's read position " + std::to_string(read) +
-             " is impossible (written " + std::to_string(write_pos_) + ", ring " +
-             std::to_string(cap_) + " bytes)";
-    return false;
+    return Status(StatusCode::kCorrupt, "the consumer's read position " + std::to_string(read) +
+                                            " is impossible (written " +
+                                            std::to_string(write_pos_) + ", ring " +
+                                            std::to_string(cap_) + " bytes)");
   }
   uint64_t free = cap_ - (write_pos_ - read);
   const uint64_t before = write_pos_;
@@ -212,19 +203,15 @@ bool Producer::flush(std::string* error) {
       futex_wake(&bell_.seq);
     }
   }
-  return true;
+  return Status();
 }
 
 // ---- consumer -------------------------------------------------------------------------------
 
-Next Consumer::next(std::string& out, std::string* error) {
-  if (corrupt_) {
-    *error = "the ring was found corrupt before";
-    return Next::kCorrupt;
-  }
+Next Consumer::next(std::string& out) {
+  if (!status_.ok()) return Next::kCorrupt;
   auto fail = [&](std::string why) {
-    corrupt_ = true;
-    *error = std::move(why);
+    status_ = Status(StatusCode::kCorrupt, std::move(why));
     return Next::kCorrupt;
   };
   while (true) {

@@ -31,6 +31,7 @@
 #include <string_view>
 
 #include "fieldproof/time/duration.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::lockstep::shm {
 
@@ -69,13 +70,13 @@ static_assert(sizeof(SegmentHeader) == 64 + 2 * 192);
 class Segment {
  public:
   // A new sealed memfd of `ring_bytes` per direction (power of two within the limits above) with a
-  // random token. nullptr and *error set on failure.
-  static std::unique_ptr<Segment> create(size_t ring_bytes, std::string* error);
+  // random token; kInvalidArgument (a ring size) or kIoError (a system call) saying why not.
+  static Result<std::unique_ptr<Segment>> create(size_t ring_bytes);
   // Opens a segment another process created (`path` is /proc/PID/fd/FD), checking that it is
-  // sealed against shrinking, its size, magic, version, ring size and token (hex). nullptr and
-  // *error set on failure.
-  static std::unique_ptr<Segment> open(const std::string& path, const std::string& token_hex,
-                                       std::string* error);
+  // sealed against shrinking, its size, magic, version, ring size and token (hex); kIoError or
+  // kCorrupt saying which check failed.
+  static Result<std::unique_ptr<Segment>> open(const std::string& path,
+                                               const std::string& token_hex);
   ~Segment();
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
@@ -108,11 +109,11 @@ class Producer {
   // its rings towards it); null = this ring's own.
   Producer(RingControl& control, char* data, uint32_t capacity, RingControl* bell = nullptr)
       : c_(control), bell_(bell != nullptr ? *bell : control), data_(data), cap_(capacity) {}
-  // Queues `frame` and writes what fits. false: the consumer's read position is impossible (a
-  // corrupt ring; *error says why); nothing more is written.
-  bool push(std::string frame, std::string* error);
+  // Queues `frame` and writes what fits. kCorrupt when the consumer's read position is impossible
+  // (saying why); nothing more is written.
+  [[nodiscard]] Status push(std::string frame);
   // Writes what fits of the queue (after the consumer made room). Same result as push().
-  bool flush(std::string* error);
+  [[nodiscard]] Status flush();
   // Frames not yet (completely) in the ring.
   size_t pending() const { return queue_.size(); }
 
@@ -133,9 +134,11 @@ class Consumer {
  public:
   Consumer(RingControl& control, char* data, uint32_t capacity, size_t max_frame_bytes)
       : c_(control), data_(data), cap_(capacity), max_(max_frame_bytes) {}
-  // The next whole frame into `out`; kEmpty when none is complete yet; kCorrupt (and *error) when
-  // the ring holds something impossible. After kCorrupt the consumer stays corrupt.
-  Next next(std::string& out, std::string* error);
+  // The next whole frame into `out`; kEmpty when none is complete yet; kCorrupt when the ring
+  // holds something impossible (status() says what). After kCorrupt the consumer stays corrupt.
+  Next next(std::string& out);
+  // Ok, or kCorrupt saying what next() found impossible.
+  const Status& status() const { return status_; }
   // Sleeps until the producer may have written, `timeout` passed or wake() was called. Returns at
   // once when data is already published. Reads only the shared words: may run beside next() on
   // another thread.
@@ -158,7 +161,7 @@ class Consumer {
   size_t max_;
   uint64_t read_pos_ = 0;  // own copy
   std::string partial_;    // chunks of a frame whose last chunk has not come yet
-  bool corrupt_ = false;
+  Status status_;          // kCorrupt once next() found the ring impossible
 };
 
 // A doorbell: one futex word many producers ring (the coordinator's single reader of all its

@@ -144,8 +144,9 @@ class ZmqLink final : public Link {
         MutexLock lock(mutex_);
         if (closed_) break;
         if (mode_ == Mode::kSwitching && !dropped_) {
-          std::string why;
-          if (!out_->flush(&why)) ring_failed("the coordinator's ring: " + why);
+          if (const Status s = out_->flush(); !s.ok()) {
+            ring_failed("the coordinator's ring: " + s.message());
+          }
         }
         while (socket_.recv(msg, /*dont_wait=*/true).ok()) {
           std::string_view bytes = msg.view();
@@ -264,8 +265,9 @@ class ZmqLink final : public Link {
       signal_if_readable();
       return;
     }
-    std::string why;
-    if (!out_->push(std::move(bytes), &why)) ring_failed("the coordinator's ring: " + why);
+    if (const Status s = out_->push(std::move(bytes)); !s.ok()) {
+      ring_failed("the coordinator's ring: " + s.message());
+    }
   }
 
   // With mutex_ held: the Welcome of an offered link. Maps the segment it names and switches, or
@@ -283,7 +285,13 @@ class ZmqLink final : public Link {
           why = "the coordinator named no segment: '" + part + "'";
           return nullptr;
         }
-        return shm::Segment::open(part.substr(0, colon), part.substr(colon + 1), &why);
+        Result<std::unique_ptr<shm::Segment>> opened =
+            shm::Segment::open(part.substr(0, colon), part.substr(colon + 1));
+        if (!opened.ok()) {
+          why = opened.status().message();
+          return nullptr;
+        }
+        return std::move(opened).value();
       };
       if (semi == std::string::npos) {
         why = "the coordinator named no doorbell: '" + spec + "'";
@@ -322,15 +330,18 @@ class ZmqLink final : public Link {
   std::optional<Frame> receive_shm(MutexLock& lock, bool forever, SimTime deadline)
       FIELDPROOF_REQUIRES(mutex_) FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
     std::string bytes;
-    std::string why;
     while (true) {
       if (closed_) break;
-      if (!dropped_ && !out_->flush(&why)) ring_failed("the coordinator's ring: " + why);
+      if (!dropped_) {
+        if (const Status s = out_->flush(); !s.ok()) {
+          ring_failed("the coordinator's ring: " + s.message());
+        }
+      }
       while (!dropped_) {
-        const shm::Next n = in_->next(bytes, &why);
+        const shm::Next n = in_->next(bytes);
         if (n == shm::Next::kEmpty) break;
         if (n == shm::Next::kCorrupt) {
-          ring_failed(why);
+          ring_failed(in_->status().message());
           break;
         }
         heard_ = true;
@@ -406,13 +417,12 @@ class ZmqLink final : public Link {
 
   // flush_to_coordinator() on the rings: the status request and its reply through them.
   void flush_rings() {
-    std::string why;
-    if (!out_->push(encode_frame(Frame{Control{}}), &why)) return;
+    if (!out_->push(encode_frame(Frame{Control{}})).ok()) return;
     const SimTime deadline = wall_() + options_.linger;
     std::string bytes;
     while (true) {
-      if (!out_->flush(&why)) return;
-      const shm::Next n = in_->next(bytes, &why);
+      if (!out_->flush().ok()) return;
+      const shm::Next n = in_->next(bytes);
       if (n == shm::Next::kCorrupt) return;
       if (n == shm::Next::kFrame) {
         DecodeResult r = decode_frame(bytes);

@@ -331,16 +331,15 @@ class CoordinatorServer::Impl {
       sp.closed.store(true);
       return;
     }
-    std::string why;
-    if (!sp.down->flush(&why)) {
-      shm_corrupt(conn, why);
+    if (const Status flushed = sp.down->flush(); !flushed.ok()) {
+      shm_corrupt(conn, flushed.message());
       return;
     }
     for (int i = 0; i < kMaxBatch; ++i) {
-      const shm::Next n = sp.up->next(sp.in, &why);
+      const shm::Next n = sp.up->next(sp.in);
       if (n == shm::Next::kEmpty) break;
       if (n == shm::Next::kCorrupt) {
-        shm_corrupt(conn, why);
+        shm_corrupt(conn, sp.up->status().message());
         return;
       }
       handle_conn_bytes(conn, sp.in, /*control_only=*/false, /*extra_parts=*/false,
@@ -1021,8 +1020,12 @@ class CoordinatorServer::Impl {
     std::string why;
     auto sp = std::make_shared<ShmPeer>();
     // The doorbell: the smallest segment, of which only the first control block is used.
-    if (!bell_seg_) bell_seg_ = shm::Segment::create(shm::kMinRingBytes, &why);
-    if (bell_seg_) sp->seg = shm::Segment::create(options_.shm_ring_bytes, &why);
+    const auto take = [&why](Result<std::unique_ptr<shm::Segment>> created) {
+      if (!created.ok()) why = created.status().message();
+      return created.ok() ? std::move(created).value() : nullptr;
+    };
+    if (!bell_seg_) bell_seg_ = take(shm::Segment::create(shm::kMinRingBytes));
+    if (bell_seg_) sp->seg = take(shm::Segment::create(options_.shm_ring_bytes));
     if (!sp->seg) {
       if (auto l = refusal_log_.admit("shared memory", wall_(),
                                       "connection " + std::to_string(conn) +
@@ -1058,10 +1061,9 @@ class CoordinatorServer::Impl {
 
   // hub_->mu held, any thread: a frame into the peer's down ring.
   void send_shm(ConnId conn, Peer& peer, const Frame& frame) {
-    std::string why;
     ShmPeer& sp = *peer.shm;
-    if (!sp.down->push(encode_frame(frame), &why)) {
-      shm_corrupt(conn, why);
+    if (const Status pushed = sp.down->push(encode_frame(frame)); !pushed.ok()) {
+      shm_corrupt(conn, pushed.message());
       return;
     }
     if (sp.down->pending() > 0) {
@@ -1306,8 +1308,8 @@ class CoordinatorServer::Impl {
     locals_.clear();
     for (auto& [conn, peer] : peers_) {
       if (peer.shm) {
-        std::string why;
-        peer.shm->down->flush(&why);  // the shutdown Error, if it waited for room
+        // The shutdown Error, if it waited for room; a corrupt ring is closed all the same.
+        static_cast<void>(peer.shm->down->flush());
         close_shm(peer);
       }
     }
