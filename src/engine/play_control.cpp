@@ -31,7 +31,7 @@ lockstep::PlayerReply state_of(const record::Player& player) {
 }
 
 // The state after the request, refused (nothing changed) when `s` says so.
-lockstep::PlayerReply after(const record::Player& player, const ClockStatus& s) {
+lockstep::PlayerReply after(const record::Player& player, const Status& s) {
   lockstep::PlayerReply r = state_of(player);
   if (!s.ok()) {
     r.ok = false;
@@ -62,7 +62,7 @@ lockstep::PlayerReply seek(record::Player& player, Duration offset,
 lockstep::PlayerReply burst(record::Player& player, uint64_t count) {
   if (count == 0) return refused(player, "burst: 0 is not a count > 0");
   uint64_t played = 0;
-  const ClockStatus s = player.burst(count, &played);
+  const Status s = player.burst(count, &played);
   lockstep::PlayerReply r = after(player, s);
   r.burst_played = played;
   return r;
@@ -94,7 +94,7 @@ lockstep::PlayerReply answer_player_control(record::Player& player,
 
 // A coordinator's status, said by a player: its clock for the grant, messages played for the
 // grants, its rate for the pace, no hold, no participants.
-lockstep::ControlReply control_reply(const record::Player& player, const ClockStatus& s) {
+lockstep::ControlReply control_reply(const record::Player& player, const Status& s) {
   const record::PlayerStatus p = player.status();
   lockstep::ControlReply r;
   r.ok = s.ok();
@@ -122,22 +122,24 @@ lockstep::ControlReply answer_control(record::Player& player, const lockstep::Co
       return control_reply(player, player.resume());
     case ControlOp::kSetMaxRtf:
       if (!(c.max_rtf > 0)) {
-        return control_reply(
-            player, ClockStatus::refused("SetMaxRtf " + number(c.max_rtf) +
-                                         " refused: a player has a rate (> 0), never unlimited"));
+        return control_reply(player,
+                             Status(StatusCode::kFailedPrecondition,
+                                    "SetMaxRtf " + number(c.max_rtf) +
+                                        " refused: a player has a rate (> 0), never unlimited"));
       }
       return control_reply(player, player.set_rate(c.max_rtf));
     case ControlOp::kStep:
     case ControlOp::kRunUntil:
       return control_reply(
-          player, ClockStatus::refused(
-                      std::string(c.op == ControlOp::kStep ? "Step" : "RunUntil") +
-                      " refused: a player steps by messages (PlayerControl PlayNext or Burst; "
-                      "fieldproof clock EP play-next | burst N)"));
+          player,
+          Status(StatusCode::kFailedPrecondition,
+                 std::string(c.op == ControlOp::kStep ? "Step" : "RunUntil") +
+                     " refused: a player steps by messages (PlayerControl PlayNext or Burst; "
+                     "fieldproof clock EP play-next | burst N)"));
     case ControlOp::kStatus:
       break;
   }
-  return control_reply(player, ClockStatus::ok_status());
+  return control_reply(player, Status());
 }
 
 lockstep::Error version_refusal(uint32_t version) {

@@ -213,10 +213,10 @@ void Player::stop() {
   while (running_.load()) std::this_thread::yield();
 }
 
-ClockStatus Player::pause() { return pacing_->set_paused(true); }
-ClockStatus Player::resume() { return pacing_->set_paused(false); }
-ClockStatus Player::toggle() { return pacing_->set_paused(!pacing_->is_paused()); }
-ClockStatus Player::set_rate(double rate) { return pacing_->set_rate(rate); }
+Status Player::pause() { return pacing_->set_paused(true); }
+Status Player::resume() { return pacing_->set_paused(false); }
+Status Player::toggle() { return pacing_->set_paused(!pacing_->is_paused()); }
+Status Player::set_rate(double rate) { return pacing_->set_rate(rate); }
 
 size_t Player::first_at_or_after(SimTime t) const {
   return static_cast<size_t>(
@@ -251,40 +251,44 @@ SeekResult Player::seek(SimTime to) {
 
 SeekResult Player::seek_by(Duration d) { return seek(pacing_->now() + d); }
 
-ClockStatus Player::play_next_locked() {
+Status Player::play_next_locked() {
   if (following()) {
-    return ClockStatus::refused("play_next refused: this player follows another clock");
+    return Status(StatusCode::kFailedPrecondition,
+                  "play_next refused: this player follows another clock");
   }
-  if (!clock_->is_paused()) return ClockStatus::refused("play_next: only while paused");
-  if (sink_ == nullptr) return ClockStatus::refused("play_next: the player is not running");
-  if (next_ >= items_.size()) return ClockStatus::refused("play_next: at the end of the range");
+  if (!clock_->is_paused())
+    return Status(StatusCode::kFailedPrecondition, "play_next: only while paused");
+  if (sink_ == nullptr)
+    return Status(StatusCode::kFailedPrecondition, "play_next: the player is not running");
+  if (next_ >= items_.size())
+    return Status(StatusCode::kFailedPrecondition, "play_next: at the end of the range");
   const SimTime stamp = SimTime::from_ns(items_[next_].log_time_ns);
   // The paused clock moves to the message's stamp; a message already overdue (the clock passed
   // it just before the pause) plays without moving the clock back.
   if (stamp >= clock_->now()) {
-    if (ClockStatus s = clock_->play_next(stamp); !s.ok()) return s;
+    if (Status s = clock_->play_next(stamp); !s.ok()) return s;
   }
   publish_locked(next_);
   ++next_;
   ++generation_;
-  return ClockStatus::ok_status();
+  return Status();
 }
 
-ClockStatus Player::play_next() {
+Status Player::play_next() {
   MutexLock lock(mutex_);
   return play_next_locked();
 }
 
-ClockStatus Player::burst(uint64_t n, uint64_t* played) {
+Status Player::burst(uint64_t n, uint64_t* played) {
   MutexLock lock(mutex_);
   uint64_t count = 0;
-  ClockStatus status = ClockStatus::ok_status();
+  Status status = Status();
   for (; count < n; ++count) {
     status = play_next_locked();
     if (!status.ok()) break;
   }
   if (played != nullptr) *played = count;
-  if (count > 0) return ClockStatus::ok_status();
+  if (count > 0) return Status();
   return status;
 }
 

@@ -260,16 +260,16 @@ void TimeControllerClock::wakeup() {
   cv_.notify_all();
 }
 
-ClockStatus TimeControllerClock::set_paused(bool paused) {
+Status TimeControllerClock::set_paused(bool paused) {
   {
     MutexLock g(mutex_);
-    if (paused == paused_) return ClockStatus::ok_status();
+    if (paused == paused_) return Status();
     reanchor_locked();
     paused_ = paused;
     if (paused) ++pauses_;
   }
   cv_.notify_all();
-  return ClockStatus::ok_status();
+  return Status();
 }
 
 bool TimeControllerClock::is_paused() const {
@@ -277,10 +277,11 @@ bool TimeControllerClock::is_paused() const {
   return paused_;
 }
 
-ClockStatus TimeControllerClock::set_rate(double rate) {
+Status TimeControllerClock::set_rate(double rate) {
   if (!(rate > 0.0) || !std::isfinite(rate)) {
-    return ClockStatus::refused("set_rate: rate " + describe_rate(rate) +
-                                " refused: must be a finite number > 0 (to stop time, pause)");
+    return Status(StatusCode::kFailedPrecondition,
+                  "set_rate: rate " + describe_rate(rate) +
+                      " refused: must be a finite number > 0 (to stop time, pause)");
   }
   {
     MutexLock g(mutex_);
@@ -288,7 +289,7 @@ ClockStatus TimeControllerClock::set_rate(double rate) {
     rate_ = rate;
   }
   cv_.notify_all();
-  return ClockStatus::ok_status();
+  return Status();
 }
 
 double TimeControllerClock::rate() const {
@@ -296,7 +297,7 @@ double TimeControllerClock::rate() const {
   return rate_;
 }
 
-ClockStatus TimeControllerClock::jump(SimTime to) {
+Status TimeControllerClock::jump(SimTime to) {
   MutexLock serial(jump_mutex_);
   ClockJump info;
   {
@@ -313,20 +314,23 @@ ClockStatus TimeControllerClock::jump(SimTime to) {
   }
   cv_.notify_all();
   handlers_.call_post(info);
-  return ClockStatus::ok_status();
+  return Status();
 }
 
-ClockStatus TimeControllerClock::play_next(SimTime next_message_time) {
+Status TimeControllerClock::play_next(SimTime next_message_time) {
   MutexLock g(mutex_);
-  if (!paused_) return ClockStatus::refused("play_next: refused while playing (only when paused)");
+  if (!paused_)
+    return Status(StatusCode::kFailedPrecondition,
+                  "play_next: refused while playing (only when paused)");
   if (next_message_time < ref_.log) {
-    return ClockStatus::refused("play_next: " + format_seconds(next_message_time) +
-                                " s is before now " + format_seconds(ref_.log) +
-                                " s (play_next only moves forward; use jump to go back)");
+    return Status(StatusCode::kFailedPrecondition,
+                  "play_next: " + format_seconds(next_message_time) + " s is before now " +
+                      format_seconds(ref_.log) +
+                      " s (play_next only moves forward; use jump to go back)");
   }
   ref_ = Snapshot{steady_.now(), next_message_time};
   ++controls_;
-  return ClockStatus::ok_status();
+  return Status();
 }
 
 uint64_t TimeControllerClock::add_jump_handler(JumpCallback pre, JumpCallback post) {
@@ -345,21 +349,24 @@ void TimeControllerClock::stop_publisher() {
   if (publisher_thread_.joinable()) publisher_thread_.join();
 }
 
-ClockStatus TimeControllerClock::set_clock_publisher(double hz, ClockPublisher publisher) {
+Status TimeControllerClock::set_clock_publisher(double hz, ClockPublisher publisher) {
   if (!(hz >= 0.0) || !std::isfinite(hz)) {
-    return ClockStatus::refused("set_clock_publisher: frequency " + describe_rate(hz) +
-                                " Hz refused: must be a finite number >= 0 (0 turns it off)");
+    return Status(StatusCode::kFailedPrecondition,
+                  "set_clock_publisher: frequency " + describe_rate(hz) +
+                      " Hz refused: must be a finite number >= 0 (0 turns it off)");
   }
   if (hz > 0.0 && !publisher) {
-    return ClockStatus::refused("set_clock_publisher: an empty publisher callback");
+    return Status(StatusCode::kFailedPrecondition,
+                  "set_clock_publisher: an empty publisher callback");
   }
   const int64_t period_ns = std::max<int64_t>(1, std::llround(1e9 / hz));
   if (hz > 0.0 && 1e9 / hz >= 9.2e18) {
-    return ClockStatus::refused("set_clock_publisher: frequency " + describe_rate(hz) +
-                                " Hz is too low (period beyond the int64 ns range)");
+    return Status(StatusCode::kFailedPrecondition,
+                  "set_clock_publisher: frequency " + describe_rate(hz) +
+                      " Hz is too low (period beyond the int64 ns range)");
   }
   stop_publisher();
-  if (hz == 0.0) return ClockStatus::ok_status();
+  if (hz == 0.0) return Status();
   MutexLock serial(publisher_mutex_);
   uint64_t generation = 0;
   {
@@ -369,7 +376,7 @@ ClockStatus TimeControllerClock::set_clock_publisher(double hz, ClockPublisher p
   publisher_thread_ = std::thread([this, generation, period_ns, p = std::move(publisher)] {
     publish_loop(generation, Duration::from_ns(period_ns), p);
   });
-  return ClockStatus::ok_status();
+  return Status();
 }
 
 void TimeControllerClock::publish_loop(uint64_t generation, Duration period,
@@ -574,19 +581,19 @@ double ExternalClock::rate() const {
   return fitted_rate_ > 0.0 ? fitted_rate_ : 1.0;
 }
 
-ClockStatus ExternalClock::refuse(const char* what) const {
+Status ExternalClock::refuse(const char* what) const {
   std::string message = std::string("ExternalClock: ") + what +
                         " refused: this clock follows an external time source and does not "
                         "control time";
   if (options_.logger) options_.logger(message);
-  return ClockStatus::refused(std::move(message));
+  return Status(StatusCode::kFailedPrecondition, std::move(message));
 }
 
-ClockStatus ExternalClock::set_paused(bool /*paused*/) { return refuse("set_paused"); }
-ClockStatus ExternalClock::set_rate(double /*rate*/) { return refuse("set_rate"); }
-ClockStatus ExternalClock::jump(SimTime /*to*/) { return refuse("jump"); }
-ClockStatus ExternalClock::play_next(SimTime /*t*/) { return refuse("play_next"); }
-ClockStatus ExternalClock::set_clock_publisher(double /*hz*/, ClockPublisher /*p*/) {
+Status ExternalClock::set_paused(bool /*paused*/) { return refuse("set_paused"); }
+Status ExternalClock::set_rate(double /*rate*/) { return refuse("set_rate"); }
+Status ExternalClock::jump(SimTime /*to*/) { return refuse("jump"); }
+Status ExternalClock::play_next(SimTime /*t*/) { return refuse("play_next"); }
+Status ExternalClock::set_clock_publisher(double /*hz*/, ClockPublisher /*p*/) {
   return refuse("set_clock_publisher");
 }
 

@@ -118,17 +118,17 @@ class Player {
   // Ends run() promptly, paused or not. Thread-safe; idempotent.
   void stop();
 
-  ClockStatus pause();
-  ClockStatus resume();
-  ClockStatus toggle();
-  ClockStatus set_rate(double rate);
+  Status pause();
+  Status resume();
+  Status toggle();
+  Status set_rate(double rate);
   SeekResult seek(SimTime to);
   // Seek relative to now().
   SeekResult seek_by(Duration d);
   // Only while paused and while run() is running (its sink is used).
-  ClockStatus play_next();
+  Status play_next();
   // play_next up to n times; returns how many played in *played.
-  ClockStatus burst(uint64_t n, uint64_t* played = nullptr);
+  Status burst(uint64_t n, uint64_t* played = nullptr);
 
   PlayerStatus status() const;
   bool complete() const { return problems_.empty(); }
@@ -150,7 +150,7 @@ class Player {
   static Result<std::unique_ptr<Player>> load(std::unique_ptr<Player> player, McapReader& reader);
   void publish_locked(size_t index) FIELDPROOF_REQUIRES(mutex_);
   size_t first_at_or_after(SimTime t) const;
-  ClockStatus play_next_locked() FIELDPROOF_REQUIRES(mutex_);
+  Status play_next_locked() FIELDPROOF_REQUIRES(mutex_);
 
   PlayerOptions options_;
   SteadyTime& steady_;

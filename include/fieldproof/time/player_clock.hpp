@@ -110,21 +110,6 @@ class FakeSteadyTime final : public SteadyTime {
 // ---------------------------------------------------------------------------------------------
 // The player clock interface.
 
-// The outcome of a control action: ok, or refused with a message saying why.
-class [[nodiscard]] ClockStatus {
- public:
-  static ClockStatus ok_status() { return ClockStatus(true, {}); }
-  static ClockStatus refused(std::string message) { return ClockStatus(false, std::move(message)); }
-  bool ok() const { return ok_; }
-  explicit operator bool() const { return ok_; }
-  const std::string& message() const { return message_; }
-
- private:
-  ClockStatus(bool ok, std::string message) : ok_(ok), message_(std::move(message)) {}
-  bool ok_ = true;
-  std::string message_;
-};
-
 // A discontinuity of the clock: jump(), or (ExternalClock) a sample that goes backwards.
 struct ClockJump {
   SimTime from;  // now() just before
@@ -162,24 +147,24 @@ class PlayerClock {
 
   // Pause stops time (now() repeats the same value); resume restarts it from that value. Pausing
   // a paused clock (or resuming a running one) is an ok no-op. The rate is kept across a pause.
-  virtual ClockStatus set_paused(bool paused) = 0;
+  virtual Status set_paused(bool paused) = 0;
   virtual bool is_paused() const = 0;
 
   // Log seconds per steady second; must be finite and > 0 (to stop time, pause). Kept across a
   // pause.
-  virtual ClockStatus set_rate(double rate) = 0;
+  virtual Status set_rate(double rate) = 0;
   virtual double rate() const = 0;
 
   // Moves now() to `to` (backwards or forwards), calling every jump handler's pre callback before
   // and post callback after, with {from, to}. Wakes sleep_until callers (which return false).
-  virtual ClockStatus jump(SimTime to) = 0;
+  virtual Status jump(SimTime to) = 0;
 
   // Play-next while paused (the seed's "play_next via a jump to the next message's stamp"): the
   // player calls this with the stamp of the message it is about to release. Allowed only while
   // paused and forward (next_message_time >= now()): the paused time moves to next_message_time
   // (a re-anchor), jump handlers are NOT called (this is playback, not a discontinuity: the queue
   // stays valid) and sleepers are not woken. The player then publishes that one message itself.
-  virtual ClockStatus play_next(SimTime next_message_time) = 0;
+  virtual Status play_next(SimTime next_message_time) = 0;
 
   // Jump handlers. Either callback may be empty. Returns an id (>= 1) for remove_jump_handler,
   // which returns false for an unknown id. A removed handler is never called again once
@@ -192,7 +177,7 @@ class PlayerClock {
   // start + k x period (integer grid; deadlines missed by a slow callback are skipped). Replaces
   // any previous publisher (stopped and joined first), so it must not be called from inside the
   // publisher callback. A publisher that throws is ignored and called again next period.
-  virtual ClockStatus set_clock_publisher(double hz, ClockPublisher publisher) = 0;
+  virtual Status set_clock_publisher(double hz, ClockPublisher publisher) = 0;
 };
 
 // Jump-handler bookkeeping shared by the implementations.
@@ -244,15 +229,15 @@ class TimeControllerClock final : public PlayerClock {
   uint64_t jump_count() const;
   bool sleep_until(SimTime until, Duration real_time_timeout, uint64_t jumps_seen);
   void wakeup() override;
-  ClockStatus set_paused(bool paused) override;
+  Status set_paused(bool paused) override;
   bool is_paused() const override;
-  ClockStatus set_rate(double rate) override;
+  Status set_rate(double rate) override;
   double rate() const override;
-  ClockStatus jump(SimTime to) override;
-  ClockStatus play_next(SimTime next_message_time) override;
+  Status jump(SimTime to) override;
+  Status play_next(SimTime next_message_time) override;
   uint64_t add_jump_handler(JumpCallback pre, JumpCallback post) override;
   bool remove_jump_handler(uint64_t id) override;
-  ClockStatus set_clock_publisher(double hz, ClockPublisher publisher) override;
+  Status set_clock_publisher(double hz, ClockPublisher publisher) override;
 
   // The pure conversions (exposed for tests and the docs), with an explicit snapshot.
   struct Snapshot {
@@ -321,7 +306,7 @@ struct ExternalClockOptions {
 // min(steady, last.steady + watchdog), so time stops where the silence began.
 // A sample earlier than the previous one is a jump of the source: the window restarts and the
 // jump handlers are called with {from, to}.
-// set_paused, set_rate, jump, play_next and set_clock_publisher are refused (ClockStatus refused,
+// set_paused, set_rate, jump, play_next and set_clock_publisher are refused (Status refused,
 // plus a warning to the logger): this clock does not control time. It is never paused
 // (is_paused() is false; a silent source is is_silent()), and silence does not end a
 // sleep_until: the wait goes on until a sample makes now() reach `until`, a backward sample
@@ -341,15 +326,15 @@ class ExternalClock final : public PlayerClock {
   SimTime now() const override;
   bool sleep_until(SimTime until, Duration real_time_timeout) override;
   void wakeup() override;
-  ClockStatus set_paused(bool paused) override;
+  Status set_paused(bool paused) override;
   bool is_paused() const override { return false; }
-  ClockStatus set_rate(double rate) override;
+  Status set_rate(double rate) override;
   double rate() const override;
-  ClockStatus jump(SimTime to) override;
-  ClockStatus play_next(SimTime next_message_time) override;
+  Status jump(SimTime to) override;
+  Status play_next(SimTime next_message_time) override;
   uint64_t add_jump_handler(JumpCallback pre, JumpCallback post) override;
   bool remove_jump_handler(uint64_t id) override;
-  ClockStatus set_clock_publisher(double hz, ClockPublisher publisher) override;
+  Status set_clock_publisher(double hz, ClockPublisher publisher) override;
 
   // True while the watchdog says the source is silent (evaluated now, may fire on_silent).
   bool is_silent() const;
@@ -361,7 +346,7 @@ class ExternalClock final : public PlayerClock {
     SimTime log;
   };
   SimTime now_locked(SimTime steady, bool* fire_silent) const FIELDPROOF_REQUIRES(mutex_);
-  ClockStatus refuse(const char* what) const;
+  Status refuse(const char* what) const;
   void refit_locked() FIELDPROOF_REQUIRES(mutex_);
 
   ExternalClockOptions options_;

@@ -313,7 +313,7 @@ TEST(PlayerTest, play_next_is_refused_while_playing) {
   ASSERT_TRUE(h.ok());
   h.start();
   h.settle();
-  const ClockStatus s = h.p().play_next();
+  const Status s = h.p().play_next();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("paused"), std::string::npos);
 }

@@ -120,7 +120,7 @@ TEST_F(TimeControllerClockTest, rate_set_while_paused_applies_after_resume) {
 
 TEST_F(TimeControllerClockTest, set_rate_zero_refused) {
   TimeControllerClock clock({.start = kStart}, steady);
-  const ClockStatus s = clock.set_rate(0.0);
+  const Status s = clock.set_rate(0.0);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("must be a finite number > 0"), std::string::npos) << s.message();
   EXPECT_EQ(clock.rate(), 1.0);
@@ -363,7 +363,7 @@ TEST_F(TimeControllerClockTest, play_next_refused_while_playing_and_backwards) {
   TimeControllerClock clock({.start = kStart}, steady);
   EXPECT_FALSE(clock.play_next(at(40)).ok());
   ASSERT_TRUE(clock.set_paused(true).ok());
-  const ClockStatus s = clock.play_next(kStart - nanoseconds(1));
+  const Status s = clock.play_next(kStart - nanoseconds(1));
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("before now"), std::string::npos) << s.message();
 }
