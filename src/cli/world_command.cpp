@@ -16,17 +16,10 @@
 namespace fieldproof::cli {
 namespace {
 
+// The options are read straight into the engine's request; only --process is the CLI's own.
 struct WorldArgs {
-  std::string world;
-  std::vector<std::string> spawns;
-  std::string goal;
-  std::string until = "60s";
-  int64_t seed = 0;
-  bool process = false;
-  std::string stack{util::kDefaultStackPlugin};
-  std::string stack_command;
-  double max_rtf = 0.0;
-  std::string model;  // empty: util::kDefaultRobotModel, the scenario table's default
+  engine::WorldDriveRequest request;
+  bool process = false;  // the same as --stack-command util::kDefaultStackProgram
 };
 
 // Each line of `text` on stderr after `prefix`.
@@ -40,18 +33,10 @@ void print_lines(const char* prefix, const std::string& text) {
 }
 
 int run_world(const WorldArgs& a) {
-  engine::WorldDriveRequest request;
-  request.world = a.world;
-  request.spawns = a.spawns;
-  request.goal = a.goal;
-  request.until = a.until;
-  request.seed = a.seed;
-  request.max_rtf = a.max_rtf;
-  request.stack_plugin = a.stack;
-  request.stack_command = !a.stack_command.empty()
-                              ? a.stack_command
-                              : (a.process ? std::string(util::kDefaultStackProgram) : "");
-  request.model = a.model;
+  engine::WorldDriveRequest request = a.request;
+  if (request.stack_command.empty() && a.process) {
+    request.stack_command = std::string(util::kDefaultStackProgram);
+  }
   request.base_dir = std::filesystem::current_path();
   request.on_warning = [](const std::string& w) {
     std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -88,26 +73,27 @@ void add_world_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "world",
       "Drive vehicles of an SDF world to a goal with a stack (the reference stack by default)");
-  cmd->add_option("world", args->world, "the SDF world file")->required();
-  cmd->add_option("--spawn", args->spawns,
+  cmd->add_option("world", args->request.world, "the SDF world file")->required();
+  cmd->add_option("--spawn", args->request.spawns,
                   "a vehicle at a frame of the world or at a pose: NAME@FRAME or NAME@X,Y[,YAW] "
                   "(metres, radians; repeat for more vehicles)");
-  cmd->add_option("--goal", args->goal,
+  cmd->add_option("--goal", args->request.goal,
                   "the goal: X,Y[,YAW] (metres, radians) or a frame of the world");
-  cmd->add_option("--until", args->until, "simulated time limit (default 60s)");
-  cmd->add_option("--seed", args->seed, "the world's seed (0 to 2^31-1)");
-  cmd->add_option("--stack", args->stack,
+  cmd->add_option("--until", args->request.until, "simulated time limit (default 60s)");
+  cmd->add_option("--seed", args->request.seed, "the world's seed (0 to 2^31-1)");
+  cmd->add_option("--stack", args->request.stack_plugin,
                   "each vehicle's stack plugin: a path, or a name found as N, libN.so or N.so "
                   "here, on FIELDPROOF_PLUGIN_PATH and in the installed stack folder (default " +
                       std::string(util::kDefaultStackPlugin) + ", the reference stack)");
-  cmd->add_option("--stack-command", args->stack_command,
+  cmd->add_option("--stack-command", args->request.stack_command,
                   "run each vehicle's stack as this program instead (argv split at spaces; "
                   "found here, on PATH or beside fieldproof)");
   cmd->add_flag("--process", args->process,
                 "the same as --stack-command " + std::string(util::kDefaultStackProgram) +
                     ": the reference stack as a process (ipc), not in-process");
-  cmd->add_option("--max-rtf", args->max_rtf, "pace cap (simulated / wall time; 0 = unpaced)");
-  cmd->add_option("--model", args->model,
+  cmd->add_option("--max-rtf", args->request.max_rtf,
+                  "pace cap (simulated / wall time; 0 = unpaced)");
+  cmd->add_option("--model", args->request.model,
                   "the vehicles' robot model: a model.sdf, a model folder, model://NAME or a "
                   "short name (default " +
                       std::string(util::kDefaultRobotModel) +
