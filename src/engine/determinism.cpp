@@ -123,8 +123,9 @@ Result<std::vector<json>> read_samples(const fs::path& p) {
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     json j = json::parse(line, nullptr, false);
-    if (j.is_discarded())
+    if (j.is_discarded()) {
       return Status(StatusCode::kCorrupt, p.string() + ": a line that is not JSON");
+    }
     // Resource samples measure the machine, once a wall second: how many there are and what they
     // read differ between any two runs.
     if (j.is_object() && j.value("kind", "") == "resources") continue;

@@ -104,8 +104,9 @@ Result<WorldDriveOptions> world_drive_options(const WorldDriveRequest& request,
   }
   if (!model.ok()) {
     std::string lines;
-    for (const std::string& e : model.errors)
+    for (const std::string& e : model.errors) {
       lines += (lines.empty() ? "" : "\n") + ("--model: " + e);
+    }
     return invalid(std::move(lines));
   }
   StackSpec vehicle_stack = stack;
