@@ -91,7 +91,6 @@ CLI::Validator positive_seconds() {
 }
 
 int report(const SweepArgs& a) {
-  std::string error;
   if (const Status e = engine::check_run_id(a.report_id); !e.ok()) {
     std::fprintf(stderr, "sweep report '%s': %s\n", a.report_id.c_str(), e.message().c_str());
     return kExitInvalid;
@@ -129,29 +128,12 @@ int sweep(const SweepArgs& a) {
   o.spec.scenario_file = a.scenario;
   o.spec.repeat = a.repeat;
   o.spec.max_rtf = a.max_rtf;
-  for (const auto& s : a.seeds) {
-    const Result<std::vector<int64_t>> seeds = fleet::parse_seed_range(s);
-    if (!seeds.ok()) {
-      std::fprintf(stderr, "%s\n", seeds.status().message().c_str());
-      return kExitInvalid;
-    }
-    o.spec.seeds.insert(o.spec.seeds.end(), seeds->begin(), seeds->end());
+  const Result<std::vector<int64_t>> seeds = fleet::collect_seeds(a.seeds, a.seeds_list);
+  if (!seeds.ok()) {
+    std::fprintf(stderr, "%s\n", seeds.status().message().c_str());
+    return kExitInvalid;
   }
-  if (!a.seeds_list.empty()) {
-    const Result<std::vector<int64_t>> seeds = fleet::read_seed_list(a.seeds_list);
-    if (!seeds.ok()) {
-      std::fprintf(stderr, "%s\n", seeds.status().message().c_str());
-      return kExitInvalid;
-    }
-    o.spec.seeds.insert(o.spec.seeds.end(), seeds->begin(), seeds->end());
-  }
-  {  // a seed given twice runs once
-    std::vector<int64_t> unique;
-    for (const int64_t s : o.spec.seeds) {
-      if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(s);
-    }
-    o.spec.seeds = unique;
-  }
+  o.spec.seeds = *seeds;
   for (const auto& p : a.params) {
     const Result<fleet::SweepParam> param = fleet::parse_param(p);
     if (!param.ok()) {
@@ -161,14 +143,13 @@ int sweep(const SweepArgs& a) {
     o.spec.params.push_back(*param);
   }
   if (!a.shard.empty()) {
-    int i = -1, n = 0;
-    char tail = 0;
-    if (std::sscanf(a.shard.c_str(), "%d/%d%c", &i, &n, &tail) != 2) {
-      std::fprintf(stderr, "--shard '%s': expected I/N (0 <= I < N)\n", a.shard.c_str());
+    const Result<fleet::Shard> shard = fleet::parse_shard(a.shard);
+    if (!shard.ok()) {
+      std::fprintf(stderr, "%s\n", shard.status().message().c_str());
       return kExitInvalid;
     }
-    o.shard_index = i;
-    o.shard_count = n;
+    o.shard_index = shard->index;
+    o.shard_count = shard->count;
   }
   o.runs_dir = a.runs_dir;
   o.sweep_id = a.sweep_id;

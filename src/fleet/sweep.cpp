@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -229,6 +230,43 @@ Result<SweepParam> parse_param(const std::string& text) {
     return invalid("--param '" + text + "': an empty value (a comma at the end)");
   }
   return p;
+}
+
+Result<std::vector<int64_t>> collect_seeds(const std::vector<std::string>& ranges,
+                                           const fs::path& list) {
+  std::vector<int64_t> all;
+  for (const auto& r : ranges) {
+    Result<std::vector<int64_t>> seeds = parse_seed_range(r);
+    if (!seeds.ok()) return seeds.status();
+    all.insert(all.end(), seeds->begin(), seeds->end());
+  }
+  if (!list.empty()) {
+    Result<std::vector<int64_t>> seeds = read_seed_list(list);
+    if (!seeds.ok()) return seeds.status();
+    all.insert(all.end(), seeds->begin(), seeds->end());
+  }
+  std::vector<int64_t> unique;
+  std::set<int64_t> seen;
+  for (const int64_t s : all) {
+    if (seen.insert(s).second) unique.push_back(s);
+  }
+  return unique;
+}
+
+Result<Shard> parse_shard(const std::string& text) {
+  const size_t slash = text.find('/');
+  const std::optional<int64_t> i = slash == std::string::npos
+                                       ? std::nullopt
+                                       : parse_int(std::string_view(text).substr(0, slash));
+  const std::optional<int64_t> n = slash == std::string::npos
+                                       ? std::nullopt
+                                       : parse_int(std::string_view(text).substr(slash + 1));
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (!i || !n || *i < -kMax || *i > kMax || *n < -kMax || *n > kMax) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--shard '" + text + "': expected I/N (0 <= I < N)");
+  }
+  return Shard{static_cast<int>(*i), static_cast<int>(*n)};
 }
 
 json SweepPoint::to_json() const {

@@ -135,6 +135,38 @@ TEST(Seeds, RangesAndLists) {
   EXPECT_EQ(fleet::read_seed_list(d / "absent").status().code(), StatusCode::kIoError);
 }
 
+TEST(Seeds, CollectedFromRangesThenTheListWithRepeatsOnce) {
+  const fs::path d = fresh_dir("collect_seeds");
+  std::ofstream(d / "list") << "9\n4\n2\n";
+  EXPECT_EQ(fleet::collect_seeds({"3..5", "4", "1"}, d / "list").value(),
+            (std::vector<int64_t>{3, 4, 5, 1, 9, 2}));
+  EXPECT_EQ(fleet::collect_seeds({"2"}, "").value(), (std::vector<int64_t>{2}));
+  EXPECT_TRUE(fleet::collect_seeds({}, "").value().empty());
+  const auto bad_range = fleet::collect_seeds({"1..2", "x"}, d / "list");
+  ASSERT_FALSE(bad_range.ok());
+  EXPECT_EQ(bad_range.status().message(),
+            "--seeds 'x': expected A..B (inclusive) or N, with whole numbers");
+  const auto no_list = fleet::collect_seeds({"1"}, d / "absent");
+  ASSERT_FALSE(no_list.ok());
+  EXPECT_EQ(no_list.status().code(), StatusCode::kIoError);
+}
+
+TEST(Shard, IndexSlashCount) {
+  const auto s = fleet::parse_shard("2/5");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->index, 2);
+  EXPECT_EQ(s->count, 5);
+  // The range (0 <= I < N) is run_sweep's check; the parse takes any two whole numbers.
+  EXPECT_EQ(fleet::parse_shard("5/3")->index, 5);
+  for (const char* bad : {"", "2", "2/", "/5", "a/5", "2/5/1", "2/5x", "1.5/3", "2/99999999999"}) {
+    const auto r = fleet::parse_shard(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(),
+              std::string("--shard '") + bad + "': expected I/N (0 <= I < N)");
+  }
+}
+
 TEST(Sweep, TheMatrixIsSeedsTimesValuesTimesRepetitions) {
   fleet::SweepSpec s;
   s.seeds = {1, 2};

@@ -52,6 +52,19 @@ Result<std::vector<int64_t>> parse_seed_range(const std::string& text);
 Result<std::vector<int64_t>> read_seed_list(const std::filesystem::path& file);
 // "PATH=V1,V2,..." (values split at ','); kInvalidArgument otherwise.
 Result<SweepParam> parse_param(const std::string& text);
+// Every seed of `ranges` (each as parse_seed_range reads it), then those of the seed list `list`
+// when it is not empty, in that order; a seed given twice is kept once, where it first appears.
+// The first range or list that cannot be read is the error.
+Result<std::vector<int64_t>> collect_seeds(const std::vector<std::string>& ranges,
+                                           const std::filesystem::path& list);
+
+// One batch task's share of the points: those whose position is `index` modulo `count`.
+struct Shard {
+  int index = 0;
+  int count = 1;
+};
+// "I/N" with whole numbers (kInvalidArgument otherwise). 0 <= I < N is checked by run_sweep.
+Result<Shard> parse_shard(const std::string& text);
 
 struct SweepPoint {
   std::string id;  // s<seed>[-p<combination>][-r<repetition>]
