@@ -17,7 +17,13 @@
 //     holds the clock until it has run, docs/lockstep.md "Lookahead"), which shows what the
 //     lookahead buys; every case also prints the context switches of its process (ctxsw,
 //     voluntary + involuntary), which count the lock-step hand-overs.
-// Usage: network_bench [--repeat K] [--seconds S] [--split]
+//   --cpu N: each case's process runs on CPU N only (sched_setaffinity). The run's threads hand
+//     the clock to each other thousands of times a second; spread over two cores each hand-over
+//     is a cross-core wake-up whose cost depends on where the scheduler put the threads, which
+//     moves a best-of-7 ratio by +-20 % from one bench run to the next. On one core the two
+//     cases do the same hand-overs the same way, and the ratio measures the work.
+// Usage: network_bench [--repeat K] [--seconds S] [--split] [--cpu N]
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,12 +143,21 @@ Cost run_case(const fs::path& scenario, const fs::path& runs, const std::string&
 }
 
 template <typename F>
-Cost in_child(F f) {
+Cost in_child(F f, int cpu) {
   int fd[2];
   if (pipe(fd) != 0) return {};
   const pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
+    if (cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      if (sched_setaffinity(0, sizeof set, &set) != 0) {
+        std::perror("network_bench: sched_setaffinity");
+        _exit(1);
+      }
+    }
     const Cost c = f();
     (void)!write(fd[1], &c, sizeof c);
     _exit(0);
@@ -203,6 +218,7 @@ int main(int argc, char** argv) {
   int repeat = 1;
   int seconds = 40;
   bool split = false;
+  int cpu = -1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) {
       repeat = std::atoi(argv[++i]);
@@ -210,17 +226,20 @@ int main(int argc, char** argv) {
       seconds = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--split")) {
       split = true;
+    } else if (!std::strcmp(argv[i], "--cpu") && i + 1 < argc) {
+      cpu = std::atoi(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: network_bench [--repeat K] [--seconds S] [--split]\n"
+                   "usage: network_bench [--repeat K] [--seconds S] [--split] [--cpu N]\n"
                    "  the depot drive with and without radio links, and ns per message\n"
                    "  --split: also the link without telemetry, with 0 s latency and without\n"
-                   "  the engine's relay lookahead\n");
+                   "  the engine's relay lookahead\n"
+                   "  --cpu N: run each case on CPU N only (steadier ratios)\n");
       return 2;
     }
   }
-  if (repeat < 1 || seconds < 5) {
-    std::fprintf(stderr, "network_bench: --repeat >= 1, --seconds >= 5\n");
+  if (repeat < 1 || seconds < 5 || cpu < -1 || cpu >= CPU_SETSIZE) {
+    std::fprintf(stderr, "network_bench: --repeat >= 1, --seconds >= 5, --cpu 0 or more\n");
     return 2;
   }
   char tmpl[] = "/tmp/fieldproof-network-bench-XXXXXX";
@@ -241,7 +260,7 @@ int main(int argc, char** argv) {
       const size_t c = (j + static_cast<size_t>(k)) % cases.size();
       const std::string id = std::string(case_name(cases[c])) + std::to_string(k);
       const bool lookahead = cases[c] != Net::kNoLookahead;
-      keep_best(in_child([&] { return run_case(files[c], dir / "runs", id, lookahead); }),
+      keep_best(in_child([&] { return run_case(files[c], dir / "runs", id, lookahead); }, cpu),
                 &best[c]);
     }
   }
@@ -256,7 +275,8 @@ int main(int argc, char** argv) {
   const Cost& best_plain = best[0];
   const Cost& best_links = best[1];
   const auto [ns, base_ns] = per_message(2'000'000);
-  std::printf("# depot drive, %d s simulated, sim mode unpaced, best of %d\n", seconds, repeat);
+  std::printf("# depot drive, %d s simulated, sim mode unpaced, best of %d%s\n", seconds, repeat,
+              cpu >= 0 ? (", on CPU " + std::to_string(cpu) + " only").c_str() : "");
   std::printf("BENCH run_without_links %.3f s ratio=1.000 baseline=run_without_links\n",
               best_plain.wall);
   std::printf("BENCH run_with_links %.3f s ratio=%.3f baseline=run_without_links target=1.1\n",
