@@ -32,17 +32,20 @@ int run_compare(const CompareArgs& a) {
     std::fprintf(stderr, "fieldproof compare: --span-tolerance-s must be a number >= 0\n");
     return kExitInvalid;
   }
-  engine::CompareResult r;
-  try {
-    std::vector<std::string> warnings;
-    const engine::Trajectories ta = engine::load_trajectories(a.run_a, &warnings);
-    const engine::Trajectories tb = engine::load_trajectories(a.run_b, &warnings);
-    for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-    r = engine::compare_trajectories(ta, tb, a.tolerance_m, a.span_tolerance_s);
-  } catch (const engine::CompareError& e) {
-    std::fprintf(stderr, "fieldproof compare: %s\n", e.what());
+  std::vector<std::string> warnings;
+  const Result<engine::Trajectories> ta = engine::load_trajectories(a.run_a, &warnings);
+  if (!ta.ok()) {
+    std::fprintf(stderr, "fieldproof compare: %s\n", ta.status().message().c_str());
     return kExitInvalid;
   }
+  const Result<engine::Trajectories> tb = engine::load_trajectories(a.run_b, &warnings);
+  if (!tb.ok()) {
+    std::fprintf(stderr, "fieldproof compare: %s\n", tb.status().message().c_str());
+    return kExitInvalid;
+  }
+  for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  const engine::CompareResult r =
+      engine::compare_trajectories(*ta, *tb, a.tolerance_m, a.span_tolerance_s);
   const std::string text = a.json ? r.to_json().dump(2) + "\n" : r.to_text();
   std::fwrite(text.data(), 1, text.size(), stdout);
   return r.within ? kExitOk : kExitFailed;

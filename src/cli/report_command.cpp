@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "cli/commands.hpp"
@@ -28,20 +27,21 @@ int run_report(const ReportArgs& a) {
                  a.format.c_str());
     return kExitInvalid;
   }
-  std::filesystem::path file;
-  std::optional<report::Report> r;
-  try {
-    file = report::resolve_run_json(a.run);
-    r.emplace(report::Report::load(file));
-  } catch (const report::ReportError& e) {
-    std::fprintf(stderr, "fieldproof report: %s\n", e.what());
+  const Result<std::filesystem::path> file = report::resolve_run_json(a.run);
+  if (!file.ok()) {
+    std::fprintf(stderr, "fieldproof report: %s\n", file.status().message().c_str());
+    return kExitInvalid;
+  }
+  const Result<report::Report> r = report::Report::load(*file);
+  if (!r.ok()) {
+    std::fprintf(stderr, "fieldproof report: %s\n", r.status().message().c_str());
     return kExitInvalid;
   }
   if (!r->is_run_record()) {
     std::fprintf(stderr,
                  "fieldproof report: %s: not a run record (a JSON object with run_id and status, "
                  "as `fieldproof run` writes it)\n",
-                 file.string().c_str());
+                 file->string().c_str());
     return kExitInvalid;
   }
   // A field the report needs but the record lacks is rendered as a dash with a warning; a CI job
@@ -54,10 +54,8 @@ int run_report(const ReportArgs& a) {
   const std::string text = r->render(format);
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (a.write) {
-    try {
-      r->write_all(r->run_dir());
-    } catch (const report::ReportError& e) {
-      std::fprintf(stderr, "fieldproof report: %s\n", e.what());
+    if (const Status s = r->write_all(r->run_dir()); !s.ok()) {
+      std::fprintf(stderr, "fieldproof report: %s\n", s.message().c_str());
       return kExitFailed;
     }
     std::fprintf(stderr, "wrote report.json, report.md, junit.xml and report.html in %s\n",

@@ -16,20 +16,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// run.json of a run directory (null when absent). CompareError when it is there but is no run
+// run.json of a run directory (null when absent); an error when it is there but is no run
 // record.
-json run_json_of(const fs::path& dir) {
+Result<json> run_json_of(const fs::path& dir) {
   const fs::path file = dir / "run.json";
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(file, ec))) return json();
   const Result<std::string> in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
-  if (!in.ok()) throw CompareError(in.status().message());
-  const json run = json::parse(*in, nullptr, /*allow_exceptions=*/false);
+  if (!in.ok()) return in.status();
+  json run = json::parse(*in, nullptr, /*allow_exceptions=*/false);
   if (!run.is_object() || !run.contains("run_id") || !run["run_id"].is_string() ||
       !run.contains("status") || !run["status"].is_string()) {
-    throw CompareError(file.string() +
-                       ": not a run record (a JSON object with run_id and status, as `fieldproof "
-                       "run` writes it)");
+    return Status(StatusCode::kInvalidArgument,
+                  file.string() +
+                      ": not a run record (a JSON object with run_id and status, as `fieldproof "
+                      "run` writes it)");
   }
   return run;
 }
@@ -53,16 +54,21 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-Trajectories load_trajectories(const fs::path& run_dir, std::vector<std::string>* warnings) {
+Result<Trajectories> load_trajectories(const fs::path& run_dir,
+                                       std::vector<std::string>* warnings) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) {
-    throw CompareError(run_dir.string() + ": no such run directory");
+    return Status(StatusCode::kNotFound, run_dir.string() + ": no such run directory");
   }
   const fs::path file = run_dir / "samples.jsonl";
-  if (!fs::exists(file, ec)) throw CompareError(file.string() + ": missing (not a run directory?)");
+  if (!fs::exists(file, ec)) {
+    return Status(StatusCode::kNotFound, file.string() + ": missing (not a run directory?)");
+  }
   util::CheckedFile in(file, util::kNoSizeLimit, "samples.jsonl");
-  if (!in.status().ok()) throw CompareError(in.status().message());
-  const json run = run_json_of(run_dir);
+  if (!in.status().ok()) return in.status();
+  const Result<json> run_or = run_json_of(run_dir);
+  if (!run_or.ok()) return run_or.status();
+  const json& run = *run_or;
   const double origin = origin_of(run);
   // The vehicles of the run (run.json): the watched static models (a crate a geofence or
   // min_distance asks for) are poses too, but no trajectory to compare.
@@ -111,7 +117,9 @@ Trajectories load_trajectories(const fs::path& run_dir, std::vector<std::string>
                         std::to_string(garbage) + (garbage == 1 ? " line that is" : " lines that are") +
                         " not JSON skipped (the first here)");
   }
-  if (out.empty()) throw CompareError(file.string() + ": no ground-truth pose samples");
+  if (out.empty()) {
+    return Status(StatusCode::kInvalidArgument, file.string() + ": no ground-truth pose samples");
+  }
   for (auto& [name, v] : out) {
     std::stable_sort(v.begin(), v.end(),
                      [](const TrajectoryPoint& l, const TrajectoryPoint& r) { return l.t < r.t; });

@@ -627,10 +627,8 @@ class Rejudging {
       out_.notes.push_back("run.json could not be written: " + st.to_string());
     }
     // The same reports as a live run's (report.json, report.md, junit.xml, report.html).
-    try {
-      report::Report::load(dir).write_all(dir);
-    } catch (const std::exception& e) {
-      out_.notes.push_back(std::string("the reports could not be written: ") + e.what());
+    if (const Status s = report::write_reports(dir); !s.ok()) {
+      out_.notes.push_back("the reports could not be written: " + s.message());
     }
   }
 

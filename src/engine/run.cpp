@@ -1233,10 +1233,8 @@ class Run {
 
   // The reports, whatever the status; the run index; a passed run's stack logs.
   void write_reports_and_index() {
-    try {
-      report::Report::load(dir_).write_all(dir_);
-    } catch (const std::exception& e) {
-      log_warning(std::string("the reports could not be written: ") + e.what());
+    if (const Status s = report::write_reports(dir_); !s.ok()) {
+      log_warning("the reports could not be written: " + s.message());
     }
     const fs::path index_file =
         o_.index_file.empty() ? o_.runs_dir / "index.sqlite" : o_.index_file;

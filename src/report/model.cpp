@@ -457,13 +457,17 @@ bool parse_format(const std::string& text, Format* out) {
   return true;
 }
 
-fs::path resolve_run_json(const std::string& run, const fs::path& runs_dir) {
-  if (run.empty()) throw ReportError("no run given (a run directory, its run.json or a run id)");
+Result<fs::path> resolve_run_json(const std::string& run, const fs::path& runs_dir) {
+  const auto not_found = [](std::string m) { return Status(StatusCode::kNotFound, std::move(m)); };
+  if (run.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "no run given (a run directory, its run.json or a run id)");
+  }
   std::error_code ec;
   const fs::path p(run);
   if (fs::is_directory(p, ec)) {
     const fs::path j = p / "run.json";
-    if (!fs::exists(j, ec)) throw ReportError(p.string() + ": no run.json in this directory");
+    if (!fs::exists(j, ec)) return not_found(p.string() + ": no run.json in this directory");
     return j;
   }
   if (fs::exists(p, ec)) return p;
@@ -473,27 +477,29 @@ fs::path resolve_run_json(const std::string& run, const fs::path& runs_dir) {
     const fs::path d = runs_dir / run;
     if (fs::is_directory(d, ec)) {
       const fs::path j = d / "run.json";
-      if (!fs::exists(j, ec)) throw ReportError(d.string() + ": no run.json in this directory");
+      if (!fs::exists(j, ec)) return not_found(d.string() + ": no run.json in this directory");
       return j;
     }
-    throw ReportError(run + ": no such run directory, file or run id (looked in " +
-                      (runs_dir / run).string() + ")");
+    return not_found(run + ": no such run directory, file or run id (looked in " +
+                     (runs_dir / run).string() + ")");
   }
-  throw ReportError(run + ": no such run directory or file");
+  return not_found(run + ": no such run directory or file");
 }
 
-Report Report::from_text(const std::string& text, const fs::path& run_dir) {
+Result<Report> Report::from_text(const std::string& text, const fs::path& run_dir) {
   return from_text_named(text, run_dir,
                          run_dir.empty() ? "run.json" : (run_dir / "run.json").string());
 }
 
-Report Report::from_text_named(const std::string& text, const fs::path& run_dir,
-                               const std::string& name) {
+Result<Report> Report::from_text_named(const std::string& text, const fs::path& run_dir,
+                                       const std::string& name) {
   json run = json::parse(text, nullptr, false);
   // A string cut or garbled into invalid UTF-8 should not cost the whole report.
   if (run.is_discarded()) run = json::parse(valid_utf8(text), nullptr, false);
-  if (run.is_discarded()) throw ReportError("run.json is not valid JSON");
-  if (!run.is_object()) throw ReportError("run.json is not a JSON object");
+  if (run.is_discarded()) return Status(StatusCode::kInvalidArgument, "run.json is not valid JSON");
+  if (!run.is_object()) {
+    return Status(StatusCode::kInvalidArgument, "run.json is not a JSON object");
+  }
   auto d = std::make_shared<Data>();
   d->dir = run_dir;
   d->run = std::move(run);
@@ -512,18 +518,16 @@ Report Report::from_text_named(const std::string& text, const fs::path& run_dir,
   return Report(std::move(d));
 }
 
-Report Report::load(const fs::path& run_json_or_dir) {
+Result<Report> Report::load(const fs::path& run_json_or_dir) {
   std::error_code ec;
   fs::path file = run_json_or_dir;
   if (fs::is_directory(file, ec)) file /= "run.json";
   const Result<std::string> in = util::read_input_file(file, util::kMaxRunFileBytes, "run.json");
-  if (!in.ok()) throw ReportError(in.status().message());
-  try {
-    return from_text_named(*in, file.parent_path().empty() ? fs::path(".") : file.parent_path(),
-                           file.string());
-  } catch (const ReportError& e) {
-    throw ReportError(file.string() + ": " + e.what());
-  }
+  if (!in.ok()) return in.status();
+  Result<Report> r = from_text_named(
+      *in, file.parent_path().empty() ? fs::path(".") : file.parent_path(), file.string());
+  if (!r.ok()) return Status(r.status().code(), file.string() + ": " + r.status().message());
+  return r;
 }
 
 const fs::path& Report::run_dir() const { return d_->dir; }
@@ -562,7 +566,7 @@ std::string Report::render(Format f) const {
   return to_markdown();
 }
 
-void Report::write_all(const fs::path& dir) const {
+Status Report::write_all(const fs::path& dir) const {
   const std::pair<const char*, Format> files[] = {{"report.json", Format::kJson},
                                                   {"report.md", Format::kMarkdown},
                                                   {"junit.xml", Format::kJunit},
@@ -573,12 +577,22 @@ void Report::write_all(const fs::path& dir) const {
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out << render(f);
-      if (!out) throw ReportError(tmp.string() + ": cannot write");
+      out.close();
+      if (!out) return Status(StatusCode::kIoError, tmp.string() + ": cannot write");
     }
     std::error_code ec;
     fs::rename(tmp, p, ec);
-    if (ec) throw ReportError(p.string() + ": cannot write (" + ec.message() + ")");
+    if (ec) {
+      return Status(StatusCode::kIoError, p.string() + ": cannot write (" + ec.message() + ")");
+    }
   }
+  return {};
+}
+
+Status write_reports(const fs::path& run_dir) {
+  const Result<Report> r = Report::load(run_dir);
+  if (!r.ok()) return r.status();
+  return r->write_all(run_dir);
 }
 
 }  // namespace fieldproof::report

@@ -140,7 +140,7 @@ TEST_F(CompareFilesTest, LoadsPoseSamplesRelativeToTheOrigin) {
       << "not json\n"
       << R"({"kind":"pose","sim":2.0,"model":"ugv1","x":0,"y":0,"yaw":0})"
          "\n";
-  const Trajectories t = load_trajectories(dir_);
+  const Trajectories t = load_trajectories(dir_).value();
   ASSERT_EQ(t.at("ugv1").size(), 2u);
   EXPECT_DOUBLE_EQ(t.at("ugv1")[0].t, 0.0);
   EXPECT_DOUBLE_EQ(t.at("ugv1")[1].t, 0.5);
@@ -155,20 +155,26 @@ TEST_F(CompareFilesTest, LoadsOnlyTheVehiclesRunJsonLists) {
          "\n"
       << R"({"kind":"pose","sim":0.0,"model":"crate","x":3,"y":1,"yaw":0})"
          "\n";
-  const Trajectories t = load_trajectories(dir_);
+  const Trajectories t = load_trajectories(dir_).value();
   EXPECT_EQ(t.size(), 1u);
   EXPECT_EQ(t.count("ugv1"), 1u);
   EXPECT_EQ(t.count("crate"), 0u);
 }
 
 TEST_F(CompareFilesTest, MissingRunDirectoryIsAnError) {
-  EXPECT_THROW(load_trajectories(dir_ / "nope"), CompareError);
+  const Result<Trajectories> t = load_trajectories(dir_ / "nope");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(t.status().message(), (dir_ / "nope").string() + ": no such run directory");
 }
 
 TEST_F(CompareFilesTest, RunWithoutPoseSamplesIsAnError) {
   std::ofstream(dir_ / "samples.jsonl") << R"({"kind":"clock","sim":1})"
                                            "\n";
-  EXPECT_THROW(load_trajectories(dir_), CompareError);
+  const Result<Trajectories> t = load_trajectories(dir_);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(),
+            (dir_ / "samples.jsonl").string() + ": no ground-truth pose samples");
 }
 
 }  // namespace

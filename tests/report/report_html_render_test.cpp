@@ -37,8 +37,8 @@ using testing::write_file;
 // report.html of a fixture run, with the probe appended, rendered.
 json render_fixture(const std::string& name, std::string* html = nullptr) {
   const fs::path run = fixture_copy(name);
-  const Report r = Report::load(run);
-  r.write_all(run);
+  const Report r = Report::load(run).value();
+  EXPECT_TRUE(r.write_all(run).ok());
   const std::string page = read_file(run / "report.html");
   if (html) *html = page;
   return render_with_probe(page, run);

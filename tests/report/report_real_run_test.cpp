@@ -363,7 +363,7 @@ TEST_F(ReportOfARealRun, RunJsonMatchesTheExportedSchema) {
 // The report of the real run is built from its typed RunRecord: no field the report reads is
 // missing from the record, so every format renders with no warning of an incomplete record.
 TEST_F(ReportOfARealRun, ReportIsBuiltFromTheTypedRecordWithNoFieldMissing) {
-  const Report r = Report::load(g_run->dir);
+  const Report r = Report::load(g_run->dir).value();
   EXPECT_TRUE(r.is_run_record());
   EXPECT_TRUE(r.is_typed()) << r.record_problem();
   EXPECT_EQ(r.record_problem(), "");
@@ -396,7 +396,7 @@ TEST_F(ReportOfARealRun, RenamedFieldGivesAWarningNamingTheFileAndTheField) {
     ASSERT_TRUE(holder->contains(path.back())) << path.back();
     (*holder)[path.back() + "_renamed"] = (*holder)[path.back()];
     holder->erase(path.back());
-    const Report r = Report::from_text(doc.dump(), g_run->dir);
+    const Report r = Report::from_text(doc.dump(), g_run->dir).value();
     EXPECT_TRUE(r.is_run_record());
     EXPECT_FALSE(r.is_typed()) << expected;
     EXPECT_NE(r.record_problem().find(file + ": not a complete run record: "), std::string::npos)
@@ -412,7 +412,7 @@ TEST_F(ReportOfARealRun, RenamedFieldGivesAWarningNamingTheFileAndTheField) {
   // A field of the wrong type is named too.
   json doc = run();
   doc["seed"] = "seven";
-  const Report r = Report::from_text(doc.dump(), g_run->dir);
+  const Report r = Report::from_text(doc.dump(), g_run->dir).value();
   EXPECT_NE(r.record_problem().find("seed: not an integer"), std::string::npos)
       << r.record_problem();
 }
@@ -464,7 +464,7 @@ TEST(ReportOfOtherRealRuns, AreBuiltFromTheTypedRecordWithNoFieldMissing) {
                             "' --run-id " + name + " > '" + runs.string() + "/out.txt' 2>&1";
     const int st = std::system(cmd.c_str());
     ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << read_file(runs / "out.txt");
-    const Report r = Report::load(runs / name);
+    const Report r = Report::load(runs / name).value();
     EXPECT_TRUE(r.is_typed()) << name << ": " << r.record_problem();
     for (const std::string& w : r.warnings()) ADD_FAILURE() << name << ": warning: " << w;
     for (const Format f : {Format::kMarkdown, Format::kJson, Format::kJunit, Format::kHtml}) {
@@ -478,7 +478,7 @@ TEST(ReportOfOtherRealRuns, AreBuiltFromTheTypedRecordWithNoFieldMissing) {
 // field by field as before, with no warning about a record.
 TEST(ReportOfOtherDocuments, AreNotRunRecordsAndGiveNoRecordWarning) {
   for (const char* text : {"{}", R"({"sweep": "s1", "runs": []})", R"({"run_id": 3})"}) {
-    const Report r = Report::from_text(text);
+    const Report r = Report::from_text(text).value();
     EXPECT_FALSE(r.is_run_record()) << text;
     EXPECT_FALSE(r.is_typed()) << text;
     EXPECT_EQ(r.record_problem(), "") << text;

@@ -14,6 +14,7 @@
 namespace fieldproof::report {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::count;
 using testing::fixture_copy;
@@ -21,7 +22,7 @@ using testing::fresh_dir;
 using testing::read_file;
 using testing::write_file;
 
-Report load(const std::string& name) { return Report::load(fixture_copy(name)); }
+Report load(const std::string& name) { return Report::load(fixture_copy(name)).value(); }
 
 json model(const std::string& name) { return json::parse(load(name).to_json()); }
 
@@ -81,28 +82,30 @@ TEST(ReportLoad, DerivesVerdictAndExitCodeFromStatusWhenAbsentOrMistyped) {
   EXPECT_EQ(r.exit_code(), 130);
 }
 
-TEST(ReportLoad, MissingRunJsonIsAReportError) {
-  EXPECT_THROW(Report::load(fresh_dir("empty")), ReportError);
+TEST(ReportLoad, MissingRunJsonIsAnError) {
+  const Result<Report> r = Report::load(fresh_dir("empty"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("run.json"), std::string::npos) << r.status().message();
 }
 
-TEST(ReportLoad, RunJsonThatIsNotJsonIsAReportErrorNamingTheFile) {
+TEST(ReportLoad, RunJsonThatIsNotJsonIsAnErrorNamingTheFile) {
   const auto d = fresh_dir("notjson");
   write_file(d / "run.json", "{\"run_id\": ");
-  try {
-    Report::load(d);
-    FAIL() << "no error";
-  } catch (const ReportError& e) {
-    EXPECT_NE(std::string(e.what()).find("run.json"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
-  }
+  const Result<Report> r = Report::load(d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), (d / "run.json").string() + ": run.json is not valid JSON");
 }
 
-TEST(ReportLoad, RunJsonThatIsNotAnObjectIsAReportError) {
-  EXPECT_THROW(Report::from_text("[1, 2]"), ReportError);
+TEST(ReportLoad, RunJsonThatIsNotAnObjectIsAnError) {
+  const Result<Report> r = Report::from_text("[1, 2]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "run.json is not a JSON object");
 }
 
 TEST(ReportLoad, EmptyObjectRendersEveryFormat) {
-  const Report r = Report::from_text("{}");
+  const Report r = Report::from_text("{}").value();
   EXPECT_NE(r.to_markdown().find("—"), std::string::npos);
   EXPECT_NE(r.to_junit().find("name=\"run\""), std::string::npos);
   EXPECT_NE(r.to_html().find("</html>"), std::string::npos);
@@ -111,23 +114,27 @@ TEST(ReportLoad, EmptyObjectRendersEveryFormat) {
 
 TEST(ResolveRun, AcceptsADirectoryItsRunJsonOrARunIdUnderTheRunsDir) {
   const auto d = fixture_copy("passed");
-  EXPECT_EQ(resolve_run_json(d.string()), d / "run.json");
-  EXPECT_EQ(resolve_run_json((d / "run.json").string()), d / "run.json");
-  EXPECT_EQ(resolve_run_json("passed", d.parent_path()), d.parent_path() / "passed" / "run.json");
+  EXPECT_EQ(resolve_run_json(d.string()).value(), d / "run.json");
+  EXPECT_EQ(resolve_run_json((d / "run.json").string()).value(), d / "run.json");
+  EXPECT_EQ(resolve_run_json("passed", d.parent_path()).value(),
+            d.parent_path() / "passed" / "run.json");
 }
 
-TEST(ResolveRun, UnknownRunIsAReportErrorSayingWhereItLooked) {
+TEST(ResolveRun, UnknownRunIsAnErrorSayingWhereItLooked) {
   const auto d = fresh_dir("runs");
-  try {
-    resolve_run_json("nope-1", d);
-    FAIL() << "no error";
-  } catch (const ReportError& e) {
-    EXPECT_NE(std::string(e.what()).find((d / "nope-1").string()), std::string::npos) << e.what();
-  }
+  const Result<fs::path> r = resolve_run_json("nope-1", d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find((d / "nope-1").string()), std::string::npos)
+      << r.status().message();
 }
 
-TEST(ResolveRun, DirectoryWithoutRunJsonIsAReportError) {
-  EXPECT_THROW(resolve_run_json(fresh_dir("norun").string()), ReportError);
+TEST(ResolveRun, DirectoryWithoutRunJsonIsAnError) {
+  const fs::path d = fresh_dir("norun");
+  const Result<fs::path> r = resolve_run_json(d.string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), d.string() + ": no run.json in this directory");
+  EXPECT_EQ(resolve_run_json("").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(ReportFormat, ParsesTheFourFormatNames) {
@@ -280,8 +287,10 @@ TEST(ReportMarkdown, PassedRunHasNoExcerptSection) {
 }
 
 TEST(ReportMarkdown, EscapesTableCells) {
-  const Report r = Report::from_text(
-      R"({"assertions": [{"name": "a|b", "status": "failed", "reason": "x\ny <tag>"}]})");
+  const Report r =
+      Report::from_text(
+          R"({"assertions": [{"name": "a|b", "status": "failed", "reason": "x\ny <tag>"}]})")
+          .value();
   const std::string md = r.to_markdown();
   EXPECT_NE(md.find("| a\\|b |"), std::string::npos) << md;
   EXPECT_NE(md.find("x<br>y &lt;tag>"), std::string::npos) << md;
@@ -454,9 +463,11 @@ TEST(ReportJunit, RunCasePassesWhenTheRunPassed) {
 }
 
 TEST(ReportJunit, EscapesControlCharactersQuotesAndInvalidUtf8) {
-  const Report r = Report::from_text(
-      "{\"scenario\": {\"name\": \"s<&>\\\"'\"}, \"status\": \"failed\", \"reason\": "
-      "\"a\\u0000b\\u001b\xff\"}");
+  const Report r =
+      Report::from_text(
+          "{\"scenario\": {\"name\": \"s<&>\\\"'\"}, \"status\": \"failed\", \"reason\": "
+          "\"a\\u0000b\\u001b\xff\"}")
+          .value();
   ParsedJunit p;
   parse_junit(r.to_junit(), &p);
   ASSERT_NE(p.suite, nullptr);
@@ -506,7 +517,7 @@ TEST(ReportHtml, SkipsAGeofenceRegionItCannotDraw) {
   run["assertions"][0]["evidence"]["region"] = {{"box", {{"x_min", 1}}}};
   run["assertions"][1]["resolved"]["region"] = {{"circle", {{"x", 1}, {"y", 2}}}};
   run["assertions"][2]["region"] = {{"polygon", {{0, 0}, {1, 1}}}};
-  const std::string html = Report::from_text(run.dump()).to_html();
+  const std::string html = Report::from_text(run.dump()).value().to_html();
   EXPECT_EQ(count(html, "class=\"geofence "), 0u);
 }
 
@@ -545,17 +556,21 @@ TEST(ReportHtml, EscapesTextFromTheRun) {
 
 TEST(ReportWrite, WritesTheFourFilesInTheRunDirectory) {
   const auto d = fixture_copy("failed");
-  const Report r = Report::load(d);
-  r.write_all(d);
+  const Report r = Report::load(d).value();
+  ASSERT_TRUE(r.write_all(d).ok());
   EXPECT_EQ(read_file(d / "report.json"), r.to_json());
   EXPECT_EQ(read_file(d / "report.md"), r.to_markdown());
   EXPECT_EQ(read_file(d / "junit.xml"), r.to_junit());
   EXPECT_EQ(read_file(d / "report.html"), r.to_html());
 }
 
-TEST(ReportWrite, UnwritableDirectoryIsAReportError) {
+TEST(ReportWrite, UnwritableDirectoryIsAnIoError) {
   const Report r = load("passed");
-  EXPECT_THROW(r.write_all(fresh_dir("w") / "missing" / "dir"), ReportError);
+  const fs::path dir = fresh_dir("w") / "missing" / "dir";
+  const Status s = r.write_all(dir);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_EQ(s.message(), (dir / "report.json.tmp").string() + ": cannot write");
 }
 
 }  // namespace
@@ -592,7 +607,7 @@ TEST(ReportRobustness, AnyFieldOfAnyTypeRendersEveryFormat) {
   nlohmann::json run = nlohmann::json::parse(read_file(d / "run.json"));
   int renders = 0;
   replace_each(run, run, [&] {
-    const Report r = Report::from_text(run.dump(), d);
+    const Report r = Report::from_text(run.dump(), d).value();
     for (Format f : {Format::kJson, Format::kMarkdown, Format::kJunit, Format::kHtml}) {
       EXPECT_FALSE(r.render(f).empty());
     }
@@ -728,7 +743,7 @@ TEST(ReportHtmlSignals, ThinsALongSignalTo600Points) {
              ",\"x\":" + std::to_string(i * 0.0004) + ",\"y\":0}\n";
   }
   write_file(d / "samples.jsonl", lines);
-  const std::string svg = signal_plot(Report::load(d).to_html(), "reached_goal");
+  const std::string svg = signal_plot(Report::load(d).value().to_html(), "reached_goal");
   const auto at = svg.find("<path class=\"series\" d=\"");
   ASSERT_NE(at, std::string::npos);
   const std::string dpath = svg.substr(at, svg.find("\"/>", at) - at);
@@ -746,7 +761,7 @@ TEST(ReportHtmlSignals, NoVerdictColourOutsideTheBadge) {
 
 TEST(ReportHtmlSignals, TheReportsOwnFilesAreNotListedAsMissing) {
   const auto d = fixture_copy("signals");
-  Report::load(d).write_all(d);
+  ASSERT_TRUE(Report::load(d).value().write_all(d).ok());
   const std::string html = read_file(d / "report.html");
   for (const char* f : {"report.json", "report.md", "junit.xml", "report.html"}) {
     EXPECT_NE(html.find(std::string("<td>") + f + "</td><td>written with this report</td>"),

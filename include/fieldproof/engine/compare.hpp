@@ -1,9 +1,10 @@
 // `fieldproof compare RUN_A RUN_B`: how far the second run's ground-truth trajectories stray from
 // the first's (docs/runs.md, comparing two runs).
 //
-//   Trajectories a = load_trajectories("runs/lockstep-a");   // throws CompareError
-//   Trajectories b = load_trajectories("runs/lockstep-b");
-//   CompareResult r = compare_trajectories(a, b, 0.25);
+//   Result<Trajectories> a = load_trajectories("runs/lockstep-a");
+//   Result<Trajectories> b = load_trajectories("runs/lockstep-b");
+//   if (!a.ok() || !b.ok()) return 2;                        // the Status names the file
+//   CompareResult r = compare_trajectories(*a, *b, 0.25);
 //   std::cout << r.to_text();                                // or r.to_json().dump(2)
 //   return r.within ? 0 : 1;
 //
@@ -19,19 +20,15 @@
 
 #include <filesystem>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace fieldproof::engine {
+#include "fieldproof/util/status.hpp"
 
-class CompareError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace fieldproof::engine {
 
 struct TrajectoryPoint {
   double t = 0.0;  // timeline seconds
@@ -43,13 +40,14 @@ struct TrajectoryPoint {
 using Trajectories = std::map<std::string, std::vector<TrajectoryPoint>>;
 
 // The pose samples of a run directory's samples.jsonl, of the vehicles run.json lists (every
-// pose when run.json or its vehicles are absent). CompareError when the directory or
-// samples.jsonl is missing or not a regular file, when run.json is there but is not a run record
-// (a JSON object with a string run_id and status), or when there is no pose sample. Lines that
+// pose when run.json or its vehicles are absent). An error naming the file when the directory or
+// samples.jsonl is missing (kNotFound) or cannot be read, when run.json is there but is not a run
+// record (a JSON object with a string run_id and status), or when there is no pose sample
+// (kInvalidArgument). Lines that
 // are not JSON (or longer than 16 MiB) are skipped; with `warnings`, one line says how many and
 // where the first was ("runs/a/samples.jsonl:17: 3 lines that are not JSON skipped").
-Trajectories load_trajectories(const std::filesystem::path& run_dir,
-                               std::vector<std::string>* warnings = nullptr);
+Result<Trajectories> load_trajectories(const std::filesystem::path& run_dir,
+                                       std::vector<std::string>* warnings = nullptr);
 
 struct VehicleDeviation {
   std::string vehicle;

@@ -3,9 +3,10 @@
 // report.html (one self-contained page, inline SVG plots, no scripts).
 //
 //   using namespace fieldproof::report;
-//   Report r = Report::load("runs/depot-1");       // a run dir or its run.json; throws ReportError
-//   std::cout << r.to_markdown();                   // or to_json(), to_junit(), to_html()
-//   r.write_all(r.run_dir());                       // report.json, report.md, junit.xml, .html
+//   Result<Report> r = Report::load("runs/depot-1");   // a run dir or its run.json
+//   if (!r.ok()) return r.status();                     // "runs/depot-1/run.json: ..."
+//   std::cout << r->to_markdown();                      // or to_json(), to_junit(), to_html()
+//   Status s = r->write_all(r->run_dir());              // report.json, report.md, junit.xml, .html
 //
 // A run's run.json is read as a RunRecord (run_record.hpp) and the report's fields come from the
 // typed record. One that is not a complete record (an old engine's, a field renamed or missing)
@@ -17,16 +18,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace fieldproof::report {
+#include "fieldproof/util/status.hpp"
 
-class ReportError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace fieldproof::report {
 
 enum class Format { kMarkdown, kJson, kJunit, kHtml };
 
@@ -34,9 +31,10 @@ enum class Format { kMarkdown, kJson, kJunit, kHtml };
 bool parse_format(const std::string& text, Format* out);
 
 // RUN as given to `fieldproof report`: a run directory, a run.json file, or a run id under
-// `runs_dir`. Returns the path of run.json; throws ReportError naming what was tried.
-std::filesystem::path resolve_run_json(const std::string& run,
-                                       const std::filesystem::path& runs_dir = "runs");
+// `runs_dir`. The path of run.json, or kNotFound (kInvalidArgument for an empty RUN) naming what
+// was tried.
+Result<std::filesystem::path> resolve_run_json(const std::string& run,
+                                               const std::filesystem::path& runs_dir = "runs");
 
 struct JunitCounts {
   int tests = 0;
@@ -47,11 +45,14 @@ struct JunitCounts {
 
 class Report {
  public:
-  // Reads run.json (a file or the directory holding it) and the run directory beside it.
-  static Report load(const std::filesystem::path& run_json_or_dir);
+  // Reads run.json (a file or the directory holding it) and the run directory beside it. The
+  // error (kNotFound or kIoError when it cannot be read, kInvalidArgument when it is not a JSON
+  // object) names the file.
+  static Result<Report> load(const std::filesystem::path& run_json_or_dir);
   // From run.json's text; `run_dir` (may be empty) is read for samples, clock and artefacts.
-  static Report from_text(const std::string& run_json_text,
-                          const std::filesystem::path& run_dir = {});
+  // kInvalidArgument when the text is not a JSON object.
+  static Result<Report> from_text(const std::string& run_json_text,
+                                  const std::filesystem::path& run_dir = {});
 
   const std::filesystem::path& run_dir() const;
   std::string run_id() const;
@@ -77,17 +78,23 @@ class Report {
   std::string render(Format f) const;
   JunitCounts junit_counts() const;
 
-  // (Re)writes report.json, report.md, junit.xml and report.html in `dir`; throws ReportError.
-  void write_all(const std::filesystem::path& dir) const;
+  // (Re)writes report.json, report.md, junit.xml and report.html in `dir` (each to a temporary
+  // file, then renamed over the old one); kIoError naming the file that could not be written.
+  [[nodiscard]] Status write_all(const std::filesystem::path& dir) const;
 
   struct Data;
 
  private:
   explicit Report(std::shared_ptr<const Data> d) : d_(std::move(d)) {}
   // from_text, with the name warnings give run.json.
-  static Report from_text_named(const std::string& run_json_text,
-                                const std::filesystem::path& run_dir, const std::string& name);
+  static Result<Report> from_text_named(const std::string& run_json_text,
+                                        const std::filesystem::path& run_dir,
+                                        const std::string& name);
   std::shared_ptr<const Data> d_;
 };
+
+// Report::load(run_dir) and write_all(run_dir): what a run and a re-judging do once run.json is
+// written. The first error, naming the file.
+[[nodiscard]] Status write_reports(const std::filesystem::path& run_dir);
 
 }  // namespace fieldproof::report
