@@ -94,11 +94,10 @@ int run_coordinator(const CoordinatorArgs& a) {
         throw std::invalid_argument(
             "--authorized-keys needs CURVE: give the server's secret key with --curve-secret-key");
       }
-      try {
-        o.authorized_keys = lockstep::read_authorized_keys(a.authorized_keys_file);
-      } catch (const lockstep::TransportError& e) {
-        throw std::invalid_argument(std::string("--authorized-keys: ") + e.what());
-      }
+      Result<std::vector<std::string>> keys =
+          lockstep::read_authorized_keys(a.authorized_keys_file);
+      if (!keys.ok()) throw std::invalid_argument("--authorized-keys: " + keys.status().message());
+      o.authorized_keys = std::move(*keys);
     }
     o.parent = a.parent;
     o.child_name = a.name;

@@ -70,6 +70,7 @@
 #include "fieldproof/lockstep/coordinator.hpp"
 #include "fieldproof/lockstep/protocol.hpp"
 #include "fieldproof/lockstep/transport.hpp"
+#include "fieldproof/util/status.hpp"
 
 namespace fieldproof::lockstep {
 
@@ -178,9 +179,9 @@ class CoordinatorServer {
 
 // Reads an allow-list of client public keys (ServerOptions::authorized_keys): one 40-character Z85
 // key per line; blank lines and lines starting with '#' are skipped, and so is a '#' comment
-// after a key. Throws TransportError "PATH:LINE: ..." on a line that is not a key, and naming the
+// after a key. kInvalidArgument "PATH:LINE: ..." on a line that is not a key; an error naming the
 // file when it cannot be read.
-std::vector<std::string> read_authorized_keys(const std::string& path);
+Result<std::vector<std::string>> read_authorized_keys(const std::string& path);
 // Whether `key` is a 40-character Z85 CURVE key.
 bool is_curve_key(const std::string& key);
 

@@ -144,10 +144,13 @@ bool is_curve_key(const std::string& key) {
   return key.size() == 40 && zmq_z85_decode(raw, key.c_str()) != nullptr;
 }
 
-std::vector<std::string> read_authorized_keys(const std::string& path) {
+Result<std::vector<std::string>> read_authorized_keys(const std::string& path) {
   const Result<std::string> file =
       util::read_input_file(path, util::kMaxSmallFileBytes, "the authorized keys file");
-  if (!file.ok()) throw TransportError(file.status().message());
+  if (!file.ok()) return file.status();
+  const auto bad_line = [&path](int n, const std::string& why) {
+    return Status(StatusCode::kInvalidArgument, path + ":" + std::to_string(n) + ": " + why);
+  };
   std::istringstream in(*file);
   std::vector<std::string> keys;
   std::string line;
@@ -159,13 +162,13 @@ std::vector<std::string> read_authorized_keys(const std::string& path) {
     if (!(words >> text) || text[0] == '#') continue;
     std::string rest;
     if (words >> rest && rest[0] != '#') {
-      throw TransportError(path + ":" + std::to_string(n) + ": '" + rest +
-                           "' after the key: one key per line (a comment starts with #)");
+      return bad_line(n,
+                      "'" + rest + "' after the key: one key per line (a comment starts with #)");
     }
     if (!is_curve_key(text)) {
-      throw TransportError(path + ":" + std::to_string(n) + ": '" + text +
-                           "' is not a client public key (40 Z85 characters, as `fieldproof "
-                           "keygen` prints)");
+      return bad_line(n, "'" + text +
+                             "' is not a client public key (40 Z85 characters, as `fieldproof "
+                             "keygen` prints)");
     }
     keys.push_back(text);
   }
