@@ -846,8 +846,6 @@ struct World::Impl {
         if (t < r[i]) r[i] = t;
       }
     };
-    // The skip's bound lies below the exact distance by far more than a hit's rounding error.
-    const auto skip_bound = [](double dist) { return dist - 1e-6 * (1.0 + dist); };
     sc.statics.clear();
     grid.query(Aabb{ox - range, oy - range, ox + range, oy + range}, [&](const Collider& col) {
       const double ex = std::max({col.bounds.min_x - ox, 0.0, ox - col.bounds.max_x});
@@ -877,7 +875,23 @@ struct World::Impl {
     for (int i = 0; i < n; ++i) {
       if (!(r[i] <= range)) r[i] = kInf;
     }
-    // Other vehicles: only the rays within the angle each one's bounding circle subtends.
+    cast_at_vehicles(v, sc, r);
+  }
+
+  // A ray whose nearest hit so far is below this bound of a shape's distance cannot hit the shape
+  // nearer: the bound lies below the exact distance by far more than a hit's rounding error.
+  static double skip_bound(double dist) { return dist - 1e-6 * (1.0 + dist); }
+
+  // cast_scan's second half: the chassis of the other vehicles within range, each tested only on
+  // the rays within the angle its bounding circle subtends, nearest first. `r` holds the ranges
+  // the static colliders left (sc.ray_dx/ray_dy the rays in the world frame).
+  void cast_at_vehicles(const Vehicle& v, SensorScratch& sc, double* r) {
+    const std::vector<double>& ray_dx = sc.ray_dx;
+    const std::vector<double>& ray_dy = sc.ray_dy;
+    const UgvParams& p = v.params;
+    const int n = p.lidar_rays;
+    const double range = p.lidar_range_max;
+    const double ox = v.state.pose.x, oy = v.state.pose.y, yaw = v.state.pose.yaw;
     const double step = 2 * kPi / n;
     const double reach = range + vmax_r;
     sc.others.clear();
