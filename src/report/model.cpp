@@ -2,6 +2,7 @@
 // run directory's samples and clock for the plots, its files for the artefacts.
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -590,9 +591,15 @@ Status Report::write_all(const fs::path& dir) const {
 }
 
 Status write_reports(const fs::path& run_dir) {
-  const Result<Report> r = Report::load(run_dir);
-  if (!r.ok()) return r.status();
-  return r->write_all(run_dir);
+  // A run's reports come after its record is safe: whatever goes wrong here (a record a reader
+  // cannot render, std::bad_alloc) is a Status for the run's log, never the end of the run.
+  try {
+    const Result<Report> r = Report::load(run_dir);
+    if (!r.ok()) return r.status();
+    return r->write_all(run_dir);
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInvalidArgument, (run_dir / "run.json").string() + ": " + e.what());
+  }
 }
 
 }  // namespace fieldproof::report

@@ -564,6 +564,18 @@ TEST(ReportWrite, WritesTheFourFilesInTheRunDirectory) {
   EXPECT_EQ(read_file(d / "report.html"), r.to_html());
 }
 
+TEST(ReportWrite, WriteReportsLoadsTheRunAndWritesTheFourFiles) {
+  const auto d = fixture_copy("passed");
+  ASSERT_TRUE(write_reports(d).ok());
+  EXPECT_EQ(read_file(d / "report.md"), Report::load(d).value().to_markdown());
+  EXPECT_FALSE(read_file(d / "junit.xml").empty());
+  const fs::path empty = fresh_dir("no_record");
+  const Status s = write_reports(empty);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find((empty / "run.json").string()), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(empty / "report.md"));
+}
+
 TEST(ReportWrite, UnwritableDirectoryIsAnIoError) {
   const Report r = load("passed");
   const fs::path dir = fresh_dir("w") / "missing" / "dir";
