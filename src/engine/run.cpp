@@ -17,9 +17,11 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include <sodium.h>
 
@@ -468,9 +470,15 @@ class Run {
   void make_network() {
     lockstep::Participant& e = *engine_;
     network::NetworkHooks nh;
-    nh.publish_at = [&e](SimTime at, const std::string& topic, std::string payload,
-                         const std::string& type) {
-      e.publish_at(at, topic, std::move(payload), type);
+    // Held by with_net() or relay_in_fan_out(): from inside the coordinator's fan-out straight
+    // into its queue, otherwise once the call has released the network.
+    nh.publish_at = [this, &e](SimTime at, const std::string& topic, std::string payload,
+                               const std::string& type) FIELDPROOF_NO_THREAD_SAFETY_ANALYSIS {
+      if (relay_emit_ != nullptr) {
+        (*relay_emit_)(e.prepare(at, topic, std::move(payload), type));
+      } else {
+        net_out_.push_back({at, topic, std::move(payload), type});
+      }
     };
     nh.on_window = [this](const network::LinkWindow& w) {
       if (recording_) {
@@ -491,6 +499,57 @@ class Run {
     net_ = std::make_unique<network::Network>(network_config(plan().scenario), std::move(nh));
   }
 
+  // The network is shared by the engine's thread and the coordinator's fan-out, where the
+  // relays of the vehicles' telemetry run (relay_in_fan_out): every call takes net_mu_. What a
+  // call from the engine's thread publishes is sent once the lock is released, since the
+  // participant's publish takes the coordinator's lock, which the fan-out holds when it takes
+  // net_mu_. The coordinator never runs a relay while the engine acts (the engine holds the
+  // grant), so the lock orders nothing; it only makes that a rule of the code.
+  struct NetPublish {
+    SimTime at;
+    std::string topic;
+    std::string payload;
+    std::string type;
+  };
+  template <typename F>
+  auto with_net(F&& f) {
+    using R = std::invoke_result_t<F, network::Network&>;
+    std::vector<NetPublish> out;
+    if constexpr (std::is_void_v<R>) {
+      {
+        MutexLock lk(net_mu_);
+        f(*net_);
+        out.swap(net_out_);
+      }
+      send_net_out(out);
+    } else {
+      std::optional<R> r;
+      {
+        MutexLock lk(net_mu_);
+        r.emplace(f(*net_));
+        out.swap(net_out_);
+      }
+      send_net_out(out);
+      return std::move(*r);
+    }
+  }
+
+  void send_net_out(std::vector<NetPublish>& out) {
+    for (NetPublish& p : out) {
+      engine_->publish_at(p.at, p.topic, std::move(p.payload), p.type);
+    }
+  }
+
+  // A vehicle's message relayed across its links from inside the coordinator's fan-out (its
+  // lock held): what the network publishes goes straight into the coordinator's queue.
+  void relay_in_fan_out(const lockstep::Publish& m,
+                        const std::function<void(lockstep::Publish)>& emit) {
+    MutexLock lk(net_mu_);
+    relay_emit_ = &emit;
+    net_->on_vehicle_message(m.topic, m.stamp, m.payload, m.type);
+    relay_emit_ = nullptr;
+  }
+
   void hold_link_goal_at(SimTime at, const std::string& vehicle) {
     link_holds_.emplace_back(at, vehicle);
     std::sort(link_holds_.begin(), link_holds_.end());
@@ -503,7 +562,8 @@ class Run {
     th.publish = [this, &e](const std::string& topic, std::string payload,
                             const std::string& type) {
       if (net_) {
-        const network::Network::Sent sent = net_->send_from_ground(e.now(), topic, payload, type);
+        const network::Network::Sent sent = with_net(
+            [&](network::Network& n) { return n.send_from_ground(e.now(), topic, payload, type); });
         if (sent.routed) {
           if (sent.delivery && topic == Session::goal_topic(sent.vehicle)) {
             hold_link_goal_at(*sent.delivery, sent.vehicle);
@@ -515,7 +575,7 @@ class Run {
       e.publish(topic, std::move(payload), type);
     };
     th.link = [this, &e](const std::string& vehicle, bool down) {
-      if (net_) net_->set_link_down(vehicle, down, e.now());
+      if (net_) with_net([&](network::Network& n) { n.set_link_down(vehicle, down, e.now()); });
     };
     th.event = [this, &e](const std::string& name, const json& fields) {
       // Inside a delivery the loop's sim_now lags, and the engine's clock may be past the
@@ -658,7 +718,10 @@ class Run {
     if (net_) {
       for (const std::string& t : net_->uplink_topics()) {
         listen(t, Reading::kRelays, [this](const lockstep::Publish& m) {
-          net_->on_vehicle_message(m.topic, m.stamp, m.payload, m.type);
+          if (m.relayed) return;  // the coordinator ran the relay in its fan-out
+          with_net([&](network::Network& n) {
+            n.on_vehicle_message(m.topic, m.stamp, m.payload, m.type);
+          });
         });
       }
       // Range and outage regions follow the vehicles' ground truth (without either, positions
@@ -669,11 +732,13 @@ class Run {
           if (!poses) return;
           for (const auto& p : poses->pose()) {
             if (vehicle_names_.count(p.name()) == 0) continue;
-            net_->on_pose(p.name(), p.position().x(), p.position().y(), m.stamp);
+            with_net([&](network::Network& n) {
+              n.on_pose(p.name(), p.position().x(), p.position().y(), m.stamp);
+            });
           }
         });
       }
-      net_->start(engine_->now());
+      with_net([&](network::Network& n) { n.start(engine_->now()); });
     }
     for (const auto& v : vehicle_names_) {
       // A vehicle behind a link answers the ground station through it.
@@ -698,6 +763,7 @@ class Run {
   // at the engine.
   void relay_with_lookahead() {
     json read_late = json::object();  // topic: lookahead (s)
+    json relayed_in_fan_out = json::array();
     for (const std::string& t : net_->uplink_topics()) {
       const auto l = listeners_.find(t);
       if (l == listeners_.end()) continue;
@@ -708,6 +774,18 @@ class Run {
       const Duration d = net_->min_delay(t);
       if (d > Duration::zero() && session_->set_engine_lookahead(t, d)) {
         read_late[t] = to_seconds(d);
+        // The relay itself runs in the coordinator's fan-out: the engine is not woken for it,
+        // and gets the message only for its other readers (the observer).
+        const bool observed =
+            std::any_of(l->second.begin(), l->second.end(),
+                        [](const Listener& r) { return r.reading != Reading::kRelays; });
+        lockstep::CoordinatorCore::Relay relay;
+        relay.relay = [this](const lockstep::Publish& m,
+                             const std::function<void(lockstep::Publish)>& emit) {
+          relay_in_fan_out(m, emit);
+        };
+        relay.deliver = observed;
+        if (session_->set_engine_relay(t, std::move(relay))) relayed_in_fan_out.push_back(t);
       }
     }
     // engine.log only: the recording is the same with and without the lookahead.
@@ -716,6 +794,7 @@ class Run {
                         {"wall_s", wall_s()},
                         {"sim_s", to_seconds(sim_now_)},
                         {"topics", read_late},
+                        {"relayed_by_coordinator", relayed_in_fan_out},
                         {"level", "debug"}},
                        true);
     }
@@ -776,7 +855,8 @@ class Run {
     for (const Sample& rs : monitor_->take()) observer_->emit(rs);
     judge_->on_tick(now);
     if (net_) {
-      if (const std::string f = net_->tick(now); !f.empty()) {
+      if (const std::string f = with_net([&](network::Network& n) { return n.tick(now); });
+          !f.empty()) {
         end_with(RunStatus::kError, f);
         return false;
       }
@@ -915,7 +995,8 @@ class Run {
     const SimTime hold_wall = wall_now_();
     bool expired = false;
     while (true) {
-      const auto seen = net_->last_seen(Session::status_topic(v));
+      const auto seen =
+          with_net([&](network::Network& n) { return n.last_seen(Session::status_topic(v)); });
       if ((seen && *seen >= delivered) || interrupted()) break;
       if (wall_now_() - hold_wall >= seconds(10)) {
         expired = true;
@@ -965,7 +1046,7 @@ class Run {
   // The next wake: the next tick or the next due time, whichever comes first.
   SimTime next_wake(SimTime now) {
     SimTime next = SimTime::from_ns((now.ns() / tick_.ns() + 1) * tick_.ns());
-    if (net_) next = std::min(next, net_->next_due());
+    if (net_) next = std::min(next, with_net([](network::Network& n) { return n.next_due(); }));
     if (!link_holds_.empty()) next = std::min(next, std::max(link_holds_.front().first, now));
     const SimTime due = timeline_->next_due(now);
     if (due < next) {
@@ -1029,8 +1110,10 @@ class Run {
     monitor_->stop();
     for (const Sample& rs : monitor_->take()) observer_->emit(rs);
     if (net_) {
-      net_->finish(end_sim_);
-      network_record_ = net_->summary(end_sim_);
+      network_record_ = with_net([&](network::Network& n) {
+        n.finish(end_sim_);
+        return n.summary(end_sim_);
+      });
     }
     settle_pending();
     judge_->finish_kpis(end_sim_);
@@ -1287,7 +1370,12 @@ class Run {
   LockstepStats lockstep_stats_;
   std::unique_ptr<Timeline> timeline_;
   lockstep::Participant* engine_ = nullptr;  // set once the session started
-  std::unique_ptr<network::Network> net_;    // the radio links (docs/network.md)
+  std::unique_ptr<network::Network> net_;    // the radio links (docs/network.md); with_net()
+  Mutex net_mu_;
+  std::vector<NetPublish> net_out_ FIELDPROOF_GUARDED_BY(net_mu_);
+  // Set while a relay runs inside the coordinator's fan-out (relay_in_fan_out).
+  const std::function<void(lockstep::Publish)>* relay_emit_ FIELDPROOF_GUARDED_BY(net_mu_) =
+      nullptr;
   std::unique_ptr<RunFaults> faults_;        // the timeline's fault.* actions
   json network_record_;
   json resources_summary_ = {{"processes", json::array()}, {"samples", 0}, {"last", json::array()}};

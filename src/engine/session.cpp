@@ -226,6 +226,18 @@ bool Session::set_engine_lookahead(const std::string& topic, Duration lookahead)
   });
   return ok;
 }
+bool Session::set_engine_relay(const std::string& topic, lockstep::CoordinatorCore::Relay relay) {
+  Impl& m = *impl_;
+  if (!m.inproc || !m.engine) return false;
+  bool ok = false;
+  const std::string name = m.engine->name();
+  const std::string thread = m.engine->main_thread().name();
+  m.inproc->with_core([&](lockstep::CoordinatorCore& core) {
+    ok = core.set_relay(name, thread, topic, std::move(relay));
+  });
+  return ok;
+}
+
 std::string Session::goal_topic(const std::string& v) {
   return "/model/" + v + "/navigate_to_pose/goal";
 }

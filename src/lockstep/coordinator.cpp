@@ -71,6 +71,11 @@ struct ThreadRec {
   // (stamp, or stamp + lookahead), trimmed at each announcement to the ones still unread.
   std::unordered_map<std::string, Duration> lookahead;
   std::deque<SimTime> floors;
+  // Relays run in the fan-out (set_relay): per topic; empty for nearly every thread.
+  std::unordered_map<std::string, CoordinatorCore::Relay> relays;
+  // The batch (Impl::batch) in which a delivery that holds the thread at its stamp (no
+  // lookahead) was sent to it: its relays give way to the thread for the rest of that batch.
+  uint64_t held_in_batch = 0;
 };
 
 struct ParticipantRec {
@@ -121,6 +126,7 @@ struct CoordinatorCore::Impl {
   std::vector<ConnId> conn_list;
   std::unordered_map<std::string, std::vector<uint32_t>> subs;
   std::vector<Publish> pending;  // heap (PendingLater)
+  uint64_t batch = 0;            // numbers the fan-out batches (one stamp each)
 
   SimTime grant = SimTime::zero();
   uint64_t grants = 0;
@@ -366,11 +372,25 @@ struct CoordinatorCore::Impl {
     const SimTime s = msg.stamp;
     for (size_t i = 0; i < receivers.size(); ++i) {
       ThreadRec& rec = threads[receivers[i]];
+      bool relayed = false;
+      if (!rec.relays.empty()) {
+        const auto r = rec.relays.find(msg.topic);
+        // A relay runs here unless a delivery of this batch already holds its thread: then the
+        // thread runs it itself, after that delivery, as it would without the relay.
+        if (r != rec.relays.end() && rec.held_in_batch != batch) {
+          r->second.relay(msg, [this](Publish out) { relay_publish(std::move(out)); });
+          if (!r->second.deliver) continue;
+          relayed = true;
+        }
+      }
       if (rec.lookahead.empty()) {
         rec.effective = std::min(rec.effective, s);
+        rec.held_in_batch = batch;
       } else {
         const auto la = rec.lookahead.find(msg.topic);
-        const SimTime floor = la == rec.lookahead.end() ? s : s + la->second;
+        const bool holds = la == rec.lookahead.end() || (!relayed && rec.relays.count(msg.topic));
+        const SimTime floor = holds ? s : s + la->second;
+        if (holds) rec.held_in_batch = batch;
         rec.floors.push_back(floor);
         rec.effective = std::min(rec.effective, floor);
       }
@@ -379,12 +399,22 @@ struct CoordinatorCore::Impl {
       if (std::find(marker_conns.begin(), marker_conns.end(), c) == marker_conns.end()) {
         marker_conns.push_back(c);
       }
-      if (i + 1 == receivers.size()) {
-        send(c, Deliver{rec.name, std::move(msg)});
-      } else {
-        send(c, Deliver{rec.name, msg});
-      }
+      Deliver d{rec.name, i + 1 == receivers.size() ? std::move(msg) : msg};
+      d.message.relayed = relayed;
+      send(c, std::move(d));
     }
+  }
+
+  // What a relay publishes from inside the fan-out: queued like a publish (never before the
+  // grant), without evaluating (the batch being delivered is still open).
+  void relay_publish(Publish&& m) {
+    if (m.stamp < grant || m.stamp.is_infinite()) {
+      log("lockstep: a relay published on '" + m.topic + "' stamped " + format_seconds(m.stamp) +
+          " s, before the current grant " + format_seconds(grant) + " s: dropped");
+      return;
+    }
+    pending.push_back(std::move(m));
+    std::push_heap(pending.begin(), pending.end(), PendingLater{});
   }
 
   // The end of a delivery batch: each connection that received a delivery gets the current grant
@@ -406,6 +436,7 @@ struct CoordinatorCore::Impl {
           const SimTime s = pending.front().stamp;
           if (s <= g && s < me) {
             if (s > grant) issue(s);
+            ++batch;
             while (!pending.empty() && pending.front().stamp == s) {
               std::pop_heap(pending.begin(), pending.end(), PendingLater{});
               Publish msg = std::move(pending.back());
@@ -426,6 +457,7 @@ struct CoordinatorCore::Impl {
             inbox.clear();
             inbox_head = 0;
           }
+          ++batch;
           fan_out(std::move(msg));
           report_needed = true;
           awaiting_parent_marker = true;
@@ -998,6 +1030,21 @@ bool CoordinatorCore::set_lookahead(const std::string& participant, const std::s
     ThreadRec& rec = m.threads[t];
     if (rec.name != thread) continue;
     rec.lookahead[topic] = lookahead;
+    return true;
+  }
+  return false;
+}
+
+bool CoordinatorCore::set_relay(const std::string& participant, const std::string& thread,
+                                const std::string& topic, Relay relay) {
+  Impl& m = *impl_;
+  if (m.upstream || !relay.relay) return false;
+  const auto p = m.by_name.find(participant);
+  if (p == m.by_name.end() || !m.participants[p->second].active) return false;
+  for (const uint32_t t : m.participants[p->second].threads) {
+    ThreadRec& rec = m.threads[t];
+    if (rec.name != thread) continue;
+    rec.relays[topic] = std::move(relay);
     return true;
   }
   return false;

@@ -2,6 +2,7 @@
 #include "fieldproof/util/mutex.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <optional>
@@ -53,7 +54,8 @@ struct Participant::Shared {
   uint64_t errors FIELDPROOF_GUARDED_BY(mu) = 0;
   std::string last_error FIELDPROOF_GUARDED_BY(mu);
   bool receiving FIELDPROOF_GUARDED_BY(mu) = false;
-  uint64_t seq FIELDPROOF_GUARDED_BY(mu) = 0;
+  // Atomic, not under mu: prepare() takes numbers from inside the coordinator's fan-out.
+  std::atomic<uint64_t> seq{0};
   uint64_t next_timer FIELDPROOF_GUARDED_BY(mu) = 1;
   std::map<std::string, std::unique_ptr<ParticipantThread::State>> threads
       FIELDPROOF_GUARDED_BY(mu);
@@ -347,6 +349,12 @@ void Participant::publish_at(SimTime stamp, const std::string& topic, std::strin
   Shared& sh = *shared_;
   MutexLock lk(sh.mu);
   sh.send(Publish{sh.opt.name, topic, stamp, ++sh.seq, std::move(type), std::move(payload)});
+}
+
+Publish Participant::prepare(SimTime stamp, const std::string& topic, std::string payload,
+                             std::string type) {
+  Shared& sh = *shared_;
+  return Publish{sh.opt.name, topic, stamp, ++sh.seq, std::move(type), std::move(payload)};
 }
 
 ParticipantThread& Participant::main_thread() { return *shared_->main_handle; }

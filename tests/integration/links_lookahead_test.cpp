@@ -1,6 +1,7 @@
 // The engine relays link telemetry with the links' lookahead (docs/lockstep.md, Lookahead): a
-// delivery it only relays no longer holds the clock until it has run the relay. That must change
-// nothing that is recorded: each network scenario here runs with the lookahead and with
+// delivery it only relays no longer holds the clock until it has run the relay, and in-process
+// the coordinator runs that relay inside its fan-out (Relays) instead of waking the engine. That
+// must change nothing that is recorded: each network scenario here runs with both and with
 // --no-relay-lookahead (the engine holding the clock at every delivery, as before), and the two
 // runs' ordered streams (compare_streams: topic, stamp, publisher's sequence, payload bytes),
 // run.json's network section, verdicts and KPIs must be identical, and so must what the engine
@@ -133,6 +134,21 @@ std::set<std::string> lookahead_topics(const fs::path& run) {
   return out;
 }
 
+// The same line's relayed_by_coordinator: the topics whose relay the coordinator ran in its
+// fan-out instead of waking the engine (docs/lockstep.md, Relays).
+std::set<std::string> coordinator_relayed(const fs::path& run) {
+  std::set<std::string> out;
+  std::ifstream in(run / "engine.log");
+  std::string line;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || j.value("event", std::string()) != "clock.lookahead") continue;
+    for (const json& t : j.value("relayed_by_coordinator", json::array()))
+      out.insert(t.get<std::string>());
+  }
+  return out;
+}
+
 void expect_same_run(const fs::path& a, const fs::path& b) {
   const engine::StreamComparison c = engine::compare_streams(a, b);
   ASSERT_TRUE(c.ok) << c.error;
@@ -181,6 +197,8 @@ std::set<std::string> check_scenario(const fs::path& runs, const std::string& sc
   expect_same_run(runs / "on", runs / "off");
   EXPECT_TRUE(lookahead_topics(runs / "off").empty());
   const std::set<std::string> read_late = lookahead_topics(runs / "on");
+  // In-process, every topic read with the lookahead is relayed inside the coordinator's fan-out.
+  EXPECT_EQ(coordinator_relayed(runs / "on"), read_late);
   const char* ref = std::getenv("FIELDPROOF_REFERENCE_BIN_DIR");
   if (ref == nullptr || *ref == '\0') return read_late;
   const shell::ShellResult r = shell::run_shell(std::string(ref) + "/fieldproof run " + scenario +

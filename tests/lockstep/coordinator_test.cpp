@@ -228,6 +228,120 @@ TEST(CoordinatorCore, LookaheadLowersTheReceiverOnlyToStampPlusLookahead) {
   EXPECT_EQ(h.core->grant(), ms(40));
 }
 
+// A relay (set_relay) runs inside the fan-out: what it publishes is queued at once, the thread is
+// not woken for the message, and nothing holds the grant at it.
+CoordinatorCore::Relay relay_to(const std::string& participant, const std::string& topic,
+                                Duration delay, std::vector<SimTime>* seen, bool deliver) {
+  CoordinatorCore::Relay r;
+  r.relay = [=](const Publish& m, const std::function<void(Publish)>& emit) {
+    seen->push_back(m.stamp);
+    emit(Publish{participant, topic, m.stamp + delay, 100 + seen->size(), "t", m.payload});
+  };
+  r.deliver = deliver;
+  return r;
+}
+
+TEST(CoordinatorCore, ARelayRunsInTheFanOutAndItsPublishesAreQueuedAtOnce) {
+  CoreHarness h(paused_options());
+  h.core->set_unread_probe([&](ConnId, const std::string&) { return size_t{0}; });
+  h.announce(1, "a", ms(10));
+  h.announce(2, "b", ms(50));
+  h.subscribe(2, "b", "t");
+  h.subscribe(1, "a", "g");
+  std::vector<SimTime> seen;
+  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
+  ASSERT_TRUE(
+      h.core->set_relay("b", "main", "t", relay_to("b", "g", milliseconds(7), &seen, false)));
+  h.core->control(resume_request());
+  h.publish(1, "a", "t", ms(10), 1, "x");
+  h.announce(1, "a", ms(30));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], ms(10));
+  EXPECT_TRUE(h.deliveries(2).empty());  // b is not woken for it
+  // The relay's publish is delivered at its stamp, in the total order; b never held the grant.
+  ASSERT_EQ(h.deliveries(1).size(), 1u);
+  EXPECT_EQ(h.deliveries(1)[0].message.topic, "g");
+  EXPECT_EQ(h.deliveries(1)[0].message.stamp, ms(17));
+  EXPECT_EQ(h.deliveries(1)[0].message.payload, "x");
+  EXPECT_FALSE(h.deliveries(1)[0].message.relayed);
+  ASSERT_EQ(h.trace.size(), 2u);
+  EXPECT_EQ(h.trace[0].topic, "t");
+  EXPECT_EQ(h.trace[1].topic, "g");
+  // a, held by its own delivery at 17, reads it; then the grant reaches a's next time.
+  h.announce(1, "a", ms(30));
+  EXPECT_EQ(h.core->grant(), ms(30));
+}
+
+TEST(CoordinatorCore, ARelayThatDeliversTooMarksTheMessageAndKeepsTheLookahead) {
+  CoreHarness h(paused_options());
+  size_t unread = 0;
+  h.core->set_unread_probe([&](ConnId, const std::string&) { return unread; });
+  h.announce(1, "a", ms(10));
+  h.announce(2, "b", ms(50));
+  h.subscribe(2, "b", "t");
+  std::vector<SimTime> seen;
+  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
+  ASSERT_TRUE(
+      h.core->set_relay("b", "main", "t", relay_to("b", "g", milliseconds(7), &seen, true)));
+  h.core->control(resume_request());
+  h.publish(1, "a", "t", ms(10), 1);
+  unread = 1;
+  h.announce(1, "a", ms(30));
+  ASSERT_EQ(seen.size(), 1u);
+  ASSERT_EQ(h.deliveries(2).size(), 1u);
+  EXPECT_TRUE(h.deliveries(2)[0].message.relayed);
+  EXPECT_EQ(h.core->grant(), ms(15));  // b's unread delivery holds it at stamp + lookahead
+}
+
+TEST(CoordinatorCore, ARelayGivesWayToADeliveryOfItsBatchThatHoldsTheThread) {
+  CoreHarness h(paused_options());
+  size_t unread = 0;
+  h.core->set_unread_probe([&](ConnId, const std::string&) { return unread; });
+  h.announce(1, "a", ms(10));
+  h.announce(2, "b", ms(50));
+  h.subscribe(2, "b", "u");  // no lookahead: holds b at the stamp
+  h.subscribe(2, "b", "t");
+  std::vector<SimTime> seen;
+  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
+  ASSERT_TRUE(
+      h.core->set_relay("b", "main", "t", relay_to("b", "g", milliseconds(7), &seen, false)));
+  h.core->control(resume_request());
+  // One batch at 10: u (seq 1) reaches b first, so b must see t after it and relay it itself.
+  h.publish(1, "a", "t", ms(10), 2);
+  h.publish(1, "a", "u", ms(10), 1);
+  unread = 2;
+  h.announce(1, "a", ms(30));
+  EXPECT_TRUE(seen.empty());
+  auto d = h.deliveries(2);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].message.topic, "u");
+  EXPECT_EQ(d[1].message.topic, "t");
+  EXPECT_FALSE(d[1].message.relayed);
+  EXPECT_EQ(h.core->grant(), ms(10));  // both hold b at 10, the relayed topic too
+  unread = 0;
+  h.announce(2, "b", ms(50));
+  EXPECT_EQ(h.core->grant(), ms(30));
+  // The next batch has nothing ahead of t: the relay runs again.
+  h.publish(1, "a", "t", ms(30), 3);
+  h.announce(1, "a", ms(40));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], ms(30));
+  EXPECT_EQ(h.deliveries(2).size(), 2u);
+}
+
+TEST(CoordinatorCore, ARelayNeedsAKnownThreadAndAFunction) {
+  CoreHarness h(paused_options());
+  h.announce(2, "b", ms(50));
+  std::vector<SimTime> seen;
+  EXPECT_FALSE(
+      h.core->set_relay("nobody", "main", "t", relay_to("b", "g", milliseconds(7), &seen, false)));
+  EXPECT_FALSE(
+      h.core->set_relay("b", "other", "t", relay_to("b", "g", milliseconds(7), &seen, false)));
+  EXPECT_FALSE(h.core->set_relay("b", "main", "t", CoordinatorCore::Relay{}));
+  EXPECT_TRUE(
+      h.core->set_relay("b", "main", "t", relay_to("b", "g", milliseconds(7), &seen, false)));
+}
+
 // waits_past: every thread of the connection regulates with an effective safe time past g.
 TEST(CoordinatorCore, WaitsPastOnlyWhenEveryThreadOfTheConnectionWaitsForALaterTime) {
   CoreHarness h(paused_options());

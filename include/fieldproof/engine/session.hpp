@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "fieldproof/engine/stack_host.hpp"
+#include "fieldproof/lockstep/coordinator.hpp"
 #include "fieldproof/lockstep/participant.hpp"
 #include "fieldproof/time/duration.hpp"
 #include "fieldproof/util/status.hpp"
@@ -139,6 +140,10 @@ class Session {
   // publishes nothing sooner than that. False when the coordinator cannot (the engine is not on
   // the in-process coordinator); then the engine holds the clock at every delivery as before.
   bool set_engine_lookahead(const std::string& topic, Duration lookahead);
+  // The coordinator runs `relay` for the engine inside its fan-out of `topic` (the coordinator's
+  // set_relay) instead of waking the engine for it. False when it cannot (the engine is not on
+  // the in-process coordinator); then the engine relays every delivery itself.
+  bool set_engine_relay(const std::string& topic, lockstep::CoordinatorCore::Relay relay);
   // The world; only before start() (afterwards the world thread owns it).
   world::World& world();
   const std::string& world_name() const;

@@ -189,6 +189,24 @@ class CoordinatorCore {
   bool set_lookahead(const std::string& participant, const std::string& thread,
                      const std::string& topic, Duration lookahead);
 
+  // Relays (a root coordinator only; docs/lockstep.md, Relays). A delivery of `topic` to
+  // (participant, thread) runs `relay` inside the fan-out instead, under whatever lock serialises
+  // this core, before the message reaches any later receiver: what it publishes through `emit`
+  // (the participant's own publishes, Participant::prepare) is queued at once, never before the
+  // grant. The thread then gets the message only when `deliver` is set (it has other readers of
+  // the topic), marked Publish::relayed so that it does not relay it again. A relay must not call
+  // back into this core, and must do only what the thread would have done with the message at
+  // that point of the total order: so it gives way when a delivery of the same batch (the
+  // messages of one stamp delivered together) that holds the thread at its stamp has already
+  // been sent to it; the thread then gets this message unmarked, holding it as well, and relays
+  // it itself in order. False for an unknown participant or thread, or on a cascade child.
+  struct Relay {
+    std::function<void(const Publish& message, const std::function<void(Publish)>& emit)> relay;
+    bool deliver = false;
+  };
+  bool set_relay(const std::string& participant, const std::string& thread,
+                 const std::string& topic, Relay relay);
+
   // Sees every message once, in delivery order (root: the total order; child: the fan-out order).
   void set_tap(std::function<void(const Publish&)> tap);
   // Called for every grant issued: (time, number).

@@ -130,6 +130,11 @@ class Participant {
   // Publishes with an explicit stamp (>= now(); the coordinator refuses one before its grant).
   void publish_at(SimTime stamp, const std::string& topic, std::string payload,
                   std::string type = "");
+  // A publish of this participant with its next sequence number, not sent: for a relay the
+  // coordinator runs on its behalf (CoordinatorCore::set_relay), which queues it itself. Takes
+  // no lock (callable from inside the fan-out); opt.name must not change meanwhile (it never does).
+  Publish prepare(SimTime stamp, const std::string& topic, std::string payload,
+                  std::string type = "");
 
   // The participant's own thread (options.thread), and other named threads (created and
   // announced on first call; the same name returns the same handle).

@@ -59,6 +59,9 @@ struct Publish {
   uint64_t seq = 0;
   std::string type;     // payload type name, e.g. "ignition.msgs.Pose_V"; free text
   std::string payload;  // opaque bytes
+  // In-process only, never on the wire: set on a delivery whose receiver's relay the coordinator
+  // already ran (CoordinatorCore::set_relay).
+  bool relayed = false;
 };
 
 // Leaves: thread empty means the whole participant.

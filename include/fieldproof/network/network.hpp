@@ -1,9 +1,9 @@
 // The run's radio network (docs/network.md): a ground station and links to the vehicles, emulated
-// in simulated time on the engine's thread. The engine hands it what the ground station sends and
-// what the vehicles publish on the topics that cross a link; the network decides each message's
-// fate on its link (link_model.hpp) and publishes what is delivered at its delivery time, through
-// the publish_at hook (the engine participant's publish_at: the coordinator delivers it in the
-// total order like any message).
+// in simulated time by the engine (docs/lockstep.md, Relays). The engine hands it what the ground
+// station sends and what the vehicles publish on the topics that cross a link; the network decides
+// each message's fate on its link (link_model.hpp) and publishes what is delivered at its delivery
+// time, through the publish_at hook (the engine participant's publish_at: the coordinator delivers
+// it in the total order like any message).
 //
 //   NetworkConfig c = ...;                            // from the scenario's network section
 //   Network net(std::move(c), hooks);
@@ -22,7 +22,8 @@
 // fieldproof.msgs.LinkState on /model/<v>/link_state when the network starts, on every change
 // and once a window (a second).
 //
-// Not thread-safe: call from the engine's thread only (its delivery callbacks included).
+// Not thread-safe: one caller at a time (the engine serialises its own thread and the
+// coordinator's fan-out, where the uplink relay runs, with a lock; docs/lockstep.md, Relays).
 #pragma once
 
 #include <functional>
