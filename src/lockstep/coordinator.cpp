@@ -127,6 +127,9 @@ struct CoordinatorCore::Impl {
   std::unordered_map<std::string, std::vector<uint32_t>> subs;
   std::vector<Publish> pending;  // heap (PendingLater)
   uint64_t batch = 0;            // numbers the fan-out batches (one stamp each)
+  // The stamp of the batch being fanned out (root only): issued as the grant before its first
+  // delivery.
+  std::optional<SimTime> batch_grant;
 
   SimTime grant = SimTime::zero();
   uint64_t grants = 0;
@@ -383,6 +386,7 @@ struct CoordinatorCore::Impl {
           relayed = true;
         }
       }
+      if (batch_grant && *batch_grant > grant) issue(*batch_grant);
       if (rec.lookahead.empty()) {
         rec.effective = std::min(rec.effective, s);
         rec.held_in_batch = batch;
@@ -435,7 +439,9 @@ struct CoordinatorCore::Impl {
         if (!pending.empty()) {
           const SimTime s = pending.front().stamp;
           if (s <= g && s < me) {
-            if (s > grant) issue(s);
+            // The grant reaches s with the batch's first delivery: a batch that only the tap sees
+            // (the ground station's copies no one subscribes to) moves no one's clock.
+            batch_grant = s;
             ++batch;
             while (!pending.empty() && pending.front().stamp == s) {
               std::pop_heap(pending.begin(), pending.end(), PendingLater{});
@@ -443,6 +449,7 @@ struct CoordinatorCore::Impl {
               pending.pop_back();
               fan_out(std::move(msg));
             }
+            batch_grant.reset();
             send_markers();
             continue;
           }
