@@ -5,7 +5,9 @@
 //     same drive without a network section as the baseline, measured in the same run; target
 //     ratio <= 1.1. Each case runs in a child process; --repeat K keeps the fastest of each (the
 //     order of the pair alternates). Wall time, and CPU time (user + system of the run's process,
-//     steadier under load) as run_with[out]_links_cpu.
+//     steadier under load) as run_with[out]_links_cpu. run_with_links_paired[_cpu]: the median
+//     of each round's own ratio (the link run over the plain run of the same round, a second
+//     apart), which a slowdown of the machine lasting seconds moves less than the best of each.
 //   link_ns_per_msg: LinkModel::send plus the relay's publish hook per message (a 200-byte
 //     payload, 5 % loss, jitter), against a loop that only copies the payload as the baseline.
 //   --split: three more cases that tell where run_with_links' extra cost is, each against the same
@@ -28,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -179,6 +182,13 @@ void keep_best(const Cost& c, Cost* best) {
   }
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 // ns per message through the relay (model + hook), and the copy-only baseline.
 std::pair<double, double> per_message(int n) {
   fieldproof::network::NetworkConfig c;
@@ -254,15 +264,21 @@ int main(int argc, char** argv) {
   std::vector<fs::path> files;
   for (Net n : cases) files.push_back(write_scenario(dir, n, seconds));
   std::vector<Cost> best(cases.size());
+  // Each round's own ratio of the link run to the plain one: the two ran within a second of each
+  // other, so a slowdown of the machine that lasts seconds moves both.
+  std::vector<double> round_wall, round_cpu;
   for (int k = 0; k < repeat; ++k) {
+    std::vector<Cost> round(cases.size());
     // Rotating which goes first, so that a load that drifts during a round favours none.
     for (size_t j = 0; j < cases.size(); ++j) {
       const size_t c = (j + static_cast<size_t>(k)) % cases.size();
       const std::string id = std::string(case_name(cases[c])) + std::to_string(k);
       const bool lookahead = cases[c] != Net::kNoLookahead;
-      keep_best(in_child([&] { return run_case(files[c], dir / "runs", id, lookahead); }, cpu),
-                &best[c]);
+      round[c] = in_child([&] { return run_case(files[c], dir / "runs", id, lookahead); }, cpu);
+      keep_best(round[c], &best[c]);
     }
+    if (round[0].wall > 0 && round[1].wall > 0) round_wall.push_back(round[1].wall / round[0].wall);
+    if (round[0].cpu > 0 && round[1].cpu > 0) round_cpu.push_back(round[1].cpu / round[0].cpu);
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -291,6 +307,16 @@ int main(int argc, char** argv) {
       best_links.cpu, best_plain.cpu > 0 ? best_links.cpu / best_plain.cpu : 0.0);
   std::printf("BENCH link_ns_per_msg %.1f ns ratio=%.3f baseline=copy_and_hook_ns_per_msg\n", ns,
               base_ns > 0 ? ns / base_ns : 0.0);
+  // The median of the rounds' own ratios (each round's plain run is its baseline).
+  const double mw = median(round_wall), mc = median(round_cpu);
+  std::printf(
+      "BENCH run_with_links_paired %.3f x ratio=%.3f baseline=run_without_links_same_round "
+      "target=1.1\n",
+      mw, mw);
+  std::printf(
+      "BENCH run_with_links_paired_cpu %.3f x ratio=%.3f "
+      "baseline=run_without_links_cpu_same_round target=1.1\n",
+      mc, mc);
   if (split) {
     for (size_t c = 1; c < cases.size(); ++c) {
       const std::string name = c == 1 ? "run_with_links" : std::string("run_with_links_") +
