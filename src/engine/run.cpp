@@ -21,7 +21,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-#include <type_traits>
 
 #include <sodium.h>
 
@@ -511,33 +510,14 @@ class Run {
     std::string payload;
     std::string type;
   };
-  template <typename F>
-  auto with_net(F&& f) {
-    using R = std::invoke_result_t<F, network::Network&>;
+  void with_net(const std::function<void(network::Network&)>& f) {
     std::vector<NetPublish> out;
-    if constexpr (std::is_void_v<R>) {
-      {
-        MutexLock lk(net_mu_);
-        f(*net_);
-        out.swap(net_out_);
-      }
-      send_net_out(out);
-    } else {
-      std::optional<R> r;
-      {
-        MutexLock lk(net_mu_);
-        r.emplace(f(*net_));
-        out.swap(net_out_);
-      }
-      send_net_out(out);
-      return std::move(*r);
+    {
+      MutexLock lk(net_mu_);
+      f(*net_);
+      out.swap(net_out_);
     }
-  }
-
-  void send_net_out(std::vector<NetPublish>& out) {
-    for (NetPublish& p : out) {
-      engine_->publish_at(p.at, p.topic, std::move(p.payload), p.type);
-    }
+    for (NetPublish& p : out) engine_->publish_at(p.at, p.topic, std::move(p.payload), p.type);
   }
 
   // A vehicle's message relayed across its links from inside the coordinator's fan-out (its
@@ -562,8 +542,9 @@ class Run {
     th.publish = [this, &e](const std::string& topic, std::string payload,
                             const std::string& type) {
       if (net_) {
-        const network::Network::Sent sent = with_net(
-            [&](network::Network& n) { return n.send_from_ground(e.now(), topic, payload, type); });
+        network::Network::Sent sent;
+        with_net(
+            [&](network::Network& n) { sent = n.send_from_ground(e.now(), topic, payload, type); });
         if (sent.routed) {
           if (sent.delivery && topic == Session::goal_topic(sent.vehicle)) {
             hold_link_goal_at(*sent.delivery, sent.vehicle);
@@ -855,8 +836,9 @@ class Run {
     for (const Sample& rs : monitor_->take()) observer_->emit(rs);
     judge_->on_tick(now);
     if (net_) {
-      if (const std::string f = with_net([&](network::Network& n) { return n.tick(now); });
-          !f.empty()) {
+      std::string f;
+      with_net([&](network::Network& n) { f = n.tick(now); });
+      if (!f.empty()) {
         end_with(RunStatus::kError, f);
         return false;
       }
@@ -995,8 +977,8 @@ class Run {
     const SimTime hold_wall = wall_now_();
     bool expired = false;
     while (true) {
-      const auto seen =
-          with_net([&](network::Network& n) { return n.last_seen(Session::status_topic(v)); });
+      std::optional<SimTime> seen;
+      with_net([&](network::Network& n) { seen = n.last_seen(Session::status_topic(v)); });
       if ((seen && *seen >= delivered) || interrupted()) break;
       if (wall_now_() - hold_wall >= seconds(10)) {
         expired = true;
@@ -1046,7 +1028,7 @@ class Run {
   // The next wake: the next tick or the next due time, whichever comes first.
   SimTime next_wake(SimTime now) {
     SimTime next = SimTime::from_ns((now.ns() / tick_.ns() + 1) * tick_.ns());
-    if (net_) next = std::min(next, with_net([](network::Network& n) { return n.next_due(); }));
+    if (net_) with_net([&](network::Network& n) { next = std::min(next, n.next_due()); });
     if (!link_holds_.empty()) next = std::min(next, std::max(link_holds_.front().first, now));
     const SimTime due = timeline_->next_due(now);
     if (due < next) {
@@ -1110,9 +1092,9 @@ class Run {
     monitor_->stop();
     for (const Sample& rs : monitor_->take()) observer_->emit(rs);
     if (net_) {
-      network_record_ = with_net([&](network::Network& n) {
+      with_net([&](network::Network& n) {
         n.finish(end_sim_);
-        return n.summary(end_sim_);
+        network_record_ = n.summary(end_sim_);
       });
     }
     settle_pending();

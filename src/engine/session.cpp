@@ -127,6 +127,10 @@ struct Session::Impl {
   bool settle(const std::string& participant, SimTime now);
   static Status start_stacks(Impl& m);
   static Status wait_for_processes(Impl& m);
+  // Session::set_engine_lookahead, set_engine_relay.
+  bool on_engine_core(
+      const std::function<bool(lockstep::CoordinatorCore&, const std::string& participant,
+                               const std::string& thread)>& f);
   // The stages of Session::start, in its order.
   static Status start_coordinator(Impl& m);
   static Status attach_world(Impl& m);
@@ -215,27 +219,31 @@ const std::string& Session::world_name() const { return impl_->world_name; }
 Duration Session::physics_step() const { return impl_->step; }
 double Session::world_rtf() const { return impl_->rtf; }
 lockstep::Participant& Session::engine() { return *impl_->engine; }
-bool Session::set_engine_lookahead(const std::string& topic, Duration lookahead) {
-  Impl& m = *impl_;
-  if (!m.inproc || !m.engine) return false;
+// Runs `f` on the in-process coordinator's core with the engine's participant and main thread
+// names; false when the engine is not on the in-process coordinator.
+bool Session::Impl::on_engine_core(
+    const std::function<bool(lockstep::CoordinatorCore&, const std::string& participant,
+                             const std::string& thread)>& f) {
+  if (!inproc || !engine) return false;
   bool ok = false;
-  const std::string name = m.engine->name();
-  const std::string thread = m.engine->main_thread().name();
-  m.inproc->with_core([&](lockstep::CoordinatorCore& core) {
-    ok = core.set_lookahead(name, thread, topic, lookahead);
-  });
+  const std::string name = engine->name();
+  const std::string thread = engine->main_thread().name();
+  inproc->with_core([&](lockstep::CoordinatorCore& core) { ok = f(core, name, thread); });
   return ok;
 }
+
+bool Session::set_engine_lookahead(const std::string& topic, Duration lookahead) {
+  return impl_->on_engine_core(
+      [&](lockstep::CoordinatorCore& core, const std::string& name, const std::string& thread) {
+        return core.set_lookahead(name, thread, topic, lookahead);
+      });
+}
+
 bool Session::set_engine_relay(const std::string& topic, lockstep::CoordinatorCore::Relay relay) {
-  Impl& m = *impl_;
-  if (!m.inproc || !m.engine) return false;
-  bool ok = false;
-  const std::string name = m.engine->name();
-  const std::string thread = m.engine->main_thread().name();
-  m.inproc->with_core([&](lockstep::CoordinatorCore& core) {
-    ok = core.set_relay(name, thread, topic, std::move(relay));
-  });
-  return ok;
+  return impl_->on_engine_core(
+      [&](lockstep::CoordinatorCore& core, const std::string& name, const std::string& thread) {
+        return core.set_relay(name, thread, topic, std::move(relay));
+      });
 }
 
 std::string Session::goal_topic(const std::string& v) {

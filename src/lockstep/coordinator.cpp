@@ -225,6 +225,14 @@ struct CoordinatorCore::Impl {
     return kNone;
   }
 
+  // The thread `thread` of the active participant named `participant`, or nullptr.
+  ThreadRec* named_thread(const std::string& participant, const std::string& thread) {
+    const auto p = by_name.find(participant);
+    if (p == by_name.end() || !participants[p->second].active) return nullptr;
+    const uint32_t t = find_thread(p->second, thread);
+    return t == kNone ? nullptr : &threads[t];
+  }
+
   uint32_t add_participant(ConnId id, ConnRec& c, const std::string& name, bool forwarded) {
     uint32_t p;
     if (!free_participants.empty()) {
@@ -376,11 +384,14 @@ struct CoordinatorCore::Impl {
     for (size_t i = 0; i < receivers.size(); ++i) {
       ThreadRec& rec = threads[receivers[i]];
       bool relayed = false;
+      bool gave_way = false;
       if (!rec.relays.empty()) {
         const auto r = rec.relays.find(msg.topic);
         // A relay runs here unless a delivery of this batch already holds its thread: then the
         // thread runs it itself, after that delivery, as it would without the relay.
-        if (r != rec.relays.end() && rec.held_in_batch != batch) {
+        if (r != rec.relays.end() && rec.held_in_batch == batch) {
+          gave_way = true;
+        } else if (r != rec.relays.end()) {
           r->second.relay(msg, [this](Publish out) { relay_publish(std::move(out)); });
           if (!r->second.deliver) continue;
           relayed = true;
@@ -392,7 +403,7 @@ struct CoordinatorCore::Impl {
         rec.held_in_batch = batch;
       } else {
         const auto la = rec.lookahead.find(msg.topic);
-        const bool holds = la == rec.lookahead.end() || (!relayed && rec.relays.count(msg.topic));
+        const bool holds = la == rec.lookahead.end() || gave_way;
         const SimTime floor = holds ? s : s + la->second;
         if (holds) rec.held_in_batch = batch;
         rec.floors.push_back(floor);
@@ -1031,30 +1042,20 @@ bool CoordinatorCore::set_lookahead(const std::string& participant, const std::s
                                     const std::string& topic, Duration lookahead) {
   Impl& m = *impl_;
   if (!m.unread_probe || lookahead <= Duration::zero() || lookahead.is_infinite()) return false;
-  const auto p = m.by_name.find(participant);
-  if (p == m.by_name.end() || !m.participants[p->second].active) return false;
-  for (const uint32_t t : m.participants[p->second].threads) {
-    ThreadRec& rec = m.threads[t];
-    if (rec.name != thread) continue;
-    rec.lookahead[topic] = lookahead;
-    return true;
-  }
-  return false;
+  ThreadRec* rec = m.named_thread(participant, thread);
+  if (rec == nullptr) return false;
+  rec->lookahead[topic] = lookahead;
+  return true;
 }
 
 bool CoordinatorCore::set_relay(const std::string& participant, const std::string& thread,
                                 const std::string& topic, Relay relay) {
   Impl& m = *impl_;
   if (m.upstream || !relay.relay) return false;
-  const auto p = m.by_name.find(participant);
-  if (p == m.by_name.end() || !m.participants[p->second].active) return false;
-  for (const uint32_t t : m.participants[p->second].threads) {
-    ThreadRec& rec = m.threads[t];
-    if (rec.name != thread) continue;
-    rec.relays[topic] = std::move(relay);
-    return true;
-  }
-  return false;
+  ThreadRec* rec = m.named_thread(participant, thread);
+  if (rec == nullptr) return false;
+  rec->relays[topic] = std::move(relay);
+  return true;
 }
 
 void CoordinatorCore::set_tap(std::function<void(const Publish&)> tap) {

@@ -120,32 +120,31 @@ size_t first_difference(const std::vector<json>& a, const std::vector<json>& b) 
   return i;
 }
 
-// engine.log's clock.lookahead line: the topics the engine read with the lookahead (empty when
-// none did).
-std::set<std::string> lookahead_topics(const fs::path& run) {
-  std::set<std::string> out;
+// engine.log's clock.lookahead line (an empty object when there is none).
+json lookahead_line(const fs::path& run) {
   std::ifstream in(run / "engine.log");
   std::string line;
   while (std::getline(in, line)) {
     const json j = json::parse(line, nullptr, false);
-    if (!j.is_object() || j.value("event", std::string()) != "clock.lookahead") continue;
-    for (auto it = j["topics"].begin(); it != j["topics"].end(); ++it) out.insert(it.key());
+    if (j.is_object() && j.value("event", std::string()) == "clock.lookahead") return j;
   }
+  return json::object();
+}
+
+// The topics the engine read with the lookahead (empty when none did).
+std::set<std::string> lookahead_topics(const fs::path& run) {
+  std::set<std::string> out;
+  const json topics = lookahead_line(run).value("topics", json::object());
+  for (auto it = topics.begin(); it != topics.end(); ++it) out.insert(it.key());
   return out;
 }
 
-// The same line's relayed_by_coordinator: the topics whose relay the coordinator ran in its
-// fan-out instead of waking the engine (docs/lockstep.md, Relays).
+// The topics whose relay the coordinator ran in its fan-out instead of waking the engine
+// (docs/lockstep.md, Relays).
 std::set<std::string> coordinator_relayed(const fs::path& run) {
   std::set<std::string> out;
-  std::ifstream in(run / "engine.log");
-  std::string line;
-  while (std::getline(in, line)) {
-    const json j = json::parse(line, nullptr, false);
-    if (!j.is_object() || j.value("event", std::string()) != "clock.lookahead") continue;
-    for (const json& t : j.value("relayed_by_coordinator", json::array()))
-      out.insert(t.get<std::string>());
-  }
+  const json topics = lookahead_line(run).value("relayed_by_coordinator", json::array());
+  for (const json& t : topics) out.insert(t.get<std::string>());
   return out;
 }
 

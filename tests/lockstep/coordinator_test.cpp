@@ -241,22 +241,34 @@ CoordinatorCore::Relay relay_to(const std::string& participant, const std::strin
   return r;
 }
 
-TEST(CoordinatorCore, ARelayRunsInTheFanOutAndItsPublishesAreQueuedAtOnce) {
-  CoreHarness h(paused_options());
-  h.core->set_unread_probe([&](ConnId, const std::string&) { return size_t{0}; });
-  h.announce(1, "a", ms(10));
-  h.announce(2, "b", ms(50));
-  h.subscribe(2, "b", "t");
-  h.subscribe(1, "a", "g");
+// a (connection 1, at 10) publishes; b (connection 2, at 50) relays "t" to "g" 7 ms later with a
+// 5 ms lookahead, subscribed to `first` (no lookahead) before "t". Resumed.
+struct RelayCase {
+  CoreHarness h{paused_options()};
+  size_t unread = 0;
   std::vector<SimTime> seen;
-  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
-  ASSERT_TRUE(
-      h.core->set_relay("b", "main", "t", relay_to("b", "g", milliseconds(7), &seen, false)));
-  h.core->control(resume_request());
+
+  explicit RelayCase(bool deliver, const std::vector<std::string>& first = {}) {
+    h.core->set_unread_probe([this](ConnId, const std::string&) { return unread; });
+    h.announce(1, "a", ms(10));
+    h.announce(2, "b", ms(50));
+    for (const std::string& t : first) h.subscribe(2, "b", t);
+    h.subscribe(2, "b", "t");
+    EXPECT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
+    EXPECT_TRUE(
+        h.core->set_relay("b", "main", "t", relay_to("b", "g", milliseconds(7), &seen, deliver)));
+    h.core->control(resume_request());
+  }
+};
+
+TEST(CoordinatorCore, ARelayRunsInTheFanOutAndItsPublishesAreQueuedAtOnce) {
+  RelayCase rc(false);
+  CoreHarness& h = rc.h;
+  h.subscribe(1, "a", "g");
   h.publish(1, "a", "t", ms(10), 1, "x");
   h.announce(1, "a", ms(30));
-  ASSERT_EQ(seen.size(), 1u);
-  EXPECT_EQ(seen[0], ms(10));
+  ASSERT_EQ(rc.seen.size(), 1u);
+  EXPECT_EQ(rc.seen[0], ms(10));
   EXPECT_TRUE(h.deliveries(2).empty());  // b is not woken for it
   // The relay's publish is delivered at its stamp, in the total order; b never held the grant.
   ASSERT_EQ(h.deliveries(1).size(), 1u);
@@ -273,59 +285,40 @@ TEST(CoordinatorCore, ARelayRunsInTheFanOutAndItsPublishesAreQueuedAtOnce) {
 }
 
 TEST(CoordinatorCore, ARelayThatDeliversTooMarksTheMessageAndKeepsTheLookahead) {
-  CoreHarness h(paused_options());
-  size_t unread = 0;
-  h.core->set_unread_probe([&](ConnId, const std::string&) { return unread; });
-  h.announce(1, "a", ms(10));
-  h.announce(2, "b", ms(50));
-  h.subscribe(2, "b", "t");
-  std::vector<SimTime> seen;
-  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
-  ASSERT_TRUE(
-      h.core->set_relay("b", "main", "t", relay_to("b", "g", milliseconds(7), &seen, true)));
-  h.core->control(resume_request());
+  RelayCase rc(true);
+  CoreHarness& h = rc.h;
   h.publish(1, "a", "t", ms(10), 1);
-  unread = 1;
+  rc.unread = 1;
   h.announce(1, "a", ms(30));
-  ASSERT_EQ(seen.size(), 1u);
+  ASSERT_EQ(rc.seen.size(), 1u);
   ASSERT_EQ(h.deliveries(2).size(), 1u);
   EXPECT_TRUE(h.deliveries(2)[0].message.relayed);
   EXPECT_EQ(h.core->grant(), ms(15));  // b's unread delivery holds it at stamp + lookahead
 }
 
 TEST(CoordinatorCore, ARelayGivesWayToADeliveryOfItsBatchThatHoldsTheThread) {
-  CoreHarness h(paused_options());
-  size_t unread = 0;
-  h.core->set_unread_probe([&](ConnId, const std::string&) { return unread; });
-  h.announce(1, "a", ms(10));
-  h.announce(2, "b", ms(50));
-  h.subscribe(2, "b", "u");  // no lookahead: holds b at the stamp
-  h.subscribe(2, "b", "t");
-  std::vector<SimTime> seen;
-  ASSERT_TRUE(h.core->set_lookahead("b", "main", "t", milliseconds(5)));
-  ASSERT_TRUE(
-      h.core->set_relay("b", "main", "t", relay_to("b", "g", milliseconds(7), &seen, false)));
-  h.core->control(resume_request());
+  RelayCase rc(false, {"u"});  // "u" has no lookahead: it holds b at the stamp
+  CoreHarness& h = rc.h;
   // One batch at 10: u (seq 1) reaches b first, so b must see t after it and relay it itself.
   h.publish(1, "a", "t", ms(10), 2);
   h.publish(1, "a", "u", ms(10), 1);
-  unread = 2;
+  rc.unread = 2;
   h.announce(1, "a", ms(30));
-  EXPECT_TRUE(seen.empty());
+  EXPECT_TRUE(rc.seen.empty());
   auto d = h.deliveries(2);
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].message.topic, "u");
   EXPECT_EQ(d[1].message.topic, "t");
   EXPECT_FALSE(d[1].message.relayed);
   EXPECT_EQ(h.core->grant(), ms(10));  // both hold b at 10, the relayed topic too
-  unread = 0;
+  rc.unread = 0;
   h.announce(2, "b", ms(50));
   EXPECT_EQ(h.core->grant(), ms(30));
   // The next batch has nothing ahead of t: the relay runs again.
   h.publish(1, "a", "t", ms(30), 3);
   h.announce(1, "a", ms(40));
-  ASSERT_EQ(seen.size(), 1u);
-  EXPECT_EQ(seen[0], ms(30));
+  ASSERT_EQ(rc.seen.size(), 1u);
+  EXPECT_EQ(rc.seen[0], ms(30));
   EXPECT_EQ(h.deliveries(2).size(), 2u);
 }
 
